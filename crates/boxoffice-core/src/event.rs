@@ -1,0 +1,663 @@
+//! Events: the specification a client sends, ticket types, general-admission areas and the
+//! allocation rules that decide which seat is on sale at which ticket type.
+//!
+//! Seats belong to the venue; availability belongs to the event. A seat is on sale only if
+//! an allocation gives it a ticket type. Allocation entries apply in order and a later
+//! entry overrides an earlier one for the same seat, so "all of the stalls standard, rows
+//! A and B premium" is two entries. Seats no entry names are held back (`not_for_sale`).
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::ids::VenueId;
+use crate::validation::{is_name, is_word, ValidationErrors};
+use crate::venue::{VenueIndex, VenueLayout, MAX_NAME_LEN};
+
+/// Default lifetime of a hold, in seconds.
+pub const DEFAULT_HOLD_TTL_SECONDS: u32 = 120;
+/// Default cap on a hold's total lifetime including extensions, in seconds.
+pub const DEFAULT_MAX_HOLD_SECONDS: u32 = 900;
+/// Default number of live held seats one user may have in one event.
+pub const DEFAULT_MAX_SEATS_PER_USER: u32 = 8;
+/// Default cap on the places of one general-admission booking.
+pub const DEFAULT_MAX_PER_BOOKING: u32 = 10;
+/// Longest allowed `max_hold_seconds`: a day.
+pub const MAX_HOLD_SECONDS_LIMIT: u32 = 86_400;
+/// Largest general-admission capacity.
+pub const MAX_GA_CAPACITY: u32 = 1_000_000;
+/// Largest price in minor units.
+pub const MAX_PRICE_CENTS: i64 = 100_000_000_000;
+
+/// `POST /v1/events`: an event as a client describes it.
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EventSpec {
+    /// The venue whose seat map this event sells.
+    pub venue_id: VenueId,
+    /// Display name, 1–200 characters.
+    pub name: String,
+    /// When the event starts; holds and bookings are refused from then on.
+    pub starts_at: DateTime<Utc>,
+    /// How long a hold lives after it is made or extended (1–3600, default 120).
+    #[serde(default = "default_hold_ttl")]
+    pub hold_ttl_seconds: u32,
+    /// A hold can never be extended past its creation plus this (default 900).
+    #[serde(default = "default_max_hold")]
+    pub max_hold_seconds: u32,
+    /// Live held seats one user may have in this event at once (1–100, default 8).
+    #[serde(default = "default_max_seats")]
+    pub max_seats_per_user: u32,
+    /// Section ids ranked best first for best-available; unlisted sections follow in venue order.
+    #[serde(default)]
+    pub section_order: Option<Vec<String>>,
+    /// Ticket types that allocations refer to.
+    #[serde(default)]
+    pub ticket_types: Vec<TicketType>,
+    /// Which seats are on sale at which ticket type; later entries override earlier ones.
+    #[serde(default)]
+    pub allocations: Vec<AllocationEntry>,
+    /// General-admission areas sold by quantity.
+    #[serde(default)]
+    pub ga_areas: Vec<GaAreaSpec>,
+}
+
+fn default_hold_ttl() -> u32 {
+    DEFAULT_HOLD_TTL_SECONDS
+}
+fn default_max_hold() -> u32 {
+    DEFAULT_MAX_HOLD_SECONDS
+}
+fn default_max_seats() -> u32 {
+    DEFAULT_MAX_SEATS_PER_USER
+}
+
+/// A ticket type of an event: what an allocated seat costs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TicketType {
+    /// `[A-Za-z0-9_]{1,32}`, unique in the event.
+    pub code: String,
+    /// Display name.
+    pub name: String,
+    /// Price in minor units of `currency`.
+    pub price_cents: i64,
+    /// ISO 4217 code, e.g. `EUR`; one currency per event.
+    pub currency: String,
+}
+
+/// A general-admission area as a client describes it.
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GaAreaSpec {
+    /// `[A-Za-z0-9_]{1,32}`, unique among the event's areas.
+    pub code: String,
+    /// Display name.
+    pub name: String,
+    /// Places in the area (1–1,000,000).
+    pub capacity: u32,
+    /// Price of one place in minor units.
+    pub price_cents: i64,
+    /// ISO 4217 code; the event's one currency.
+    pub currency: String,
+    /// Most places one booking may take (default 10, at most `capacity`).
+    pub max_per_booking: Option<u32>,
+}
+
+/// A validated general-admission area.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct GaArea {
+    /// Area code.
+    pub code: String,
+    /// Display name.
+    pub name: String,
+    /// Places in the area.
+    pub capacity: u32,
+    /// Price of one place in minor units.
+    pub price_cents: i64,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// Most places one booking may take.
+    pub max_per_booking: u32,
+}
+
+/// One allocation entry: a ticket type and the seats it applies to, named by section (whole,
+/// or some of its rows) or by seat id.
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AllocationEntry {
+    /// Code of one of the event's ticket types.
+    pub ticket_type: String,
+    /// A section id; with `rows`, only those rows of it.
+    pub section: Option<String>,
+    /// Row labels of `section`.
+    pub rows: Option<Vec<String>>,
+    /// Seat ids; not together with `section`.
+    pub seats: Option<Vec<String>>,
+}
+
+/// `POST /v1/events/{id}/allocations/withdraw`: the seats to take off sale.
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WithdrawSpec {
+    /// A section id; with `rows`, only those rows of it.
+    pub section: Option<String>,
+    /// Row labels of `section`.
+    pub rows: Option<Vec<String>>,
+    /// Seat ids; not together with `section`.
+    pub seats: Option<Vec<String>>,
+}
+
+/// A validated event, ready to be stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewEvent {
+    /// The venue.
+    pub venue_id: VenueId,
+    /// Display name.
+    pub name: String,
+    /// Start time.
+    pub starts_at: DateTime<Utc>,
+    /// Hold lifetime.
+    pub hold_ttl_seconds: u32,
+    /// Cap on a hold's lifetime with extensions.
+    pub max_hold_seconds: u32,
+    /// Per-user limit of live held seats.
+    pub max_seats_per_user: u32,
+    /// Every section of the venue, best first.
+    pub section_order: Vec<String>,
+    /// Ticket types.
+    pub ticket_types: Vec<TicketType>,
+    /// General-admission areas.
+    pub ga_areas: Vec<GaArea>,
+    /// `(seat id, ticket type code)` for every seat on sale, in venue order.
+    pub allocations: Vec<(String, String)>,
+}
+
+fn is_currency(code: &str) -> bool {
+    code.len() == 3 && code.bytes().all(|b| b.is_ascii_uppercase())
+}
+
+impl EventSpec {
+    /// Checks the specification against the venue's layout and resolves its allocations.
+    pub fn validate(self, venue: &VenueLayout) -> Result<NewEvent, ValidationErrors> {
+        let mut errors = ValidationErrors::default();
+        errors.check(
+            is_name(&self.name, MAX_NAME_LEN),
+            "name",
+            "must be 1–200 characters",
+        );
+        errors.check(
+            (1..=3600).contains(&self.hold_ttl_seconds),
+            "hold_ttl_seconds",
+            "must be between 1 and 3600",
+        );
+        errors.check(
+            (self.hold_ttl_seconds..=MAX_HOLD_SECONDS_LIMIT).contains(&self.max_hold_seconds),
+            "max_hold_seconds",
+            "must be at least hold_ttl_seconds and at most 86400",
+        );
+        errors.check(
+            (1..=100).contains(&self.max_seats_per_user),
+            "max_seats_per_user",
+            "must be between 1 and 100",
+        );
+
+        let index = venue.index();
+        let section_order =
+            resolve_section_order(venue, &index, self.section_order.as_deref(), &mut errors);
+
+        let mut currency: Option<String> = None;
+        let mut check_price =
+            |errors: &mut ValidationErrors, at: String, price: i64, code: &str| {
+                errors.check(
+                    (0..=MAX_PRICE_CENTS).contains(&price),
+                    format!("{at}.price_cents"),
+                    "must be a non-negative amount in minor units",
+                );
+                if errors.check(
+                    is_currency(code),
+                    format!("{at}.currency"),
+                    "must be an ISO 4217 code such as EUR",
+                ) {
+                    match &currency {
+                        None => currency = Some(code.to_owned()),
+                        Some(c) => {
+                            errors.check(
+                                c == code,
+                                format!("{at}.currency"),
+                                format!("every price of an event must be in one currency ({c})"),
+                            );
+                        }
+                    }
+                }
+            };
+
+        let mut codes = HashSet::new();
+        for (i, t) in self.ticket_types.iter().enumerate() {
+            let at = format!("ticket_types[{i}]");
+            if errors.check(
+                is_word(&t.code, 32),
+                format!("{at}.code"),
+                "must match [A-Za-z0-9_]{1,32}",
+            ) {
+                errors.check(
+                    codes.insert(t.code.as_str()),
+                    format!("{at}.code"),
+                    format!("ticket type {:?} is defined twice", t.code),
+                );
+            }
+            errors.check(
+                is_name(&t.name, MAX_NAME_LEN),
+                format!("{at}.name"),
+                "must be 1–200 characters",
+            );
+            check_price(&mut errors, at, t.price_cents, &t.currency);
+        }
+
+        let mut ga_codes = HashSet::new();
+        let mut ga_areas = Vec::with_capacity(self.ga_areas.len());
+        for (i, a) in self.ga_areas.iter().enumerate() {
+            let at = format!("ga_areas[{i}]");
+            if errors.check(
+                is_word(&a.code, 32),
+                format!("{at}.code"),
+                "must match [A-Za-z0-9_]{1,32}",
+            ) {
+                errors.check(
+                    ga_codes.insert(a.code.as_str()),
+                    format!("{at}.code"),
+                    format!("area {:?} is defined twice", a.code),
+                );
+            }
+            errors.check(
+                is_name(&a.name, MAX_NAME_LEN),
+                format!("{at}.name"),
+                "must be 1–200 characters",
+            );
+            errors.check(
+                (1..=MAX_GA_CAPACITY).contains(&a.capacity),
+                format!("{at}.capacity"),
+                "must be between 1 and 1000000",
+            );
+            check_price(&mut errors, at.clone(), a.price_cents, &a.currency);
+            let max_per_booking = a
+                .max_per_booking
+                .unwrap_or(DEFAULT_MAX_PER_BOOKING.min(a.capacity.max(1)));
+            errors.check(
+                (1..=a.capacity.max(1)).contains(&max_per_booking),
+                format!("{at}.max_per_booking"),
+                "must be between 1 and the area's capacity",
+            );
+            ga_areas.push(GaArea {
+                code: a.code.clone(),
+                name: a.name.clone(),
+                capacity: a.capacity,
+                price_cents: a.price_cents,
+                currency: a.currency.clone(),
+                max_per_booking,
+            });
+        }
+
+        let allocations = resolve_allocations(&self.allocations, &index, &codes, &mut errors);
+        errors.into_result(NewEvent {
+            venue_id: self.venue_id,
+            name: self.name,
+            starts_at: self.starts_at,
+            hold_ttl_seconds: self.hold_ttl_seconds,
+            max_hold_seconds: self.max_hold_seconds,
+            max_seats_per_user: self.max_seats_per_user,
+            section_order,
+            ticket_types: self.ticket_types,
+            ga_areas,
+            allocations,
+        })
+    }
+}
+
+fn resolve_section_order(
+    venue: &VenueLayout,
+    index: &VenueIndex<'_>,
+    ranked: Option<&[String]>,
+    errors: &mut ValidationErrors,
+) -> Vec<String> {
+    let mut order: Vec<String> = Vec::with_capacity(venue.sections.len());
+    for (i, id) in ranked.unwrap_or_default().iter().enumerate() {
+        let field = format!("section_order[{i}]");
+        if errors.check(
+            index.has_section(id),
+            &field,
+            format!("the venue has no section {id:?}"),
+        ) {
+            if errors.check(
+                !order.contains(id),
+                &field,
+                format!("section {id:?} is ranked twice"),
+            ) {
+                order.push(id.clone());
+            }
+        }
+    }
+    for section in &venue.sections {
+        if !order.contains(&section.id) {
+            order.push(section.id.clone());
+        }
+    }
+    order
+}
+
+/// Resolves one seat selector (a section with optional rows, or seat ids) to positions in
+/// the venue, reporting what does not exist under `at`.
+fn select_seats(
+    index: &VenueIndex<'_>,
+    section: Option<&str>,
+    rows: Option<&[String]>,
+    seats: Option<&[String]>,
+    at: &str,
+    errors: &mut ValidationErrors,
+) -> Vec<usize> {
+    match (section, seats) {
+        (Some(_), Some(_)) => {
+            errors.add(
+                at,
+                "give either section (with optional rows) or seats, not both",
+            );
+            Vec::new()
+        }
+        (None, None) => {
+            errors.add(at, "give a section (with optional rows) or a list of seats");
+            Vec::new()
+        }
+        (None, Some(seats)) => {
+            errors.check(rows.is_none(), format!("{at}.rows"), "rows need a section");
+            errors.check(
+                !seats.is_empty(),
+                format!("{at}.seats"),
+                "must name at least one seat",
+            );
+            let mut positions = Vec::with_capacity(seats.len());
+            for (i, id) in seats.iter().enumerate() {
+                match index.position(id) {
+                    Some(p) => positions.push(p),
+                    None => errors.add(
+                        format!("{at}.seats[{i}]"),
+                        format!("the venue has no seat {id:?}"),
+                    ),
+                }
+            }
+            positions
+        }
+        (Some(section), None) => {
+            if let Some(rows) = rows {
+                errors.check(
+                    !rows.is_empty(),
+                    format!("{at}.rows"),
+                    "must name at least one row",
+                );
+            }
+            match index.select_rows(section, rows) {
+                None => {
+                    errors.add(
+                        format!("{at}.section"),
+                        format!("the venue has no section {section:?}"),
+                    );
+                    Vec::new()
+                }
+                Some(Err(row)) => {
+                    errors.add(
+                        format!("{at}.rows"),
+                        format!("section {section:?} has no row {row:?}"),
+                    );
+                    Vec::new()
+                }
+                Some(Ok(positions)) => positions,
+            }
+        }
+    }
+}
+
+/// Applies allocation entries in order, later entries overriding earlier ones, and returns
+/// `(seat id, ticket type)` for every seat named, in venue order.
+pub fn resolve_allocations(
+    entries: &[AllocationEntry],
+    index: &VenueIndex<'_>,
+    ticket_types: &HashSet<&str>,
+    errors: &mut ValidationErrors,
+) -> Vec<(String, String)> {
+    let mut slots: Vec<Option<usize>> = vec![None; index.ids.len()];
+    for (i, entry) in entries.iter().enumerate() {
+        let at = format!("allocations[{i}]");
+        errors.check(
+            ticket_types.contains(entry.ticket_type.as_str()),
+            format!("{at}.ticket_type"),
+            format!("the event has no ticket type {:?}", entry.ticket_type),
+        );
+        let positions = select_seats(
+            index,
+            entry.section.as_deref(),
+            entry.rows.as_deref(),
+            entry.seats.as_deref(),
+            &at,
+            errors,
+        );
+        for p in positions {
+            slots[p] = Some(i);
+        }
+    }
+    slots
+        .into_iter()
+        .enumerate()
+        .filter_map(|(p, entry)| {
+            entry.map(|e| (index.ids[p].to_owned(), entries[e].ticket_type.clone()))
+        })
+        .collect()
+}
+
+impl WithdrawSpec {
+    /// The ids of the seats to withdraw, in venue order.
+    pub fn resolve(&self, index: &VenueIndex<'_>) -> Result<Vec<String>, ValidationErrors> {
+        let mut errors = ValidationErrors::default();
+        let mut positions = select_seats(
+            index,
+            self.section.as_deref(),
+            self.rows.as_deref(),
+            self.seats.as_deref(),
+            "",
+            &mut errors,
+        );
+        // The selector reports paths relative to the body itself.
+        for e in &mut errors.0 {
+            e.field = e.field.trim_start_matches('.').to_owned();
+            if e.field.is_empty() {
+                e.field = "seats".to_owned();
+            }
+        }
+        positions.sort_unstable();
+        positions.dedup();
+        errors.into_result(
+            positions
+                .into_iter()
+                .map(|p| index.ids[p].to_owned())
+                .collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::venue::VenueSpec;
+    use proptest::prelude::*;
+    use serde_json::json;
+    use std::collections::HashMap;
+
+    fn venue() -> VenueLayout {
+        serde_json::from_value::<VenueSpec>(json!({"name": "Hall", "sections": [
+            {"id": "stalls", "name": "Stalls", "rows": [
+                {"label": "A", "seats": 3}, {"label": "B", "seats": 3}, {"label": "H", "seats": 2}]},
+            {"id": "circle", "name": "Circle", "rows": [{"label": "A", "seats": 2}]}]}))
+        .unwrap()
+        .into_layout()
+        .unwrap()
+    }
+
+    fn event(extra: serde_json::Value) -> EventSpec {
+        let mut base = json!({"venue_id": VenueId::new(), "name": "Gala", "starts_at": "2027-03-01T19:30:00Z",
+            "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 4500, "currency": "EUR"},
+                             {"code": "premium", "name": "Premium", "price_cents": 9000, "currency": "EUR"}]});
+        base.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        serde_json::from_value(base).unwrap()
+    }
+
+    #[test]
+    fn later_allocation_entries_override_earlier_ones() {
+        let e = event(json!({"allocations": [
+            {"ticket_type": "standard", "section": "stalls"},
+            {"ticket_type": "premium", "section": "stalls", "rows": ["A"]},
+            {"ticket_type": "standard", "seats": ["stalls-A-2"]}]}))
+        .validate(&venue())
+        .unwrap();
+        let got: Vec<_> = e
+            .allocations
+            .iter()
+            .map(|(s, t)| (s.as_str(), t.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("stalls-A-1", "premium"),
+                ("stalls-A-2", "standard"),
+                ("stalls-A-3", "premium"),
+                ("stalls-B-1", "standard"),
+                ("stalls-B-2", "standard"),
+                ("stalls-B-3", "standard"),
+                ("stalls-H-1", "standard"),
+                ("stalls-H-2", "standard"),
+            ]
+        );
+        assert_eq!(e.section_order, vec!["stalls", "circle"]);
+        assert_eq!(e.hold_ttl_seconds, 120);
+        assert_eq!(e.max_seats_per_user, 8);
+    }
+
+    #[test]
+    fn unknown_names_and_bad_settings_are_reported_per_field() {
+        let err = event(json!({"hold_ttl_seconds": 0, "max_seats_per_user": 101,
+            "section_order": ["circle", "nowhere", "circle"],
+            "allocations": [{"ticket_type": "vip", "section": "stalls", "rows": ["Z"]},
+                            {"ticket_type": "standard", "seats": ["stalls-Z-9"]},
+                            {"ticket_type": "standard", "section": "stalls", "seats": ["stalls-A-1"]},
+                            {"ticket_type": "standard"}],
+            "ga_areas": [{"code": "floor", "name": "Floor", "capacity": 5, "price_cents": 100,
+                          "currency": "USD", "max_per_booking": 6}]}))
+        .validate(&venue())
+        .unwrap_err();
+        let fields: Vec<_> = err.0.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            vec![
+                "hold_ttl_seconds",
+                "max_seats_per_user",
+                "section_order[1]",
+                "section_order[2]",
+                "ga_areas[0].currency",
+                "ga_areas[0].max_per_booking",
+                "allocations[0].ticket_type",
+                "allocations[0].rows",
+                "allocations[1].seats[0]",
+                "allocations[2]",
+                "allocations[3]",
+            ]
+        );
+    }
+
+    #[test]
+    fn withdraw_resolves_sections_rows_and_seats() {
+        let v = venue();
+        let index = v.index();
+        let rows: WithdrawSpec =
+            serde_json::from_value(json!({"section": "stalls", "rows": ["H"]})).unwrap();
+        assert_eq!(
+            rows.resolve(&index).unwrap(),
+            vec!["stalls-H-1", "stalls-H-2"]
+        );
+        let seats: WithdrawSpec =
+            serde_json::from_value(json!({"seats": ["circle-A-2", "stalls-A-1", "circle-A-2"]}))
+                .unwrap();
+        assert_eq!(
+            seats.resolve(&index).unwrap(),
+            vec!["stalls-A-1", "circle-A-2"]
+        );
+        let bad: WithdrawSpec = serde_json::from_value(json!({"seats": ["x"]})).unwrap();
+        assert_eq!(bad.resolve(&index).unwrap_err().0[0].field, "seats[0]");
+        let empty: WithdrawSpec = serde_json::from_value(json!({})).unwrap();
+        assert_eq!(empty.resolve(&index).unwrap_err().0[0].field, "seats");
+    }
+
+    /// A selector the property test can build entries from.
+    #[derive(Clone, Debug)]
+    enum Pick {
+        Section(usize),
+        Rows(usize, Vec<usize>),
+        Seats(Vec<usize>),
+    }
+
+    fn pick() -> impl Strategy<Value = (bool, Pick)> {
+        let p = prop_oneof![
+            (0usize..2).prop_map(Pick::Section),
+            (0usize..1, proptest::collection::vec(0usize..3, 1..3))
+                .prop_map(|(s, r)| Pick::Rows(s, r)),
+            proptest::collection::vec(0usize..10, 1..5).prop_map(Pick::Seats),
+        ];
+        (any::<bool>(), p)
+    }
+
+    proptest! {
+        #[test]
+        fn the_last_entry_naming_a_seat_decides_its_ticket_type(picks in proptest::collection::vec(pick(), 0..8)) {
+            let v = venue();
+            let index = v.index();
+            let sections = ["stalls", "circle"];
+            let rows = ["A", "B", "H"];
+            let entries: Vec<AllocationEntry> = picks.iter().map(|(premium, p)| {
+                let ticket_type = if *premium { "premium" } else { "standard" }.to_owned();
+                match p {
+                    Pick::Section(s) => AllocationEntry { ticket_type, section: Some(sections[*s].into()), rows: None, seats: None },
+                    Pick::Rows(s, r) => AllocationEntry { ticket_type, section: Some(sections[*s].into()),
+                        rows: Some(r.iter().map(|i| rows[*i].to_owned()).collect()), seats: None },
+                    Pick::Seats(ps) => AllocationEntry { ticket_type, section: None, rows: None,
+                        seats: Some(ps.iter().map(|p| index.ids[*p].to_owned()).collect()) },
+                }
+            }).collect();
+
+            // Model: walk the entries in order, writing each named seat's type into a map.
+            let mut model: HashMap<String, String> = HashMap::new();
+            for e in &entries {
+                let named: Vec<String> = match (&e.section, &e.rows, &e.seats) {
+                    (Some(s), None, None) => v.seats().filter(|(sec, _, _)| &sec.id == s).map(|(_, _, x)| x.id.clone()).collect(),
+                    (Some(s), Some(rs), None) => v.seats()
+                        .filter(|(sec, row, _)| &sec.id == s && rs.contains(&row.label)).map(|(_, _, x)| x.id.clone()).collect(),
+                    (None, None, Some(ids)) => ids.clone(),
+                    _ => unreachable!(),
+                };
+                for id in named { model.insert(id, e.ticket_type.clone()); }
+            }
+
+            let codes: HashSet<&str> = ["standard", "premium"].into();
+            let mut errors = ValidationErrors::default();
+            let got = resolve_allocations(&entries, &index, &codes, &mut errors);
+            prop_assert!(errors.is_empty());
+            prop_assert_eq!(got.len(), model.len());
+            let mut last = None;
+            for (seat, ty) in &got {
+                prop_assert_eq!(model.get(seat), Some(ty));
+                let pos = index.position(seat);
+                prop_assert!(pos > last, "allocations come back in venue order");
+                last = pos;
+            }
+        }
+    }
+}

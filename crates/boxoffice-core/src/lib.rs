@@ -1,0 +1,21 @@
+//! The Boxoffice domain: what a venue, an event and a seat's status are, with no I/O.
+//!
+//! # Layout
+//!
+//! - [`ids`]: typed identifiers (`VenueId`, `EventId`, `UserId`) parsed from text.
+//! - [`validation`]: per-field validation errors, collected rather than failing on the first.
+//! - [`venue`]: the venue specification clients send and the seat-map generator that turns
+//!   it into seats with ids, labels and coordinates.
+//! - [`event`]: the event specification, ticket types, general-admission areas and the
+//!   allocation rules that decide which seats are on sale at which ticket type.
+//! - [`availability`]: composing each seat's status from the event layout, the sold seats
+//!   (Postgres) and the held seats (the hold store), and counting them.
+//!
+//! Everything here is deterministic and is unit- and property-tested; the store and the
+//! server crates bring the I/O.
+
+pub mod availability;
+pub mod event;
+pub mod ids;
+pub mod validation;
+pub mod venue;

@@ -1,0 +1,580 @@
+//! Venues: the specification a client sends, and the seat-map generator that turns it into
+//! seats with ids, labels and coordinates.
+//!
+//! A row is either a seat count (seats numbered from `first_number`, laid out on a straight
+//! line from the section origin, one `row_spacing` below the previous row) or an explicit
+//! list of seats with coordinates. Seat ids are `<section id>-<row label>-<number>` and
+//! labels `<Section name>, Row <row>, Seat <number>`; both are derived here and nowhere
+//! else, so the store and the server can never disagree about them.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::validation::{is_name, is_word, ValidationErrors};
+
+/// Most seats one venue may have.
+pub const MAX_SEATS_PER_VENUE: usize = 200_000;
+/// Longest section id (`[A-Za-z0-9_]`).
+pub const MAX_SECTION_ID_LEN: usize = 32;
+/// Longest row label or seat number (`[A-Za-z0-9_]`).
+pub const MAX_LABEL_LEN: usize = 16;
+/// Longest venue, section or event name.
+pub const MAX_NAME_LEN: usize = 200;
+/// Largest coordinate, spacing or numbering value accepted, to keep maps sane.
+const MAX_COORDINATE: f64 = 1e6;
+
+/// A point on the seat map, in the venue's own units.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Point {
+    /// Horizontal position.
+    pub x: f64,
+    /// Vertical position; rows further from the stage have larger values.
+    pub y: f64,
+}
+
+/// `POST /v1/venues`: a venue as a client describes it.
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VenueSpec {
+    /// Display name, 1–200 characters.
+    pub name: String,
+    /// Sections in the venue's order (best first unless an event ranks them otherwise).
+    pub sections: Vec<SectionSpec>,
+}
+
+/// One section of a [`VenueSpec`].
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SectionSpec {
+    /// `[A-Za-z0-9_]{1,32}`, unique in the venue; the first part of every seat id.
+    pub id: String,
+    /// Display name, used in seat labels.
+    pub name: String,
+    /// Where the first seat of the first generated row sits.
+    #[serde(default)]
+    pub origin: Point,
+    /// Distance between neighbouring generated seats in a row (default 1).
+    #[serde(default = "one")]
+    pub seat_spacing: f64,
+    /// Distance between generated rows (default 1).
+    #[serde(default = "one")]
+    pub row_spacing: f64,
+    /// Rows, front first.
+    pub rows: Vec<RowSpec>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// One row of a [`SectionSpec`].
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RowSpec {
+    /// `[A-Za-z0-9_]{1,16}`, unique in the section.
+    pub label: String,
+    /// A seat count, or an explicit list of seats with coordinates.
+    pub seats: RowSeats,
+    /// Number of the first generated seat (default 1); only with a seat count.
+    pub first_number: Option<u32>,
+}
+
+/// The seats of a row: generated from a count, or listed.
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum RowSeats {
+    /// This many seats, numbered consecutively on a straight line.
+    Count(u32),
+    /// Exactly these seats.
+    List(Vec<SeatSpec>),
+}
+
+/// An explicitly placed seat.
+#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeatSpec {
+    /// `[A-Za-z0-9_]{1,16}`, unique in the row.
+    pub number: String,
+    /// Horizontal position.
+    pub x: f64,
+    /// Vertical position.
+    pub y: f64,
+}
+
+/// A venue's seat map after validation: every seat with its id, label and position.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct VenueLayout {
+    /// Display name.
+    pub name: String,
+    /// Sections in venue order.
+    pub sections: Vec<Section>,
+}
+
+/// A section of a [`VenueLayout`].
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct Section {
+    /// Section id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Origin of generated rows.
+    pub origin: Point,
+    /// Spacing of generated seats.
+    pub seat_spacing: f64,
+    /// Spacing of generated rows.
+    pub row_spacing: f64,
+    /// Rows, front first.
+    pub rows: Vec<Row>,
+}
+
+/// A row of a [`Section`].
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct Row {
+    /// Row label.
+    pub label: String,
+    /// Seats in order along the row.
+    pub seats: Vec<Seat>,
+}
+
+/// One seat of the venue.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct Seat {
+    /// `<section id>-<row label>-<number>`, e.g. `stalls-C-12`.
+    pub id: String,
+    /// Seat number within its row.
+    pub number: String,
+    /// `<Section name>, Row <row>, Seat <number>`.
+    pub label: String,
+    /// Horizontal position.
+    pub x: f64,
+    /// Vertical position.
+    pub y: f64,
+}
+
+/// The id of seat `number` in row `row` of section `section`.
+pub fn seat_id(section: &str, row: &str, number: &str) -> String {
+    format!("{section}-{row}-{number}")
+}
+
+/// The label of seat `number` in row `row` of the section named `section_name`.
+pub fn seat_label(section_name: &str, row: &str, number: &str) -> String {
+    format!("{section_name}, Row {row}, Seat {number}")
+}
+
+fn finite(v: f64) -> bool {
+    v.is_finite() && v.abs() <= MAX_COORDINATE
+}
+
+impl VenueSpec {
+    /// Checks the specification and generates every seat; all problems are reported at once.
+    pub fn into_layout(self) -> Result<VenueLayout, ValidationErrors> {
+        let mut errors = ValidationErrors::default();
+        errors.check(
+            is_name(&self.name, MAX_NAME_LEN),
+            "name",
+            "must be 1–200 characters",
+        );
+        errors.check(
+            !self.sections.is_empty(),
+            "sections",
+            "a venue needs at least one section",
+        );
+
+        let mut section_ids = HashSet::new();
+        let mut seat_ids = HashSet::new();
+        let mut total = 0usize;
+        let mut sections = Vec::with_capacity(self.sections.len());
+        for (si, spec) in self.sections.into_iter().enumerate() {
+            let at = format!("sections[{si}]");
+            if errors.check(
+                is_word(&spec.id, MAX_SECTION_ID_LEN),
+                format!("{at}.id"),
+                "must match [A-Za-z0-9_]{1,32}",
+            ) {
+                errors.check(
+                    section_ids.insert(spec.id.clone()),
+                    format!("{at}.id"),
+                    format!("section id {:?} is used twice", spec.id),
+                );
+            }
+            errors.check(
+                is_name(&spec.name, MAX_NAME_LEN),
+                format!("{at}.name"),
+                "must be 1–200 characters",
+            );
+            errors.check(
+                finite(spec.origin.x) && finite(spec.origin.y),
+                format!("{at}.origin"),
+                "coordinates must be finite numbers",
+            );
+            for (field, v) in [
+                ("seat_spacing", spec.seat_spacing),
+                ("row_spacing", spec.row_spacing),
+            ] {
+                errors.check(
+                    finite(v) && v > 0.0,
+                    format!("{at}.{field}"),
+                    "must be a positive number",
+                );
+            }
+            errors.check(
+                !spec.rows.is_empty(),
+                format!("{at}.rows"),
+                "a section needs at least one row",
+            );
+
+            let mut row_labels = HashSet::new();
+            let mut rows = Vec::with_capacity(spec.rows.len());
+            for (ri, row) in spec.rows.into_iter().enumerate() {
+                let at = format!("{at}.rows[{ri}]");
+                let label_ok = errors.check(
+                    is_word(&row.label, MAX_LABEL_LEN),
+                    format!("{at}.label"),
+                    "must match [A-Za-z0-9_]{1,16}",
+                ) && errors.check(
+                    row_labels.insert(row.label.clone()),
+                    format!("{at}.label"),
+                    format!("row {:?} is used twice in this section", row.label),
+                );
+                if !label_ok {
+                    // Its seats' ids would only repeat the same problem.
+                    continue;
+                }
+                let y = spec.origin.y + ri as f64 * spec.row_spacing;
+                let numbered: Vec<(String, f64, f64)> = match row.seats {
+                    RowSeats::Count(n) => {
+                        let first = row.first_number.unwrap_or(1);
+                        let ok = errors.check(
+                            n >= 1,
+                            format!("{at}.seats"),
+                            "a row needs at least one seat",
+                        ) & errors.check(
+                            total + n as usize <= MAX_SEATS_PER_VENUE,
+                            format!("{at}.seats"),
+                            format!("a venue has at most {MAX_SEATS_PER_VENUE} seats"),
+                        ) & errors.check(
+                            u64::from(first) + u64::from(n) <= MAX_COORDINATE as u64,
+                            format!("{at}.first_number"),
+                            "seat numbers must stay below 1000000",
+                        );
+                        if !ok {
+                            continue;
+                        }
+                        (0..n)
+                            .map(|i| {
+                                let x = spec.origin.x + f64::from(i) * spec.seat_spacing;
+                                ((first + i).to_string(), x, y)
+                            })
+                            .collect()
+                    }
+                    RowSeats::List(list) => {
+                        errors.check(
+                            row.first_number.is_none(),
+                            format!("{at}.first_number"),
+                            "only applies to a row given by a seat count",
+                        );
+                        let ok = errors.check(
+                            !list.is_empty(),
+                            format!("{at}.seats"),
+                            "a row needs at least one seat",
+                        ) & errors.check(
+                            total + list.len() <= MAX_SEATS_PER_VENUE,
+                            format!("{at}.seats"),
+                            format!("a venue has at most {MAX_SEATS_PER_VENUE} seats"),
+                        );
+                        if !ok {
+                            continue;
+                        }
+                        for (i, s) in list.iter().enumerate() {
+                            errors.check(
+                                is_word(&s.number, MAX_LABEL_LEN),
+                                format!("{at}.seats[{i}].number"),
+                                "must match [A-Za-z0-9_]{1,16}",
+                            );
+                            errors.check(
+                                finite(s.x) && finite(s.y),
+                                format!("{at}.seats[{i}]"),
+                                "coordinates must be finite numbers",
+                            );
+                        }
+                        list.into_iter().map(|s| (s.number, s.x, s.y)).collect()
+                    }
+                };
+                total += numbered.len();
+                let mut seats = Vec::with_capacity(numbered.len());
+                for (i, (number, x, y)) in numbered.into_iter().enumerate() {
+                    let id = seat_id(&spec.id, &row.label, &number);
+                    if !seat_ids.insert(id.clone()) {
+                        errors.add(
+                            format!("{at}.seats[{i}]"),
+                            format!("seat id {id:?} is used twice in the venue"),
+                        );
+                    }
+                    let label = seat_label(&spec.name, &row.label, &number);
+                    seats.push(Seat {
+                        id,
+                        number,
+                        label,
+                        x,
+                        y,
+                    });
+                }
+                rows.push(Row {
+                    label: row.label,
+                    seats,
+                });
+            }
+            sections.push(Section {
+                id: spec.id,
+                name: spec.name,
+                origin: spec.origin,
+                seat_spacing: spec.seat_spacing,
+                row_spacing: spec.row_spacing,
+                rows,
+            });
+        }
+        errors.into_result(VenueLayout {
+            name: self.name,
+            sections,
+        })
+    }
+}
+
+impl VenueLayout {
+    /// Number of seats in the venue.
+    pub fn seat_count(&self) -> usize {
+        self.sections
+            .iter()
+            .flat_map(|s| &s.rows)
+            .map(|r| r.seats.len())
+            .sum()
+    }
+
+    /// Every seat with its section and row, in venue order.
+    pub fn seats(&self) -> impl Iterator<Item = (&Section, &Row, &Seat)> {
+        self.sections.iter().flat_map(|s| {
+            s.rows
+                .iter()
+                .flat_map(move |r| r.seats.iter().map(move |seat| (s, r, seat)))
+        })
+    }
+
+    /// An index for looking seats up by id, section or row.
+    pub fn index(&self) -> VenueIndex<'_> {
+        VenueIndex::new(self)
+    }
+}
+
+/// Seats of a venue addressable by position (venue order), id, section and row.
+#[derive(Debug)]
+pub struct VenueIndex<'a> {
+    /// Seat ids in venue order; a seat's position is its index here.
+    pub ids: Vec<&'a str>,
+    by_id: HashMap<&'a str, usize>,
+    sections: HashMap<&'a str, (Range<usize>, HashMap<&'a str, Range<usize>>)>,
+}
+
+impl<'a> VenueIndex<'a> {
+    fn new(layout: &'a VenueLayout) -> Self {
+        let mut ids = Vec::with_capacity(layout.seat_count());
+        let mut sections = HashMap::new();
+        for section in &layout.sections {
+            let start = ids.len();
+            let mut rows = HashMap::new();
+            for row in &section.rows {
+                let row_start = ids.len();
+                ids.extend(row.seats.iter().map(|s| s.id.as_str()));
+                rows.insert(row.label.as_str(), row_start..ids.len());
+            }
+            sections.insert(section.id.as_str(), (start..ids.len(), rows));
+        }
+        let by_id = ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        Self {
+            ids,
+            by_id,
+            sections,
+        }
+    }
+
+    /// Position of the seat with this id.
+    pub fn position(&self, seat_id: &str) -> Option<usize> {
+        self.by_id.get(seat_id).copied()
+    }
+
+    /// True when the venue has a section with this id.
+    pub fn has_section(&self, section: &str) -> bool {
+        self.sections.contains_key(section)
+    }
+
+    /// Positions of a whole section, or of some of its rows; `Err(label)` names a row the
+    /// section does not have.
+    pub fn select_rows<'r>(
+        &self,
+        section: &str,
+        rows: Option<&'r [String]>,
+    ) -> Option<Result<Vec<usize>, &'r str>> {
+        let (all, by_label) = self.sections.get(section)?;
+        Some(match rows {
+            None => Ok(all.clone().collect()),
+            Some(labels) => labels
+                .iter()
+                .map(|l| by_label.get(l.as_str()).cloned().ok_or(l.as_str()))
+                .collect::<Result<Vec<_>, _>>()
+                .map(|ranges| ranges.into_iter().flatten().collect()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn spec(value: serde_json::Value) -> VenueSpec {
+        serde_json::from_value(value).expect("spec parses")
+    }
+
+    #[test]
+    fn generated_rows_get_ids_labels_and_coordinates_from_the_origin() {
+        let layout = spec(json!({"name": "Riverside Hall", "sections": [
+            {"id": "stalls", "name": "Stalls", "origin": {"x": 10, "y": 5},
+             "seat_spacing": 2.0, "row_spacing": 3.0,
+             "rows": [{"label": "A", "seats": 3}, {"label": "B", "seats": 2, "first_number": 7}]}]}))
+        .into_layout()
+        .unwrap();
+        let seats: Vec<_> = layout
+            .seats()
+            .map(|(_, _, s)| (s.id.as_str(), s.label.as_str(), s.x, s.y))
+            .collect();
+        assert_eq!(
+            seats,
+            vec![
+                ("stalls-A-1", "Stalls, Row A, Seat 1", 10.0, 5.0),
+                ("stalls-A-2", "Stalls, Row A, Seat 2", 12.0, 5.0),
+                ("stalls-A-3", "Stalls, Row A, Seat 3", 14.0, 5.0),
+                ("stalls-B-7", "Stalls, Row B, Seat 7", 10.0, 8.0),
+                ("stalls-B-8", "Stalls, Row B, Seat 8", 12.0, 8.0),
+            ]
+        );
+    }
+
+    #[test]
+    fn explicit_seats_keep_their_coordinates() {
+        let layout = spec(
+            json!({"name": "Hall", "sections": [{"id": "box", "name": "Box",
+            "rows": [{"label": "C", "seats": [{"number": "1", "x": 0.5, "y": 2.4}]}]}]}),
+        )
+        .into_layout()
+        .unwrap();
+        let seat = &layout.sections[0].rows[0].seats[0];
+        assert_eq!((seat.id.as_str(), seat.x, seat.y), ("box-C-1", 0.5, 2.4));
+        assert_eq!(seat.label, "Box, Row C, Seat 1");
+    }
+
+    #[test]
+    fn every_problem_is_reported_with_its_field() {
+        let err = spec(json!({"name": " ", "sections": [
+            {"id": "bad id", "name": "S", "seat_spacing": 0, "rows": [{"label": "A", "seats": 0}]},
+            {"id": "s", "name": "S", "rows": [{"label": "A", "seats": 1}, {"label": "A", "seats": 1}]},
+            {"id": "s", "name": "T", "rows": [{"label": "B", "seats": [{"number": "1", "x": 0, "y": 0},
+                                                                    {"number": "1", "x": 1, "y": 0}]}]}]}))
+        .into_layout()
+        .unwrap_err();
+        let fields: Vec<_> = err.0.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            vec![
+                "name",
+                "sections[0].id",
+                "sections[0].seat_spacing",
+                "sections[0].rows[0].seats",
+                "sections[1].rows[1].label",
+                "sections[2].id",
+                "sections[2].rows[0].seats[1]",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_venue_is_capped_at_200000_seats() {
+        let rows: Vec<_> = (0..21)
+            .map(|i| json!({"label": format!("R{i}"), "seats": 10_000}))
+            .collect();
+        let err =
+            spec(json!({"name": "Huge", "sections": [{"id": "s", "name": "S", "rows": rows}]}))
+                .into_layout()
+                .unwrap_err();
+        assert_eq!(err.0.len(), 1);
+        assert_eq!(err.0[0].field, "sections[0].rows[20].seats");
+    }
+
+    #[test]
+    fn colliding_generated_ids_are_refused() {
+        // Row "A" seat "11" and row "A1" seat "1" would both be "s-A-11" without the
+        // separator; with it they differ, so this venue is valid.
+        assert!(
+            spec(json!({"name": "V", "sections": [{"id": "s", "name": "S",
+            "rows": [{"label": "A", "seats": 11}, {"label": "A1", "seats": 1}]}]}))
+            .into_layout()
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn index_selects_sections_and_rows_in_venue_order() {
+        let layout = spec(json!({"name": "V", "sections": [
+            {"id": "a", "name": "A", "rows": [{"label": "1", "seats": 2}, {"label": "2", "seats": 2}]},
+            {"id": "b", "name": "B", "rows": [{"label": "1", "seats": 1}]}]}))
+        .into_layout()
+        .unwrap();
+        let index = layout.index();
+        assert_eq!(index.select_rows("b", None), Some(Ok(vec![4])));
+        assert_eq!(
+            index.select_rows("a", Some(&["2".into()])),
+            Some(Ok(vec![2, 3]))
+        );
+        assert_eq!(index.select_rows("a", Some(&["9".into()])), Some(Err("9")));
+        assert_eq!(index.select_rows("zz", None), None);
+        assert_eq!(index.position("a-2-1"), Some(2));
+    }
+
+    fn row_strategy() -> impl Strategy<Value = (u32, Option<u32>)> {
+        (1u32..40, proptest::option::of(0u32..500))
+    }
+
+    proptest! {
+        #[test]
+        fn generated_seats_are_unique_consecutive_and_evenly_spaced(
+            rows in proptest::collection::vec(row_strategy(), 1..12),
+            spacing in 0.1f64..5.0,
+            row_spacing in 0.1f64..5.0,
+        ) {
+            let rows_json: Vec<_> = rows.iter().enumerate().map(|(i, (n, first))| {
+                let mut r = json!({"label": format!("R{i}"), "seats": n});
+                if let Some(f) = first { r["first_number"] = json!(f); }
+                r
+            }).collect();
+            let layout = spec(json!({"name": "V", "sections": [{"id": "s", "name": "S",
+                "seat_spacing": spacing, "row_spacing": row_spacing, "rows": rows_json}]}))
+                .into_layout().unwrap();
+            let expected: usize = rows.iter().map(|(n, _)| *n as usize).sum();
+            prop_assert_eq!(layout.seat_count(), expected);
+            let ids: HashSet<_> = layout.seats().map(|(_, _, s)| s.id.clone()).collect();
+            prop_assert_eq!(ids.len(), expected);
+            for (ri, row) in layout.sections[0].rows.iter().enumerate() {
+                let first = rows[ri].1.unwrap_or(1);
+                for (i, seat) in row.seats.iter().enumerate() {
+                    prop_assert_eq!(&seat.number, &(first + i as u32).to_string());
+                    prop_assert_eq!(&seat.id, &format!("s-R{ri}-{}", first + i as u32));
+                    prop_assert!((seat.x - i as f64 * spacing).abs() < 1e-9);
+                    prop_assert!((seat.y - ri as f64 * row_spacing).abs() < 1e-9);
+                }
+            }
+        }
+    }
+}
