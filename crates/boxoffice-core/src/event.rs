@@ -325,18 +325,19 @@ fn resolve_section_order(
     let mut order: Vec<String> = Vec::with_capacity(venue.sections.len());
     for (i, id) in ranked.unwrap_or_default().iter().enumerate() {
         let field = format!("section_order[{i}]");
-        if errors.check(
+        let known = errors.check(
             index.has_section(id),
             &field,
             format!("the venue has no section {id:?}"),
-        ) {
-            if errors.check(
+        );
+        if known
+            && errors.check(
                 !order.contains(id),
                 &field,
                 format!("section {id:?} is ranked twice"),
-            ) {
-                order.push(id.clone());
-            }
+            )
+        {
+            order.push(id.clone());
         }
     }
     for section in &venue.sections {

@@ -84,7 +84,10 @@ pub struct RowSpec {
 }
 
 /// The seats of a row: generated from a count, or listed.
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+///
+/// `Serialize` is derived for the untagged representation the OpenAPI schema describes;
+/// deserializing is hand-written to give a useful message when a row is neither.
+#[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum RowSeats {
     /// This many seats, numbered consecutively on a straight line.
@@ -93,8 +96,42 @@ pub enum RowSeats {
     List(Vec<SeatSpec>),
 }
 
+impl<'de> Deserialize<'de> for RowSeats {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = RowSeats;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a seat count or a list of seats with number, x and y")
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<RowSeats, E> {
+                u32::try_from(n).map(RowSeats::Count).map_err(|_| {
+                    E::custom(format!("a row has at most {MAX_SEATS_PER_VENUE} seats"))
+                })
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<RowSeats, E> {
+                match u64::try_from(n) {
+                    Ok(n) => self.visit_u64(n),
+                    Err(_) => Err(E::custom("a seat count cannot be negative")),
+                }
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<RowSeats, A::Error> {
+                Deserialize::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+                    .map(RowSeats::List)
+            }
+        }
+
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
 /// An explicitly placed seat.
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SeatSpec {
     /// `[A-Za-z0-9_]{1,16}`, unique in the row.
@@ -375,8 +412,11 @@ pub struct VenueIndex<'a> {
     /// Seat ids in venue order; a seat's position is its index here.
     pub ids: Vec<&'a str>,
     by_id: HashMap<&'a str, usize>,
-    sections: HashMap<&'a str, (Range<usize>, HashMap<&'a str, Range<usize>>)>,
+    sections: HashMap<&'a str, SectionIndex<'a>>,
 }
+
+/// A section's seat positions, and each of its rows'.
+type SectionIndex<'a> = (Range<usize>, HashMap<&'a str, Range<usize>>);
 
 impl<'a> VenueIndex<'a> {
     fn new(layout: &'a VenueLayout) -> Self {
@@ -511,6 +551,26 @@ mod tests {
                 .unwrap_err();
         assert_eq!(err.0.len(), 1);
         assert_eq!(err.0[0].field, "sections[0].rows[20].seats");
+    }
+
+    #[test]
+    fn a_row_is_a_count_or_a_list_and_says_so_when_it_is_neither() {
+        let parse = |seats: serde_json::Value| {
+            serde_json::from_value::<RowSpec>(json!({"label": "A", "seats": seats}))
+                .map_err(|e| e.to_string())
+        };
+        assert!(matches!(parse(json!(3)).unwrap().seats, RowSeats::Count(3)));
+        assert!(matches!(
+            parse(json!([{"number": "1", "x": 0, "y": 0}])).unwrap().seats,
+            RowSeats::List(l) if l.len() == 1
+        ));
+        assert!(parse(json!(-1)).unwrap_err().contains("cannot be negative"));
+        assert!(parse(json!("many"))
+            .unwrap_err()
+            .contains("a seat count or a list"));
+        assert!(parse(json!([{"number": "1"}]))
+            .unwrap_err()
+            .contains("missing field `x`"));
     }
 
     #[test]

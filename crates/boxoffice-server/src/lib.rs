@@ -1,1 +1,31 @@
-//! placeholder
+//! The Boxoffice HTTP server.
+//!
+//! # Layout
+//!
+//! - [`config`]: settings from flags and environment variables, secrets redacted.
+//! - [`app`]: the router (routes, OpenAPI, body limit, request timeout, metrics, tracing)
+//!   and [`app::Application`], which tests and `boxoffice serve` both run.
+//! - [`routes`]: one module per resource; handlers extract, call the store or a service,
+//!   and map the result.
+//! - [`availability`]: composing seat status from the seat map, Postgres and the hold store.
+//! - [`seat_map`]: per-server cache of rendered seat maps, invalidated by allocation version.
+//! - [`auth`]: the admin token, user JWTs and the extractors that check them.
+//! - [`error`]: [`error::ApiError`], rendered as problem+json with API.md's stable codes.
+//! - [`extract`]: a JSON extractor whose rejections are problem documents.
+//! - [`metrics`]: Prometheus request counts and latencies.
+//! - [`demo`]: the demo venue and event of `boxoffice serve --demo`.
+
+pub mod app;
+pub mod auth;
+pub mod availability;
+pub mod config;
+pub mod demo;
+pub mod error;
+pub mod extract;
+pub mod metrics;
+pub mod routes;
+pub mod seat_map;
+pub mod state;
+
+pub use app::Application;
+pub use config::Settings;

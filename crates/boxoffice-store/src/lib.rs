@@ -1,1 +1,23 @@
-//! placeholder
+//! Boxoffice persistence: PostgreSQL, the source of truth, and the hold-store interface.
+//!
+//! # Layout
+//!
+//! - `migrations/` (beside `src/`): the schema, applied in order at start and never edited
+//!   once landed. Each constraint that protects an invariant says so where it is declared.
+//! - [`db`]: connecting (pool size, timeouts), creating the database if it is missing,
+//!   running the migrations.
+//! - [`error`]: [`StoreError`], which sorts database failures into "not found", "lost a
+//!   race on a named constraint" and "the store is unavailable" so the server can answer
+//!   404, 409 and 503 instead of 500.
+//! - [`venues`]: venues and their seat maps.
+//! - [`events`]: events, ticket types, general-admission areas, seat allocations and the
+//!   sold seats that availability composes.
+//! - [`holds`]: the [`holds::HoldStore`] interface and its Postgres implementation.
+
+pub mod db;
+pub mod error;
+pub mod events;
+pub mod holds;
+pub mod venues;
+
+pub use error::StoreError;

@@ -1,0 +1,207 @@
+//! Building the router and running the server.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use boxoffice_store::db;
+use boxoffice_store::holds::{HoldStore, PgHoldStore};
+use tokio::net::TcpListener;
+use tower_http::trace::TraceLayer;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::OpenApi as OpenApiDoc;
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::auth::Auth;
+use crate::config::{HoldStoreKind, Settings};
+use crate::error::ApiError;
+use crate::routes::{availability, events, ops, sessions, venues};
+use crate::seat_map::SeatMapCache;
+use crate::state::{AppState, Inner};
+
+/// Events whose rendered seat maps one server keeps.
+const SEAT_MAP_CACHE_EVENTS: usize = 32;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Boxoffice", description = "Seat inventory under heavy concurrency: venues, events, availability, holds, orders."),
+    modifiers(&SecuritySchemes)
+)]
+struct ApiDoc;
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut OpenApiDoc) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        for name in ["admin", "user"] {
+            components.add_security_scheme(
+                name,
+                SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+            );
+        }
+    }
+}
+
+/// The API routes and the OpenAPI document generated from the same handlers, so the two
+/// cannot drift apart.
+fn api() -> (Router<AppState>, OpenApiDoc) {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(venues::create_venue))
+        .routes(routes!(venues::get_venue))
+        .routes(routes!(events::list_events, events::create_event))
+        .routes(routes!(events::get_event))
+        .routes(routes!(events::put_allocations))
+        .routes(routes!(events::withdraw_allocations))
+        .routes(routes!(availability::get_seats))
+        .routes(routes!(availability::get_availability))
+        .routes(routes!(sessions::create_session))
+        .routes(routes!(ops::healthz))
+        .routes(routes!(ops::readyz))
+        .routes(routes!(ops::get_metrics))
+        .split_for_parts()
+}
+
+/// The OpenAPI 3.1 document of every route.
+pub fn openapi() -> OpenApiDoc {
+    api().1
+}
+
+/// The whole HTTP application over `state`.
+pub fn router(state: AppState, request_timeout: Duration, max_body_bytes: usize) -> Router {
+    let (routes, doc) = api();
+    let doc = Arc::new(doc);
+    routes
+        .route(
+            "/openapi.json",
+            axum::routing::get(move || {
+                let doc = doc.clone();
+                async move { axum::Json(doc.as_ref().clone()) }
+            }),
+        )
+        .route_layer(middleware::from_fn(crate::metrics::track))
+        .fallback(|| async {
+            ApiError::NotFound {
+                code: "not_found",
+                detail: "no such route".into(),
+            }
+        })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(DefaultBodyLimit::max(max_body_bytes))
+        .layer(middleware::from_fn_with_state(request_timeout, timeout))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Abandons a request that takes longer than the limit with 503, so a stuck store never
+/// leaves a client hanging.
+async fn timeout(State(limit): State<Duration>, req: Request, next: Next) -> Response {
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::Unavailable {
+            reason: "request timed out".into(),
+            retry_after: Duration::from_secs(1),
+        }
+        .into_response(),
+    }
+}
+
+/// A server bound to its address, its database created and migrated, ready to run.
+pub struct Application {
+    listener: TcpListener,
+    router: Router,
+    state: AppState,
+}
+
+impl Application {
+    /// Creates the database if missing, migrates it, builds the hold store and binds the
+    /// listener (port 0 picks a free port).
+    pub async fn build(settings: &Settings) -> anyhow::Result<Self> {
+        db::ensure_database(&settings.database.url).await?;
+        let pool = db::connect_lazy(&settings.database)?;
+        db::migrate(&pool).await?;
+        let holds: Arc<dyn HoldStore> = match settings.hold_store {
+            HoldStoreKind::Postgres => Arc::new(PgHoldStore::new(pool.clone())),
+            HoldStoreKind::Redis => {
+                anyhow::bail!(
+                    "BOXOFFICE_HOLD_STORE=redis is not supported by this version; use postgres"
+                )
+            }
+        };
+        let state = AppState::new(Inner {
+            pool,
+            holds,
+            auth: Auth::new(&settings.admin_token, &settings.jwt_secret),
+            seat_maps: SeatMapCache::new(
+                NonZeroUsize::new(SEAT_MAP_CACHE_EVENTS).expect("non-zero"),
+            ),
+            anonymous_sessions: settings.anonymous_sessions,
+        });
+        // Install the recorder before the first request so /metrics is never empty.
+        crate::metrics::handle();
+        let router = router(
+            state.clone(),
+            settings.request_timeout,
+            settings.max_body_bytes,
+        );
+        let listener = TcpListener::bind(settings.bind).await?;
+        Ok(Self {
+            listener,
+            router,
+            state,
+        })
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .expect("a bound listener has an address")
+    }
+
+    /// The shared state, for setting up data before serving.
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves until `shutdown` completes, then lets requests in flight finish.
+    pub async fn run_until(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}

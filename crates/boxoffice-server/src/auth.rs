@@ -1,0 +1,172 @@
+//! Authentication: the admin bearer token, and HS256 user tokens (`sub`, `exp`).
+//!
+//! A ticketing platform mints user tokens for its own logged-in users with the shared
+//! secret; for demos and tests `POST /v1/sessions` mints anonymous ones.
+
+use axum::extract::FromRequestParts;
+use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
+use boxoffice_core::ids::UserId;
+use chrono::{DateTime, Duration, Utc};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+use subtle::ConstantTimeEq;
+
+use crate::config::Secret;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// How long an anonymous session's token is valid.
+pub const SESSION_TTL: Duration = Duration::hours(24);
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Claims {
+    sub: String,
+    exp: i64,
+}
+
+/// Verifies admin tokens and user tokens, and mints user tokens.
+pub struct Auth {
+    admin_token: Secret,
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    validation: Validation,
+}
+
+impl Auth {
+    /// Auth with this admin token and JWT secret.
+    pub fn new(admin_token: &Secret, jwt_secret: &Secret) -> Self {
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.set_required_spec_claims(&["exp", "sub"]);
+        // Clocks of the platform minting tokens and of this server may differ a little.
+        validation.leeway = 5;
+        Self {
+            admin_token: admin_token.clone(),
+            encoding: EncodingKey::from_secret(jwt_secret.expose().as_bytes()),
+            decoding: DecodingKey::from_secret(jwt_secret.expose().as_bytes()),
+            validation,
+        }
+    }
+
+    /// True for the admin token. Compared in constant time so response timing does not
+    /// reveal how much of a guess was right.
+    pub fn is_admin(&self, token: &str) -> bool {
+        token
+            .as_bytes()
+            .ct_eq(self.admin_token.expose().as_bytes())
+            .into()
+    }
+
+    /// The user a valid, unexpired user token names.
+    pub fn verify_user(&self, token: &str) -> Option<UserId> {
+        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).ok()?;
+        UserId::parse(&data.claims.sub)
+    }
+
+    /// A user token for `user` valid until `expires_at`.
+    pub fn mint_user(&self, user: &UserId, expires_at: DateTime<Utc>) -> String {
+        let claims = Claims {
+            sub: user.as_str().to_owned(),
+            exp: expires_at.timestamp(),
+        };
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+            .expect("HS256 signing with an in-memory key cannot fail")
+    }
+}
+
+fn bearer(parts: &Parts) -> Result<&str, ApiError> {
+    let value = parts
+        .headers
+        .get(AUTHORIZATION)
+        .ok_or(ApiError::Unauthorized("missing Authorization header"))?;
+    value
+        .to_str()
+        .ok()
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or(ApiError::Unauthorized(
+            "expected Authorization: Bearer <token>",
+        ))
+}
+
+/// An admin caller. Missing or invalid token → 401; a valid user token → 403.
+#[derive(Debug, Clone, Copy)]
+pub struct Admin;
+
+impl FromRequestParts<AppState> for Admin {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let token = bearer(parts)?;
+        if state.auth.is_admin(token) {
+            Ok(Admin)
+        } else if state.auth.verify_user(token).is_some() {
+            Err(ApiError::Forbidden("this call needs the admin token"))
+        } else {
+            Err(ApiError::Unauthorized("invalid token"))
+        }
+    }
+}
+
+/// A buyer: the user a valid user token names. Missing, invalid or expired token → 401.
+#[derive(Debug, Clone)]
+pub struct Buyer(pub UserId);
+
+impl FromRequestParts<AppState> for Buyer {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let token = bearer(parts)?;
+        state
+            .auth
+            .verify_user(token)
+            .map(Buyer)
+            .ok_or(ApiError::Unauthorized("invalid or expired user token"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn auth() -> Auth {
+        Auth::new(&Secret::new("admin-secret"), &Secret::new("jwt-secret"))
+    }
+
+    #[test]
+    fn minted_tokens_verify_until_they_expire() {
+        let auth = auth();
+        let user = UserId::parse("user-1").unwrap();
+        let token = auth.mint_user(&user, Utc::now() + Duration::minutes(5));
+        assert_eq!(auth.verify_user(&token), Some(user.clone()));
+        let expired = auth.mint_user(&user, Utc::now() - Duration::minutes(5));
+        assert_eq!(auth.verify_user(&expired), None);
+    }
+
+    #[test]
+    fn tokens_signed_with_another_secret_are_refused() {
+        let other = Auth::new(&Secret::new("admin-secret"), &Secret::new("another"));
+        let user = UserId::parse("user-1").unwrap();
+        let token = other.mint_user(&user, Utc::now() + Duration::minutes(5));
+        assert_eq!(auth().verify_user(&token), None);
+        assert_eq!(auth().verify_user("not.a.jwt"), None);
+    }
+
+    #[test]
+    fn only_the_exact_admin_token_is_admin() {
+        let auth = auth();
+        assert!(auth.is_admin("admin-secret"));
+        assert!(!auth.is_admin("admin-secre"));
+        assert!(!auth.is_admin("admin-secret2"));
+    }
+}

@@ -1,0 +1,114 @@
+//! The demo venue and event of `boxoffice serve --demo`: created once, found again after.
+
+use boxoffice_core::event::EventSpec;
+use boxoffice_core::ids::{EventId, VenueId};
+use boxoffice_core::venue::VenueSpec;
+use boxoffice_store::{events, venues, StoreError};
+use chrono::{Duration, Timelike, Utc};
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::state::AppState;
+
+/// The demo venue's fixed id, so every start finds the same one.
+pub const DEMO_VENUE_ID: VenueId =
+    VenueId(Uuid::from_u128(0x5eed_0000_0000_4000_8000_0000_0000_0001));
+/// The demo event's fixed id.
+pub const DEMO_EVENT_ID: EventId =
+    EventId(Uuid::from_u128(0x5eed_0000_0000_4000_8000_0000_0000_0002));
+
+/// Riverside Hall: 328 seats in stalls, circle and two boxes.
+fn venue_spec() -> VenueSpec {
+    let stalls: Vec<_> = "ABCDEFGHIJ"
+        .chars()
+        .map(|r| json!({"label": r.to_string(), "seats": 20}))
+        .collect();
+    let circle: Vec<_> = "ABCDE"
+        .chars()
+        .map(|r| json!({"label": r.to_string(), "seats": 24}))
+        .collect();
+    let boxes = |x: f64| -> Vec<_> {
+        (1..=4)
+            .map(|n| json!({"number": n.to_string(), "x": x, "y": 1.0 + f64::from(n) * 1.1}))
+            .collect()
+    };
+    serde_json::from_value(json!({
+        "name": "Riverside Hall",
+        "sections": [
+            {"id": "stalls", "name": "Stalls", "origin": {"x": 2, "y": 2},
+             "seat_spacing": 1.0, "row_spacing": 1.2, "rows": stalls},
+            {"id": "circle", "name": "Circle", "origin": {"x": 0, "y": 16},
+             "seat_spacing": 1.0, "row_spacing": 1.3, "rows": circle},
+            {"id": "boxes", "name": "Boxes",
+             "rows": [{"label": "L", "seats": boxes(-1.5)}, {"label": "R", "seats": boxes(23.5)}]},
+        ]
+    }))
+    .expect("the demo venue is well-formed")
+}
+
+/// Spring Gala: stalls rows A–B and the boxes premium, the rest standard, stalls row H held
+/// back, and a standing floor for 500.
+fn event_spec() -> EventSpec {
+    let starts_at = (Utc::now() + Duration::days(30))
+        .with_hour(19)
+        .and_then(|t| t.with_minute(30))
+        .and_then(|t| t.with_second(0))
+        .and_then(|t| t.with_nanosecond(0))
+        .expect("19:30:00 exists every day in UTC");
+    serde_json::from_value(json!({
+        "venue_id": DEMO_VENUE_ID,
+        "name": "Spring Gala",
+        "starts_at": starts_at,
+        "section_order": ["stalls", "boxes", "circle"],
+        "ticket_types": [
+            {"code": "standard", "name": "Standard", "price_cents": 4500, "currency": "EUR"},
+            {"code": "premium", "name": "Premium", "price_cents": 9000, "currency": "EUR"}],
+        "allocations": [
+            {"ticket_type": "standard", "section": "stalls", "rows": ["C", "D", "E", "F", "G", "I", "J"]},
+            {"ticket_type": "premium", "section": "stalls", "rows": ["A", "B"]},
+            {"ticket_type": "standard", "section": "circle"},
+            {"ticket_type": "premium", "section": "boxes"}],
+        "ga_areas": [{"code": "floor", "name": "Standing floor", "capacity": 500,
+                      "price_cents": 3000, "currency": "EUR", "max_per_booking": 10}]
+    }))
+    .expect("the demo event is well-formed")
+}
+
+/// Creates the demo venue and event unless they exist; returns the event id and whether
+/// anything was created. Safe to run from several servers at once.
+pub async fn ensure_demo(state: &AppState) -> anyhow::Result<(EventId, bool)> {
+    let mut created = false;
+    if venues::get_venue(&state.pool, DEMO_VENUE_ID)
+        .await?
+        .is_none()
+    {
+        let layout = venue_spec()
+            .into_layout()
+            .map_err(|e| anyhow::anyhow!("demo venue: {e}"))?;
+        created |=
+            ignore_duplicate(venues::insert_venue(&state.pool, DEMO_VENUE_ID, &layout).await)?;
+    }
+    if events::get_event(&state.pool, DEMO_EVENT_ID)
+        .await?
+        .is_none()
+    {
+        let layout = venues::get_venue(&state.pool, DEMO_VENUE_ID)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("demo venue vanished"))?;
+        let event = event_spec()
+            .validate(&layout)
+            .map_err(|e| anyhow::anyhow!("demo event: {e}"))?;
+        created |=
+            ignore_duplicate(events::insert_event(&state.pool, DEMO_EVENT_ID, &event).await)?;
+    }
+    Ok((DEMO_EVENT_ID, created))
+}
+
+/// `Ok(true)` if the insert happened, `Ok(false)` if another server inserted it first.
+fn ignore_duplicate(result: Result<(), StoreError>) -> Result<bool, StoreError> {
+    match result {
+        Ok(()) => Ok(true),
+        Err(StoreError::Conflict { constraint }) if constraint.ends_with("_pkey") => Ok(false),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,254 @@
+//! The API's errors, rendered as `application/problem+json` (RFC 9457) with the stable
+//! `code` values of API.md.
+
+use std::time::Duration;
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use boxoffice_core::validation::{FieldError, ValidationErrors};
+use boxoffice_store::StoreError;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Everything a handler can answer other than success. Each variant documents its status.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 401 `unauthorized`: no credentials, or credentials that are not valid.
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    /// 403 `forbidden`: valid credentials that may not do this.
+    #[error("{0}")]
+    Forbidden(&'static str),
+    /// 404 with a specific code (`not_found`, `event_not_found`, …).
+    #[error("{detail}")]
+    NotFound {
+        /// Stable code.
+        code: &'static str,
+        /// What was not found.
+        detail: String,
+    },
+    /// 405 `method_not_allowed`.
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    /// 400 `malformed_json`: the body is not JSON.
+    #[error("{0}")]
+    MalformedJson(String),
+    /// 413 `payload_too_large`.
+    #[error("the request body is larger than this server accepts")]
+    PayloadTooLarge,
+    /// 415 `unsupported_media_type`: a body that is not declared `application/json`.
+    #[error("expected a body of type application/json")]
+    UnsupportedMediaType,
+    /// 422 `validation_failed`, with every field error.
+    #[error("{0}")]
+    Validation(ValidationErrors),
+    /// 503 `unavailable`: a backing store is down or too slow; retry after a moment.
+    #[error("{reason}")]
+    Unavailable {
+        /// For the logs only.
+        reason: String,
+        /// Sent as `Retry-After`.
+        retry_after: Duration,
+    },
+    /// 500 `internal`: a bug. The cause is logged, never sent.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// The problem document every error answer carries.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Problem {
+    /// A URI reference naming the problem type, e.g. `/problems/seat-unavailable`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Short summary of the problem type.
+    pub title: &'static str,
+    /// HTTP status.
+    pub status: u16,
+    /// Stable machine-readable name.
+    pub code: &'static str,
+    /// What happened in this case.
+    pub detail: String,
+    /// Per-field errors (`validation_failed` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<FieldError>>,
+}
+
+impl ApiError {
+    /// 404 `event_not_found`.
+    pub fn event_not_found() -> Self {
+        ApiError::NotFound {
+            code: "event_not_found",
+            detail: "no such event".into(),
+        }
+    }
+
+    /// 422 with a single field error.
+    pub fn invalid(field: &str, message: &str) -> Self {
+        let mut errors = ValidationErrors::default();
+        errors.add(field, message);
+        ApiError::Validation(errors)
+    }
+
+    /// The HTTP status this error answers with.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The stable `code` of API.md.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::Unauthorized(_) => "unauthorized",
+            ApiError::Forbidden(_) => "forbidden",
+            ApiError::NotFound { code, .. } => code,
+            ApiError::MethodNotAllowed => "method_not_allowed",
+            ApiError::MalformedJson(_) => "malformed_json",
+            ApiError::PayloadTooLarge => "payload_too_large",
+            ApiError::UnsupportedMediaType => "unsupported_media_type",
+            ApiError::Validation(_) => "validation_failed",
+            ApiError::Unavailable { .. } => "unavailable",
+            ApiError::Internal(_) => "internal",
+        }
+    }
+
+    fn title(&self) -> &'static str {
+        match self {
+            ApiError::Unauthorized(_) => "Unauthorized",
+            ApiError::Forbidden(_) => "Forbidden",
+            ApiError::NotFound { .. } => "Not found",
+            ApiError::MethodNotAllowed => "Method not allowed",
+            ApiError::MalformedJson(_) => "Malformed JSON",
+            ApiError::PayloadTooLarge => "Payload too large",
+            ApiError::UnsupportedMediaType => "Unsupported media type",
+            ApiError::Validation(_) => "Validation failed",
+            ApiError::Unavailable { .. } => "Service unavailable",
+            ApiError::Internal(_) => "Internal error",
+        }
+    }
+
+    fn problem(self) -> Problem {
+        let status = self.status().as_u16();
+        let code = self.code();
+        let title = self.title();
+        let (detail, errors) = match self {
+            ApiError::Validation(errors) => (
+                "the request is not valid; see errors".to_owned(),
+                Some(errors.0),
+            ),
+            // Never tell a client what broke inside; the log has it.
+            ApiError::Internal(_) => ("something went wrong on our side".to_owned(), None),
+            ApiError::Unavailable { .. } => (
+                "a backing store is unavailable; retry after a moment".to_owned(),
+                None,
+            ),
+            other => (other.to_string(), None),
+        };
+        Problem {
+            type_: format!("/problems/{}", code.replace('_', "-")),
+            title,
+            status,
+            code,
+            detail,
+            errors,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        match &self {
+            ApiError::Internal(cause) => tracing::error!(%cause, "request failed"),
+            ApiError::Unavailable { reason, .. } => tracing::warn!(%reason, "store unavailable"),
+            _ => {}
+        }
+        let retry_after = match &self {
+            ApiError::Unavailable { retry_after, .. } => Some(retry_after.as_secs().max(1)),
+            _ => None,
+        };
+        let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
+        let mut response = (status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        if let Some(secs) = retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        response
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound => ApiError::NotFound {
+                code: "not_found",
+                detail: "not found".into(),
+            },
+            StoreError::Unavailable {
+                reason,
+                retry_after,
+            } => ApiError::Unavailable {
+                reason,
+                retry_after,
+            },
+            // A constraint that reaches this far was not expected by the caller.
+            StoreError::Conflict { constraint } => {
+                ApiError::Internal(format!("unexpected conflict on {constraint}"))
+            }
+            StoreError::Other(e) => ApiError::Internal(e.to_string()),
+        }
+    }
+}
+
+impl From<ValidationErrors> for ApiError {
+    fn from(e: ValidationErrors) -> Self {
+        ApiError::Validation(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_pins_its_status_and_code() {
+        let cases = [
+            (ApiError::Unauthorized("x"), 401, "unauthorized"),
+            (ApiError::Forbidden("x"), 403, "forbidden"),
+            (ApiError::event_not_found(), 404, "event_not_found"),
+            (ApiError::MalformedJson("x".into()), 400, "malformed_json"),
+            (ApiError::PayloadTooLarge, 413, "payload_too_large"),
+            (ApiError::invalid("f", "m"), 422, "validation_failed"),
+            (
+                ApiError::from(StoreError::unavailable("down")),
+                503,
+                "unavailable",
+            ),
+            (ApiError::Internal("bug".into()), 500, "internal"),
+        ];
+        for (error, status, code) in cases {
+            assert_eq!((error.status().as_u16(), error.code()), (status, code));
+        }
+    }
+
+    #[test]
+    fn internal_details_never_reach_the_client() {
+        let problem = ApiError::Internal("password=hunter2".into()).problem();
+        assert!(!problem.detail.contains("hunter2"));
+        assert_eq!(problem.type_, "/problems/internal");
+    }
+}

@@ -1,0 +1,88 @@
+//! `GET /v1/events/{id}/seats` and `GET /v1/events/{id}/availability`.
+
+use axum::extract::{Path, State};
+use axum::http::header;
+use axum::response::IntoResponse;
+use boxoffice_core::availability::SeatCounts;
+use boxoffice_core::ids::EventId;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::availability::event_availability;
+use crate::error::{ApiError, Problem};
+use crate::seat_map::SeatView;
+use crate::state::AppState;
+
+/// Answer to `GET /v1/events/{id}/seats`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SeatsView {
+    /// The event.
+    pub event_id: EventId,
+    /// Every seat of the venue in venue order, with its status.
+    pub seats: Vec<SeatView>,
+}
+
+/// Places left in one general-admission area.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GaAvailability {
+    /// Area code.
+    pub code: String,
+    /// Places in all.
+    pub capacity: u32,
+    /// Places not yet booked.
+    pub left: u32,
+}
+
+/// Answer to `GET /v1/events/{id}/availability`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AvailabilityView {
+    /// Seats per status.
+    #[serde(flatten)]
+    pub counts: SeatCounts,
+    /// General-admission areas.
+    pub ga: Vec<GaAvailability>,
+}
+
+/// Every seat with its status, composed from Postgres and the hold store at read time.
+#[utoipa::path(get, path = "/v1/events/{id}/seats", tag = "availability",
+    params(("id" = String, Path, description = "Event id")),
+    responses(
+        (status = 200, description = "Seats", body = SeatsView),
+        (status = 404, description = "No such event", body = Problem),
+    ))]
+pub async fn get_seats(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    let id = super::event_id(&id)?;
+    let availability = event_availability(&state, id).await?;
+    let body = availability.map.render_seats(id, &availability.states);
+    Ok(([(header::CONTENT_TYPE, "application/json")], body))
+}
+
+/// Seat counts per status and general-admission places left.
+#[utoipa::path(get, path = "/v1/events/{id}/availability", tag = "availability",
+    params(("id" = String, Path, description = "Event id")),
+    responses(
+        (status = 200, description = "Counts", body = AvailabilityView),
+        (status = 404, description = "No such event", body = Problem),
+    ))]
+pub async fn get_availability(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<axum::Json<AvailabilityView>, ApiError> {
+    let id = super::event_id(&id)?;
+    let availability = event_availability(&state, id).await?;
+    Ok(axum::Json(AvailabilityView {
+        counts: SeatCounts::of(&availability.states),
+        ga: availability
+            .ga
+            .into_iter()
+            .map(|g| GaAvailability {
+                code: g.code,
+                capacity: g.capacity,
+                left: g.left,
+            })
+            .collect(),
+    }))
+}

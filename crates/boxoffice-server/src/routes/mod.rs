@@ -1,0 +1,29 @@
+//! HTTP routes, one module per resource. Handlers stay thin: extract, call the store or a
+//! service, map the result.
+
+pub mod availability;
+pub mod events;
+pub mod ops;
+pub mod sessions;
+pub mod venues;
+
+use boxoffice_core::ids::{EventId, VenueId};
+
+use crate::error::ApiError;
+
+/// The event a path names; a malformed id is as unknown as a missing one (404).
+pub(crate) fn event_id(text: &str) -> Result<EventId, ApiError> {
+    EventId::parse(text).ok_or_else(ApiError::event_not_found)
+}
+
+/// The venue a path names; a malformed id is as unknown as a missing one (404).
+pub(crate) fn venue_id(text: &str) -> Result<VenueId, ApiError> {
+    VenueId::parse(text).ok_or_else(venue_not_found)
+}
+
+pub(crate) fn venue_not_found() -> ApiError {
+    ApiError::NotFound {
+        code: "not_found",
+        detail: "no such venue".into(),
+    }
+}

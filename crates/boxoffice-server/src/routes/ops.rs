@@ -1,0 +1,62 @@
+//! Operations: liveness, readiness, metrics.
+
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::error::{ApiError, Problem};
+use crate::state::AppState;
+
+/// How long a readiness probe waits for each store.
+const READY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Answer to `GET /healthz` and `GET /readyz`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// `ok` or `ready`.
+    pub status: &'static str,
+}
+
+/// The process is up.
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses((status = 200, description = "Up", body = Health)))]
+pub async fn healthz() -> axum::Json<Health> {
+    axum::Json(Health { status: "ok" })
+}
+
+/// The database and the hold store answer; 503 otherwise.
+#[utoipa::path(get, path = "/readyz", tag = "operations",
+    responses(
+        (status = 200, description = "Ready", body = Health),
+        (status = 503, description = "A store is unreachable", body = Problem),
+    ))]
+pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>, ApiError> {
+    let check = async {
+        tokio::try_join!(boxoffice_store::db::ping(&state.pool), state.holds.ping())?;
+        Ok::<_, ApiError>(())
+    };
+    match tokio::time::timeout(READY_TIMEOUT, check).await {
+        Ok(result) => result.map(|()| axum::Json(Health { status: "ready" })),
+        Err(_) => Err(ApiError::Unavailable {
+            reason: "readiness check timed out".into(),
+            retry_after: Duration::from_secs(1),
+        }),
+    }
+}
+
+/// Prometheus text: `http_requests_total` and `http_request_duration_seconds` by method,
+/// route and status.
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
+pub async fn get_metrics() -> impl IntoResponse {
+    let handle = crate::metrics::handle();
+    handle.run_upkeep();
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        handle.render(),
+    )
+}

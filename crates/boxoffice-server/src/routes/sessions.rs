@@ -1,0 +1,52 @@
+//! `POST /v1/sessions`: anonymous buyer sessions for demos and tests.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use boxoffice_core::ids::UserId;
+use chrono::{DateTime, SubsecRound, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::auth::SESSION_TTL;
+use crate::error::{ApiError, Problem};
+use crate::state::AppState;
+
+/// Answer to `POST /v1/sessions`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionCreated {
+    /// The new anonymous user's id.
+    pub user_id: String,
+    /// Bearer token for buyer calls.
+    pub token: String,
+    /// When the token stops working.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Mints an anonymous user and a token for it, unless anonymous sessions are disabled.
+#[utoipa::path(post, path = "/v1/sessions", tag = "sessions",
+    responses(
+        (status = 201, description = "Created", body = SessionCreated),
+        (status = 404, description = "Anonymous sessions are disabled", body = Problem),
+    ))]
+pub async fn create_session(
+    State(state): State<AppState>,
+) -> Result<(StatusCode, axum::Json<SessionCreated>), ApiError> {
+    if !state.anonymous_sessions {
+        return Err(ApiError::NotFound {
+            code: "not_found",
+            detail: "anonymous sessions are disabled on this server".into(),
+        });
+    }
+    let user = UserId::parse(&uuid::Uuid::new_v4().to_string()).expect("a UUID is a valid user id");
+    // JWT expiry has whole-second precision; say exactly what the token carries.
+    let expires_at = (Utc::now() + SESSION_TTL).trunc_subsecs(0);
+    let token = state.auth.mint_user(&user, expires_at);
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(SessionCreated {
+            user_id: user.to_string(),
+            token,
+            expires_at,
+        }),
+    ))
+}

@@ -1,0 +1,189 @@
+//! Event seat maps, cached per server and rendered to JSON fast enough for a 100,000-seat
+//! venue.
+//!
+//! A seat's id, label, position, ticket type and price change only when the event's
+//! allocations change, and every such change bumps the event's `layout_version` in the same
+//! transaction. So each server keeps the static part of every seat pre-rendered as a JSON
+//! fragment, checks the version on every read (it comes back with the sold seats in one
+//! statement), and only appends each seat's status per request. A change made through any
+//! server instance is seen by all of them on their next read.
+
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
+
+use boxoffice_core::availability::{EventSeat, SeatMap, SeatState, SeatStatus};
+use boxoffice_core::ids::EventId;
+use boxoffice_store::{events, StoreError};
+use chrono::{DateTime, Utc};
+use lru::LruCache;
+use serde::Serialize;
+use sqlx::PgPool;
+use utoipa::ToSchema;
+
+/// One seat of `GET /v1/events/{id}/seats`. Rendered by [`RenderedSeatMap::render_seats`];
+/// this type documents the shape and pins it in tests.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SeatView {
+    /// The seat with its ticket type and price.
+    #[serde(flatten)]
+    pub seat: EventSeat,
+    /// What a buyer can do with it now.
+    pub status: SeatStatus,
+    /// When the hold lapses; held seats only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_until: Option<DateTime<Utc>>,
+}
+
+/// An event's seat map with each seat's static JSON pre-rendered.
+pub struct RenderedSeatMap {
+    /// The allocation version this map reflects.
+    pub version: i64,
+    /// The seats.
+    pub map: SeatMap,
+    /// For each seat, its JSON object up to and including `"status":"`.
+    fragments: Vec<Box<str>>,
+}
+
+impl RenderedSeatMap {
+    /// Renders the static part of every seat.
+    pub fn new(version: i64, seats: Vec<EventSeat>) -> Self {
+        let fragments = seats
+            .iter()
+            .map(|seat| {
+                let mut json = serde_json::to_string(seat).expect("a seat always serializes");
+                json.pop(); // the closing brace; the status follows
+                json.push_str(r#","status":""#);
+                json.into_boxed_str()
+            })
+            .collect();
+        Self {
+            version,
+            map: SeatMap::new(seats),
+            fragments,
+        }
+    }
+
+    /// The body of `GET /v1/events/{id}/seats` for these states (one per seat, in order).
+    pub fn render_seats(&self, event: EventId, states: &[SeatState]) -> Vec<u8> {
+        let static_len: usize = self.fragments.iter().map(|f| f.len()).sum();
+        let mut out = Vec::with_capacity(static_len + states.len() * 48 + 64);
+        out.extend_from_slice(br#"{"event_id":""#);
+        out.extend_from_slice(event.to_string().as_bytes());
+        out.extend_from_slice(br#"","seats":["#);
+        for (i, (fragment, state)) in self.fragments.iter().zip(states).enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(fragment.as_bytes());
+            out.extend_from_slice(state.status.as_str().as_bytes());
+            out.push(b'"');
+            if let Some(until) = state.held_until {
+                out.extend_from_slice(br#","held_until":"#);
+                serde_json::to_writer(&mut out, &until).expect("a timestamp always serializes");
+            }
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"]}");
+        out
+    }
+}
+
+/// Rendered seat maps of recently read events, least recently used evicted first.
+pub struct SeatMapCache {
+    maps: Mutex<LruCache<EventId, Arc<RenderedSeatMap>>>,
+}
+
+impl SeatMapCache {
+    /// A cache of at most `capacity` events.
+    pub fn new(capacity: NonZeroUsize) -> Self {
+        Self {
+            maps: Mutex::new(LruCache::new(capacity)),
+        }
+    }
+
+    /// The event's seat map at `version` or newer, loading and rendering it on a miss;
+    /// `None` if there is no such event.
+    pub async fn get(
+        &self,
+        pool: &PgPool,
+        event: EventId,
+        version: i64,
+    ) -> Result<Option<Arc<RenderedSeatMap>>, StoreError> {
+        if let Some(map) = self.lock().get(&event) {
+            if map.version >= version {
+                return Ok(Some(map.clone()));
+            }
+        }
+        let Some((loaded, seats)) = events::seat_map(pool, event).await? else {
+            return Ok(None);
+        };
+        // Rendering a large venue takes tens of milliseconds: keep it off the async workers.
+        let map =
+            tokio::task::spawn_blocking(move || Arc::new(RenderedSeatMap::new(loaded, seats)))
+                .await
+                .map_err(|e| StoreError::Other(Box::new(e)))?;
+        let mut maps = self.lock();
+        // Two readers may load concurrently; keep whichever is newer.
+        if maps.peek(&event).is_none_or(|m| m.version <= map.version) {
+            maps.put(event, map.clone());
+        }
+        Ok(Some(map))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LruCache<EventId, Arc<RenderedSeatMap>>> {
+        // The cache holds no invariant a panicking holder could break.
+        self.maps
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seat(id: &str, on_sale: bool) -> EventSeat {
+        EventSeat {
+            id: id.into(),
+            label: format!("Stalls, Row \"A\", Seat {id}"),
+            section: "stalls".into(),
+            row: "A".into(),
+            number: "1".into(),
+            x: 1.5,
+            y: -2.0,
+            ticket_type: on_sale.then(|| "standard".into()),
+            price_cents: on_sale.then_some(4500),
+        }
+    }
+
+    #[test]
+    fn rendered_seats_match_the_documented_shape() {
+        let seats = vec![seat("a", true), seat("b", true), seat("c", false)];
+        let rendered = RenderedSeatMap::new(3, seats.clone());
+        let until = DateTime::from_timestamp(2_000_000_000, 123_000_000).unwrap();
+        let states = [
+            SeatState {
+                status: SeatStatus::Available,
+                held_until: None,
+            },
+            SeatState {
+                status: SeatStatus::Held,
+                held_until: Some(until),
+            },
+            SeatState {
+                status: SeatStatus::NotForSale,
+                held_until: None,
+            },
+        ];
+        let event = EventId::new();
+        let body: serde_json::Value =
+            serde_json::from_slice(&rendered.render_seats(event, &states)).unwrap();
+        let expected = serde_json::json!({
+            "event_id": event,
+            "seats": seats.into_iter().zip(states).map(|(seat, s)| SeatView {
+                seat, status: s.status, held_until: s.held_until,
+            }).collect::<Vec<_>>(),
+        });
+        assert_eq!(body, expected);
+    }
+}

@@ -1,0 +1,43 @@
+//! What every handler shares: the pool, the hold store, auth and the seat-map cache.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use boxoffice_store::holds::HoldStore;
+use sqlx::PgPool;
+
+use crate::auth::Auth;
+use crate::seat_map::SeatMapCache;
+
+/// Shared application state; cheap to clone.
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+/// The parts of [`AppState`].
+pub struct Inner {
+    /// Postgres, the source of truth.
+    pub pool: PgPool,
+    /// Where live holds are kept.
+    pub holds: Arc<dyn HoldStore>,
+    /// Token verification and minting.
+    pub auth: Auth,
+    /// Rendered seat maps of recently read events.
+    pub seat_maps: SeatMapCache,
+    /// Whether `POST /v1/sessions` is enabled.
+    pub anonymous_sessions: bool,
+}
+
+impl AppState {
+    /// Wraps the parts.
+    pub fn new(inner: Inner) -> Self {
+        Self(Arc::new(inner))
+    }
+}
+
+impl Deref for AppState {
+    type Target = Inner;
+
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}

@@ -1,0 +1,126 @@
+//! Connecting to Postgres: the pool, its timeouts, creating the database and migrating it.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{Connection, PgConnection, PgPool};
+
+use crate::StoreError;
+
+/// The schema, embedded in the binary.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// How to reach the database and how long to wait for it.
+#[derive(Clone, Debug)]
+pub struct DbConfig {
+    /// `postgres://…` URL of the database.
+    pub url: String,
+    /// Most connections the pool opens.
+    pub pool_size: u32,
+    /// How long a request waits for a free connection before it is answered 503.
+    pub acquire_timeout: Duration,
+    /// Postgres `statement_timeout` on every connection: no statement runs longer.
+    pub statement_timeout: Duration,
+    /// Postgres `lock_timeout` on every connection: no statement waits longer for a lock.
+    pub lock_timeout: Duration,
+}
+
+impl DbConfig {
+    /// Defaults suited to one server on this kind of machine.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            pool_size: 16,
+            acquire_timeout: Duration::from_secs(2),
+            statement_timeout: Duration::from_secs(5),
+            lock_timeout: Duration::from_secs(2),
+        }
+    }
+
+    fn connect_options(&self) -> Result<PgConnectOptions, StoreError> {
+        let options = PgConnectOptions::from_str(&self.url)
+            .map_err(|e| StoreError::Other(format!("invalid DATABASE_URL: {e}").into()))?;
+        Ok(options.application_name("boxoffice").options([
+            (
+                "statement_timeout",
+                self.statement_timeout.as_millis().to_string(),
+            ),
+            ("lock_timeout", self.lock_timeout.as_millis().to_string()),
+        ]))
+    }
+}
+
+/// The database name in `url`, and options for the server's maintenance database.
+fn maintenance_options(url: &str) -> Result<(String, PgConnectOptions), StoreError> {
+    let options = PgConnectOptions::from_str(url)
+        .map_err(|e| StoreError::Other(format!("invalid DATABASE_URL: {e}").into()))?;
+    let name = options
+        .get_database()
+        .ok_or_else(|| StoreError::Other("DATABASE_URL names no database".into()))?
+        .to_owned();
+    Ok((name, options.database("postgres")))
+}
+
+fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Creates the database named in `url` unless it exists. Returns whether it was created.
+pub async fn ensure_database(url: &str) -> Result<bool, StoreError> {
+    let (name, admin) = maintenance_options(url)?;
+    let mut conn = PgConnection::connect_with(&admin).await?;
+    let exists: bool =
+        sqlx::query_scalar("select exists (select 1 from pg_database where datname = $1)")
+            .bind(&name)
+            .fetch_one(&mut conn)
+            .await?;
+    if exists {
+        return Ok(false);
+    }
+    match sqlx::query(&format!("create database {}", quote_ident(&name)))
+        .execute(&mut conn)
+        .await
+    {
+        Ok(_) => Ok(true),
+        // Another process created it between our check and our create.
+        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("42P04") => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Drops the database named in `url`, disconnecting anyone still using it.
+pub async fn drop_database(url: &str) -> Result<(), StoreError> {
+    let (name, admin) = maintenance_options(url)?;
+    let mut conn = PgConnection::connect_with(&admin).await?;
+    sqlx::query(&format!(
+        "drop database if exists {} with (force)",
+        quote_ident(&name)
+    ))
+    .execute(&mut conn)
+    .await?;
+    Ok(())
+}
+
+/// Opens a pool lazily: the server starts even while the database is down, and answers
+/// 503 until it is back.
+pub fn connect_lazy(config: &DbConfig) -> Result<PgPool, StoreError> {
+    Ok(PgPoolOptions::new()
+        .max_connections(config.pool_size)
+        .acquire_timeout(config.acquire_timeout)
+        .connect_lazy_with(config.connect_options()?))
+}
+
+/// Applies every migration not yet applied.
+pub async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
+    MIGRATOR.run(pool).await.map_err(|e| match e {
+        sqlx::migrate::MigrateError::Execute(e) => e.into(),
+        other => StoreError::Other(Box::new(other)),
+    })
+}
+
+/// Round trip to the database.
+pub async fn ping(pool: &PgPool) -> Result<(), StoreError> {
+    sqlx::query("select 1").execute(pool).await?;
+    Ok(())
+}

@@ -1,0 +1,433 @@
+//! Events, ticket types, general-admission areas, seat allocations and sold seats.
+
+use std::collections::HashSet;
+
+use boxoffice_core::availability::{EventSeat, SeatStatus};
+use boxoffice_core::event::{GaArea, NewEvent, TicketType};
+use boxoffice_core::ids::{EventId, VenueId};
+use chrono::{DateTime, Utc};
+use sqlx::{PgPool, Postgres, Transaction};
+
+use crate::holds::HoldStore;
+use crate::StoreError;
+
+/// An event as listed.
+#[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
+pub struct EventSummary {
+    /// Event id.
+    #[sqlx(try_from = "uuid::Uuid")]
+    pub event_id: EventId,
+    /// Display name.
+    pub name: String,
+    /// Venue id.
+    #[sqlx(try_from = "uuid::Uuid")]
+    pub venue_id: VenueId,
+    /// Start time.
+    pub starts_at: DateTime<Utc>,
+}
+
+/// An event with its settings, ticket types and general-admission areas.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventRecord {
+    /// Id, name, venue and start.
+    pub summary: EventSummary,
+    /// Hold lifetime in seconds.
+    pub hold_ttl_seconds: u32,
+    /// Cap on a hold's lifetime with extensions.
+    pub max_hold_seconds: u32,
+    /// Per-user limit of live held seats.
+    pub max_seats_per_user: u32,
+    /// Every section, best first.
+    pub section_order: Vec<String>,
+    /// Ticket types in the order they were given.
+    pub ticket_types: Vec<TicketType>,
+    /// General-admission areas with the places left in each.
+    pub ga_areas: Vec<(GaArea, u32)>,
+}
+
+/// Places left in one general-admission area.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GaLeft {
+    /// Area code.
+    pub code: String,
+    /// Places in all.
+    pub capacity: u32,
+    /// Places not yet booked.
+    pub left: u32,
+}
+
+/// What changes from moment to moment in an event: the version of its allocations, the
+/// seats sold and the general-admission places left, read in one statement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventState {
+    /// Version of the event's allocations; a cached seat map of another version is stale.
+    pub layout_version: i64,
+    /// Ids of the seats in live orders.
+    pub sold: Vec<String>,
+    /// General-admission areas in order.
+    pub ga: Vec<GaLeft>,
+}
+
+/// Stores a validated event with its ticket types, areas and allocations, in one transaction.
+pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Result<(), StoreError> {
+    let mut tx = pool.begin().await?;
+    sqlx::query(
+        "insert into event (event_id, venue_id, name, starts_at, hold_ttl_seconds,
+                            max_hold_seconds, max_seats_per_user, section_order)
+         values ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(id.0)
+    .bind(event.venue_id.0)
+    .bind(&event.name)
+    .bind(event.starts_at)
+    .bind(event.hold_ttl_seconds as i32)
+    .bind(event.max_hold_seconds as i32)
+    .bind(event.max_seats_per_user as i32)
+    .bind(&event.section_order)
+    .execute(&mut *tx)
+    .await?;
+
+    let t = &event.ticket_types;
+    sqlx::query(
+        "insert into ticket_type (event_id, code, name, price_cents, currency, position)
+         select $1, code, name, price, currency, ord - 1
+           from unnest($2::text[], $3::text[], $4::int8[], $5::text[])
+                with ordinality as t (code, name, price, currency, ord)",
+    )
+    .bind(id.0)
+    .bind(t.iter().map(|t| t.code.as_str()).collect::<Vec<_>>())
+    .bind(t.iter().map(|t| t.name.as_str()).collect::<Vec<_>>())
+    .bind(t.iter().map(|t| t.price_cents).collect::<Vec<_>>())
+    .bind(t.iter().map(|t| t.currency.as_str()).collect::<Vec<_>>())
+    .execute(&mut *tx)
+    .await?;
+
+    let a = &event.ga_areas;
+    sqlx::query(
+        "insert into ga_area (event_id, code, name, capacity, seats_left, price_cents, currency,
+                              max_per_booking, position)
+         select $1, code, name, capacity, capacity, price, currency, max_per_booking, ord - 1
+           from unnest($2::text[], $3::text[], $4::int4[], $5::int8[], $6::text[], $7::int4[])
+                with ordinality as a (code, name, capacity, price, currency, max_per_booking, ord)",
+    )
+    .bind(id.0)
+    .bind(a.iter().map(|a| a.code.as_str()).collect::<Vec<_>>())
+    .bind(a.iter().map(|a| a.name.as_str()).collect::<Vec<_>>())
+    .bind(a.iter().map(|a| a.capacity as i32).collect::<Vec<_>>())
+    .bind(a.iter().map(|a| a.price_cents).collect::<Vec<_>>())
+    .bind(a.iter().map(|a| a.currency.as_str()).collect::<Vec<_>>())
+    .bind(
+        a.iter()
+            .map(|a| a.max_per_booking as i32)
+            .collect::<Vec<_>>(),
+    )
+    .execute(&mut *tx)
+    .await?;
+
+    upsert_allocations(&mut tx, id, &event.allocations).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn upsert_allocations(
+    tx: &mut Transaction<'_, Postgres>,
+    id: EventId,
+    allocations: &[(String, String)],
+) -> Result<u64, StoreError> {
+    let (seats, types): (Vec<&str>, Vec<&str>) = allocations
+        .iter()
+        .map(|(s, t)| (s.as_str(), t.as_str()))
+        .unzip();
+    let done = sqlx::query(
+        "insert into seat_allocation (event_id, venue_id, seat_id, ticket_type)
+         select e.event_id, e.venue_id, a.seat_id, a.ticket_type
+           from event e, unnest($2::text[], $3::text[]) as a (seat_id, ticket_type)
+          where e.event_id = $1
+         on conflict (event_id, seat_id) do update set ticket_type = excluded.ticket_type",
+    )
+    .bind(id.0)
+    .bind(&seats)
+    .bind(&types)
+    .execute(&mut **tx)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// Every event, soonest first.
+pub async fn list_events(pool: &PgPool) -> Result<Vec<EventSummary>, StoreError> {
+    Ok(sqlx::query_as(
+        "select event_id, name, venue_id, starts_at from event order by starts_at, event_id",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// One event with its settings, ticket types and areas; `None` if there is no such event.
+pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>, StoreError> {
+    type Row = (
+        uuid::Uuid,
+        String,
+        uuid::Uuid,
+        DateTime<Utc>,
+        i32,
+        i32,
+        i32,
+        Vec<String>,
+    );
+    let Some((event_id, name, venue_id, starts_at, ttl, max_hold, max_seats, section_order)) =
+        sqlx::query_as::<_, Row>(
+            "select event_id, name, venue_id, starts_at, hold_ttl_seconds, max_hold_seconds,
+                max_seats_per_user, section_order
+           from event where event_id = $1",
+        )
+        .bind(id.0)
+        .fetch_optional(pool)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let ticket_types = sqlx::query_as::<_, (String, String, i64, String)>(
+        "select code, name, price_cents, currency from ticket_type where event_id = $1 order by position",
+    )
+    .bind(id.0)
+    .fetch_all(pool)
+    .await?
+    .into_iter()
+    .map(|(code, name, price_cents, currency)| TicketType {
+        code,
+        name,
+        price_cents,
+        currency,
+    })
+    .collect();
+    let ga_areas = sqlx::query_as::<_, (String, String, i32, i32, i64, String, i32)>(
+        "select code, name, capacity, seats_left, price_cents, currency, max_per_booking
+           from ga_area where event_id = $1 order by position",
+    )
+    .bind(id.0)
+    .fetch_all(pool)
+    .await?
+    .into_iter()
+    .map(
+        |(code, name, capacity, left, price_cents, currency, max_per_booking)| {
+            let area = GaArea {
+                code,
+                name,
+                capacity: capacity as u32,
+                price_cents,
+                currency,
+                max_per_booking: max_per_booking as u32,
+            };
+            (area, left as u32)
+        },
+    )
+    .collect();
+    Ok(Some(EventRecord {
+        summary: EventSummary {
+            event_id: EventId(event_id),
+            name,
+            venue_id: VenueId(venue_id),
+            starts_at,
+        },
+        hold_ttl_seconds: ttl as u32,
+        max_hold_seconds: max_hold as u32,
+        max_seats_per_user: max_seats as u32,
+        section_order,
+        ticket_types,
+        ga_areas,
+    }))
+}
+
+/// The event's seats in venue order with their ticket types and prices, and the version of
+/// the allocations they reflect; `None` if there is no such event. One statement, so the
+/// version and the seats come from one snapshot.
+pub async fn seat_map(
+    pool: &PgPool,
+    id: EventId,
+) -> Result<Option<(i64, Vec<EventSeat>)>, StoreError> {
+    type Row = (
+        String,
+        String,
+        String,
+        String,
+        String,
+        f64,
+        f64,
+        Option<String>,
+        Option<i64>,
+        i64,
+    );
+    let rows: Vec<Row> = sqlx::query_as(
+        "select s.seat_id, s.label, s.section_id, s.row_label, s.number, s.x, s.y,
+                a.ticket_type, t.price_cents, e.layout_version
+           from event e
+           join seat s on s.venue_id = e.venue_id
+           left join seat_allocation a on a.event_id = e.event_id and a.seat_id = s.seat_id
+           left join ticket_type t on t.event_id = a.event_id and t.code = a.ticket_type
+          where e.event_id = $1
+          order by s.position",
+    )
+    .bind(id.0)
+    .fetch_all(pool)
+    .await?;
+    let Some(version) = rows.first().map(|r| r.9) else {
+        return Ok(None);
+    };
+    let seats = rows
+        .into_iter()
+        .map(
+            |(id, label, section, row, number, x, y, ticket_type, price_cents, _)| EventSeat {
+                id,
+                label,
+                section,
+                row,
+                number,
+                x,
+                y,
+                ticket_type,
+                price_cents,
+            },
+        )
+        .collect();
+    Ok(Some((version, seats)))
+}
+
+/// The event's allocation version, sold seats and general-admission places left, in one
+/// round trip; `None` if there is no such event.
+pub async fn event_state(pool: &PgPool, id: EventId) -> Result<Option<EventState>, StoreError> {
+    type Row = (i64, Vec<String>, Vec<String>, Vec<i32>, Vec<i32>);
+    let row: Option<Row> = sqlx::query_as(
+        "select e.layout_version,
+                array(select seat_id from order_seat o where o.event_id = e.event_id and not o.released),
+                array(select code from ga_area g where g.event_id = e.event_id order by position),
+                array(select capacity from ga_area g where g.event_id = e.event_id order by position),
+                array(select seats_left from ga_area g where g.event_id = e.event_id order by position)
+           from event e where e.event_id = $1",
+    )
+    .bind(id.0)
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(
+        |(layout_version, sold, codes, capacities, lefts)| EventState {
+            layout_version,
+            sold,
+            ga: codes
+                .into_iter()
+                .zip(capacities)
+                .zip(lefts)
+                .map(|((code, capacity), left)| GaLeft {
+                    code,
+                    capacity: capacity as u32,
+                    left: left as u32,
+                })
+                .collect(),
+        },
+    ))
+}
+
+/// A change to which seats are on sale.
+#[derive(Clone, Debug)]
+pub enum AllocationChange {
+    /// Put these seats on sale at these ticket types, `(seat id, ticket type)`.
+    Put(Vec<(String, String)>),
+    /// Take these seats off sale.
+    Withdraw(Vec<String>),
+}
+
+/// What an allocation change did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AllocationOutcome {
+    /// Seats put on sale, re-priced or withdrawn.
+    pub changed: u64,
+    /// Seats left as they were because they are held or sold, in the order asked.
+    pub skipped: Vec<(String, SeatStatus)>,
+}
+
+/// Applies an allocation change to every named seat that is neither held nor sold, and
+/// bumps the event's allocation version; `None` if there is no such event.
+///
+/// Why this is safe against a concurrent hold: the event row is locked first (`for no key
+/// update`, which leaves foreign-key checks from holds and orders free to proceed but
+/// queues every other allocation change), then the named allocation rows `for update`.
+/// A hold in flight takes a share lock on the allocation rows of its seats, so the update
+/// lock waits for it to commit and the held seats read afterwards include it; a hold that
+/// starts later waits for this transaction and then sees the new allocation.
+pub async fn change_allocations(
+    pool: &PgPool,
+    holds: &dyn HoldStore,
+    id: EventId,
+    change: AllocationChange,
+) -> Result<Option<AllocationOutcome>, StoreError> {
+    let mut tx = pool.begin().await?;
+    let found = sqlx::query("select 1 from event where event_id = $1 for no key update")
+        .bind(id.0)
+        .fetch_optional(&mut *tx)
+        .await?;
+    if found.is_none() {
+        return Ok(None);
+    }
+    let named: Vec<&str> = match &change {
+        AllocationChange::Put(list) => list.iter().map(|(s, _)| s.as_str()).collect(),
+        AllocationChange::Withdraw(list) => list.iter().map(String::as_str).collect(),
+    };
+    sqlx::query(
+        "select 1 from seat_allocation where event_id = $1 and seat_id = any($2) for update",
+    )
+    .bind(id.0)
+    .bind(&named)
+    .execute(&mut *tx)
+    .await?;
+    let sold: HashSet<String> = sqlx::query_scalar(
+        "select seat_id from order_seat where event_id = $1 and seat_id = any($2) and not released",
+    )
+    .bind(id.0)
+    .bind(&named)
+    .fetch_all(&mut *tx)
+    .await?
+    .into_iter()
+    .collect();
+    let held: HashSet<String> = holds
+        .held_seats(id)
+        .await?
+        .into_iter()
+        .map(|h| h.seat_id)
+        .collect();
+
+    let status = |seat: &str| {
+        if sold.contains(seat) {
+            Some(SeatStatus::Sold)
+        } else if held.contains(seat) {
+            Some(SeatStatus::Held)
+        } else {
+            None
+        }
+    };
+    let skipped: Vec<(String, SeatStatus)> = named
+        .iter()
+        .filter_map(|s| status(s).map(|st| (s.to_string(), st)))
+        .collect();
+    let changed = match change {
+        AllocationChange::Put(list) => {
+            let free: Vec<(String, String)> = list
+                .into_iter()
+                .filter(|(s, _)| status(s).is_none())
+                .collect();
+            upsert_allocations(&mut tx, id, &free).await?
+        }
+        AllocationChange::Withdraw(list) => {
+            let free: Vec<String> = list.into_iter().filter(|s| status(s).is_none()).collect();
+            sqlx::query("delete from seat_allocation where event_id = $1 and seat_id = any($2)")
+                .bind(id.0)
+                .bind(&free)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+        }
+    };
+    sqlx::query("update event set layout_version = layout_version + 1 where event_id = $1")
+        .bind(id.0)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(Some(AllocationOutcome { changed, skipped }))
+}

@@ -1,0 +1,203 @@
+//! Venues and their seat maps.
+
+use boxoffice_core::ids::VenueId;
+use boxoffice_core::venue::{Point, Row, Seat, Section, VenueLayout};
+use sqlx::PgPool;
+
+use crate::StoreError;
+
+/// Stores a validated venue with every section, row and seat, in one transaction.
+pub async fn insert_venue(
+    pool: &PgPool,
+    id: VenueId,
+    layout: &VenueLayout,
+) -> Result<(), StoreError> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("insert into venue (venue_id, name, seat_count) values ($1, $2, $3)")
+        .bind(id.0)
+        .bind(&layout.name)
+        .bind(layout.seat_count() as i32)
+        .execute(&mut *tx)
+        .await?;
+
+    let mut s = SectionColumns::default();
+    let mut r = RowColumns::default();
+    let mut seats = SeatColumns::default();
+    for (si, section) in layout.sections.iter().enumerate() {
+        s.id.push(section.id.as_str());
+        s.name.push(section.name.as_str());
+        s.origin_x.push(section.origin.x);
+        s.origin_y.push(section.origin.y);
+        s.seat_spacing.push(section.seat_spacing);
+        s.row_spacing.push(section.row_spacing);
+        s.position.push(si as i32);
+        for (ri, row) in section.rows.iter().enumerate() {
+            r.section.push(section.id.as_str());
+            r.label.push(row.label.as_str());
+            r.position.push(ri as i32);
+            for seat in &row.seats {
+                seats.position.push(seats.id.len() as i32);
+                seats.id.push(seat.id.as_str());
+                seats.section.push(section.id.as_str());
+                seats.row.push(row.label.as_str());
+                seats.number.push(seat.number.as_str());
+                seats.label.push(seat.label.as_str());
+                seats.x.push(seat.x);
+                seats.y.push(seat.y);
+            }
+        }
+    }
+    // One statement per table, whatever the venue's size: arrays in, unnest on the server.
+    sqlx::query(
+        "insert into venue_section
+             (venue_id, section_id, name, origin_x, origin_y, seat_spacing, row_spacing, position)
+         select $1, * from unnest($2::text[], $3::text[], $4::float8[], $5::float8[],
+                                  $6::float8[], $7::float8[], $8::int4[])",
+    )
+    .bind(id.0)
+    .bind(&s.id)
+    .bind(&s.name)
+    .bind(&s.origin_x)
+    .bind(&s.origin_y)
+    .bind(&s.seat_spacing)
+    .bind(&s.row_spacing)
+    .bind(&s.position)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query(
+        "insert into venue_row (venue_id, section_id, label, position)
+         select $1, * from unnest($2::text[], $3::text[], $4::int4[])",
+    )
+    .bind(id.0)
+    .bind(&r.section)
+    .bind(&r.label)
+    .bind(&r.position)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query(
+        "insert into seat (venue_id, seat_id, position, section_id, row_label, number, label, x, y)
+         select $1, * from unnest($2::text[], $3::int4[], $4::text[], $5::text[], $6::text[],
+                                  $7::text[], $8::float8[], $9::float8[])",
+    )
+    .bind(id.0)
+    .bind(&seats.id)
+    .bind(&seats.position)
+    .bind(&seats.section)
+    .bind(&seats.row)
+    .bind(&seats.number)
+    .bind(&seats.label)
+    .bind(&seats.x)
+    .bind(&seats.y)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+#[derive(Default)]
+struct SectionColumns<'a> {
+    id: Vec<&'a str>,
+    name: Vec<&'a str>,
+    origin_x: Vec<f64>,
+    origin_y: Vec<f64>,
+    seat_spacing: Vec<f64>,
+    row_spacing: Vec<f64>,
+    position: Vec<i32>,
+}
+
+#[derive(Default)]
+struct RowColumns<'a> {
+    section: Vec<&'a str>,
+    label: Vec<&'a str>,
+    position: Vec<i32>,
+}
+
+#[derive(Default)]
+struct SeatColumns<'a> {
+    id: Vec<&'a str>,
+    position: Vec<i32>,
+    section: Vec<&'a str>,
+    row: Vec<&'a str>,
+    number: Vec<&'a str>,
+    label: Vec<&'a str>,
+    x: Vec<f64>,
+    y: Vec<f64>,
+}
+
+/// Loads a venue's whole seat map; `None` if there is no such venue.
+pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>, StoreError> {
+    let Some(name) = sqlx::query_scalar::<_, String>("select name from venue where venue_id = $1")
+        .bind(id.0)
+        .fetch_optional(pool)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let sections: Vec<(String, String, f64, f64, f64, f64)> = sqlx::query_as(
+        "select section_id, name, origin_x, origin_y, seat_spacing, row_spacing
+           from venue_section where venue_id = $1 order by position",
+    )
+    .bind(id.0)
+    .fetch_all(pool)
+    .await?;
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "select r.section_id, r.label
+           from venue_row r join venue_section s using (venue_id, section_id)
+          where r.venue_id = $1 order by s.position, r.position",
+    )
+    .bind(id.0)
+    .fetch_all(pool)
+    .await?;
+    let seats: Vec<(String, String, String, String, String, f64, f64)> = sqlx::query_as(
+        "select seat_id, section_id, row_label, number, label, x, y
+           from seat where venue_id = $1 order by position",
+    )
+    .bind(id.0)
+    .fetch_all(pool)
+    .await?;
+
+    // Rows and seats arrive in venue order, so each belongs to the last section or row
+    // opened with its name.
+    let mut layout = VenueLayout {
+        name,
+        sections: sections
+            .into_iter()
+            .map(|(id, name, ox, oy, seat_spacing, row_spacing)| Section {
+                id,
+                name,
+                origin: Point { x: ox, y: oy },
+                seat_spacing,
+                row_spacing,
+                rows: Vec::new(),
+            })
+            .collect(),
+    };
+    let mut si = 0;
+    for (section, label) in rows {
+        while layout.sections[si].id != section {
+            si += 1;
+        }
+        layout.sections[si].rows.push(Row {
+            label,
+            seats: Vec::new(),
+        });
+    }
+    let (mut si, mut ri) = (0, 0);
+    for (seat_id, section, row, number, label, x, y) in seats {
+        while layout.sections[si].id != section {
+            si += 1;
+            ri = 0;
+        }
+        while layout.sections[si].rows[ri].label != row {
+            ri += 1;
+        }
+        layout.sections[si].rows[ri].seats.push(Seat {
+            id: seat_id,
+            number,
+            label,
+            x,
+            y,
+        });
+    }
+    Ok(Some(layout))
+}
