@@ -227,17 +227,16 @@ impl VenueSpec {
         let mut sections = Vec::with_capacity(self.sections.len());
         for (si, spec) in self.sections.into_iter().enumerate() {
             let at = format!("sections[{si}]");
-            if errors.check(
+            // A section whose id is wrong would only repeat that problem in its seat ids.
+            let section_ok = errors.check(
                 is_word(&spec.id, MAX_SECTION_ID_LEN),
                 format!("{at}.id"),
                 "must match [A-Za-z0-9_]{1,32}",
-            ) {
-                errors.check(
-                    section_ids.insert(spec.id.clone()),
-                    format!("{at}.id"),
-                    format!("section id {:?} is used twice", spec.id),
-                );
-            }
+            ) && errors.check(
+                section_ids.insert(spec.id.clone()),
+                format!("{at}.id"),
+                format!("section id {:?} is used twice", spec.id),
+            );
             errors.check(
                 is_name(&spec.name, MAX_NAME_LEN),
                 format!("{at}.name"),
@@ -345,7 +344,7 @@ impl VenueSpec {
                 let mut seats = Vec::with_capacity(numbered.len());
                 for (i, (number, x, y)) in numbered.into_iter().enumerate() {
                     let id = seat_id(&spec.id, &row.label, &number);
-                    if !seat_ids.insert(id.clone()) {
+                    if section_ok && !seat_ids.insert(id.clone()) {
                         errors.add(
                             format!("{at}.seats[{i}]"),
                             format!("seat id {id:?} is used twice in the venue"),
@@ -521,7 +520,7 @@ mod tests {
         let err = spec(json!({"name": " ", "sections": [
             {"id": "bad id", "name": "S", "seat_spacing": 0, "rows": [{"label": "A", "seats": 0}]},
             {"id": "s", "name": "S", "rows": [{"label": "A", "seats": 1}, {"label": "A", "seats": 1}]},
-            {"id": "s", "name": "T", "rows": [{"label": "B", "seats": [{"number": "1", "x": 0, "y": 0},
+            {"id": "t", "name": "T", "rows": [{"label": "B", "seats": [{"number": "1", "x": 0, "y": 0},
                                                                     {"number": "1", "x": 1, "y": 0}]}]}]}))
         .into_layout()
         .unwrap_err();
@@ -534,7 +533,6 @@ mod tests {
                 "sections[0].seat_spacing",
                 "sections[0].rows[0].seats",
                 "sections[1].rows[1].label",
-                "sections[2].id",
                 "sections[2].rows[0].seats[1]",
             ]
         );

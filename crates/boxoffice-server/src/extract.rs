@@ -63,8 +63,19 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
                 ApiError::MalformedJson(format!("the body is not valid JSON: {inner}"))
             }
             Category::Data => {
-                let field = if path == "." { String::new() } else { path };
                 let message = strip_position(&inner.to_string());
+                let mut field = if path == "." { String::new() } else { path };
+                // A missing field is reported at its parent; name the field itself.
+                if let Some(missing) = message
+                    .strip_prefix("missing field `")
+                    .and_then(|rest| rest.split('`').next())
+                {
+                    field = if field.is_empty() {
+                        missing.to_owned()
+                    } else {
+                        format!("{field}.{missing}")
+                    };
+                }
                 ApiError::invalid(&field, &message)
             }
         }
@@ -110,7 +121,11 @@ mod tests {
             other => panic!("expected a validation error, got {other:?}"),
         }
         match parse_json::<Body>(b"{}") {
-            Err(ApiError::Validation(e)) => assert!(e.0[0].message.contains("items")),
+            Err(ApiError::Validation(e)) => assert_eq!(e.0[0].field, "items"),
+            other => panic!("expected a validation error, got {other:?}"),
+        }
+        match parse_json::<Body>(br#"{"items": [{}]}"#) {
+            Err(ApiError::Validation(e)) => assert_eq!(e.0[0].field, "items[0].count"),
             other => panic!("expected a validation error, got {other:?}"),
         }
     }

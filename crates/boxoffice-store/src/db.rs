@@ -119,6 +119,23 @@ pub async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
     })
 }
 
+/// How long one statement of a bulk admin write (a 200,000-seat venue, an event allocating
+/// all of it) may run, instead of the connection's `statement_timeout`.
+const BULK_STATEMENT_TIMEOUT: &str = "60s";
+
+/// Lifts the statement timeout for the rest of this transaction: bulk admin writes are rare
+/// and large, unlike the short statements the connection-wide timeout is sized for.
+pub async fn allow_bulk_write(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+) -> Result<(), StoreError> {
+    sqlx::query(&format!(
+        "set local statement_timeout = '{BULK_STATEMENT_TIMEOUT}'"
+    ))
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
 /// Round trip to the database.
 pub async fn ping(pool: &PgPool) -> Result<(), StoreError> {
     sqlx::query("select 1").execute(pool).await?;

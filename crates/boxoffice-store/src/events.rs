@@ -71,6 +71,7 @@ pub struct EventState {
 /// Stores a validated event with its ticket types, areas and allocations, in one transaction.
 pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Result<(), StoreError> {
     let mut tx = pool.begin().await?;
+    crate::db::allow_bulk_write(&mut tx).await?;
     sqlx::query(
         "insert into event (event_id, venue_id, name, starts_at, hold_ttl_seconds,
                             max_hold_seconds, max_seats_per_user, section_order)
@@ -139,10 +140,8 @@ async fn upsert_allocations(
         .map(|(s, t)| (s.as_str(), t.as_str()))
         .unzip();
     let done = sqlx::query(
-        "insert into seat_allocation (event_id, venue_id, seat_id, ticket_type)
-         select e.event_id, e.venue_id, a.seat_id, a.ticket_type
-           from event e, unnest($2::text[], $3::text[]) as a (seat_id, ticket_type)
-          where e.event_id = $1
+        "insert into seat_allocation (event_id, seat_id, ticket_type)
+         select $1, * from unnest($2::text[], $3::text[])
          on conflict (event_id, seat_id) do update set ticket_type = excluded.ticket_type",
     )
     .bind(id.0)

@@ -1,0 +1,156 @@
+//! `GET /v1/events/{id}/seats` and `GET /v1/events/{id}/availability`: status composed from
+//! allocations, sold seats (Postgres) and live holds (the hold store).
+
+use chrono::{DateTime, Duration, Utc};
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::helpers::{hold_directly, sell_directly, spawn_app};
+
+#[tokio::test]
+async fn every_seat_is_listed_in_venue_order_in_the_documented_shape() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let (status, body) = app.get(&format!("/v1/events/{event}/seats")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["event_id"], event.as_str());
+    let seats = body["seats"].as_array().unwrap();
+    let ids: Vec<_> = seats.iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids[..5],
+        [
+            "stalls-A-1",
+            "stalls-A-2",
+            "stalls-A-3",
+            "stalls-A-4",
+            "stalls-B-1"
+        ]
+    );
+    assert_eq!(
+        ids[12..],
+        [
+            "circle-A-1",
+            "circle-A-2",
+            "circle-A-3",
+            "box-L-1",
+            "box-L-2"
+        ]
+    );
+    assert_eq!(
+        seats[0],
+        json!({"id": "stalls-A-1", "label": "Stalls, Row A, Seat 1", "section": "stalls", "row": "A",
+               "number": "1", "x": 0.0, "y": 0.0, "ticket_type": "premium", "price_cents": 9000,
+               "status": "available"})
+    );
+    assert_eq!(
+        seats[12],
+        json!({"id": "circle-A-1", "label": "Circle, Row A, Seat 1", "section": "circle", "row": "A",
+               "number": "1", "x": 0.0, "y": 10.0, "ticket_type": null, "price_cents": null,
+               "status": "not_for_sale"})
+    );
+}
+
+#[tokio::test]
+async fn held_sold_and_expired_seats_are_composed_at_read_time() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    hold_directly(
+        &app,
+        &event,
+        &["stalls-A-1", "stalls-A-2"],
+        Duration::seconds(90),
+    )
+    .await;
+    hold_directly(&app, &event, &["stalls-A-3"], Duration::seconds(-1)).await;
+    sell_directly(&app, &event, &["stalls-B-1", "box-L-2"]).await;
+
+    let (_, body) = app.get(&format!("/v1/events/{event}/seats")).await;
+    let seat = |id: &str| {
+        body["seats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let held = seat("stalls-A-1");
+    assert_eq!(held["status"], "held");
+    let until: DateTime<Utc> = held["held_until"].as_str().unwrap().parse().unwrap();
+    let left = until - Utc::now();
+    assert!(
+        left > Duration::seconds(60) && left <= Duration::seconds(90),
+        "held for {left}"
+    );
+    assert!(
+        held.get("user_id").is_none(),
+        "nothing says who holds a seat"
+    );
+    assert_eq!(
+        seat("stalls-A-3")["status"],
+        "available",
+        "an expired hold reads as available"
+    );
+    assert!(seat("stalls-A-3").get("held_until").is_none());
+    assert_eq!(seat("stalls-B-1")["status"], "sold");
+    assert!(seat("stalls-B-1").get("held_until").is_none());
+    assert_eq!(seat("box-L-2")["status"], "sold");
+
+    let (status, counts) = app.get(&format!("/v1/events/{event}/availability")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        counts,
+        json!({"available": 10, "held": 2, "sold": 2, "not_for_sale": 3,
+               "ga": [{"code": "floor", "capacity": 50, "left": 50}]})
+    );
+}
+
+#[tokio::test]
+async fn a_sold_seat_reads_sold_even_if_a_hold_row_says_otherwise() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    hold_directly(&app, &event, &["stalls-C-1"], Duration::seconds(60)).await;
+    sell_directly(&app, &event, &["stalls-C-1"]).await;
+    assert_eq!(app.seat_statuses(&event).await["stalls-C-1"], "sold");
+}
+
+#[tokio::test]
+async fn a_cancelled_order_puts_its_seats_back_on_sale() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    sell_directly(&app, &event, &["stalls-C-2"]).await;
+    assert_eq!(app.seat_statuses(&event).await["stalls-C-2"], "sold");
+    sqlx::query("update order_seat set released = true")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(app.seat_statuses(&event).await["stalls-C-2"], "available");
+}
+
+#[tokio::test]
+async fn the_schema_refuses_a_second_sale_of_a_seat() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    sell_directly(&app, &event, &["stalls-C-3"]).await;
+    let second = tokio::spawn({
+        let db = app.db.clone();
+        let event: uuid::Uuid = event.parse().unwrap();
+        async move {
+            let order = uuid::Uuid::new_v4();
+            let mut tx = db.begin().await.unwrap();
+            sqlx::query("insert into ticket_order (event_id, order_id, user_id, hold_token, total_cents, currency) values ($1, $2, 'b', $3, 0, 'EUR')")
+                .bind(event).bind(order).bind(uuid::Uuid::new_v4())
+                .execute(&mut *tx).await.unwrap();
+            sqlx::query("insert into order_seat (event_id, order_id, seat_id, ticket_type, price_cents) values ($1, $2, 'stalls-C-3', 'standard', 4500)")
+                .bind(event).bind(order)
+                .execute(&mut *tx).await
+        }
+    })
+    .await
+    .unwrap();
+    let err = second.expect_err("a second live sale of one seat must be refused");
+    assert_eq!(
+        err.as_database_error().and_then(|e| e.constraint()),
+        Some("order_seat_sold")
+    );
+}

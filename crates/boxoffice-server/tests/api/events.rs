@@ -1,0 +1,525 @@
+//! Events: create, list, read, and allocation changes.
+
+use chrono::Duration;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::helpers::{gala, hold_directly, sell_directly, spawn_app, spawn_app_with, As, TestApp};
+
+#[tokio::test]
+async fn a_created_event_is_listed_and_reads_back_with_types_areas_and_counts() {
+    let app = spawn_app().await;
+    let venue = app.create_venue().await;
+    let response = app
+        .request(Method::POST, "/v1/events", &As::Admin)
+        .json(&gala(&venue))
+        .send()
+        .await
+        .unwrap();
+    let location = response.headers()["location"].to_str().unwrap().to_owned();
+    let (status, created) = crate::helpers::read(response).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let id = created["id"].as_str().unwrap();
+    assert_eq!(location, format!("/v1/events/{id}"));
+
+    let (status, list) = app.get("/v1/events").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        list,
+        json!({"events": [{"id": id, "name": "Spring Gala", "venue_id": venue, "starts_at": "2030-03-01T19:30:00Z"}]})
+    );
+
+    let (status, event) = app.get(&location).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(event["venue_id"], venue.as_str());
+    assert_eq!(event["hold_ttl_seconds"], 120);
+    assert_eq!(event["max_hold_seconds"], 900);
+    assert_eq!(event["max_seats_per_user"], 4);
+    assert_eq!(event["section_order"], json!(["stalls", "circle", "box"]));
+    assert_eq!(
+        event["ticket_types"][1],
+        json!({"code": "premium", "name": "Premium", "price_cents": 9000, "currency": "EUR"})
+    );
+    assert_eq!(
+        event["ga_areas"],
+        json!([{"code": "floor", "name": "Standing floor", "capacity": 50, "left": 50,
+                "price_cents": 3000, "currency": "EUR", "max_per_booking": 10}])
+    );
+    assert_eq!(
+        event["counts"],
+        json!({"available": 14, "held": 0, "sold": 0, "not_for_sale": 3})
+    );
+}
+
+#[tokio::test]
+async fn events_are_listed_soonest_first() {
+    let app = spawn_app().await;
+    let venue = app.create_venue().await;
+    for (name, at) in [
+        ("Late", "2031-01-01T00:00:00Z"),
+        ("Early", "2029-01-01T00:00:00Z"),
+    ] {
+        let mut body = gala(&venue);
+        body["name"] = json!(name);
+        body["starts_at"] = json!(at);
+        assert_eq!(app.post_events(&body).await.0, StatusCode::CREATED);
+    }
+    let (_, list) = app.get("/v1/events").await;
+    let names: Vec<_> = list["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("Early"), json!("Late")]);
+}
+
+#[tokio::test]
+async fn defaults_apply_and_later_allocations_override_earlier_ones() {
+    let app = spawn_app().await;
+    let venue = app.create_venue().await;
+    let (status, created) = app
+        .post_events(&json!({"venue_id": venue, "name": "Matinee", "starts_at": "2030-01-01T14:00:00Z",
+            "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 4500, "currency": "EUR"},
+                             {"code": "premium", "name": "Premium", "price_cents": 9000, "currency": "EUR"}],
+            "allocations": [{"ticket_type": "premium", "section": "stalls"},
+                            {"ticket_type": "standard", "section": "stalls", "rows": ["B", "C"]},
+                            {"ticket_type": "premium", "seats": ["stalls-C-4"]}]}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let id = created["id"].as_str().unwrap();
+    let (_, event) = app.get(&format!("/v1/events/{id}")).await;
+    assert_eq!(
+        (
+            event["hold_ttl_seconds"].as_u64(),
+            event["max_hold_seconds"].as_u64()
+        ),
+        (Some(120), Some(900))
+    );
+    assert_eq!(event["max_seats_per_user"], 8);
+    assert_eq!(event["ga_areas"], json!([]));
+
+    let (_, seats) = app.get(&format!("/v1/events/{id}/seats")).await;
+    let types: Vec<(String, Value)> = seats["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap().to_owned(),
+                s["ticket_type"].clone(),
+            )
+        })
+        .collect();
+    let of = |seat: &str| types.iter().find(|(id, _)| id == seat).unwrap().1.clone();
+    assert_eq!(of("stalls-A-1"), "premium");
+    assert_eq!(of("stalls-B-2"), "standard");
+    assert_eq!(of("stalls-C-3"), "standard");
+    assert_eq!(of("stalls-C-4"), "premium");
+    assert_eq!(of("circle-A-1"), Value::Null);
+}
+
+#[tokio::test]
+async fn invalid_events_answer_422_per_field_and_store_nothing() {
+    let app = spawn_app().await;
+    let venue = app.create_venue().await;
+    let with = |patch: Value| {
+        let mut body = gala(&venue);
+        for (k, v) in patch.as_object().unwrap() {
+            body[k] = v.clone();
+        }
+        body
+    };
+    let cases = [
+        (
+            with(json!({"venue_id": "6f1c1d9e-8d2c-4a53-9d55-2f6f0f5a1b2c"})),
+            vec!["venue_id"],
+        ),
+        (with(json!({"venue_id": "nope"})), vec!["venue_id"]),
+        (with(json!({"starts_at": "tomorrow"})), vec!["starts_at"]),
+        (
+            with(json!({"hold_ttl_seconds": 0, "max_seats_per_user": 101})),
+            vec!["hold_ttl_seconds", "max_seats_per_user"],
+        ),
+        (
+            with(json!({"hold_ttl_seconds": 600, "max_hold_seconds": 300})),
+            vec!["max_hold_seconds"],
+        ),
+        (
+            with(json!({"section_order": ["balcony"]})),
+            vec!["section_order[0]"],
+        ),
+        (
+            with(json!({"allocations": [{"ticket_type": "vip", "section": "stalls"}]})),
+            vec!["allocations[0].ticket_type"],
+        ),
+        (
+            with(
+                json!({"allocations": [{"ticket_type": "standard", "section": "stalls", "rows": ["Z"]}]}),
+            ),
+            vec!["allocations[0].rows"],
+        ),
+        (
+            with(json!({"allocations": [{"ticket_type": "standard", "seats": ["stalls-Z-1"]}]})),
+            vec!["allocations[0].seats[0]"],
+        ),
+        (
+            with(json!({"allocations": [{"ticket_type": "standard", "section": "balcony"}]})),
+            vec!["allocations[0].section"],
+        ),
+        (
+            with(
+                json!({"ticket_types": [{"code": "standard", "name": "S", "price_cents": -1, "currency": "EUR"},
+                                      {"code": "standard", "name": "S", "price_cents": 1, "currency": "usd"}],
+                     "allocations": []}),
+            ),
+            vec![
+                "ticket_types[0].price_cents",
+                "ticket_types[1].code",
+                "ticket_types[1].currency",
+            ],
+        ),
+        (
+            with(
+                json!({"ga_areas": [{"code": "floor", "name": "F", "capacity": 0, "price_cents": 1, "currency": "GBP"}]}),
+            ),
+            vec!["ga_areas[0].capacity", "ga_areas[0].currency"],
+        ),
+        (
+            with(
+                json!({"ga_areas": [{"code": "floor", "name": "F", "capacity": 5, "price_cents": 1, "currency": "EUR",
+                                   "max_per_booking": 6}]}),
+            ),
+            vec!["ga_areas[0].max_per_booking"],
+        ),
+        (
+            with(
+                json!({"ga_areas": [{"code": "floor", "name": "F", "price_cents": 1, "currency": "EUR"}]}),
+            ),
+            vec!["ga_areas[0].capacity"],
+        ),
+    ];
+    for (body, fields) in cases {
+        let (status, problem) = app.post_events(&body).await;
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body} → {problem}"
+        );
+        let got: Vec<_> = problem["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["field"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, fields, "{body} → {problem}");
+    }
+    assert_eq!(app.count("event").await, 0);
+    assert_eq!(app.count("seat_allocation").await, 0);
+}
+
+#[tokio::test]
+async fn event_writes_need_the_admin_token() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let venue = app.get(&format!("/v1/events/{event}")).await.1["venue_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let user = As::Token(app.user_token("buyer-1"));
+    let calls = [
+        (Method::POST, "/v1/events".to_owned(), gala(&venue)),
+        (
+            Method::PUT,
+            format!("/v1/events/{event}/allocations"),
+            json!({"allocations": [{"ticket_type": "standard", "section": "circle"}]}),
+        ),
+        (
+            Method::POST,
+            format!("/v1/events/{event}/allocations/withdraw"),
+            json!({"section": "stalls"}),
+        ),
+    ];
+    for (method, path, body) in calls {
+        for (who, expected) in [
+            (As::Nobody, StatusCode::UNAUTHORIZED),
+            (As::Token("garbage".into()), StatusCode::UNAUTHORIZED),
+            (user.clone(), StatusCode::FORBIDDEN),
+        ] {
+            let (status, _) = app.send(method.clone(), &path, &who, Some(&body)).await;
+            assert_eq!(status, expected, "{method} {path} as {who:?}");
+        }
+    }
+    assert_eq!(app.count("event").await, 1);
+    let statuses = app.seat_statuses(&event).await;
+    assert_eq!(statuses["circle-A-1"], "not_for_sale");
+    assert_eq!(statuses["stalls-A-1"], "available");
+}
+
+#[tokio::test]
+async fn unknown_and_malformed_event_ids_are_404_everywhere() {
+    let app = spawn_app().await;
+    let missing = "6f1c1d9e-8d2c-4a53-9d55-2f6f0f5a1b2c";
+    for id in [missing, "not-a-uuid"] {
+        for path in [
+            format!("/v1/events/{id}"),
+            format!("/v1/events/{id}/seats"),
+            format!("/v1/events/{id}/availability"),
+        ] {
+            let (status, problem) = app.get(&path).await;
+            assert_eq!(
+                (status, problem["code"].as_str()),
+                (StatusCode::NOT_FOUND, Some("event_not_found")),
+                "{path}"
+            );
+        }
+        let (status, problem) = app
+            .send(
+                Method::PUT,
+                &format!("/v1/events/{id}/allocations"),
+                &As::Admin,
+                Some(&json!({"allocations": [{"ticket_type": "standard", "section": "stalls"}]})),
+            )
+            .await;
+        assert_eq!(
+            (status, problem["code"].as_str()),
+            (StatusCode::NOT_FOUND, Some("event_not_found"))
+        );
+        let (status, _) = app
+            .send(
+                Method::POST,
+                &format!("/v1/events/{id}/allocations/withdraw"),
+                &As::Admin,
+                Some(&json!({"section": "stalls"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+    }
+}
+
+async fn put_allocations(app: &TestApp, event: &str, body: Value) -> (StatusCode, Value) {
+    app.send(
+        Method::PUT,
+        &format!("/v1/events/{event}/allocations"),
+        &As::Admin,
+        Some(&body),
+    )
+    .await
+}
+
+async fn withdraw(app: &TestApp, event: &str, body: Value) -> (StatusCode, Value) {
+    app.send(
+        Method::POST,
+        &format!("/v1/events/{event}/allocations/withdraw"),
+        &As::Admin,
+        Some(&body),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn putting_allocations_puts_seats_on_sale_and_reprices_them() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let (status, body) = put_allocations(
+        &app,
+        &event,
+        json!({"allocations": [{"ticket_type": "standard", "section": "circle"},
+                               {"ticket_type": "premium", "seats": ["circle-A-2", "stalls-B-1"]}]}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body, json!({"changed": 4, "skipped": []}));
+    let (_, seats) = app.get(&format!("/v1/events/{event}/seats")).await;
+    let seat = |id: &str| {
+        seats["seats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        (
+            seat("circle-A-1")["status"].clone(),
+            seat("circle-A-1")["price_cents"].clone()
+        ),
+        (json!("available"), json!(4500))
+    );
+    assert_eq!(seat("circle-A-2")["ticket_type"], "premium");
+    assert_eq!(
+        (
+            seat("stalls-B-1")["ticket_type"].clone(),
+            seat("stalls-B-1")["price_cents"].clone()
+        ),
+        (json!("premium"), json!(9000))
+    );
+}
+
+#[tokio::test]
+async fn invalid_allocation_changes_answer_422_and_change_nothing() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let before = app.seat_statuses(&event).await;
+    for (body, field) in [
+        (json!({"allocations": []}), "allocations"),
+        (
+            json!({"allocations": [{"ticket_type": "gold", "section": "circle"}]}),
+            "allocations[0].ticket_type",
+        ),
+        (
+            json!({"allocations": [{"ticket_type": "standard", "seats": ["circle-Q-1"]}]}),
+            "allocations[0].seats[0]",
+        ),
+        (
+            json!({"allocations": [{"ticket_type": "standard"}]}),
+            "allocations[0]",
+        ),
+        (json!({"allocs": []}), "allocs"),
+    ] {
+        let (status, problem) = put_allocations(&app, &event, body.clone()).await;
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body}: {problem}"
+        );
+        assert_eq!(problem["errors"][0]["field"], field, "{body}: {problem}");
+    }
+    for (body, field) in [
+        (json!({}), "seats"),
+        (json!({"seats": ["nope"]}), "seats[0]"),
+        (json!({"section": "stalls", "rows": ["Q"]}), "rows"),
+        (
+            json!({"section": "stalls", "seats": ["stalls-A-1"]}),
+            "seats",
+        ),
+    ] {
+        let (status, problem) = withdraw(&app, &event, body.clone()).await;
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body}: {problem}"
+        );
+        assert_eq!(problem["errors"][0]["field"], field, "{body}: {problem}");
+    }
+    assert_eq!(app.seat_statuses(&event).await, before);
+    let version: i64 = sqlx::query_scalar("select layout_version from event")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(version, 1, "no change was recorded");
+}
+
+#[tokio::test]
+async fn withdrawing_takes_seats_off_sale_but_never_held_or_sold_ones() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    hold_directly(&app, &event, &["stalls-B-2"], Duration::minutes(2)).await;
+    sell_directly(&app, &event, &["stalls-B-3"]).await;
+    // An expired hold does not protect its seat.
+    hold_directly(&app, &event, &["stalls-B-4"], Duration::minutes(-1)).await;
+
+    let (status, body) = withdraw(&app, &event, json!({"section": "stalls", "rows": ["B"]})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        json!({"changed": 2, "skipped": [
+            {"id": "stalls-B-2", "label": "Stalls, Row B, Seat 2", "status": "held"},
+            {"id": "stalls-B-3", "label": "Stalls, Row B, Seat 3", "status": "sold"}]})
+    );
+    let statuses = app.seat_statuses(&event).await;
+    let row_b: Vec<_> = (1..=4)
+        .map(|n| statuses[&format!("stalls-B-{n}")].as_str())
+        .collect();
+    assert_eq!(row_b, ["not_for_sale", "held", "sold", "not_for_sale"]);
+
+    let (status, body) = withdraw(&app, &event, json!({"seats": ["box-L-1"]})).await;
+    assert_eq!(
+        (status, body),
+        (StatusCode::OK, json!({"changed": 1, "skipped": []}))
+    );
+}
+
+#[tokio::test]
+async fn repricing_leaves_held_and_sold_seats_alone() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    hold_directly(&app, &event, &["stalls-A-1"], Duration::minutes(2)).await;
+    sell_directly(&app, &event, &["stalls-A-2"]).await;
+    let (status, body) = put_allocations(
+        &app,
+        &event,
+        json!({"allocations": [{"ticket_type": "standard", "section": "stalls", "rows": ["A"]}]}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["changed"], 2);
+    let skipped: Vec<_> = body["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["id"].clone(), s["status"].clone()))
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            (json!("stalls-A-1"), json!("held")),
+            (json!("stalls-A-2"), json!("sold"))
+        ]
+    );
+    let types: Vec<(String, String)> = sqlx::query_as(
+        "select seat_id, ticket_type from seat_allocation where seat_id like 'stalls-A-%' order by seat_id",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(
+        types,
+        [
+            ("stalls-A-1", "premium"),
+            ("stalls-A-2", "premium"),
+            ("stalls-A-3", "standard"),
+            ("stalls-A-4", "standard")
+        ]
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+    );
+}
+
+#[tokio::test]
+async fn an_allocation_change_on_one_server_is_seen_by_another_at_once() {
+    let first = spawn_app().await;
+    let event = first.create_event().await;
+    let url = first.database_url.clone();
+    let admin = first.admin_token.clone();
+    let second = spawn_app_with(move |s| {
+        s.database.url = url;
+        s.admin_token = boxoffice_server::config::Secret::new(admin);
+    })
+    .await;
+    // Both servers have the seat map cached.
+    assert_eq!(
+        first.seat_statuses(&event).await["circle-A-1"],
+        "not_for_sale"
+    );
+    assert_eq!(
+        second.seat_statuses(&event).await["circle-A-1"],
+        "not_for_sale"
+    );
+
+    let (status, _) = put_allocations(
+        &second,
+        &event,
+        json!({"allocations": [{"ticket_type": "standard", "section": "circle"}]}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(first.seat_statuses(&event).await["circle-A-1"], "available");
+
+    let (status, _) = withdraw(&first, &event, json!({"section": "circle"})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        second.seat_statuses(&event).await["circle-A-1"],
+        "not_for_sale"
+    );
+}

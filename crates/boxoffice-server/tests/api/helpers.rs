@@ -1,0 +1,357 @@
+//! `spawn_app`: a server on port 0 over its own fresh database, dropped when the test ends.
+
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use boxoffice_server::config::Secret;
+use boxoffice_server::{Application, Settings};
+use boxoffice_store::db;
+use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use serde_json::{json, Value};
+use sqlx::postgres::PgPoolOptions;
+use sqlx::PgPool;
+
+/// Where the tests' Postgres server is; each test makes its own database on it.
+pub fn server_url() -> String {
+    std::env::var("BOXOFFICE_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
+}
+
+const PREFIX: &str = "boxoffice_test_";
+/// Databases left by crashed runs are swept once they are this old.
+const SWEEP_AFTER: Duration = Duration::from_secs(3600);
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// A database name carrying its creation time, so sweeping never touches a live test's.
+pub fn fresh_database_name() -> String {
+    format!(
+        "{PREFIX}{}_{}",
+        now_secs(),
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    )
+}
+
+/// Drops test databases older than [`SWEEP_AFTER`], left behind by runs that crashed.
+async fn sweep_leftovers() {
+    let admin = format!("{}/postgres", server_url());
+    let Ok(pool) = PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&admin)
+        .await
+    else {
+        return;
+    };
+    let names: Vec<String> =
+        sqlx::query_scalar("select datname from pg_database where datname like $1")
+            .bind(format!("{PREFIX}%"))
+            .fetch_all(&pool)
+            .await
+            .unwrap_or_default();
+    let cutoff = now_secs().saturating_sub(SWEEP_AFTER.as_secs());
+    for name in names {
+        let created = name[PREFIX.len()..]
+            .split('_')
+            .next()
+            .and_then(|t| t.parse::<u64>().ok());
+        if created.is_some_and(|t| t < cutoff) {
+            let _ = db::drop_database(&format!("{}/{name}", server_url())).await;
+        }
+    }
+}
+
+/// A running server and what a test needs to talk to it.
+pub struct TestApp {
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+    /// HTTP client.
+    pub client: reqwest::Client,
+    /// The admin bearer token.
+    pub admin_token: String,
+    /// The JWT secret, for minting user tokens in tests.
+    pub jwt_secret: String,
+    /// URL of this test's database (as the server sees it).
+    pub database_url: String,
+    /// A direct pool on the test's database, for arranging and checking rows.
+    pub db: PgPool,
+    drop_url: String,
+    server: tokio::task::JoinHandle<()>,
+}
+
+/// A server with default settings.
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+/// A server whose settings `configure` may change first. `configure` may point
+/// `settings.database.url` elsewhere: through a proxy, or at another test's database.
+pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
+    static SWEPT: OnceLock<()> = OnceLock::new();
+    if SWEPT.set(()).is_ok() {
+        sweep_leftovers().await;
+    }
+    let name = fresh_database_name();
+    let direct_url = format!("{}/{name}", server_url());
+    let mut settings = Settings::new(direct_url.clone());
+    settings.bind = "127.0.0.1:0".parse().unwrap();
+    settings.database.pool_size = 4;
+    settings.admin_token = Secret::new(format!("admin-{}", uuid::Uuid::new_v4()));
+    settings.jwt_secret = Secret::new(format!("jwt-{}", uuid::Uuid::new_v4()));
+    configure(&mut settings);
+
+    // The test's own connections go straight to Postgres, whatever route the server takes.
+    let db_name = settings.database.url.rsplit('/').next().unwrap().to_owned();
+    let direct_url = format!("{}/{db_name}", server_url());
+    let app = Application::build(&settings).await.expect("server builds");
+    let base = format!("http://{}", app.local_addr());
+    // The listener is bound already, so requests queue until the server polls it: no sleep.
+    let server = tokio::spawn(async move {
+        app.run_until(std::future::pending())
+            .await
+            .expect("server runs");
+    });
+    let db = PgPoolOptions::new()
+        .max_connections(2)
+        .connect(&direct_url)
+        .await
+        .expect("test pool connects");
+    TestApp {
+        base,
+        client: reqwest::Client::new(),
+        admin_token: settings.admin_token.expose().to_owned(),
+        jwt_secret: settings.jwt_secret.expose().to_owned(),
+        database_url: settings.database.url.clone(),
+        db,
+        drop_url: direct_url,
+        server,
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.server.abort();
+        let url = self.drop_url.clone();
+        // Drop runs inside the test's runtime; dropping the database needs one of its own.
+        let _ = std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(db::drop_database(&url))
+        })
+        .join();
+    }
+}
+
+/// Who a request is made as.
+#[derive(Clone, Debug)]
+pub enum As {
+    /// No Authorization header.
+    Nobody,
+    /// The admin token.
+    Admin,
+    /// A bearer token as given.
+    Token(String),
+}
+
+impl TestApp {
+    /// A request to `path` as `who`.
+    pub fn request(&self, method: Method, path: &str, who: &As) -> RequestBuilder {
+        let req = self.client.request(method, format!("{}{path}", self.base));
+        match who {
+            As::Nobody => req,
+            As::Admin => req.bearer_auth(&self.admin_token),
+            As::Token(t) => req.bearer_auth(t),
+        }
+    }
+
+    /// Sends `body` as JSON and returns the status and the parsed body (`Null` if empty).
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        who: &As,
+        body: Option<&Value>,
+    ) -> (StatusCode, Value) {
+        let mut req = self.request(method, path, who);
+        if let Some(body) = body {
+            req = req.json(body);
+        }
+        read(req.send().await.expect("request is sent")).await
+    }
+
+    /// `GET path` without credentials.
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.send(Method::GET, path, &As::Nobody, None).await
+    }
+
+    /// `POST /v1/venues` as admin.
+    pub async fn post_venues(&self, body: &Value) -> (StatusCode, Value) {
+        self.send(Method::POST, "/v1/venues", &As::Admin, Some(body))
+            .await
+    }
+
+    /// `POST /v1/events` as admin.
+    pub async fn post_events(&self, body: &Value) -> (StatusCode, Value) {
+        self.send(Method::POST, "/v1/events", &As::Admin, Some(body))
+            .await
+    }
+
+    /// A user token for `user`, signed with this server's secret.
+    pub fn user_token(&self, user: &str) -> String {
+        let auth = boxoffice_server::auth::Auth::new(
+            &Secret::new("unused"),
+            &Secret::new(self.jwt_secret.clone()),
+        );
+        let user = boxoffice_core::ids::UserId::parse(user).unwrap();
+        auth.mint_user(&user, chrono::Utc::now() + chrono::Duration::hours(1))
+    }
+
+    /// Creates the standard test venue and returns its id.
+    pub async fn create_venue(&self) -> String {
+        let (status, body) = self.post_venues(&hall()).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Creates the standard test venue and an event on it; returns the event id.
+    pub async fn create_event(&self) -> String {
+        let venue = self.create_venue().await;
+        let (status, body) = self.post_events(&gala(&venue)).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Each seat's status in `GET /v1/events/{event}/seats`, by seat id.
+    pub async fn seat_statuses(&self, event: &str) -> std::collections::BTreeMap<String, String> {
+        let (status, body) = self.get(&format!("/v1/events/{event}/seats")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body["seats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s["id"].as_str().unwrap().to_owned(),
+                    s["status"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    /// Number of rows in `table`.
+    pub async fn count(&self, table: &str) -> i64 {
+        sqlx::query_scalar(&format!("select count(*) from {table}"))
+            .fetch_one(&self.db)
+            .await
+            .unwrap()
+    }
+}
+
+/// Reads a response: status and JSON body (`Null` when empty), checking that every error
+/// is a problem document whose status matches.
+pub async fn read(response: Response) -> (StatusCode, Value) {
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let bytes = response.bytes().await.expect("body is read");
+    let body = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
+    };
+    if status.is_client_error() || status.is_server_error() {
+        assert_eq!(content_type, "application/problem+json", "{status}: {body}");
+        assert_eq!(body["status"], json!(status.as_u16()), "{body}");
+        assert!(
+            body["code"].is_string() && body["type"].is_string() && body["title"].is_string(),
+            "{body}"
+        );
+    }
+    (status, body)
+}
+
+/// Riverside Hall: stalls rows A–C of 4 seats, a circle row A of 3, and a box with two
+/// explicitly placed seats.
+pub fn hall() -> Value {
+    json!({"name": "Riverside Hall", "sections": [
+        {"id": "stalls", "name": "Stalls", "origin": {"x": 0, "y": 0}, "seat_spacing": 1.0, "row_spacing": 1.2,
+         "rows": [{"label": "A", "seats": 4}, {"label": "B", "seats": 4, "first_number": 1}, {"label": "C", "seats": 4}]},
+        {"id": "circle", "name": "Circle", "origin": {"x": 0, "y": 10}, "rows": [{"label": "A", "seats": 3}]},
+        {"id": "box", "name": "Box", "rows": [{"label": "L", "seats": [
+            {"number": "1", "x": -2.0, "y": 1.5}, {"number": "2", "x": -2.0, "y": 2.5}]}]}]})
+}
+
+/// An event on `venue`: stalls standard, stalls row A premium, the box premium, the circle
+/// held back; a standing floor for 50.
+pub fn gala(venue: &str) -> Value {
+    json!({"venue_id": venue, "name": "Spring Gala", "starts_at": "2030-03-01T19:30:00Z",
+        "hold_ttl_seconds": 120, "max_hold_seconds": 900, "max_seats_per_user": 4,
+        "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 4500, "currency": "EUR"},
+                         {"code": "premium", "name": "Premium", "price_cents": 9000, "currency": "EUR"}],
+        "allocations": [{"ticket_type": "standard", "section": "stalls"},
+                        {"ticket_type": "premium", "section": "stalls", "rows": ["A"]},
+                        {"ticket_type": "premium", "seats": ["box-L-1", "box-L-2"]}],
+        "ga_areas": [{"code": "floor", "name": "Standing floor", "capacity": 50,
+                      "price_cents": 3000, "currency": "EUR", "max_per_booking": 10}]})
+}
+
+/// Marks `seats` of `event` held until `expires_in` from now (negative: already expired), as
+/// the postgres hold store records a hold.
+pub async fn hold_directly(
+    app: &TestApp,
+    event: &str,
+    seats: &[&str],
+    expires_in: chrono::Duration,
+) {
+    let event: uuid::Uuid = event.parse().unwrap();
+    sqlx::query(
+        "insert into reservation (event_id, seat_id, hold_token, user_id, status, created_at, expires_at)
+         select $1, s, $2, 'someone', 'H', now(), now() + $3 from unnest($4::text[]) s",
+    )
+    .bind(event)
+    .bind(uuid::Uuid::new_v4())
+    .bind(sqlx::postgres::types::PgInterval::try_from(expires_in).unwrap())
+    .bind(seats)
+    .execute(&app.db)
+    .await
+    .unwrap();
+}
+
+/// Records an order for `seats` of `event`, as checkout does.
+pub async fn sell_directly(app: &TestApp, event: &str, seats: &[&str]) {
+    let event: uuid::Uuid = event.parse().unwrap();
+    let order = uuid::Uuid::new_v4();
+    let mut tx = app.db.begin().await.unwrap();
+    sqlx::query(
+        "insert into ticket_order (event_id, order_id, user_id, hold_token, total_cents, currency)
+         values ($1, $2, 'buyer', $3, 0, 'EUR')",
+    )
+    .bind(event)
+    .bind(order)
+    .bind(uuid::Uuid::new_v4())
+    .execute(&mut *tx)
+    .await
+    .unwrap();
+    sqlx::query(
+        "insert into order_seat (event_id, order_id, seat_id, ticket_type, price_cents)
+         select $1, $2, s, 'standard', 4500 from unnest($3::text[]) s",
+    )
+    .bind(event)
+    .bind(order)
+    .bind(seats)
+    .execute(&mut *tx)
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+}

@@ -1,0 +1,110 @@
+//! Operations endpoints, the OpenAPI document, and answers for unknown routes.
+
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::helpers::{spawn_app, As};
+
+#[tokio::test]
+async fn health_and_readiness_answer_when_the_stores_are_up() {
+    let app = spawn_app().await;
+    assert_eq!(
+        app.get("/healthz").await,
+        (StatusCode::OK, json!({"status": "ok"}))
+    );
+    assert_eq!(
+        app.get("/readyz").await,
+        (StatusCode::OK, json!({"status": "ready"}))
+    );
+}
+
+#[tokio::test]
+async fn metrics_count_requests_by_route_template_and_status() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    for _ in 0..3 {
+        app.get(&format!("/v1/events/{event}/seats")).await;
+    }
+    app.get("/v1/events/6f1c1d9e-8d2c-4a53-9d55-2f6f0f5a1b2c")
+        .await;
+    let text = app
+        .client
+        .get(format!("{}/metrics", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    // The recorder is shared by every server in this process, so look for our lines only.
+    let line = |route: &str, status: u16| {
+        text.lines()
+            .find(|l| {
+                l.starts_with("http_requests_total{")
+                    && l.contains(&format!("route=\"{route}\""))
+                    && l.contains(&format!("status=\"{status}\""))
+            })
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+    };
+    assert!(
+        line("/v1/events/{id}/seats", 200).is_some_and(|n| n >= 3.0),
+        "{text}"
+    );
+    assert!(
+        line("/v1/events/{id}", 404).is_some_and(|n| n >= 1.0),
+        "{text}"
+    );
+    assert!(
+        text.contains("http_request_duration_seconds_bucket{"),
+        "{text}"
+    );
+    assert!(!text.contains(&event), "ids never become labels");
+}
+
+#[tokio::test]
+async fn the_openapi_document_lists_every_route() {
+    let app = spawn_app().await;
+    let (status, doc) = app.get("/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
+    let paths = doc["paths"].as_object().unwrap();
+    for (path, method) in [
+        ("/v1/venues", "post"),
+        ("/v1/venues/{id}", "get"),
+        ("/v1/events", "get"),
+        ("/v1/events", "post"),
+        ("/v1/events/{id}", "get"),
+        ("/v1/events/{id}/allocations", "put"),
+        ("/v1/events/{id}/allocations/withdraw", "post"),
+        ("/v1/events/{id}/seats", "get"),
+        ("/v1/events/{id}/availability", "get"),
+        ("/v1/sessions", "post"),
+        ("/healthz", "get"),
+        ("/readyz", "get"),
+        ("/metrics", "get"),
+    ] {
+        assert!(
+            paths.get(path).and_then(|p| p.get(method)).is_some(),
+            "{method} {path} missing"
+        );
+    }
+    assert!(doc["components"]["schemas"]["Problem"].is_object());
+    assert!(doc["components"]["securitySchemes"]["admin"].is_object());
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods_answer_problems() {
+    let app = spawn_app().await;
+    let (status, problem) = app.get("/v1/nothing-here").await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
+    let (status, problem) = app
+        .send(Method::DELETE, "/v1/events", &As::Admin, None)
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::METHOD_NOT_ALLOWED, Some("method_not_allowed"))
+    );
+}

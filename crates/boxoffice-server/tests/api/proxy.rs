@@ -1,0 +1,75 @@
+//! A TCP proxy in front of Postgres whose link a test can cut and restore, to see what the
+//! server does when its database goes away.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+/// A proxy to one upstream address.
+pub struct ChaosProxy {
+    /// Where clients connect.
+    pub addr: SocketAddr,
+    broken: Arc<AtomicBool>,
+    links: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    accept: JoinHandle<()>,
+}
+
+impl ChaosProxy {
+    /// Starts a proxy to `upstream` on a free local port.
+    pub async fn start(upstream: SocketAddr) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let broken = Arc::new(AtomicBool::new(false));
+        let links: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
+        let accept = tokio::spawn({
+            let broken = broken.clone();
+            let links = links.clone();
+            async move {
+                while let Ok((mut client, _)) = listener.accept().await {
+                    if broken.load(Ordering::SeqCst) {
+                        // Refuse: close at once, as a dead server's port would.
+                        drop(client);
+                        continue;
+                    }
+                    let link = tokio::spawn(async move {
+                        if let Ok(mut server) = TcpStream::connect(upstream).await {
+                            let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                        }
+                    });
+                    links.lock().unwrap().push(link);
+                }
+            }
+        });
+        Self {
+            addr,
+            broken,
+            links,
+            accept,
+        }
+    }
+
+    /// Cuts every open connection and refuses new ones.
+    pub fn break_link(&self) {
+        self.broken.store(true, Ordering::SeqCst);
+        for link in self.links.lock().unwrap().drain(..) {
+            link.abort();
+        }
+    }
+
+    /// Lets connections through again.
+    pub fn restore_link(&self) {
+        self.broken.store(false, Ordering::SeqCst);
+    }
+}
+
+impl Drop for ChaosProxy {
+    fn drop(&mut self) {
+        self.accept.abort();
+        for link in self.links.lock().unwrap().drain(..) {
+            link.abort();
+        }
+    }
+}

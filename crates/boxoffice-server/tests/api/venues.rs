@@ -1,0 +1,222 @@
+//! `POST /v1/venues` and `GET /v1/venues/{id}`.
+
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::helpers::{hall, spawn_app, spawn_app_with, As};
+
+#[tokio::test]
+async fn a_created_venue_reads_back_with_generated_ids_labels_and_coordinates() {
+    let app = spawn_app().await;
+    let response = app
+        .request(Method::POST, "/v1/venues", &As::Admin)
+        .json(&hall())
+        .send()
+        .await
+        .unwrap();
+    let location = response.headers()["location"].to_str().unwrap().to_owned();
+    let (status, created) = crate::helpers::read(response).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(created["seat_count"], 17);
+    let id = created["id"].as_str().unwrap();
+    assert_eq!(location, format!("/v1/venues/{id}"));
+
+    let (status, venue) = app.get(&location).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(venue["id"], id);
+    assert_eq!(venue["name"], "Riverside Hall");
+    assert_eq!(venue["seat_count"], 17);
+    let sections: Vec<_> = venue["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].clone())
+        .collect();
+    assert_eq!(sections, [json!("stalls"), json!("circle"), json!("box")]);
+    let row_b = &venue["sections"][0]["rows"][1];
+    assert_eq!(row_b["label"], "B");
+    assert_eq!(
+        row_b["seats"][2],
+        json!({"id": "stalls-B-3", "number": "3", "label": "Stalls, Row B, Seat 3", "x": 2.0, "y": 1.2})
+    );
+    assert_eq!(
+        venue["sections"][2]["rows"][0]["seats"][1],
+        json!({"id": "box-L-2", "number": "2", "label": "Box, Row L, Seat 2", "x": -2.0, "y": 2.5})
+    );
+    assert_eq!(venue["sections"][1]["origin"], json!({"x": 0.0, "y": 10.0}));
+}
+
+#[tokio::test]
+async fn a_venue_of_200000_seats_is_accepted_and_one_more_is_refused() {
+    let app = spawn_app().await;
+    let rows: Vec<_> = (0..200)
+        .map(|i| json!({"label": format!("R{i}"), "seats": 1000}))
+        .collect();
+    let (status, body) = app
+        .post_venues(
+            &json!({"name": "Stadium", "sections": [{"id": "bowl", "name": "Bowl", "rows": rows}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["seat_count"], 200_000);
+
+    let mut rows = rows.clone();
+    rows.push(json!({"label": "extra", "seats": 1}));
+    let (status, body) = app
+        .post_venues(
+            &json!({"name": "Stadium", "sections": [{"id": "bowl", "name": "Bowl", "rows": rows}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(body["errors"][0]["field"], "sections[0].rows[200].seats");
+    assert_eq!(app.count("venue").await, 1);
+}
+
+#[tokio::test]
+async fn invalid_venues_answer_422_naming_every_field_and_store_nothing() {
+    let app = spawn_app().await;
+    let cases = [
+        (json!({"name": "V", "sections": []}), vec!["sections"]),
+        (
+            json!({"name": "", "sections": [{"id": "a-b", "name": "A", "rows": [{"label": "1", "seats": 2}]}]}),
+            vec!["name", "sections[0].id"],
+        ),
+        (
+            json!({"name": "V", "sections": [
+            {"id": "s", "name": "S", "rows": [{"label": "A", "seats": 1}]},
+            {"id": "s", "name": "T", "rows": [{"label": "A", "seats": 1}, {"label": "A", "seats": 1}]}]}),
+            vec!["sections[1].id", "sections[1].rows[1].label"],
+        ),
+        (
+            json!({"name": "V", "sections": [{"id": "s", "name": "S", "rows": [{"label": "A", "seats": [
+            {"number": "1", "x": 0, "y": 0}, {"number": "1", "x": 1, "y": 0}]}]}]}),
+            vec!["sections[0].rows[0].seats[1]"],
+        ),
+        (
+            json!({"name": "V", "sections": [{"id": "s", "name": "S", "seat_spacing": -1,
+            "rows": [{"label": "A", "seats": 1}]}]}),
+            vec!["sections[0].seat_spacing"],
+        ),
+        // Wrong JSON types are 422 too, with the path of the field.
+        (
+            json!({"name": "V", "sections": [{"id": "s", "name": "S", "rows": [{"label": "A", "seats": -3}]}]}),
+            vec!["sections[0].rows[0].seats"],
+        ),
+        (
+            json!({"name": "V", "sections": [{"id": "s", "name": "S", "rows": [{"label": 7, "seats": 1}]}]}),
+            vec!["sections[0].rows[0].label"],
+        ),
+        (json!({"name": "V"}), vec!["sections"]),
+        (
+            json!({"name": "V", "sections": [], "colour": "red"}),
+            vec!["colour"],
+        ),
+    ];
+    for (body, fields) in cases {
+        let (status, problem) = app.post_venues(&body).await;
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{body} → {problem}"
+        );
+        assert_eq!(problem["code"], "validation_failed");
+        let got: Vec<_> = problem["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["field"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, fields, "{body} → {problem}");
+        assert!(problem["errors"][0]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()));
+    }
+    assert_eq!(app.count("venue").await, 0);
+    assert_eq!(app.count("seat").await, 0);
+}
+
+#[tokio::test]
+async fn malformed_json_is_400_and_a_body_that_is_not_json_is_415() {
+    let app = spawn_app().await;
+    let response = app
+        .request(Method::POST, "/v1/venues", &As::Admin)
+        .header("content-type", "application/json")
+        .body(r#"{"name": "V", "sections": ["#)
+        .send()
+        .await
+        .unwrap();
+    let (status, problem) = crate::helpers::read(response).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("malformed_json"))
+    );
+
+    let response = app
+        .request(Method::POST, "/v1/venues", &As::Admin)
+        .header("content-type", "text/plain")
+        .body(serde_json::to_vec(&hall()).unwrap())
+        .send()
+        .await
+        .unwrap();
+    let (status, _) = crate::helpers::read(response).await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(app.count("venue").await, 0);
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_is_413() {
+    let app = spawn_app_with(|s| s.max_body_bytes = 1024).await;
+    let rows: Vec<_> = (0..100)
+        .map(|i| json!({"label": format!("R{i}"), "seats": 10}))
+        .collect();
+    let (status, problem) = app
+        .post_venues(&json!({"name": "Big", "sections": [{"id": "s", "name": "S", "rows": rows}]}))
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::PAYLOAD_TOO_LARGE, Some("payload_too_large"))
+    );
+    assert_eq!(app.count("venue").await, 0);
+}
+
+#[tokio::test]
+async fn venue_writes_need_the_admin_token() {
+    let app = spawn_app().await;
+    let user = As::Token(app.user_token("buyer-1"));
+    for (who, expected) in [
+        (As::Nobody, StatusCode::UNAUTHORIZED),
+        (As::Token("wrong".into()), StatusCode::UNAUTHORIZED),
+        (
+            As::Token(format!("{}x", app.admin_token)),
+            StatusCode::UNAUTHORIZED,
+        ),
+        (user, StatusCode::FORBIDDEN),
+    ] {
+        let (status, problem) = app
+            .send(Method::POST, "/v1/venues", &who, Some(&hall()))
+            .await;
+        assert_eq!(status, expected, "{who:?}: {problem}");
+        let code = if expected == StatusCode::FORBIDDEN {
+            "forbidden"
+        } else {
+            "unauthorized"
+        };
+        assert_eq!(problem["code"], code);
+    }
+    assert_eq!(app.count("venue").await, 0);
+}
+
+#[tokio::test]
+async fn unknown_and_malformed_venue_ids_are_404() {
+    let app = spawn_app().await;
+    for path in [
+        "/v1/venues/6f1c1d9e-8d2c-4a53-9d55-2f6f0f5a1b2c",
+        "/v1/venues/not-a-uuid",
+    ] {
+        let (status, problem) = app.get(path).await;
+        assert_eq!(
+            (status, problem["code"].as_str()),
+            (StatusCode::NOT_FOUND, Some("not_found"))
+        );
+    }
+}
