@@ -1,0 +1,210 @@
+//! The `boxoffice` binary, run as a process against real Postgres.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, ChildStdout, Command, Stdio};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use serde_json::{json, Value};
+
+fn server_url() -> String {
+    std::env::var("BOXOFFICE_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
+}
+
+/// A database for one test, dropped when the guard goes.
+struct TestDb(String);
+
+impl TestDb {
+    fn new() -> Self {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let name = format!(
+            "boxoffice_test_{secs}_{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..12]
+        );
+        Self(format!("{}/{name}", server_url()))
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let url = self.0.clone();
+        let _ = std::thread::spawn(move || {
+            tokio::runtime::Runtime::new()
+                .unwrap()
+                .block_on(boxoffice_store::db::drop_database(&url))
+        })
+        .join();
+    }
+}
+
+fn boxoffice(db: &TestDb) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_boxoffice"));
+    cmd.env("DATABASE_URL", &db.0)
+        .env_remove("BOXOFFICE_ADMIN_TOKEN")
+        .env_remove("BOXOFFICE_JWT_SECRET")
+        .env("RUST_LOG", "error");
+    cmd
+}
+
+/// Starts `boxoffice serve --demo` on a free port and reads what it prints until the demo line.
+fn serve_demo(db: &TestDb) -> (Server, BufReader<ChildStdout>, Vec<String>) {
+    let mut child = boxoffice(db)
+        .args(["serve", "--demo", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let server = Server(Some(child));
+    let mut lines = Vec::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "server exited early after {lines:?}"
+        );
+        let done = line.starts_with("demo event");
+        lines.push(line.trim_end().to_owned());
+        if done {
+            return (server, out, lines);
+        }
+    }
+}
+
+fn after<'a>(lines: &'a [String], prefix: &str) -> &'a str {
+    lines
+        .iter()
+        .find_map(|l| l.strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no line starting {prefix:?} in {lines:?}"))
+}
+
+/// A running server process, killed if a test fails before stopping it.
+struct Server(Option<Child>);
+
+impl Server {
+    /// Sends SIGTERM and checks that the server exits cleanly.
+    fn stop(mut self) {
+        let mut child = self.0.take().unwrap();
+        kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+        let status = child.wait().unwrap();
+        assert!(
+            status.success(),
+            "SIGTERM ends the server cleanly, got {status}"
+        );
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+async fn get_json(client: &reqwest::Client, url: &str) -> Value {
+    client.get(url).send().await.unwrap().json().await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_demo_creates_the_demo_once_prints_where_it_is_and_stops_on_sigterm() {
+    let db = TestDb::new();
+    let (child, _out, lines) = serve_demo(&db);
+    let base = after(&lines, "Boxoffice listening on ").to_owned();
+    let admin = after(&lines, "admin token: ").to_owned();
+    let demo = after(&lines, "demo event ");
+    assert!(demo.contains("(created)"), "{demo}");
+    let seats_url = demo.rsplit(' ').next().unwrap().to_owned();
+    assert!(seats_url.starts_with(&base), "{seats_url}");
+
+    let client = reqwest::Client::new();
+    let seats = get_json(&client, &seats_url).await;
+    let seats = seats["seats"].as_array().unwrap();
+    assert_eq!(seats.len(), 328);
+    let held_back = seats
+        .iter()
+        .filter(|s| s["status"] == "not_for_sale")
+        .count();
+    assert_eq!(held_back, 20, "stalls row H is held back");
+    assert!(seats
+        .iter()
+        .all(|s| s["status"] == "not_for_sale" || s["price_cents"].is_i64()));
+    let events: Value = get_json(&client, &format!("{base}/v1/events")).await;
+    assert_eq!(events["events"].as_array().unwrap().len(), 1);
+    let event: Value = get_json(
+        &client,
+        &format!(
+            "{base}/v1/events/{}",
+            events["events"][0]["id"].as_str().unwrap()
+        ),
+    )
+    .await;
+    assert_eq!(event["ga_areas"][0]["code"], "floor");
+    assert_eq!(event["ticket_types"].as_array().unwrap().len(), 2);
+
+    // The printed admin token is the admin token.
+    let created = client
+        .post(format!("{base}/v1/venues"))
+        .bearer_auth(&admin)
+        .json(&json!({"name": "Annex", "sections": [{"id": "a", "name": "A", "rows": [{"label": "1", "seats": 2}]}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    child.stop();
+
+    // A second start finds the demo and makes no second one.
+    let (child, _out, lines) = serve_demo(&db);
+    assert!(after(&lines, "demo event ").contains("(already there)"));
+    let base = after(&lines, "Boxoffice listening on ");
+    let events: Value = get_json(&client, &format!("{base}/v1/events")).await;
+    assert_eq!(events["events"].as_array().unwrap().len(), 1);
+    child.stop();
+}
+
+#[test]
+fn migrate_creates_the_database_once() {
+    let db = TestDb::new();
+    let first = boxoffice(&db).arg("migrate").output().unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&first.stdout).trim(),
+        "database created and migrated"
+    );
+    let second = boxoffice(&db).arg("migrate").output().unwrap();
+    assert!(second.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&second.stdout).trim(),
+        "database exists and migrated"
+    );
+}
+
+#[test]
+fn an_unreachable_database_at_start_fails_with_a_message_not_a_panic() {
+    let output = Command::new(env!("CARGO_BIN_EXE_boxoffice"))
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--database-url",
+            "postgres://postgres@127.0.0.1:1/boxoffice",
+        ])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("Error: store unavailable") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}
