@@ -87,3 +87,45 @@ async fn a_lost_database_answers_503_and_the_server_recovers_when_it_returns() {
         "the write made during the outage did not happen"
     );
 }
+
+#[tokio::test]
+async fn a_request_stuck_on_a_hung_database_is_abandoned_with_503_at_the_request_timeout() {
+    let proxy = ChaosProxy::start(postgres_addr().await).await;
+    let name = fresh_database_name();
+    let url = format!("postgres://postgres@{}/{name}", proxy.addr);
+    let app = spawn_app_with(move |s| {
+        s.database.url = url;
+        // Longer than the request timeout, so only the request timeout can answer.
+        s.database.acquire_timeout = Duration::from_secs(30);
+        s.request_timeout = Duration::from_millis(300);
+    })
+    .await;
+    assert_eq!(app.get("/v1/events").await.0, StatusCode::OK);
+
+    proxy.stall_link();
+    let started = std::time::Instant::now();
+    let (status, problem) = app.get("/v1/events").await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("unavailable"))
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "answered by the request timeout, not a store timeout"
+    );
+
+    proxy.restore_link();
+    let mut recovered = false;
+    // The pool replaces the hung connections as their attempts are dropped; bounded wait.
+    for _ in 0..50 {
+        if app.get("/v1/events").await.0 == StatusCode::OK {
+            recovered = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        recovered,
+        "the server recovers once the database answers again"
+    );
+}

@@ -13,6 +13,7 @@ pub struct ChaosProxy {
     /// Where clients connect.
     pub addr: SocketAddr,
     broken: Arc<AtomicBool>,
+    stalled: Arc<AtomicBool>,
     links: Arc<Mutex<Vec<JoinHandle<()>>>>,
     accept: JoinHandle<()>,
 }
@@ -23,9 +24,11 @@ impl ChaosProxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let broken = Arc::new(AtomicBool::new(false));
+        let stalled = Arc::new(AtomicBool::new(false));
         let links: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
         let accept = tokio::spawn({
             let broken = broken.clone();
+            let stalled = stalled.clone();
             let links = links.clone();
             async move {
                 while let Ok((mut client, _)) = listener.accept().await {
@@ -34,7 +37,12 @@ impl ChaosProxy {
                         drop(client);
                         continue;
                     }
+                    let stall = stalled.load(Ordering::SeqCst);
                     let link = tokio::spawn(async move {
+                        if stall {
+                            // Accept and never answer, as a hung server would.
+                            std::future::pending::<()>().await;
+                        }
                         if let Ok(mut server) = TcpStream::connect(upstream).await {
                             let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
                         }
@@ -46,6 +54,7 @@ impl ChaosProxy {
         Self {
             addr,
             broken,
+            stalled,
             links,
             accept,
         }
@@ -59,9 +68,18 @@ impl ChaosProxy {
         }
     }
 
+    /// Cuts every open connection and accepts new ones without ever answering.
+    pub fn stall_link(&self) {
+        self.stalled.store(true, Ordering::SeqCst);
+        for link in self.links.lock().unwrap().drain(..) {
+            link.abort();
+        }
+    }
+
     /// Lets connections through again.
     pub fn restore_link(&self) {
         self.broken.store(false, Ordering::SeqCst);
+        self.stalled.store(false, Ordering::SeqCst);
     }
 }
 
