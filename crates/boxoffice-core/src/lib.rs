@@ -8,6 +8,7 @@
 //!   it into seats with ids, labels and coordinates.
 //! - [`event`]: the event specification, ticket types, general-admission areas and the
 //!   allocation rules that decide which seats are on sale at which ticket type.
+//! - [`hold`]: holds, orders and what hold stores answer; the rules a basket must meet.
 //! - [`availability`]: composing each seat's status from the event layout, the sold seats
 //!   (Postgres) and the held seats (the hold store), and counting them.
 //!
@@ -16,6 +17,7 @@
 
 pub mod availability;
 pub mod event;
+pub mod hold;
 pub mod ids;
 pub mod validation;
 pub mod venue;

@@ -89,8 +89,9 @@ async fn run(url: &str, requests: usize) -> anyhow::Result<()> {
 
     // Every tenth seat held, every tenth (offset by five) sold.
     sqlx::query(
-        "insert into reservation (event_id, seat_id, hold_token, user_id, status, created_at, expires_at)
-         select $1, seat_id, gen_random_uuid(), 'bench', 'H', now(), now() + interval '1 hour'
+        "insert into reservation (event_id, seat_id, hold_token, user_id, status, ticket_type,
+                                  price_cents, created_at, expires_at)
+         select $1, seat_id, gen_random_uuid(), 'bench', 'H', 'standard', 4500, now(), now() + interval '1 hour'
            from seat where position % 10 = 0 and venue_id = (select venue_id from event where event_id = $1)",
     )
     .bind(event_id)

@@ -23,7 +23,7 @@ use utoipa_axum::routes;
 use crate::auth::Auth;
 use crate::config::{HoldStoreKind, Settings};
 use crate::error::ApiError;
-use crate::routes::{availability, events, ops, sessions, venues};
+use crate::routes::{availability, events, holds, ops, orders, sessions, venues};
 use crate::seat_map::SeatMapCache;
 use crate::state::{AppState, Inner};
 
@@ -63,6 +63,12 @@ fn api() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(events::withdraw_allocations))
         .routes(routes!(availability::get_seats))
         .routes(routes!(availability::get_availability))
+        .routes(routes!(holds::create_hold))
+        .routes(routes!(holds::get_hold, holds::release_hold))
+        .routes(routes!(holds::extend_hold))
+        .routes(routes!(orders::create_order))
+        .routes(routes!(orders::get_order))
+        .routes(routes!(orders::cancel_order))
         .routes(routes!(sessions::create_session))
         .routes(routes!(ops::healthz))
         .routes(routes!(ops::readyz))

@@ -135,6 +135,45 @@ impl FromRequestParts<AppState> for Buyer {
     }
 }
 
+/// An admin or a buyer, for calls either may make (an order is read or cancelled by its
+/// owner or an admin). Missing or invalid token → 401.
+#[derive(Debug, Clone)]
+pub enum Caller {
+    /// The admin token.
+    Admin,
+    /// A user token.
+    User(UserId),
+}
+
+impl Caller {
+    /// The acting user, or `None` for an admin.
+    pub fn user(&self) -> Option<&UserId> {
+        match self {
+            Caller::Admin => None,
+            Caller::User(user) => Some(user),
+        }
+    }
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let token = bearer(parts)?;
+        if state.auth.is_admin(token) {
+            return Ok(Caller::Admin);
+        }
+        state
+            .auth
+            .verify_user(token)
+            .map(Caller::User)
+            .ok_or(ApiError::Unauthorized("invalid or expired token"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,6 +42,20 @@ pub enum ApiError {
     /// 422 `validation_failed`, with every field error.
     #[error("{0}")]
     Validation(ValidationErrors),
+    /// 400 `event_started`: the event has started; no more holds.
+    #[error("the event has started")]
+    EventStarted,
+    /// 409 `seat_unavailable`: these seats are held by someone else, sold, or not on sale;
+    /// nothing was held.
+    #[error("{}", unavailable_detail(.0))]
+    SeatUnavailable(Vec<SeatRef>),
+    /// 409 `hold_limit_exceeded`: the user's live held seats plus these would exceed the
+    /// event's limit; nothing was held.
+    #[error("at most {0} seats may be held at once in this event")]
+    HoldLimitExceeded(u32),
+    /// 409 `hold_not_live`: the token does not, or no longer, own its seats.
+    #[error("this hold has expired, was released or was already used")]
+    HoldNotLive,
     /// 503 `unavailable`: a backing store is down or too slow; retry after a moment.
     #[error("{reason}")]
     Unavailable {
@@ -53,6 +67,29 @@ pub enum ApiError {
     /// 500 `internal`: a bug. The cause is logged, never sent.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// A seat named in a problem.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct SeatRef {
+    /// Seat id.
+    pub id: String,
+    /// Seat label.
+    pub label: String,
+}
+
+fn unavailable_detail(seats: &[SeatRef]) -> String {
+    match seats {
+        [one] => format!("{} just went", one.label),
+        many => format!(
+            "{} seats just went: {}",
+            many.len(),
+            many.iter()
+                .map(|s| s.label.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    }
 }
 
 /// The problem document every error answer carries.
@@ -72,6 +109,9 @@ pub struct Problem {
     /// Per-field errors (`validation_failed` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<FieldError>>,
+    /// The seats that could not be had (`seat_unavailable` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seats: Option<Vec<SeatRef>>,
 }
 
 impl ApiError {
@@ -101,6 +141,10 @@ impl ApiError {
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::EventStarted => StatusCode::BAD_REQUEST,
+            ApiError::SeatUnavailable(_)
+            | ApiError::HoldLimitExceeded(_)
+            | ApiError::HoldNotLive => StatusCode::CONFLICT,
             ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -117,6 +161,10 @@ impl ApiError {
             ApiError::PayloadTooLarge => "payload_too_large",
             ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::Validation(_) => "validation_failed",
+            ApiError::EventStarted => "event_started",
+            ApiError::SeatUnavailable(_) => "seat_unavailable",
+            ApiError::HoldLimitExceeded(_) => "hold_limit_exceeded",
+            ApiError::HoldNotLive => "hold_not_live",
             ApiError::Unavailable { .. } => "unavailable",
             ApiError::Internal(_) => "internal",
         }
@@ -132,6 +180,10 @@ impl ApiError {
             ApiError::PayloadTooLarge => "Payload too large",
             ApiError::UnsupportedMediaType => "Unsupported media type",
             ApiError::Validation(_) => "Validation failed",
+            ApiError::EventStarted => "Event started",
+            ApiError::SeatUnavailable(_) => "Seat unavailable",
+            ApiError::HoldLimitExceeded(_) => "Hold limit exceeded",
+            ApiError::HoldNotLive => "Hold not live",
             ApiError::Unavailable { .. } => "Service unavailable",
             ApiError::Internal(_) => "Internal error",
         }
@@ -141,18 +193,24 @@ impl ApiError {
         let status = self.status().as_u16();
         let code = self.code();
         let title = self.title();
-        let (detail, errors) = match self {
-            ApiError::Validation(errors) => (
-                "the request is not valid; see errors".to_owned(),
-                Some(errors.0),
-            ),
+        let mut seats = None;
+        let mut errors = None;
+        let detail = match self {
+            ApiError::Validation(e) => {
+                errors = Some(e.0);
+                "the request is not valid; see errors".to_owned()
+            }
+            ApiError::SeatUnavailable(list) => {
+                let detail = unavailable_detail(&list);
+                seats = Some(list);
+                detail
+            }
             // Never tell a client what broke inside; the log has it.
-            ApiError::Internal(_) => ("something went wrong on our side".to_owned(), None),
-            ApiError::Unavailable { .. } => (
-                "a backing store is unavailable; retry after a moment".to_owned(),
-                None,
-            ),
-            other => (other.to_string(), None),
+            ApiError::Internal(_) => "something went wrong on our side".to_owned(),
+            ApiError::Unavailable { .. } => {
+                "a backing store is unavailable; retry after a moment".to_owned()
+            }
+            other => other.to_string(),
         };
         Problem {
             type_: format!("/problems/{}", code.replace('_', "-")),
@@ -161,6 +219,7 @@ impl ApiError {
             code,
             detail,
             errors,
+            seats,
         }
     }
 }
@@ -206,6 +265,11 @@ impl From<StoreError> for ApiError {
                 retry_after,
             },
             // A constraint that reaches this far was not expected by the caller.
+            // Hold stores retry contention themselves; what reaches here is still contended.
+            StoreError::Contention => ApiError::Unavailable {
+                reason: "transaction aborted by contention".into(),
+                retry_after: Duration::from_secs(1),
+            },
             StoreError::Conflict { constraint } => {
                 ApiError::Internal(format!("unexpected conflict on {constraint}"))
             }
@@ -233,6 +297,10 @@ mod tests {
             (ApiError::MalformedJson("x".into()), 400, "malformed_json"),
             (ApiError::PayloadTooLarge, 413, "payload_too_large"),
             (ApiError::invalid("f", "m"), 422, "validation_failed"),
+            (ApiError::EventStarted, 400, "event_started"),
+            (ApiError::SeatUnavailable(vec![]), 409, "seat_unavailable"),
+            (ApiError::HoldLimitExceeded(2), 409, "hold_limit_exceeded"),
+            (ApiError::HoldNotLive, 409, "hold_not_live"),
             (
                 ApiError::from(StoreError::unavailable("down")),
                 503,

@@ -130,6 +130,19 @@ impl SeatMapCache {
         Ok(Some(map))
     }
 
+    /// The event's seat map at any version, for what never changes (ids, labels, places);
+    /// loaded only if no version is cached.
+    pub async fn get_any(
+        &self,
+        pool: &PgPool,
+        event: EventId,
+    ) -> Result<Option<Arc<RenderedSeatMap>>, StoreError> {
+        if let Some(map) = self.lock().get(&event) {
+            return Ok(Some(map.clone()));
+        }
+        self.get(pool, event, 0).await
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, LruCache<EventId, Arc<RenderedSeatMap>>> {
         // The cache holds no invariant a panicking holder could break.
         self.maps

@@ -9,8 +9,12 @@ create table reservation (
     seat_id    text not null,
     hold_token uuid not null,
     user_id    text not null,
-    -- 'H': held until expires_at. 'R': reserved by a checkout in progress or done.
+    -- 'H': held until expires_at. 'R': reserved by a checkout (sold until cancelled).
     status     char(1) not null check (status in ('H', 'R')),
+    -- The seat's ticket type and price when it was held: what the buyer was quoted, and
+    -- what checkout charges. (Allocation changes leave held seats alone.)
+    ticket_type text not null,
+    price_cents bigint not null,
     -- When the hold token was first granted: extensions are capped relative to this.
     created_at timestamptz not null,
     expires_at timestamptz not null,
@@ -52,3 +56,18 @@ create table order_seat (
 -- A seat is sold at most once per event, whatever any hold store says: the guarantee
 -- everything else is a performance and UX layer on top of.
 create unique index order_seat_sold on order_seat (event_id, seat_id) where not released;
+
+-- Every order, cancellation and booking writes a row here in the same transaction as the
+-- change itself, so nothing committed is ever missing from what downstream systems hear.
+-- A relay delivers the rows in order per event and marks them.
+create table outbox (
+    outbox_id    bigserial primary key,
+    event_id     uuid not null,
+    topic        text not null,
+    payload      jsonb not null,
+    created_at   timestamptz not null default now(),
+    delivered_at timestamptz,
+    attempts     integer not null default 0,
+    last_error   text
+);
+create index outbox_pending on outbox (event_id, outbox_id) where delivered_at is null;

@@ -15,6 +15,10 @@ pub enum StoreError {
         /// The constraint's name, as declared in the migrations.
         constraint: String,
     },
+    /// Postgres aborted the transaction as a deadlock or serialization failure; it changed
+    /// nothing and may be tried again.
+    #[error("transaction aborted by contention")]
+    Contention,
     /// The store cannot be reached or did not answer in time; retrying later may succeed.
     #[error("store unavailable: {reason}")]
     Unavailable {
@@ -63,7 +67,9 @@ impl From<sqlx::Error> for StoreError {
             }
             sqlx::Error::Database(db) => {
                 let code = db.code().map(|c| c.into_owned()).unwrap_or_default();
-                if is_unavailable_state(&code) {
+                if matches!(code.as_str(), "40001" | "40P01") {
+                    StoreError::Contention
+                } else if is_unavailable_state(&code) {
                     StoreError::unavailable(format!("database: {} ({code})", db.message()))
                 } else if let (Some(constraint), true) = (db.constraint(), code.starts_with("23")) {
                     StoreError::Conflict {

@@ -2,16 +2,37 @@
 //!
 //! A hold is a buyer's short-lived, all-or-nothing claim on a basket of seats. Two stores
 //! implement it: Postgres (one `reservation` row per seat) and Redis (a key per seat with a
-//! TTL). Either way Postgres decides what is sold; the hold store decides only who may
-//! try to buy a seat next.
+//! TTL). Either way Postgres decides what is sold: checkout writes the order under the
+//! `order_seat_sold` unique index, and the hold store decides only who may try.
 
 use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
-use boxoffice_core::ids::EventId;
+use boxoffice_core::hold::{
+    AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, Hold,
+    ReleaseOutcome,
+};
+use boxoffice_core::ids::{EventId, UserId};
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
 
+use crate::orders::{self, CancelStep};
 use crate::StoreError;
+
+/// A request for a basket of seats.
+#[derive(Clone, Copy, Debug)]
+pub struct HoldRequest<'a> {
+    /// The event.
+    pub event: EventId,
+    /// The buyer.
+    pub user: &'a UserId,
+    /// Seat ids, sorted and distinct (see `boxoffice_core::hold::validate_basket`).
+    pub seats: &'a [String],
+    /// Lifetime of the new hold.
+    pub ttl_seconds: u32,
+    /// The event's limit of live held seats per user.
+    pub max_seats_per_user: u32,
+}
 
 /// Where live holds are kept.
 ///
@@ -24,6 +45,49 @@ use crate::StoreError;
 pub trait HoldStore: Send + Sync + 'static {
     /// The store's name in configuration (`postgres`, `redis`).
     fn kind(&self) -> &'static str;
+
+    /// Holds every seat of the basket under a new token, or none of them.
+    async fn acquire(&self, request: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError>;
+
+    /// The live hold with this token, whoever owns it.
+    async fn get(&self, event: EventId, token: Uuid) -> Result<Option<Hold>, StoreError>;
+
+    /// Moves a live hold's expiry to now + `ttl_seconds`, never past its creation plus
+    /// `max_hold_seconds`.
+    async fn extend(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+        ttl_seconds: u32,
+        max_hold_seconds: u32,
+    ) -> Result<ExtendOutcome, StoreError>;
+
+    /// Frees the seats this token still owns (compare-and-delete): a stale token frees
+    /// nothing, and never a seat someone else now holds.
+    async fn release(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+    ) -> Result<ReleaseOutcome, StoreError>;
+
+    /// Turns a hold that is live when the checkout begins into an order, with its seats and
+    /// outbox row, in one Postgres transaction. A repeat finds the first order.
+    async fn checkout(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+    ) -> Result<CheckoutOutcome, StoreError>;
+
+    /// Cancels an order and puts its seats on sale again. `by` is the acting user, or
+    /// `None` for an admin.
+    async fn cancel(
+        &self,
+        order_id: Uuid,
+        by: Option<&UserId>,
+    ) -> Result<CancelOutcome, StoreError>;
 
     /// Every live hold in the event: one round trip, however many seats are held.
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError>;
@@ -45,10 +109,443 @@ impl PgHoldStore {
     }
 }
 
+/// How often a hold transaction that Postgres aborted as a deadlock or serialization
+/// failure is tried again before the request is answered as contended.
+const CONTENTION_ATTEMPTS: usize = 3;
+
+/// Starts a hold transaction: explicit READ COMMITTED (the per-user limit relies on each
+/// statement seeing what committed before it; under REPEATABLE READ the snapshot taken
+/// before the advisory lock would hide the holds it waited for), and asynchronous commit:
+/// a hold is ephemeral, so a crash may lose the last moments of holds, never an order.
+async fn begin_hold_tx(
+    pool: &PgPool,
+) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("set transaction isolation level read committed")
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("set local synchronous_commit = off")
+        .execute(&mut *tx)
+        .await?;
+    Ok(tx)
+}
+
+/// Serializes every path that creates or extends holds for one (event, user) pair, until
+/// the transaction ends. One key recipe for every caller: `hashtextextended` of a
+/// namespaced string of the event UUID's canonical text and the user id, seed 0. A hash
+/// collision only makes two unrelated pairs take turns; it never lets two requests of the
+/// same pair past each other.
+async fn lock_user(tx: &mut PgConnection, event: EventId, user: &UserId) -> Result<(), StoreError> {
+    sqlx::query("select pg_advisory_xact_lock(hashtextextended('boxoffice.hold:' || $1::uuid::text || ':' || $2, 0))")
+        .bind(event.0)
+        .bind(user.as_str())
+        .execute(&mut *tx)
+        .await?;
+    Ok(())
+}
+
+/// The live holds of `user` in `event`, counted no further than `limit` (the partial index
+/// `reservation_live_hold` serves it; the expiry cutoff has to be in the query).
+async fn live_held(
+    tx: &mut PgConnection,
+    event: EventId,
+    user: &UserId,
+    limit: u32,
+) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar(
+        "select count(*) from (
+             select 1 from reservation
+              where event_id = $1 and user_id = $2 and status = 'H' and expires_at > now()
+              limit $3) live",
+    )
+    .bind(event.0)
+    .bind(user.as_str())
+    .bind(i64::from(limit))
+    .fetch_one(&mut *tx)
+    .await?)
+}
+
+/// A reservation row as the hold paths read it back.
+#[derive(sqlx::FromRow)]
+struct ReservationRow {
+    seat_id: String,
+    user_id: String,
+    ticket_type: String,
+    price_cents: i64,
+    created_at: DateTime<Utc>,
+    expires_at: DateTime<Utc>,
+}
+
+impl ReservationRow {
+    fn claimed(self) -> ClaimedSeat {
+        ClaimedSeat {
+            seat_id: self.seat_id,
+            ticket_type: self.ticket_type,
+            price_cents: self.price_cents,
+        }
+    }
+}
+
+impl PgHoldStore {
+    async fn try_acquire(&self, r: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError> {
+        let mut tx = begin_hold_tx(&self.pool).await?;
+        lock_user(&mut tx, r.event, r.user).await?;
+        let token = Uuid::new_v4();
+        // One statement claims the whole basket. Why it is safe:
+        // - The primary key (event_id, seat_id) turns the insert into an upsert, and the
+        //   DO UPDATE's WHERE takes a row over only if it is a hold that has expired. A live
+        //   hold or a reserved ('R', sold) seat makes that seat's row come back empty.
+        //   Concurrent claimers of one seat queue on its row lock and re-check the WHERE
+        //   against the committed row.
+        // - Only allocated seats are selected, under a share lock, so a withdrawal cannot
+        //   slip in between; seats in a live order are skipped whatever the hold rows say.
+        // - The per-user count runs in this statement's snapshot, taken after the advisory
+        //   lock was granted, so it sees every hold of this user that committed before.
+        // - Seats are claimed in seat-id order, as every basket is, so overlapping baskets
+        //   wait on each other in one direction only.
+        let claimed: Vec<ReservationRow> = sqlx::query_as(
+            "insert into reservation
+                    (event_id, seat_id, hold_token, user_id, status, ticket_type, price_cents,
+                     created_at, expires_at)
+             select a.event_id, a.seat_id, $2, $3, 'H', a.ticket_type, t.price_cents,
+                    now(), now() + make_interval(secs => $4)
+               from seat_allocation a
+               join ticket_type t on t.event_id = a.event_id and t.code = a.ticket_type
+              where a.event_id = $1 and a.seat_id = any($5)
+                and not exists (select 1 from order_seat o
+                                 where o.event_id = a.event_id and o.seat_id = a.seat_id
+                                   and not o.released)
+                and (select count(*) from (
+                         select 1 from reservation r
+                          where r.event_id = $1 and r.user_id = $3 and r.status = 'H'
+                            and r.expires_at > now()
+                          limit $6) live) + cardinality($5) <= $6
+              order by a.seat_id
+                for share of a
+             on conflict (event_id, seat_id) do update
+                set hold_token = excluded.hold_token, user_id = excluded.user_id, status = 'H',
+                    ticket_type = excluded.ticket_type, price_cents = excluded.price_cents,
+                    created_at = excluded.created_at, expires_at = excluded.expires_at
+              where reservation.status = 'H' and reservation.expires_at <= now()
+             returning seat_id, user_id, ticket_type, price_cents, created_at, expires_at",
+        )
+        .bind(r.event.0)
+        .bind(token)
+        .bind(r.user.as_str())
+        .bind(f64::from(r.ttl_seconds))
+        .bind(r.seats)
+        .bind(i64::from(r.max_seats_per_user))
+        .fetch_all(&mut *tx)
+        .await?;
+
+        if claimed.len() < r.seats.len() {
+            // All or nothing: undo the partial claim. The limit check is all-or-nothing per
+            // statement, so a partial claim means some seats were taken; an empty one may
+            // also mean the limit, which the lock still held lets us tell apart.
+            let over_limit = if claimed.is_empty() {
+                let live = live_held(&mut tx, r.event, r.user, r.max_seats_per_user).await?;
+                live + r.seats.len() as i64 > i64::from(r.max_seats_per_user)
+            } else {
+                false
+            };
+            let outcome = if over_limit {
+                AcquireOutcome::LimitExceeded
+            } else {
+                let got: std::collections::HashSet<&str> =
+                    claimed.iter().map(|c| c.seat_id.as_str()).collect();
+                AcquireOutcome::Unavailable(
+                    r.seats
+                        .iter()
+                        .filter(|s| !got.contains(s.as_str()))
+                        .cloned()
+                        .collect(),
+                )
+            };
+            tx.rollback().await?;
+            return Ok(outcome);
+        }
+        tx.commit().await?;
+        let (created_at, expires_at) = (claimed[0].created_at, claimed[0].expires_at);
+        Ok(AcquireOutcome::Held(Hold {
+            token,
+            event_id: r.event,
+            user_id: r.user.clone(),
+            seats: claimed.into_iter().map(ReservationRow::claimed).collect(),
+            created_at,
+            expires_at,
+        }))
+    }
+
+    /// Whether a live hold with this token exists and belongs to someone other than `user`.
+    async fn held_by_other(
+        conn: &mut PgConnection,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+    ) -> Result<bool, StoreError> {
+        Ok(sqlx::query_scalar(
+            "select exists (select 1 from reservation
+                             where event_id = $1 and hold_token = $2 and user_id <> $3
+                               and status = 'H' and expires_at > now())",
+        )
+        .bind(event.0)
+        .bind(token)
+        .bind(user.as_str())
+        .fetch_one(&mut *conn)
+        .await?)
+    }
+
+    async fn try_checkout(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+    ) -> Result<CheckoutOutcome, StoreError> {
+        // Orders keep synchronous commit: success is answered only once the order is durable.
+        let mut tx = self.pool.begin().await?;
+        if let Some(order) = orders::find_by_token(&mut tx, event, token).await? {
+            return Ok(existing(order, user));
+        }
+        // Every precondition is in the WHERE: still a hold, this token, this user, and live
+        // at the statement's start. A row another writer changes meanwhile is re-checked
+        // against these conditions once that writer commits; a hold that had expired when
+        // this statement began matches nothing, so a checkout racing its own expiry can
+        // never sell a seat someone else has just taken over.
+        let reserved: Vec<(String, String, i64)> = sqlx::query_as(
+            "update reservation set status = 'R'
+              where event_id = $1 and hold_token = $2 and user_id = $3
+                and status = 'H' and expires_at > statement_timestamp()
+             returning seat_id, ticket_type, price_cents",
+        )
+        .bind(event.0)
+        .bind(token)
+        .bind(user.as_str())
+        .fetch_all(&mut *tx)
+        .await?;
+        if reserved.is_empty() {
+            // A concurrent checkout of the same token may have committed while we waited.
+            if let Some(order) = orders::find_by_token(&mut tx, event, token).await? {
+                return Ok(existing(order, user));
+            }
+            let other = Self::held_by_other(&mut tx, event, token, user).await?;
+            return Ok(if other {
+                CheckoutOutcome::Forbidden
+            } else {
+                CheckoutOutcome::NotLive
+            });
+        }
+        // All of the hold or nothing: every row this token still has must have been live.
+        let rows: i64 = sqlx::query_scalar(
+            "select count(*) from reservation where event_id = $1 and hold_token = $2",
+        )
+        .bind(event.0)
+        .bind(token)
+        .fetch_one(&mut *tx)
+        .await?;
+        if rows != reserved.len() as i64 {
+            tx.rollback().await?;
+            return Ok(CheckoutOutcome::NotLive);
+        }
+        let mut seats: Vec<ClaimedSeat> = reserved
+            .into_iter()
+            .map(|(seat_id, ticket_type, price_cents)| ClaimedSeat {
+                seat_id,
+                ticket_type,
+                price_cents,
+            })
+            .collect();
+        seats.sort_by(|a, b| a.seat_id.cmp(&b.seat_id));
+        let order = match orders::insert_order(&mut tx, event, user, token, &seats).await {
+            Ok(order) => order,
+            // The hold store and the orders disagree (a seat is already in a live order):
+            // Postgres decides, and this checkout does not happen.
+            Err(StoreError::Conflict { constraint }) if constraint == "order_seat_sold" => {
+                tx.rollback().await?;
+                return Ok(CheckoutOutcome::NotLive);
+            }
+            Err(e) => return Err(e),
+        };
+        tx.commit().await?;
+        Ok(CheckoutOutcome::Created(order))
+    }
+}
+
+fn existing(order: boxoffice_core::hold::Order, user: &UserId) -> CheckoutOutcome {
+    if &order.user_id == user {
+        CheckoutOutcome::Existing(order)
+    } else {
+        CheckoutOutcome::Forbidden
+    }
+}
+
 #[async_trait]
 impl HoldStore for PgHoldStore {
     fn kind(&self) -> &'static str {
         "postgres"
+    }
+
+    async fn acquire(&self, request: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError> {
+        let mut attempt = 1;
+        loop {
+            match self.try_acquire(request).await {
+                Err(StoreError::Contention) if attempt < CONTENTION_ATTEMPTS => attempt += 1,
+                // Still contended: the seats are in demand right now; nothing was held.
+                Err(StoreError::Contention) => {
+                    return Ok(AcquireOutcome::Unavailable(request.seats.to_vec()))
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn get(&self, event: EventId, token: Uuid) -> Result<Option<Hold>, StoreError> {
+        let rows: Vec<ReservationRow> = sqlx::query_as(
+            "select seat_id, user_id, ticket_type, price_cents, created_at, expires_at
+               from reservation
+              where event_id = $1 and hold_token = $2 and status = 'H' and expires_at > now()
+              order by seat_id",
+        )
+        .bind(event.0)
+        .bind(token)
+        .fetch_all(&self.pool)
+        .await?;
+        let Some(first) = rows.first() else {
+            return Ok(None);
+        };
+        let user_id = UserId::parse(&first.user_id)
+            .ok_or_else(|| StoreError::Other("stored user id is invalid".into()))?;
+        let (created_at, expires_at) = (first.created_at, first.expires_at);
+        Ok(Some(Hold {
+            token,
+            event_id: event,
+            user_id,
+            seats: rows.into_iter().map(ReservationRow::claimed).collect(),
+            created_at,
+            expires_at,
+        }))
+    }
+
+    async fn extend(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+        ttl_seconds: u32,
+        max_hold_seconds: u32,
+    ) -> Result<ExtendOutcome, StoreError> {
+        let mut tx = begin_hold_tx(&self.pool).await?;
+        // Extending keeps a hold alive, so it takes the same per-user lock as creating one.
+        lock_user(&mut tx, event, user).await?;
+        let expiry: Option<DateTime<Utc>> = sqlx::query_scalar(
+            "update reservation
+                set expires_at = greatest(expires_at, least(now() + make_interval(secs => $4),
+                                                            created_at + make_interval(secs => $5)))
+              where event_id = $1 and hold_token = $2 and user_id = $3
+                and status = 'H' and expires_at > now()
+             returning expires_at",
+        )
+        .bind(event.0)
+        .bind(token)
+        .bind(user.as_str())
+        .bind(f64::from(ttl_seconds))
+        .bind(f64::from(max_hold_seconds))
+        .fetch_all(&mut *tx)
+        .await?
+        .into_iter()
+        .next();
+        let outcome = match expiry {
+            Some(at) => ExtendOutcome::Extended(at),
+            None => {
+                let other = Self::held_by_other(&mut tx, event, token, user).await?;
+                if other {
+                    ExtendOutcome::Forbidden
+                } else {
+                    ExtendOutcome::NotLive
+                }
+            }
+        };
+        tx.commit().await?;
+        Ok(outcome)
+    }
+
+    async fn release(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+    ) -> Result<ReleaseOutcome, StoreError> {
+        // Compare-and-delete: only rows that are still this token's live hold, for this user.
+        // A seat taken over after expiry carries the new holder's token and is untouched.
+        let mut conn = self.pool.acquire().await?;
+        let freed = sqlx::query(
+            "delete from reservation
+              where event_id = $1 and hold_token = $2 and user_id = $3
+                and status = 'H' and expires_at > now()",
+        )
+        .bind(event.0)
+        .bind(token)
+        .bind(user.as_str())
+        .execute(&mut *conn)
+        .await?
+        .rows_affected();
+        if freed > 0 {
+            return Ok(ReleaseOutcome::Released);
+        }
+        let other = Self::held_by_other(&mut conn, event, token, user).await?;
+        Ok(if other {
+            ReleaseOutcome::Forbidden
+        } else {
+            ReleaseOutcome::NotLive
+        })
+    }
+
+    async fn checkout(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+    ) -> Result<CheckoutOutcome, StoreError> {
+        match self.try_checkout(event, token, user).await {
+            // Two checkouts of one token that both found no order insert under the same
+            // unique key; the loser finds the winner's order.
+            Err(StoreError::Conflict { constraint })
+                if constraint == "ticket_order_hold_token_key" =>
+            {
+                let mut conn = self.pool.acquire().await?;
+                match orders::find_by_token(&mut conn, event, token).await? {
+                    Some(order) => Ok(existing(order, user)),
+                    None => Ok(CheckoutOutcome::NotLive),
+                }
+            }
+            Err(StoreError::Contention) => Ok(CheckoutOutcome::NotLive),
+            other => other,
+        }
+    }
+
+    async fn cancel(
+        &self,
+        order_id: Uuid,
+        by: Option<&UserId>,
+    ) -> Result<CancelOutcome, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let outcome = match orders::cancel_in_tx(&mut tx, order_id, by).await? {
+            CancelStep::Cancelled(order) => {
+                // The reserved rows go with the sale, so the seats can be held again.
+                sqlx::query(
+                    "delete from reservation where event_id = $1 and hold_token = $2 and status = 'R'",
+                )
+                .bind(order.event_id.0)
+                .bind(order.hold_token)
+                .execute(&mut *tx)
+                .await?;
+                CancelOutcome::Cancelled(order)
+            }
+            CancelStep::AlreadyCancelled(order) => CancelOutcome::Cancelled(order),
+            CancelStep::NotFound => CancelOutcome::NotFound,
+            CancelStep::Forbidden => CancelOutcome::Forbidden,
+        };
+        tx.commit().await?;
+        Ok(outcome)
     }
 
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError> {

@@ -13,11 +13,14 @@
 //! - [`events`]: events, ticket types, general-admission areas, seat allocations and the
 //!   sold seats that availability composes.
 //! - [`holds`]: the [`holds::HoldStore`] interface and its Postgres implementation.
+//! - [`orders`]: writing, reading and cancelling orders inside a hold store's transaction,
+//!   each with its outbox row.
 
 pub mod db;
 pub mod error;
 pub mod events;
 pub mod holds;
+pub mod orders;
 pub mod venues;
 
 pub use error::StoreError;

@@ -3,7 +3,9 @@
 
 pub mod availability;
 pub mod events;
+pub mod holds;
 pub mod ops;
+pub mod orders;
 pub mod sessions;
 pub mod venues;
 

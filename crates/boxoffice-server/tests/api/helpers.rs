@@ -202,6 +202,33 @@ impl TestApp {
             .await
     }
 
+    /// Who `user` is, as a bearer of a user token signed with this server's secret.
+    pub fn buyer(&self, user: &str) -> As {
+        As::Token(self.user_token(user))
+    }
+
+    /// `POST /v1/events/{event}/holds` for these seats.
+    pub async fn post_holds(&self, event: &str, who: &As, seats: &[&str]) -> (StatusCode, Value) {
+        self.send(
+            Method::POST,
+            &format!("/v1/events/{event}/holds"),
+            who,
+            Some(&json!({"seats": seats})),
+        )
+        .await
+    }
+
+    /// `POST /v1/events/{event}/orders` for this hold token.
+    pub async fn post_orders(&self, event: &str, who: &As, token: &str) -> (StatusCode, Value) {
+        self.send(
+            Method::POST,
+            &format!("/v1/events/{event}/orders"),
+            who,
+            Some(&json!({"hold_token": token})),
+        )
+        .await
+    }
+
     /// A user token for `user`, signed with this server's secret.
     pub fn user_token(&self, user: &str) -> String {
         let auth = boxoffice_server::auth::Auth::new(
@@ -316,8 +343,9 @@ pub async fn hold_directly(
 ) {
     let event: uuid::Uuid = event.parse().unwrap();
     sqlx::query(
-        "insert into reservation (event_id, seat_id, hold_token, user_id, status, created_at, expires_at)
-         select $1, s, $2, 'someone', 'H', now(), now() + $3 from unnest($4::text[]) s",
+        "insert into reservation (event_id, seat_id, hold_token, user_id, status, ticket_type,
+                                  price_cents, created_at, expires_at)
+         select $1, s, $2, 'someone', 'H', 'standard', 4500, now(), now() + $3 from unnest($4::text[]) s",
     )
     .bind(event)
     .bind(uuid::Uuid::new_v4())

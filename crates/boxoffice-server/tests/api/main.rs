@@ -5,7 +5,10 @@ mod proxy;
 
 mod availability;
 mod events;
+mod holds;
 mod ops;
+mod orders;
 mod outage;
+mod races;
 mod sessions;
 mod venues;

@@ -1,0 +1,235 @@
+//! Holds and orders: what a hold store answers, and the rules a basket must meet before any
+//! store is asked.
+
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::availability::SeatMap;
+use crate::ids::{EventId, UserId};
+use crate::validation::ValidationErrors;
+
+/// A seat as a hold or an order carries it: what the buyer was quoted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct PricedSeat {
+    /// Seat id.
+    pub id: String,
+    /// Seat label.
+    pub label: String,
+    /// Ticket type code.
+    pub ticket_type: String,
+    /// Price in minor units.
+    pub price_cents: i64,
+}
+
+/// A seat a hold store claimed or reserved, before labels are attached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimedSeat {
+    /// Seat id.
+    pub seat_id: String,
+    /// Ticket type at the time of the hold.
+    pub ticket_type: String,
+    /// Price at the time of the hold.
+    pub price_cents: i64,
+}
+
+/// A live hold: a token owning a basket of seats until `expires_at`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hold {
+    /// The hold token, the buyer's proof of ownership.
+    pub token: Uuid,
+    /// The event.
+    pub event_id: EventId,
+    /// The buyer.
+    pub user_id: UserId,
+    /// The seats, sorted by id.
+    pub seats: Vec<ClaimedSeat>,
+    /// When the hold was first granted (extensions are capped from here).
+    pub created_at: DateTime<Utc>,
+    /// When it lapses unless extended.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// What a hold store answers to a request for a basket.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AcquireOutcome {
+    /// Every seat is held under a new token.
+    Held(Hold),
+    /// These seats could not be had (held by someone else, sold, or not on sale); nothing
+    /// is held.
+    Unavailable(Vec<String>),
+    /// The user's live held seats plus these would exceed the event's limit; nothing is held.
+    LimitExceeded,
+}
+
+/// What extending a hold did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExtendOutcome {
+    /// The hold now lapses at this time.
+    Extended(DateTime<Utc>),
+    /// The token no longer owns live seats (expired, released, used or unknown).
+    NotLive,
+    /// The token is live but belongs to another user.
+    Forbidden,
+}
+
+/// What releasing a hold did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReleaseOutcome {
+    /// The token's seats are free again.
+    Released,
+    /// The token owns no live seats; nothing changed.
+    NotLive,
+    /// The token is live but belongs to another user; nothing changed.
+    Forbidden,
+}
+
+/// Status of an order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderStatus {
+    /// Paid for and valid.
+    Confirmed,
+    /// Cancelled; its seats are on sale again.
+    Cancelled,
+}
+
+/// An order: seats sold to one user in one transaction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Order {
+    /// Order id.
+    pub order_id: Uuid,
+    /// The event.
+    pub event_id: EventId,
+    /// The buyer.
+    pub user_id: UserId,
+    /// The hold token it was checked out from.
+    pub hold_token: Uuid,
+    /// The seats, sorted by id.
+    pub seats: Vec<ClaimedSeat>,
+    /// Sum of the seat prices.
+    pub total_cents: i64,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// Confirmed or cancelled.
+    pub status: OrderStatus,
+    /// When it was committed.
+    pub created_at: DateTime<Utc>,
+}
+
+/// What checking out a hold did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckoutOutcome {
+    /// A new order was committed.
+    Created(Order),
+    /// This token was checked out before (perhaps concurrently): the one order there is.
+    Existing(Order),
+    /// The token did not own all its seats when the checkout began.
+    NotLive,
+    /// The token belongs to another user.
+    Forbidden,
+}
+
+/// What cancelling an order did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CancelOutcome {
+    /// The order is cancelled (now, or before) and its seats are on sale.
+    Cancelled(Order),
+    /// No such order.
+    NotFound,
+    /// The order belongs to another user.
+    Forbidden,
+}
+
+/// Checks a requested basket against the event's seat map and limit; returns the seat ids
+/// sorted, the one order every store claims seats in, so overlapping baskets never wait on
+/// each other in a cycle.
+pub fn validate_basket(
+    seats: &[String],
+    map: &SeatMap,
+    max_seats_per_user: u32,
+) -> Result<Vec<String>, ValidationErrors> {
+    let mut errors = ValidationErrors::default();
+    if seats.is_empty() {
+        errors.add("seats", "must name at least one seat");
+    }
+    if seats.len() > max_seats_per_user as usize {
+        errors.add(
+            "seats",
+            format!("at most {max_seats_per_user} seats may be held at once in this event"),
+        );
+    }
+    let mut seen = HashSet::with_capacity(seats.len());
+    for (i, id) in seats.iter().enumerate() {
+        if map.get(id).is_none() {
+            errors.add(
+                format!("seats[{i}]"),
+                format!("the venue has no seat {id:?}"),
+            );
+        } else if !seen.insert(id.as_str()) {
+            errors.add(
+                format!("seats[{i}]"),
+                format!("seat {id:?} is asked for twice"),
+            );
+        }
+    }
+    let mut sorted = seats.to_vec();
+    sorted.sort_unstable();
+    errors.into_result(sorted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::availability::EventSeat;
+
+    fn map() -> SeatMap {
+        SeatMap::new(
+            ["s-A-1", "s-A-2", "s-A-3"]
+                .iter()
+                .map(|id| EventSeat {
+                    id: (*id).into(),
+                    label: (*id).into(),
+                    section: "s".into(),
+                    row: "A".into(),
+                    number: "1".into(),
+                    x: 0.0,
+                    y: 0.0,
+                    ticket_type: Some("standard".into()),
+                    price_cents: Some(100),
+                })
+                .collect(),
+        )
+    }
+
+    fn ids(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_valid_basket_comes_back_sorted() {
+        assert_eq!(
+            validate_basket(&ids(&["s-A-3", "s-A-1"]), &map(), 8).unwrap(),
+            ids(&["s-A-1", "s-A-3"])
+        );
+    }
+
+    #[test]
+    fn empty_repeated_unknown_and_oversized_baskets_are_refused() {
+        let fields = |seats: &[&str], max| {
+            validate_basket(&ids(seats), &map(), max)
+                .unwrap_err()
+                .0
+                .into_iter()
+                .map(|e| e.field)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(fields(&[], 8), ["seats"]);
+        assert_eq!(fields(&["s-A-1", "s-A-1"], 8), ["seats[1]"]);
+        assert_eq!(fields(&["s-A-1", "s-Z-9"], 8), ["seats[1]"]);
+        assert_eq!(fields(&["s-A-1", "s-A-2", "s-A-3"], 2), ["seats"]);
+    }
+}

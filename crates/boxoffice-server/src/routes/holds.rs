@@ -1,0 +1,290 @@
+//! Holds: create (all or nothing), read, extend, release.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use boxoffice_core::hold::{
+    validate_basket, AcquireOutcome, ExtendOutcome, Hold, PricedSeat, ReleaseOutcome,
+};
+use boxoffice_core::ids::EventId;
+use boxoffice_store::events::{self, HoldPolicy};
+use boxoffice_store::holds::HoldRequest;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::auth::Buyer;
+use crate::error::{ApiError, Problem, SeatRef};
+use crate::extract::Json;
+use crate::seat_map::RenderedSeatMap;
+use crate::state::AppState;
+
+/// Body of `POST /v1/events/{id}/holds`: either seats by id, or best available.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HoldBody {
+    /// Seat ids to hold, all or none.
+    pub seats: Option<Vec<String>>,
+    /// Let the server pick adjacent seats.
+    pub best_available: Option<BestAvailable>,
+}
+
+/// A best-available request.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BestAvailable {
+    /// How many seats.
+    pub quantity: u32,
+    /// Only seats of this ticket type.
+    pub ticket_type: Option<String>,
+}
+
+/// A live hold.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HoldView {
+    /// Proof of ownership: extend, release and check out with it.
+    pub hold_token: Uuid,
+    /// The event.
+    pub event_id: EventId,
+    /// The held seats with the prices quoted.
+    pub seats: Vec<PricedSeat>,
+    /// Sum of the seat prices.
+    pub total_cents: i64,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// When the hold lapses unless extended.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Answer to an extension.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Extended {
+    /// The new expiry.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// The event's hold policy; 404 if there is no such event.
+pub(crate) async fn policy(state: &AppState, event: EventId) -> Result<HoldPolicy, ApiError> {
+    events::hold_policy(&state.pool, event)
+        .await?
+        .ok_or_else(ApiError::event_not_found)
+}
+
+/// Labels for seat ids, from the event's seat map.
+pub(crate) fn priced(
+    map: &RenderedSeatMap,
+    seats: &[boxoffice_core::hold::ClaimedSeat],
+) -> Vec<PricedSeat> {
+    seats
+        .iter()
+        .map(|s| PricedSeat {
+            label: map
+                .map
+                .get(&s.seat_id)
+                .map(|m| m.label.clone())
+                .unwrap_or_default(),
+            id: s.seat_id.clone(),
+            ticket_type: s.ticket_type.clone(),
+            price_cents: s.price_cents,
+        })
+        .collect()
+}
+
+fn view(map: &RenderedSeatMap, hold: Hold, currency: String) -> HoldView {
+    HoldView {
+        hold_token: hold.token,
+        event_id: hold.event_id,
+        total_cents: hold.seats.iter().map(|s| s.price_cents).sum(),
+        seats: priced(map, &hold.seats),
+        currency,
+        expires_at: hold.expires_at,
+    }
+}
+
+fn token(text: &str) -> Option<Uuid> {
+    Uuid::parse_str(text).ok()
+}
+
+fn hold_not_found() -> ApiError {
+    ApiError::NotFound {
+        code: "not_found",
+        detail: "no live hold with this token".into(),
+    }
+}
+
+/// Holds every seat asked for under one new token, or none.
+#[utoipa::path(post, path = "/v1/events/{id}/holds", tag = "holds", request_body = HoldBody,
+    params(("id" = String, Path, description = "Event id")),
+    security(("user" = [])),
+    responses(
+        (status = 201, description = "Held", body = HoldView),
+        (status = 400, description = "Malformed JSON, or the event has started", body = Problem),
+        (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 404, description = "No such event", body = Problem),
+        (status = 409, description = "A seat is unavailable, or the user's limit is reached", body = Problem),
+        (status = 422, description = "Empty, repeated, unknown or too many seats", body = Problem),
+        (status = 503, description = "A store is unavailable", body = Problem),
+    ))]
+pub async fn create_hold(
+    Buyer(user): Buyer,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(body): Json<HoldBody>,
+) -> Result<(StatusCode, axum::Json<HoldView>), ApiError> {
+    let event = super::event_id(&id)?;
+    let seats = match (body.seats, body.best_available) {
+        (Some(seats), None) => seats,
+        (None, Some(_)) => {
+            return Err(ApiError::invalid(
+                "best_available",
+                "best-available selection is not offered yet; name the seats",
+            ))
+        }
+        _ => {
+            return Err(ApiError::invalid(
+                "seats",
+                "give either seats or best_available",
+            ))
+        }
+    };
+    let policy = policy(&state, event).await?;
+    if policy.started {
+        return Err(ApiError::EventStarted);
+    }
+    let map = state
+        .seat_maps
+        .get(&state.pool, event, policy.layout_version)
+        .await?
+        .ok_or_else(ApiError::event_not_found)?;
+    let basket = validate_basket(&seats, &map.map, policy.max_seats_per_user)?;
+    let outcome = state
+        .holds
+        .acquire(&HoldRequest {
+            event,
+            user: &user,
+            seats: &basket,
+            ttl_seconds: policy.hold_ttl_seconds,
+            max_seats_per_user: policy.max_seats_per_user,
+        })
+        .await?;
+    match outcome {
+        AcquireOutcome::Held(hold) => Ok((
+            StatusCode::CREATED,
+            axum::Json(view(&map, hold, policy.currency.unwrap_or_default())),
+        )),
+        AcquireOutcome::Unavailable(ids) => Err(ApiError::SeatUnavailable(
+            ids.into_iter()
+                .map(|id| SeatRef {
+                    label: map
+                        .map
+                        .get(&id)
+                        .map(|s| s.label.clone())
+                        .unwrap_or_default(),
+                    id,
+                })
+                .collect(),
+        )),
+        AcquireOutcome::LimitExceeded => {
+            Err(ApiError::HoldLimitExceeded(policy.max_seats_per_user))
+        }
+    }
+}
+
+/// The hold, if it is live and the caller's.
+#[utoipa::path(get, path = "/v1/events/{id}/holds/{token}", tag = "holds",
+    params(("id" = String, Path, description = "Event id"), ("token" = String, Path, description = "Hold token")),
+    security(("user" = [])),
+    responses(
+        (status = 200, description = "The live hold", body = HoldView),
+        (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 403, description = "Another user's hold", body = Problem),
+        (status = 404, description = "No such event, or no live hold with this token", body = Problem),
+    ))]
+pub async fn get_hold(
+    Buyer(user): Buyer,
+    State(state): State<AppState>,
+    Path((id, token_text)): Path<(String, String)>,
+) -> Result<axum::Json<HoldView>, ApiError> {
+    let event = super::event_id(&id)?;
+    let policy = policy(&state, event).await?;
+    let token = token(&token_text).ok_or_else(hold_not_found)?;
+    let hold = state
+        .holds
+        .get(event, token)
+        .await?
+        .ok_or_else(hold_not_found)?;
+    if hold.user_id != user {
+        return Err(ApiError::Forbidden("this hold belongs to another user"));
+    }
+    let map = state
+        .seat_maps
+        .get_any(&state.pool, event)
+        .await?
+        .ok_or_else(ApiError::event_not_found)?;
+    Ok(axum::Json(view(
+        &map,
+        hold,
+        policy.currency.unwrap_or_default(),
+    )))
+}
+
+/// Extends a live hold by the event's hold TTL, capped at creation + `max_hold_seconds`.
+#[utoipa::path(post, path = "/v1/events/{id}/holds/{token}/extend", tag = "holds",
+    params(("id" = String, Path, description = "Event id"), ("token" = String, Path, description = "Hold token")),
+    security(("user" = [])),
+    responses(
+        (status = 200, description = "Extended", body = Extended),
+        (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 403, description = "Another user's hold", body = Problem),
+        (status = 404, description = "No such event", body = Problem),
+        (status = 409, description = "The hold expired or was used", body = Problem),
+    ))]
+pub async fn extend_hold(
+    Buyer(user): Buyer,
+    State(state): State<AppState>,
+    Path((id, token_text)): Path<(String, String)>,
+) -> Result<axum::Json<Extended>, ApiError> {
+    let event = super::event_id(&id)?;
+    let policy = policy(&state, event).await?;
+    let token = token(&token_text).ok_or(ApiError::HoldNotLive)?;
+    match state
+        .holds
+        .extend(
+            event,
+            token,
+            &user,
+            policy.hold_ttl_seconds,
+            policy.max_hold_seconds,
+        )
+        .await?
+    {
+        ExtendOutcome::Extended(expires_at) => Ok(axum::Json(Extended { expires_at })),
+        ExtendOutcome::NotLive => Err(ApiError::HoldNotLive),
+        ExtendOutcome::Forbidden => Err(ApiError::Forbidden("this hold belongs to another user")),
+    }
+}
+
+/// Releases the seats this token still owns (compare-and-delete).
+#[utoipa::path(delete, path = "/v1/events/{id}/holds/{token}", tag = "holds",
+    params(("id" = String, Path, description = "Event id"), ("token" = String, Path, description = "Hold token")),
+    security(("user" = [])),
+    responses(
+        (status = 204, description = "Released"),
+        (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 403, description = "Another user's hold", body = Problem),
+        (status = 404, description = "No such event, or the token owns no live seats", body = Problem),
+    ))]
+pub async fn release_hold(
+    Buyer(user): Buyer,
+    State(state): State<AppState>,
+    Path((id, token_text)): Path<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    let event = super::event_id(&id)?;
+    policy(&state, event).await?;
+    let token = token(&token_text).ok_or_else(hold_not_found)?;
+    match state.holds.release(event, token, &user).await? {
+        ReleaseOutcome::Released => Ok(StatusCode::NO_CONTENT),
+        ReleaseOutcome::NotLive => Err(hold_not_found()),
+        ReleaseOutcome::Forbidden => Err(ApiError::Forbidden("this hold belongs to another user")),
+    }
+}

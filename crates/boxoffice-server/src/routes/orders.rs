@@ -1,0 +1,153 @@
+//! Orders: checkout of a live hold, read, cancel.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use boxoffice_core::hold::{CancelOutcome, CheckoutOutcome, Order, OrderStatus, PricedSeat};
+use boxoffice_core::ids::EventId;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::holds::{policy, priced};
+use crate::auth::{Buyer, Caller};
+use crate::error::{ApiError, Problem};
+use crate::extract::Json;
+use crate::state::AppState;
+
+/// Body of `POST /v1/events/{id}/orders`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckoutBody {
+    /// The token of a live hold of the caller's.
+    pub hold_token: Uuid,
+}
+
+/// An order.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OrderView {
+    /// Order id.
+    pub order_id: Uuid,
+    /// The event.
+    pub event_id: EventId,
+    /// The buyer.
+    pub user_id: String,
+    /// The seats sold, with the prices charged.
+    pub seats: Vec<PricedSeat>,
+    /// Sum of the seat prices.
+    pub total_cents: i64,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// `confirmed`, or `cancelled` once cancelled.
+    pub status: OrderStatus,
+    /// When the order was committed.
+    pub created_at: DateTime<Utc>,
+}
+
+async fn view(state: &AppState, order: Order) -> Result<OrderView, ApiError> {
+    let map = state
+        .seat_maps
+        .get_any(&state.pool, order.event_id)
+        .await?
+        .ok_or_else(ApiError::event_not_found)?;
+    Ok(OrderView {
+        order_id: order.order_id,
+        event_id: order.event_id,
+        user_id: order.user_id.to_string(),
+        seats: priced(&map, &order.seats),
+        total_cents: order.total_cents,
+        currency: order.currency,
+        status: order.status,
+        created_at: order.created_at,
+    })
+}
+
+fn order_not_found() -> ApiError {
+    ApiError::NotFound {
+        code: "order_not_found",
+        detail: "no such order".into(),
+    }
+}
+
+/// Checks out a live hold: its seats are sold, with the order and its outbox row, in one
+/// transaction. The same token again finds the same order (200).
+#[utoipa::path(post, path = "/v1/events/{id}/orders", tag = "orders", request_body = CheckoutBody,
+    params(("id" = String, Path, description = "Event id")),
+    security(("user" = [])),
+    responses(
+        (status = 201, description = "Ordered", body = OrderView),
+        (status = 200, description = "This hold was checked out before: that order", body = OrderView),
+        (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 403, description = "Another user's hold", body = Problem),
+        (status = 404, description = "No such event", body = Problem),
+        (status = 409, description = "The hold expired or was released", body = Problem),
+        (status = 422, description = "Invalid body", body = Problem),
+    ))]
+pub async fn create_order(
+    Buyer(user): Buyer,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(body): Json<CheckoutBody>,
+) -> Result<(StatusCode, axum::Json<OrderView>), ApiError> {
+    let event = super::event_id(&id)?;
+    policy(&state, event).await?;
+    match state.holds.checkout(event, body.hold_token, &user).await? {
+        CheckoutOutcome::Created(order) => {
+            Ok((StatusCode::CREATED, axum::Json(view(&state, order).await?)))
+        }
+        CheckoutOutcome::Existing(order) => {
+            Ok((StatusCode::OK, axum::Json(view(&state, order).await?)))
+        }
+        CheckoutOutcome::NotLive => Err(ApiError::HoldNotLive),
+        CheckoutOutcome::Forbidden => Err(ApiError::Forbidden("this hold belongs to another user")),
+    }
+}
+
+/// An order, for its owner or an admin.
+#[utoipa::path(get, path = "/v1/orders/{id}", tag = "orders",
+    params(("id" = String, Path, description = "Order id")),
+    security(("user" = []), ("admin" = [])),
+    responses(
+        (status = 200, description = "The order", body = OrderView),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "Another user's order", body = Problem),
+        (status = 404, description = "No such order", body = Problem),
+    ))]
+pub async fn get_order(
+    caller: Caller,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<axum::Json<OrderView>, ApiError> {
+    let id = Uuid::parse_str(&id).map_err(|_| order_not_found())?;
+    let order = boxoffice_store::orders::load_order(&state.pool, id)
+        .await?
+        .ok_or_else(order_not_found)?;
+    if caller.user().is_some_and(|u| u != &order.user_id) {
+        return Err(ApiError::Forbidden("this order belongs to another user"));
+    }
+    Ok(axum::Json(view(&state, order).await?))
+}
+
+/// Cancels an order (owner or admin); its seats are on sale again. Cancelling a cancelled
+/// order answers the order as it is.
+#[utoipa::path(post, path = "/v1/orders/{id}/cancel", tag = "orders",
+    params(("id" = String, Path, description = "Order id")),
+    security(("user" = []), ("admin" = [])),
+    responses(
+        (status = 200, description = "Cancelled", body = OrderView),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "Another user's order", body = Problem),
+        (status = 404, description = "No such order", body = Problem),
+    ))]
+pub async fn cancel_order(
+    caller: Caller,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<axum::Json<OrderView>, ApiError> {
+    let id = Uuid::parse_str(&id).map_err(|_| order_not_found())?;
+    match state.holds.cancel(id, caller.user()).await? {
+        CancelOutcome::Cancelled(order) => Ok(axum::Json(view(&state, order).await?)),
+        CancelOutcome::NotFound => Err(order_not_found()),
+        CancelOutcome::Forbidden => Err(ApiError::Forbidden("this order belongs to another user")),
+    }
+}

@@ -1,0 +1,314 @@
+//! Races: many requests released together from a barrier, then the exact distribution of
+//! answers and the state of the database. A single request succeeding proves nothing.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::{Method, RequestBuilder, StatusCode};
+use serde_json::{json, Value};
+use tokio::sync::Barrier;
+
+use crate::helpers::{read, spawn_app_with, TestApp};
+
+async fn spawn_race_app() -> TestApp {
+    spawn_app_with(|s| {
+        s.database.pool_size = 8;
+        // Hundreds of requests queue for eight connections; none should give up.
+        s.database.acquire_timeout = Duration::from_secs(30);
+        s.request_timeout = Duration::from_secs(60);
+    })
+    .await
+}
+
+/// Sends every request at the same moment and returns the answers in the same order.
+async fn race(requests: Vec<RequestBuilder>) -> Vec<(StatusCode, Value)> {
+    let barrier = Arc::new(Barrier::new(requests.len()));
+    let tasks: Vec<_> = requests
+        .into_iter()
+        .map(|request| {
+            let barrier = barrier.clone();
+            tokio::spawn(async move {
+                barrier.wait().await;
+                read(request.send().await.expect("request is sent")).await
+            })
+        })
+        .collect();
+    let mut answers = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        answers.push(task.await.unwrap());
+    }
+    answers
+}
+
+/// How many answers had each status.
+fn tally(answers: &[(StatusCode, Value)]) -> BTreeMap<u16, usize> {
+    let mut counts = BTreeMap::new();
+    for (status, _) in answers {
+        *counts.entry(status.as_u16()).or_default() += 1;
+    }
+    counts
+}
+
+fn hold_request(app: &TestApp, event: &str, user: &str, seats: &[String]) -> RequestBuilder {
+    app.request(
+        Method::POST,
+        &format!("/v1/events/{event}/holds"),
+        &app.buyer(user),
+    )
+    .json(&json!({"seats": seats}))
+}
+
+/// A venue with one section of `rows` × `per_row` seats, and an event selling all of it.
+async fn big_event(app: &TestApp, rows: usize, per_row: u32, max_seats_per_user: u32) -> String {
+    let rows: Vec<_> = (0..rows)
+        .map(|r| json!({"label": format!("R{r}"), "seats": per_row}))
+        .collect();
+    let (_, venue) = app
+        .post_venues(
+            &json!({"name": "Arena", "sections": [{"id": "floor", "name": "Floor", "rows": rows}]}),
+        )
+        .await;
+    let (status, event) = app
+        .post_events(&json!({"venue_id": venue["id"], "name": "Race", "starts_at": "2030-01-01T20:00:00Z",
+            "max_seats_per_user": max_seats_per_user,
+            "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
+            "allocations": [{"ticket_type": "standard", "section": "floor"}]}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{event}");
+    event["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_hundred_buyers_at_one_seat_leave_exactly_one_holder() {
+    let app = spawn_race_app().await;
+    let event = app.create_event().await;
+    let seat = vec!["stalls-A-1".to_owned()];
+    let answers = race(
+        (0..200)
+            .map(|i| hold_request(&app, &event, &format!("buyer-{i}"), &seat))
+            .collect(),
+    )
+    .await;
+    assert_eq!(tally(&answers), BTreeMap::from([(201, 1), (409, 199)]));
+    assert!(answers
+        .iter()
+        .filter(|(s, _)| *s == StatusCode::CONFLICT)
+        .all(|(_, p)| p["code"] == "seat_unavailable"));
+    let winner = &answers
+        .iter()
+        .find(|(s, _)| *s == StatusCode::CREATED)
+        .unwrap()
+        .1;
+
+    let rows: Vec<(String, String, String)> =
+        sqlx::query_as("select seat_id, hold_token::text, status::text from reservation")
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    assert_eq!(
+        rows,
+        [(
+            "stalls-A-1".to_owned(),
+            winner["hold_token"].as_str().unwrap().to_owned(),
+            "H".to_owned()
+        )]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixty_overlapping_baskets_have_one_winner_and_the_losers_hold_nothing() {
+    let app = spawn_race_app().await;
+    let event = app.create_event().await;
+    let others = [
+        "stalls-A-1",
+        "stalls-A-2",
+        "stalls-A-3",
+        "stalls-A-4",
+        "stalls-C-1",
+        "stalls-C-2",
+        "stalls-C-3",
+        "stalls-C-4",
+    ];
+    // Every basket has stalls-B-2, so any two overlap; the rest differ from basket to basket.
+    let baskets: Vec<Vec<String>> = (0..60)
+        .map(|i| {
+            // The second pick is 1 to 7 places on from the first, so never the same seat.
+            let second = (i + 1 + (i / 8) % 7) % 8;
+            vec![
+                others[i % 8].to_owned(),
+                "stalls-B-2".to_owned(),
+                others[second].to_owned(),
+            ]
+        })
+        .collect();
+    let answers = race(
+        baskets
+            .iter()
+            .enumerate()
+            .map(|(i, seats)| hold_request(&app, &event, &format!("buyer-{i}"), seats))
+            .collect(),
+    )
+    .await;
+    assert_eq!(tally(&answers), BTreeMap::from([(201, 1), (409, 59)]));
+    let winner = &answers
+        .iter()
+        .find(|(s, _)| *s == StatusCode::CREATED)
+        .unwrap()
+        .1;
+    let won: Vec<String> = winner["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+
+    let rows: Vec<(String, String)> =
+        sqlx::query_as("select seat_id, hold_token::text from reservation order by seat_id")
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    let mut expected: Vec<(String, String)> = won
+        .iter()
+        .map(|s| (s.clone(), winner["hold_token"].as_str().unwrap().to_owned()))
+        .collect();
+    expected.sort();
+    assert_eq!(
+        rows, expected,
+        "only the winner's seats are held; the losers hold nothing"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_concurrent_checkouts_of_one_token_make_one_order() {
+    let app = spawn_race_app().await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let (_, hold) = app
+        .post_holds(&event, &alice, &["stalls-A-3", "stalls-A-4", "box-L-1"])
+        .await;
+    let token = hold["hold_token"].as_str().unwrap();
+    let answers = race(
+        (0..50)
+            .map(|_| {
+                app.request(Method::POST, &format!("/v1/events/{event}/orders"), &alice)
+                    .json(&json!({"hold_token": token}))
+            })
+            .collect(),
+    )
+    .await;
+    assert_eq!(tally(&answers), BTreeMap::from([(200, 49), (201, 1)]));
+    let first = &answers[0].1["order_id"];
+    assert!(
+        answers.iter().all(|(_, order)| &order["order_id"] == first),
+        "every answer is the one order"
+    );
+    assert_eq!(app.count("ticket_order").await, 1);
+    assert_eq!(app.count("order_seat").await, 3);
+    assert_eq!(app.count("outbox").await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_user_firing_forty_holds_with_a_limit_of_two_gets_exactly_two() {
+    let app = spawn_race_app().await;
+    let event = big_event(&app, 2, 20, 2).await;
+    let answers = race(
+        (0..40)
+            .map(|i| {
+                hold_request(
+                    &app,
+                    &event,
+                    "greedy",
+                    &[format!("floor-R{}-{}", i / 20, i % 20 + 1)],
+                )
+            })
+            .collect(),
+    )
+    .await;
+    assert_eq!(tally(&answers), BTreeMap::from([(201, 2), (409, 38)]));
+    assert!(answers
+        .iter()
+        .filter(|(s, _)| *s == StatusCode::CONFLICT)
+        .all(|(_, p)| p["code"] == "hold_limit_exceeded"));
+    let held: i64 = sqlx::query_scalar("select count(*) from reservation where user_id = 'greedy' and status = 'H' and expires_at > now()")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(held, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn checkout_racing_its_own_expiry_against_a_new_buyer_never_sells_twice() {
+    let app = spawn_race_app().await;
+    let seats = 30;
+    let event = big_event(&app, 1, seats, 100).await;
+    let alice = app.buyer("alice");
+    let mut tokens = Vec::new();
+    for n in 1..=seats {
+        let (status, hold) = app
+            .post_holds(&event, &alice, &[format!("floor-R0-{n}").as_str()])
+            .await;
+        assert_eq!(status, StatusCode::CREATED);
+        tokens.push(hold["hold_token"].as_str().unwrap().to_owned());
+    }
+    // Every hold lapses within the next few tens of milliseconds, each at its own moment,
+    // while its owner checks out and another buyer tries to take the seat.
+    sqlx::query("update reservation set expires_at = now() + (substring(seat_id from '[0-9]+$')::int % 6) * interval '8 milliseconds'")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    let mut requests = Vec::new();
+    for (i, token) in tokens.iter().enumerate() {
+        requests.push(
+            app.request(Method::POST, &format!("/v1/events/{event}/orders"), &alice)
+                .json(&json!({"hold_token": token})),
+        );
+        requests.push(hold_request(
+            &app,
+            &event,
+            &format!("bob-{i}"),
+            &[format!("floor-R0-{}", i + 1)],
+        ));
+    }
+    let answers = race(requests).await;
+    assert!(
+        answers.iter().all(|(s, _)| !s.is_server_error()),
+        "never a 5xx: {:?}",
+        tally(&answers)
+    );
+    for (i, pair) in answers.chunks(2).enumerate() {
+        let (checkout, grab) = (&pair[0], &pair[1]);
+        assert!(
+            !(checkout.0.is_success() && grab.0.is_success()),
+            "seat {} was sold to alice and held by bob-{i}",
+            i + 1
+        );
+        assert!(matches!(checkout.0.as_u16(), 201 | 409), "{checkout:?}");
+        assert!(matches!(grab.0.as_u16(), 201 | 409), "{grab:?}");
+    }
+    let sold_twice: i64 = sqlx::query_scalar(
+        "select count(*) from (select seat_id from order_seat where not released group by seat_id having count(*) > 1) s",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(sold_twice, 0);
+    let orders = answers
+        .iter()
+        .step_by(2)
+        .filter(|(s, _)| *s == StatusCode::CREATED)
+        .count() as i64;
+    assert_eq!(
+        app.count("order_seat").await,
+        orders,
+        "every 201 is one sold seat, and nothing else sold"
+    );
+    // A seat bob holds is not also reserved for alice.
+    let reserved_and_held: i64 = sqlx::query_scalar(
+        "select count(*) from reservation r join order_seat o using (event_id, seat_id) where r.status = 'H'",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(reserved_and_held, 0);
+}
