@@ -11,12 +11,12 @@
 //! `BOXOFFICE_TEST_DATABASE_URL` names the Postgres server (default
 //! `postgres://postgres@127.0.0.1:5432`). The scratch database is dropped at the end.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use boxoffice_server::config::Secret;
-use boxoffice_server::{Application, Settings};
-use boxoffice_store::db;
 use serde_json::json;
+
+mod common;
+use common::{ms, quantile};
 
 const SECTIONS: usize = 4;
 const ROWS: usize = 50;
@@ -25,22 +25,14 @@ const SEATS_PER_ROW: u32 = 500;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let requests: usize = std::env::args().nth(1).map_or(Ok(100), |n| n.parse())?;
-    let server = std::env::var("BOXOFFICE_TEST_DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
-    let url = format!("{server}/boxoffice_bench_{}", uuid::Uuid::new_v4().simple());
-    let result = run(&url, requests).await;
-    db::drop_database(&url).await?;
+    let bench = common::start(16).await?;
+    let result = run(&bench, requests).await;
+    bench.finish().await?;
     result
 }
 
-async fn run(url: &str, requests: usize) -> anyhow::Result<()> {
-    let mut settings = Settings::new(url);
-    settings.bind = "127.0.0.1:0".parse()?;
-    settings.admin_token = Secret::new("bench");
-    let app = Application::build(&settings).await?;
-    let base = format!("http://{}", app.local_addr());
-    let pool = app.state().pool.clone();
-    tokio::spawn(app.run_until(std::future::pending()));
+async fn run(bench: &common::Bench, requests: usize) -> anyhow::Result<()> {
+    let (base, pool) = (&bench.base, &bench.pool);
     let client = reqwest::Client::new();
 
     let sections: Vec<_> = (0..SECTIONS)
@@ -95,13 +87,13 @@ async fn run(url: &str, requests: usize) -> anyhow::Result<()> {
            from seat where position % 10 = 0 and venue_id = (select venue_id from event where event_id = $1)",
     )
     .bind(event_id)
-    .execute(&pool)
+    .execute(pool)
     .await?;
     let order = uuid::Uuid::new_v4();
     sqlx::query("insert into ticket_order (event_id, order_id, user_id, hold_token, total_cents, currency) values ($1, $2, 'bench', gen_random_uuid(), 0, 'EUR')")
         .bind(event_id)
         .bind(order)
-        .execute(&pool)
+        .execute(pool)
         .await?;
     sqlx::query(
         "insert into order_seat (event_id, order_id, seat_id, ticket_type, price_cents)
@@ -110,7 +102,7 @@ async fn run(url: &str, requests: usize) -> anyhow::Result<()> {
     )
     .bind(event_id)
     .bind(order)
-    .execute(&pool)
+    .execute(pool)
     .await?;
 
     for path in ["seats", "availability"] {
@@ -138,7 +130,7 @@ async fn run(url: &str, requests: usize) -> anyhow::Result<()> {
             assert_eq!(body.len(), first.len());
         }
         times.sort();
-        let pct = |p: f64| times[((times.len() as f64 * p) as usize).min(times.len() - 1)];
+        let pct = |p: f64| quantile(&times, p);
         println!(
             "GET /v1/events/{{id}}/{path}: {} bytes; first (seat map not cached) {}; {requests} more: p50 {} p90 {} p99 {} max {}",
             first.len(),
@@ -150,8 +142,4 @@ async fn run(url: &str, requests: usize) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }

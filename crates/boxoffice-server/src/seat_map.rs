@@ -8,6 +8,7 @@
 //! statement), and only appends each seat's status per request. A change made through any
 //! server instance is seen by all of them on their next read.
 
+use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
@@ -91,6 +92,9 @@ impl RenderedSeatMap {
 /// Rendered seat maps of recently read events, least recently used evicted first.
 pub struct SeatMapCache {
     maps: Mutex<LruCache<EventId, Arc<RenderedSeatMap>>>,
+    /// One load at a time per event: when a sale opens, hundreds of requests miss the cache
+    /// at once, and all but one should wait for that one load rather than repeat it.
+    loading: Mutex<HashMap<EventId, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl SeatMapCache {
@@ -98,6 +102,7 @@ impl SeatMapCache {
     pub fn new(capacity: NonZeroUsize) -> Self {
         Self {
             maps: Mutex::new(LruCache::new(capacity)),
+            loading: Mutex::new(HashMap::new()),
         }
     }
 
@@ -109,10 +114,20 @@ impl SeatMapCache {
         event: EventId,
         version: i64,
     ) -> Result<Option<Arc<RenderedSeatMap>>, StoreError> {
-        if let Some(map) = self.lock().get(&event) {
-            if map.version >= version {
-                return Ok(Some(map.clone()));
-            }
+        if let Some(map) = self.cached(event, version) {
+            return Ok(Some(map));
+        }
+        let gate = self
+            .loading
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .entry(event)
+            .or_default()
+            .clone();
+        let _turn = gate.lock().await;
+        // Whoever held the gate before us may have loaded what we need.
+        if let Some(map) = self.cached(event, version) {
+            return Ok(Some(map));
         }
         let Some((loaded, seats)) = events::seat_map(pool, event).await? else {
             return Ok(None);
@@ -141,6 +156,13 @@ impl SeatMapCache {
             return Ok(Some(map.clone()));
         }
         self.get(pool, event, 0).await
+    }
+
+    fn cached(&self, event: EventId, version: i64) -> Option<Arc<RenderedSeatMap>> {
+        self.lock()
+            .get(&event)
+            .filter(|m| m.version >= version)
+            .cloned()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, LruCache<EventId, Arc<RenderedSeatMap>>> {

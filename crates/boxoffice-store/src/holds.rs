@@ -120,14 +120,10 @@ const CONTENTION_ATTEMPTS: usize = 3;
 async fn begin_hold_tx(
     pool: &PgPool,
 ) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
-    let mut tx = pool.begin().await?;
-    sqlx::query("set transaction isolation level read committed")
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("set local synchronous_commit = off")
-        .execute(&mut *tx)
-        .await?;
-    Ok(tx)
+    // One round trip: both settings travel with the BEGIN.
+    Ok(pool
+        .begin_with("begin isolation level read committed; set local synchronous_commit = off")
+        .await?)
 }
 
 /// Serializes every path that creates or extends holds for one (event, user) pair, until

@@ -129,3 +129,112 @@ async fn a_request_stuck_on_a_hung_database_is_abandoned_with_503_at_the_request
         "the server recovers once the database answers again"
     );
 }
+
+/// Takes the per-user hold lock for (`event`, `user`) on a connection of the test's own,
+/// with the same key recipe the hold store uses, and keeps it until the transaction ends.
+async fn take_user_lock(
+    app: &crate::helpers::TestApp,
+    event: &str,
+    user: &str,
+) -> sqlx::Transaction<'static, sqlx::Postgres> {
+    let mut tx = app.db.begin().await.unwrap();
+    sqlx::query("select pg_advisory_xact_lock(hashtextextended('boxoffice.hold:' || $1::uuid::text || ':' || $2, 0))")
+        .bind(event.parse::<uuid::Uuid>().unwrap())
+        .bind(user)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx
+}
+
+#[tokio::test]
+async fn a_hold_stuck_behind_a_lock_answers_503_at_the_lock_timeout_and_holds_nothing() {
+    let app = spawn_app_with(|s| s.database.lock_timeout = Duration::from_millis(200)).await;
+    let event = app.create_event().await;
+    let lock = take_user_lock(&app, &event, "alice").await;
+
+    let response = app
+        .request(
+            reqwest::Method::POST,
+            &format!("/v1/events/{event}/holds"),
+            &app.buyer("alice"),
+        )
+        .json(&serde_json::json!({"seats": ["stalls-A-1"]}))
+        .send()
+        .await
+        .unwrap();
+    assert!(response.headers().contains_key("retry-after"));
+    let (status, problem) = crate::helpers::read(response).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("unavailable"))
+    );
+    assert_eq!(app.count("reservation").await, 0);
+    // Other users are not queued behind alice's lock.
+    assert_eq!(
+        app.post_holds(&event, &app.buyer("bob"), &["stalls-A-2"])
+            .await
+            .0,
+        StatusCode::CREATED
+    );
+
+    lock.commit().await.unwrap();
+    assert_eq!(
+        app.post_holds(&event, &app.buyer("alice"), &["stalls-A-1"])
+            .await
+            .0,
+        StatusCode::CREATED
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_exhausted_pool_answers_503_and_recovers() {
+    let app = spawn_app_with(|s| {
+        s.database.pool_size = 1;
+        s.database.acquire_timeout = Duration::from_millis(300);
+        s.database.lock_timeout = Duration::from_secs(20);
+    })
+    .await;
+    let event = app.create_event().await;
+    let lock = take_user_lock(&app, &event, "alice").await;
+    // Alice's hold takes the server's only connection and waits on the lock.
+    let stuck = tokio::spawn({
+        let request = app
+            .request(
+                reqwest::Method::POST,
+                &format!("/v1/events/{event}/holds"),
+                &app.buyer("alice"),
+            )
+            .json(&serde_json::json!({"seats": ["stalls-A-1"]}));
+        async move { request.send().await.unwrap().status() }
+    });
+    loop {
+        let waiting: bool = sqlx::query_scalar(
+            "select exists (select 1 from pg_locks where locktype = 'advisory' and not granted)",
+        )
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+        if waiting {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+
+    let (status, problem) = app.get(&format!("/v1/events/{event}/availability")).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("unavailable"))
+    );
+
+    lock.commit().await.unwrap();
+    assert_eq!(
+        stuck.await.unwrap(),
+        StatusCode::CREATED,
+        "the queued hold goes through once the lock is free"
+    );
+    assert_eq!(
+        app.get(&format!("/v1/events/{event}/availability")).await.0,
+        StatusCode::OK
+    );
+}

@@ -1,0 +1,148 @@
+//! Holds per second through the HTTP API on the postgres hold store: spread seats (every
+//! request a different seat, all granted) and one hot seat (every request the same seat,
+//! one granted).
+//!
+//! ```sh
+//! cargo run --release -p boxoffice-server --example holds_bench [seconds] [concurrency] [pool size]
+//! ```
+//!
+//! Starts a server on a scratch database (see `common`), a 100,000-seat venue and an event;
+//! `concurrency` clients send requests back to back for `seconds` per phase, from this same
+//! machine. Compare with `../shared/ceilings/ceilings.sh` run in the same window.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use boxoffice_core::ids::UserId;
+use boxoffice_server::auth::Auth;
+use boxoffice_server::config::Secret;
+use serde_json::json;
+
+mod common;
+use common::{ms, quantile, Bench};
+
+const ROWS: usize = 100;
+const PER_ROW: usize = 1000;
+const USERS: usize = 2000;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let seconds: u64 = args.next().map_or(Ok(10), |s| s.parse())?;
+    let concurrency: usize = args.next().map_or(Ok(32), |s| s.parse())?;
+    let pool_size: u32 = args.next().map_or(Ok(8), |s| s.parse())?;
+    let bench = common::start(pool_size).await?;
+    let result = run(&bench, Duration::from_secs(seconds), concurrency, pool_size).await;
+    bench.finish().await?;
+    result
+}
+
+async fn create_event(
+    bench: &Bench,
+    client: &reqwest::Client,
+    venue: &serde_json::Value,
+) -> anyhow::Result<String> {
+    let event: serde_json::Value = client
+        .post(format!("{}/v1/events", bench.base))
+        .bearer_auth("bench")
+        .json(&json!({"venue_id": venue["id"], "name": "Bench", "starts_at": "2030-01-01T20:00:00Z",
+            "hold_ttl_seconds": 3600, "max_hold_seconds": 3600, "max_seats_per_user": 100,
+            "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
+            "allocations": [{"ticket_type": "standard", "section": "floor"}]}))
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    Ok(event["id"].as_str().unwrap_or_default().to_owned())
+}
+
+async fn run(
+    bench: &Bench,
+    duration: Duration,
+    concurrency: usize,
+    pool_size: u32,
+) -> anyhow::Result<()> {
+    let client = reqwest::Client::new();
+    let rows: Vec<_> = (0..ROWS)
+        .map(|r| json!({"label": format!("R{r}"), "seats": PER_ROW}))
+        .collect();
+    let venue: serde_json::Value = client
+        .post(format!("{}/v1/venues", bench.base))
+        .bearer_auth("bench")
+        .json(
+            &json!({"name": "Arena", "sections": [{"id": "floor", "name": "Floor", "rows": rows}]}),
+        )
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    let auth = Auth::new(&Secret::new("unused"), &bench.jwt_secret);
+    let expiry = chrono::Utc::now() + chrono::Duration::hours(1);
+    let tokens: Arc<Vec<String>> = Arc::new(
+        (0..USERS)
+            .map(|u| auth.mint_user(&UserId::parse(&format!("user-{u}")).expect("valid"), expiry))
+            .collect(),
+    );
+    println!(
+        "{concurrency} clients, {} s per phase, server pool {pool_size} connections",
+        duration.as_secs()
+    );
+
+    for hot in [false, true] {
+        let event = create_event(bench, &client, &venue).await?;
+        sqlx::query("checkpoint").execute(&bench.pool).await?;
+        tokio::time::sleep(Duration::from_secs(3)).await; // let WAL I/O settle between phases
+        let next = Arc::new(AtomicUsize::new(0));
+        let started = Instant::now();
+        let workers: Vec<_> = (0..concurrency)
+            .map(|_| {
+                let (client, tokens, next) = (client.clone(), tokens.clone(), next.clone());
+                let url = format!("{}/v1/events/{event}/holds", bench.base);
+                tokio::spawn(async move {
+                    let mut seen = Vec::new();
+                    while started.elapsed() < duration {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let seat = if hot { 0 } else { i % (ROWS * PER_ROW) };
+                        let seat = format!("floor-R{}-{}", seat / PER_ROW, seat % PER_ROW + 1);
+                        let sent = Instant::now();
+                        let status = client
+                            .post(&url)
+                            .bearer_auth(&tokens[i % USERS])
+                            .json(&json!({"seats": [seat]}))
+                            .send()
+                            .await
+                            .map(|r| r.status().as_u16())
+                            .unwrap_or(0);
+                        seen.push((status, sent.elapsed()));
+                    }
+                    seen
+                })
+            })
+            .collect();
+        let mut statuses = BTreeMap::new();
+        let mut latencies = Vec::new();
+        for worker in workers {
+            for (status, latency) in worker.await? {
+                *statuses.entry(status).or_insert(0usize) += 1;
+                latencies.push(latency);
+            }
+        }
+        let elapsed = started.elapsed();
+        latencies.sort();
+        println!(
+            "{}: {:.0} requests/s ({} in {:.1} s), statuses {:?}, p50 {} p99 {}",
+            if hot { "hot seat" } else { "spread seats" },
+            latencies.len() as f64 / elapsed.as_secs_f64(),
+            latencies.len(),
+            elapsed.as_secs_f64(),
+            statuses,
+            ms(quantile(&latencies, 0.5)),
+            ms(quantile(&latencies, 0.99)),
+        );
+    }
+    Ok(())
+}
