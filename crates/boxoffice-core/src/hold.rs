@@ -63,6 +63,8 @@ pub enum AcquireOutcome {
     Unavailable(Vec<String>),
     /// The user's live held seats plus these would exceed the event's limit; nothing is held.
     LimitExceeded,
+    /// The event has started (by the store's clock); nothing is held.
+    EventStarted,
 }
 
 /// What extending a hold did.

@@ -27,6 +27,17 @@ const ROWS: usize = 100;
 const PER_ROW: usize = 1000;
 const USERS: usize = 2000;
 
+/// What one phase sends.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// `GET /healthz`: what the client, the server and HTTP cost without any store.
+    Floor,
+    /// A different seat every request; every hold is granted.
+    Spread,
+    /// The same seat every request; one hold is granted.
+    Hot,
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
@@ -92,7 +103,7 @@ async fn run(
         duration.as_secs()
     );
 
-    for hot in [false, true] {
+    for phase in [Phase::Floor, Phase::Spread, Phase::Hot] {
         let event = create_event(bench, &client, &venue).await?;
         sqlx::query("checkpoint").execute(&bench.pool).await?;
         tokio::time::sleep(Duration::from_secs(3)).await; // let WAL I/O settle between phases
@@ -101,18 +112,29 @@ async fn run(
         let workers: Vec<_> = (0..concurrency)
             .map(|_| {
                 let (client, tokens, next) = (client.clone(), tokens.clone(), next.clone());
-                let url = format!("{}/v1/events/{event}/holds", bench.base);
+                let url = match phase {
+                    Phase::Floor => format!("{}/healthz", bench.base),
+                    _ => format!("{}/v1/events/{event}/holds", bench.base),
+                };
                 tokio::spawn(async move {
                     let mut seen = Vec::new();
                     while started.elapsed() < duration {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let seat = if hot { 0 } else { i % (ROWS * PER_ROW) };
+                        let seat = if phase == Phase::Hot {
+                            0
+                        } else {
+                            i % (ROWS * PER_ROW)
+                        };
                         let seat = format!("floor-R{}-{}", seat / PER_ROW, seat % PER_ROW + 1);
                         let sent = Instant::now();
-                        let status = client
-                            .post(&url)
-                            .bearer_auth(&tokens[i % USERS])
-                            .json(&json!({"seats": [seat]}))
+                        let request = match phase {
+                            Phase::Floor => client.get(&url),
+                            _ => client
+                                .post(&url)
+                                .bearer_auth(&tokens[i % USERS])
+                                .json(&json!({"seats": [seat]})),
+                        };
+                        let status = request
                             .send()
                             .await
                             .map(|r| r.status().as_u16())
@@ -135,7 +157,11 @@ async fn run(
         latencies.sort();
         println!(
             "{}: {:.0} requests/s ({} in {:.1} s), statuses {:?}, p50 {} p99 {}",
-            if hot { "hot seat" } else { "spread seats" },
+            match phase {
+                Phase::Floor => "GET /healthz (HTTP floor of this harness)",
+                Phase::Spread => "holds, spread seats",
+                Phase::Hot => "holds, one hot seat",
+            },
             latencies.len() as f64 / elapsed.as_secs_f64(),
             latencies.len(),
             elapsed.as_secs_f64(),

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use boxoffice_core::availability::{EventSeat, SeatMap, SeatState, SeatStatus};
 use boxoffice_core::ids::EventId;
+use boxoffice_store::events::HoldPolicy;
 use boxoffice_store::{events, StoreError};
 use chrono::{DateTime, Utc};
 use lru::LruCache;
@@ -35,10 +36,13 @@ pub struct SeatView {
     pub held_until: Option<DateTime<Utc>>,
 }
 
-/// An event's seat map with each seat's static JSON pre-rendered.
+/// An event's seat map with each seat's static JSON pre-rendered, and the event's hold
+/// settings (which never change, so they are cached with it).
 pub struct RenderedSeatMap {
     /// The allocation version this map reflects.
     pub version: i64,
+    /// The event's hold settings.
+    pub policy: HoldPolicy,
     /// The seats.
     pub map: SeatMap,
     /// For each seat, its JSON object up to and including `"status":"`.
@@ -47,7 +51,7 @@ pub struct RenderedSeatMap {
 
 impl RenderedSeatMap {
     /// Renders the static part of every seat.
-    pub fn new(version: i64, seats: Vec<EventSeat>) -> Self {
+    pub fn new(version: i64, seats: Vec<EventSeat>, policy: HoldPolicy) -> Self {
         let fragments = seats
             .iter()
             .map(|seat| {
@@ -59,6 +63,7 @@ impl RenderedSeatMap {
             .collect();
         Self {
             version,
+            policy,
             map: SeatMap::new(seats),
             fragments,
         }
@@ -129,14 +134,19 @@ impl SeatMapCache {
         if let Some(map) = self.cached(event, version) {
             return Ok(Some(map));
         }
-        let Some((loaded, seats)) = events::seat_map(pool, event).await? else {
+        let (Some((loaded, seats)), Some(policy)) = tokio::try_join!(
+            events::seat_map(pool, event),
+            events::hold_policy(pool, event)
+        )?
+        else {
             return Ok(None);
         };
         // Rendering a large venue takes tens of milliseconds: keep it off the async workers.
-        let map =
-            tokio::task::spawn_blocking(move || Arc::new(RenderedSeatMap::new(loaded, seats)))
-                .await
-                .map_err(|e| StoreError::Other(Box::new(e)))?;
+        let map = tokio::task::spawn_blocking(move || {
+            Arc::new(RenderedSeatMap::new(loaded, seats, policy))
+        })
+        .await
+        .map_err(|e| StoreError::Other(Box::new(e)))?;
         let mut maps = self.lock();
         // Two readers may load concurrently; keep whichever is newer.
         if maps.peek(&event).is_none_or(|m| m.version <= map.version) {
@@ -194,7 +204,13 @@ mod tests {
     #[test]
     fn rendered_seats_match_the_documented_shape() {
         let seats = vec![seat("a", true), seat("b", true), seat("c", false)];
-        let rendered = RenderedSeatMap::new(3, seats.clone());
+        let policy = HoldPolicy {
+            hold_ttl_seconds: 120,
+            max_hold_seconds: 900,
+            max_seats_per_user: 8,
+            currency: Some("EUR".into()),
+        };
+        let rendered = RenderedSeatMap::new(3, seats.clone(), policy);
         let until = DateTime::from_timestamp(2_000_000_000, 123_000_000).unwrap();
         let states = [
             SeatState {

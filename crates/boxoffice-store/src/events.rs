@@ -45,19 +45,16 @@ pub struct EventRecord {
     pub ga_areas: Vec<(GaArea, u32)>,
 }
 
-/// What the hold and checkout paths need of an event, in one round trip.
+/// An event's settings for holds. They never change once the event is created, so a
+/// server may cache them with the event's seat map.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HoldPolicy {
-    /// Whether the event has started, by Postgres' clock.
-    pub started: bool,
     /// Lifetime of a hold.
     pub hold_ttl_seconds: u32,
     /// Cap on a hold's lifetime with extensions.
     pub max_hold_seconds: u32,
     /// Live held seats one user may have.
     pub max_seats_per_user: u32,
-    /// Version of the allocations.
-    pub layout_version: i64,
     /// The event's currency; `None` if it has no ticket types.
     pub currency: Option<String>,
 }
@@ -256,25 +253,21 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
 
 /// The settings holds are made under; `None` if there is no such event.
 pub async fn hold_policy(pool: &PgPool, id: EventId) -> Result<Option<HoldPolicy>, StoreError> {
-    type Row = (bool, i32, i32, i32, i64, Option<String>);
+    type Row = (i32, i32, i32, Option<String>);
     let row: Option<Row> = sqlx::query_as(
-        "select starts_at <= now(), hold_ttl_seconds, max_hold_seconds, max_seats_per_user, layout_version,
+        "select hold_ttl_seconds, max_hold_seconds, max_seats_per_user,
                 (select currency from ticket_type t where t.event_id = e.event_id order by position limit 1)
            from event e where event_id = $1",
     )
     .bind(id.0)
     .fetch_optional(pool)
     .await?;
-    Ok(row.map(
-        |(started, ttl, max_hold, max_seats, layout_version, currency)| HoldPolicy {
-            started,
-            hold_ttl_seconds: ttl as u32,
-            max_hold_seconds: max_hold as u32,
-            max_seats_per_user: max_seats as u32,
-            layout_version,
-            currency,
-        },
-    ))
+    Ok(row.map(|(ttl, max_hold, max_seats, currency)| HoldPolicy {
+        hold_ttl_seconds: ttl as u32,
+        max_hold_seconds: max_hold as u32,
+        max_seats_per_user: max_seats as u32,
+        currency,
+    }))
 }
 
 /// The event's seats in venue order with their ticket types and prices, and the version of

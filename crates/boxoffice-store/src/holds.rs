@@ -140,27 +140,6 @@ async fn lock_user(tx: &mut PgConnection, event: EventId, user: &UserId) -> Resu
     Ok(())
 }
 
-/// The live holds of `user` in `event`, counted no further than `limit` (the partial index
-/// `reservation_live_hold` serves it; the expiry cutoff has to be in the query).
-async fn live_held(
-    tx: &mut PgConnection,
-    event: EventId,
-    user: &UserId,
-    limit: u32,
-) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar(
-        "select count(*) from (
-             select 1 from reservation
-              where event_id = $1 and user_id = $2 and status = 'H' and expires_at > now()
-              limit $3) live",
-    )
-    .bind(event.0)
-    .bind(user.as_str())
-    .bind(i64::from(limit))
-    .fetch_one(&mut *tx)
-    .await?)
-}
-
 /// A reservation row as the hold paths read it back.
 #[derive(sqlx::FromRow)]
 struct ReservationRow {
@@ -197,6 +176,7 @@ impl PgHoldStore {
         //   slip in between; seats in a live order are skipped whatever the hold rows say.
         // - The per-user count runs in this statement's snapshot, taken after the advisory
         //   lock was granted, so it sees every hold of this user that committed before.
+        // - Nothing is claimed once the event has started, by the same clock.
         // - Seats are claimed in seat-id order, as every basket is, so overlapping baskets
         //   wait on each other in one direction only.
         let claimed: Vec<ReservationRow> = sqlx::query_as(
@@ -207,7 +187,8 @@ impl PgHoldStore {
                     now(), now() + make_interval(secs => $4)
                from seat_allocation a
                join ticket_type t on t.event_id = a.event_id and t.code = a.ticket_type
-              where a.event_id = $1 and a.seat_id = any($5)
+               join event e on e.event_id = a.event_id
+              where a.event_id = $1 and a.seat_id = any($5) and e.starts_at > now()
                 and not exists (select 1 from order_seat o
                                  where o.event_id = a.event_id and o.seat_id = a.seat_id
                                    and not o.released)
@@ -235,18 +216,16 @@ impl PgHoldStore {
         .await?;
 
         if claimed.len() < r.seats.len() {
-            // All or nothing: undo the partial claim. The limit check is all-or-nothing per
-            // statement, so a partial claim means some seats were taken; an empty one may
-            // also mean the limit, which the lock still held lets us tell apart.
-            let over_limit = if claimed.is_empty() {
-                let live = live_held(&mut tx, r.event, r.user, r.max_seats_per_user).await?;
-                live + r.seats.len() as i64 > i64::from(r.max_seats_per_user)
+            // All or nothing: undo the partial claim. The start and limit checks are
+            // all-or-nothing per statement, so a partial claim means some seats were taken;
+            // an empty one may also mean either check, which we tell apart while the lock
+            // is still held.
+            let outcome = if claimed.is_empty() {
+                Self::why_nothing_was_claimed(&mut tx, r).await?
             } else {
-                false
+                None
             };
-            let outcome = if over_limit {
-                AcquireOutcome::LimitExceeded
-            } else {
+            let outcome = outcome.unwrap_or_else(|| {
                 let got: std::collections::HashSet<&str> =
                     claimed.iter().map(|c| c.seat_id.as_str()).collect();
                 AcquireOutcome::Unavailable(
@@ -256,7 +235,7 @@ impl PgHoldStore {
                         .cloned()
                         .collect(),
                 )
-            };
+            });
             tx.rollback().await?;
             return Ok(outcome);
         }
@@ -270,6 +249,36 @@ impl PgHoldStore {
             created_at,
             expires_at,
         }))
+    }
+
+    /// Why a claim came back empty when it was not for the seats: the event has started,
+    /// or the user is at the limit. `None` means the seats themselves were unavailable.
+    async fn why_nothing_was_claimed(
+        tx: &mut PgConnection,
+        r: &HoldRequest<'_>,
+    ) -> Result<Option<AcquireOutcome>, StoreError> {
+        // One round trip for both: the event's start, and the user's live holds counted no
+        // further than the limit (the partial index `reservation_live_hold` serves it).
+        let (started, live): (bool, i64) = sqlx::query_as(
+            "select e.starts_at <= now(),
+                    (select count(*) from (
+                         select 1 from reservation
+                          where event_id = $1 and user_id = $2 and status = 'H' and expires_at > now()
+                          limit $3) live)
+               from event e where e.event_id = $1",
+        )
+        .bind(r.event.0)
+        .bind(r.user.as_str())
+        .bind(i64::from(r.max_seats_per_user))
+        .fetch_one(&mut *tx)
+        .await?;
+        Ok(if started {
+            Some(AcquireOutcome::EventStarted)
+        } else if live + r.seats.len() as i64 > i64::from(r.max_seats_per_user) {
+            Some(AcquireOutcome::LimitExceeded)
+        } else {
+            None
+        })
     }
 
     /// Whether a live hold with this token exists and belongs to someone other than `user`.

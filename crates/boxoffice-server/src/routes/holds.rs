@@ -6,7 +6,8 @@ use boxoffice_core::hold::{
     validate_basket, AcquireOutcome, ExtendOutcome, Hold, PricedSeat, ReleaseOutcome,
 };
 use boxoffice_core::ids::EventId;
-use boxoffice_store::events::{self, HoldPolicy};
+use std::sync::Arc;
+
 use boxoffice_store::holds::HoldRequest;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -63,9 +64,14 @@ pub struct Extended {
     pub expires_at: DateTime<Utc>,
 }
 
-/// The event's hold policy; 404 if there is no such event.
-pub(crate) async fn policy(state: &AppState, event: EventId) -> Result<HoldPolicy, ApiError> {
-    events::hold_policy(&state.pool, event)
+/// The event's seat map and hold settings, cached; 404 if there is no such event.
+pub(crate) async fn event_layout(
+    state: &AppState,
+    event: EventId,
+) -> Result<Arc<RenderedSeatMap>, ApiError> {
+    state
+        .seat_maps
+        .get_any(&state.pool, event)
         .await?
         .ok_or_else(ApiError::event_not_found)
 }
@@ -147,15 +153,8 @@ pub async fn create_hold(
             ))
         }
     };
-    let policy = policy(&state, event).await?;
-    if policy.started {
-        return Err(ApiError::EventStarted);
-    }
-    let map = state
-        .seat_maps
-        .get(&state.pool, event, policy.layout_version)
-        .await?
-        .ok_or_else(ApiError::event_not_found)?;
+    let map = event_layout(&state, event).await?;
+    let policy = &map.policy;
     let basket = validate_basket(&seats, &map.map, policy.max_seats_per_user)?;
     let outcome = state
         .holds
@@ -170,7 +169,11 @@ pub async fn create_hold(
     match outcome {
         AcquireOutcome::Held(hold) => Ok((
             StatusCode::CREATED,
-            axum::Json(view(&map, hold, policy.currency.unwrap_or_default())),
+            axum::Json(view(
+                &map,
+                hold,
+                policy.currency.clone().unwrap_or_default(),
+            )),
         )),
         AcquireOutcome::Unavailable(ids) => Err(ApiError::SeatUnavailable(
             ids.into_iter()
@@ -184,6 +187,7 @@ pub async fn create_hold(
                 })
                 .collect(),
         )),
+        AcquireOutcome::EventStarted => Err(ApiError::EventStarted),
         AcquireOutcome::LimitExceeded => {
             Err(ApiError::HoldLimitExceeded(policy.max_seats_per_user))
         }
@@ -206,7 +210,7 @@ pub async fn get_hold(
     Path((id, token_text)): Path<(String, String)>,
 ) -> Result<axum::Json<HoldView>, ApiError> {
     let event = super::event_id(&id)?;
-    let policy = policy(&state, event).await?;
+    let map = event_layout(&state, event).await?;
     let token = token(&token_text).ok_or_else(hold_not_found)?;
     let hold = state
         .holds
@@ -216,16 +220,8 @@ pub async fn get_hold(
     if hold.user_id != user {
         return Err(ApiError::Forbidden("this hold belongs to another user"));
     }
-    let map = state
-        .seat_maps
-        .get_any(&state.pool, event)
-        .await?
-        .ok_or_else(ApiError::event_not_found)?;
-    Ok(axum::Json(view(
-        &map,
-        hold,
-        policy.currency.unwrap_or_default(),
-    )))
+    let currency = map.policy.currency.clone().unwrap_or_default();
+    Ok(axum::Json(view(&map, hold, currency)))
 }
 
 /// Extends a live hold by the event's hold TTL, capped at creation + `max_hold_seconds`.
@@ -245,7 +241,7 @@ pub async fn extend_hold(
     Path((id, token_text)): Path<(String, String)>,
 ) -> Result<axum::Json<Extended>, ApiError> {
     let event = super::event_id(&id)?;
-    let policy = policy(&state, event).await?;
+    let policy = event_layout(&state, event).await?.policy.clone();
     let token = token(&token_text).ok_or(ApiError::HoldNotLive)?;
     match state
         .holds
@@ -280,7 +276,7 @@ pub async fn release_hold(
     Path((id, token_text)): Path<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     let event = super::event_id(&id)?;
-    policy(&state, event).await?;
+    event_layout(&state, event).await?;
     let token = token(&token_text).ok_or_else(hold_not_found)?;
     match state.holds.release(event, token, &user).await? {
         ReleaseOutcome::Released => Ok(StatusCode::NO_CONTENT),

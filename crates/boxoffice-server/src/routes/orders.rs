@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::holds::{policy, priced};
+use super::holds::{event_layout, priced};
 use crate::auth::{Buyer, Caller};
 use crate::error::{ApiError, Problem};
 use crate::extract::Json;
@@ -90,7 +90,7 @@ pub async fn create_order(
     Json(body): Json<CheckoutBody>,
 ) -> Result<(StatusCode, axum::Json<OrderView>), ApiError> {
     let event = super::event_id(&id)?;
-    policy(&state, event).await?;
+    event_layout(&state, event).await?;
     match state.holds.checkout(event, body.hold_token, &user).await? {
         CheckoutOutcome::Created(order) => {
             Ok((StatusCode::CREATED, axum::Json(view(&state, order).await?)))
