@@ -113,6 +113,22 @@ impl PgHoldStore {
 /// failure is tried again before the request is answered as contended.
 const CONTENTION_ATTEMPTS: usize = 3;
 
+/// Runs `attempt` again when Postgres aborted it as a deadlock or serialization failure:
+/// the aborted transaction changed nothing, so trying again is safe.
+async fn retry_contention<T, F, Fut>(mut attempt: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let mut tries = 1;
+    loop {
+        match attempt().await {
+            Err(StoreError::Contention) if tries < CONTENTION_ATTEMPTS => tries += 1,
+            other => return other,
+        }
+    }
+}
+
 /// Starts a hold transaction: explicit READ COMMITTED (the per-user limit relies on each
 /// statement seeing what committed before it; under REPEATABLE READ the snapshot taken
 /// before the advisory lock would hide the holds it waited for), and asynchronous commit:
@@ -390,16 +406,10 @@ impl HoldStore for PgHoldStore {
     }
 
     async fn acquire(&self, request: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError> {
-        let mut attempt = 1;
-        loop {
-            match self.try_acquire(request).await {
-                Err(StoreError::Contention) if attempt < CONTENTION_ATTEMPTS => attempt += 1,
-                // Still contended: the seats are in demand right now; nothing was held.
-                Err(StoreError::Contention) => {
-                    return Ok(AcquireOutcome::Unavailable(request.seats.to_vec()))
-                }
-                other => return other,
-            }
+        match retry_contention(|| self.try_acquire(request)).await {
+            // Still contended: the seats are in demand right now; nothing was held.
+            Err(StoreError::Contention) => Ok(AcquireOutcome::Unavailable(request.seats.to_vec())),
+            other => other,
         }
     }
 
@@ -438,39 +448,42 @@ impl HoldStore for PgHoldStore {
         ttl_seconds: u32,
         max_hold_seconds: u32,
     ) -> Result<ExtendOutcome, StoreError> {
-        let mut tx = begin_hold_tx(&self.pool).await?;
-        // Extending keeps a hold alive, so it takes the same per-user lock as creating one.
-        lock_user(&mut tx, event, user).await?;
-        let expiry: Option<DateTime<Utc>> = sqlx::query_scalar(
-            "update reservation
+        retry_contention(|| async move {
+            let mut tx = begin_hold_tx(&self.pool).await?;
+            // Extending keeps a hold alive, so it takes the same per-user lock as creating one.
+            lock_user(&mut tx, event, user).await?;
+            let expiry: Option<DateTime<Utc>> = sqlx::query_scalar(
+                "update reservation
                 set expires_at = greatest(expires_at, least(now() + make_interval(secs => $4),
                                                             created_at + make_interval(secs => $5)))
               where event_id = $1 and hold_token = $2 and user_id = $3
                 and status = 'H' and expires_at > now()
              returning expires_at",
-        )
-        .bind(event.0)
-        .bind(token)
-        .bind(user.as_str())
-        .bind(f64::from(ttl_seconds))
-        .bind(f64::from(max_hold_seconds))
-        .fetch_all(&mut *tx)
-        .await?
-        .into_iter()
-        .next();
-        let outcome = match expiry {
-            Some(at) => ExtendOutcome::Extended(at),
-            None => {
-                let other = Self::held_by_other(&mut tx, event, token, user).await?;
-                if other {
-                    ExtendOutcome::Forbidden
-                } else {
-                    ExtendOutcome::NotLive
+            )
+            .bind(event.0)
+            .bind(token)
+            .bind(user.as_str())
+            .bind(f64::from(ttl_seconds))
+            .bind(f64::from(max_hold_seconds))
+            .fetch_all(&mut *tx)
+            .await?
+            .into_iter()
+            .next();
+            let outcome = match expiry {
+                Some(at) => ExtendOutcome::Extended(at),
+                None => {
+                    let other = Self::held_by_other(&mut tx, event, token, user).await?;
+                    if other {
+                        ExtendOutcome::Forbidden
+                    } else {
+                        ExtendOutcome::NotLive
+                    }
                 }
-            }
-        };
-        tx.commit().await?;
-        Ok(outcome)
+            };
+            tx.commit().await?;
+            Ok(outcome)
+        })
+        .await
     }
 
     async fn release(
@@ -481,27 +494,30 @@ impl HoldStore for PgHoldStore {
     ) -> Result<ReleaseOutcome, StoreError> {
         // Compare-and-delete: only rows that are still this token's live hold, for this user.
         // A seat taken over after expiry carries the new holder's token and is untouched.
-        let mut conn = self.pool.acquire().await?;
-        let freed = sqlx::query(
-            "delete from reservation
+        retry_contention(|| async move {
+            let mut conn = self.pool.acquire().await?;
+            let freed = sqlx::query(
+                "delete from reservation
               where event_id = $1 and hold_token = $2 and user_id = $3
                 and status = 'H' and expires_at > now()",
-        )
-        .bind(event.0)
-        .bind(token)
-        .bind(user.as_str())
-        .execute(&mut *conn)
-        .await?
-        .rows_affected();
-        if freed > 0 {
-            return Ok(ReleaseOutcome::Released);
-        }
-        let other = Self::held_by_other(&mut conn, event, token, user).await?;
-        Ok(if other {
-            ReleaseOutcome::Forbidden
-        } else {
-            ReleaseOutcome::NotLive
+            )
+            .bind(event.0)
+            .bind(token)
+            .bind(user.as_str())
+            .execute(&mut *conn)
+            .await?
+            .rows_affected();
+            if freed > 0 {
+                return Ok(ReleaseOutcome::Released);
+            }
+            let other = Self::held_by_other(&mut conn, event, token, user).await?;
+            Ok(if other {
+                ReleaseOutcome::Forbidden
+            } else {
+                ReleaseOutcome::NotLive
+            })
         })
+        .await
     }
 
     async fn checkout(
@@ -510,7 +526,7 @@ impl HoldStore for PgHoldStore {
         token: Uuid,
         user: &UserId,
     ) -> Result<CheckoutOutcome, StoreError> {
-        match self.try_checkout(event, token, user).await {
+        match retry_contention(|| self.try_checkout(event, token, user)).await {
             // Two checkouts of one token that both found no order insert under the same
             // unique key; the loser finds the winner's order.
             Err(StoreError::Conflict { constraint })
@@ -522,7 +538,6 @@ impl HoldStore for PgHoldStore {
                     None => Ok(CheckoutOutcome::NotLive),
                 }
             }
-            Err(StoreError::Contention) => Ok(CheckoutOutcome::NotLive),
             other => other,
         }
     }
@@ -532,6 +547,7 @@ impl HoldStore for PgHoldStore {
         order_id: Uuid,
         by: Option<&UserId>,
     ) -> Result<CancelOutcome, StoreError> {
+        retry_contention(|| async move {
         let mut tx = self.pool.begin().await?;
         let outcome = match orders::cancel_in_tx(&mut tx, order_id, by).await? {
             CancelStep::Cancelled(order) => {
@@ -551,6 +567,8 @@ impl HoldStore for PgHoldStore {
         };
         tx.commit().await?;
         Ok(outcome)
+        })
+        .await
     }
 
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError> {
