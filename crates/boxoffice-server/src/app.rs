@@ -23,7 +23,7 @@ use utoipa_axum::routes;
 use crate::auth::Auth;
 use crate::config::{HoldStoreKind, Settings};
 use crate::error::ApiError;
-use crate::routes::{availability, events, holds, ops, orders, sessions, venues};
+use crate::routes::{availability, bookings, events, holds, ops, orders, sessions, venues};
 use crate::seat_map::SeatMapCache;
 use crate::state::{AppState, Inner};
 
@@ -69,6 +69,8 @@ fn api() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(orders::create_order))
         .routes(routes!(orders::get_order))
         .routes(routes!(orders::cancel_order))
+        .routes(routes!(bookings::create_booking))
+        .routes(routes!(bookings::cancel_booking))
         .routes(routes!(sessions::create_session))
         .routes(routes!(ops::healthz))
         .routes(routes!(ops::readyz))

@@ -53,6 +53,9 @@ pub enum ApiError {
     /// event's limit; nothing was held.
     #[error("at most {0} seats may be held at once in this event")]
     HoldLimitExceeded(u32),
+    /// 409 `sold_out`: fewer general-admission places left than asked; `left` says how many.
+    #[error("only {0} places left")]
+    SoldOut(u32),
     /// 409 `hold_not_live`: the token does not, or no longer, own its seats.
     #[error("this hold has expired, was released or was already used")]
     HoldNotLive,
@@ -112,6 +115,9 @@ pub struct Problem {
     /// The seats that could not be had (`seat_unavailable` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seats: Option<Vec<SeatRef>>,
+    /// Places left (`sold_out` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub left: Option<u32>,
 }
 
 impl ApiError {
@@ -144,7 +150,8 @@ impl ApiError {
             ApiError::EventStarted => StatusCode::BAD_REQUEST,
             ApiError::SeatUnavailable(_)
             | ApiError::HoldLimitExceeded(_)
-            | ApiError::HoldNotLive => StatusCode::CONFLICT,
+            | ApiError::HoldNotLive
+            | ApiError::SoldOut(_) => StatusCode::CONFLICT,
             ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -165,6 +172,7 @@ impl ApiError {
             ApiError::SeatUnavailable(_) => "seat_unavailable",
             ApiError::HoldLimitExceeded(_) => "hold_limit_exceeded",
             ApiError::HoldNotLive => "hold_not_live",
+            ApiError::SoldOut(_) => "sold_out",
             ApiError::Unavailable { .. } => "unavailable",
             ApiError::Internal(_) => "internal",
         }
@@ -184,6 +192,7 @@ impl ApiError {
             ApiError::SeatUnavailable(_) => "Seat unavailable",
             ApiError::HoldLimitExceeded(_) => "Hold limit exceeded",
             ApiError::HoldNotLive => "Hold not live",
+            ApiError::SoldOut(_) => "Sold out",
             ApiError::Unavailable { .. } => "Service unavailable",
             ApiError::Internal(_) => "Internal error",
         }
@@ -195,6 +204,10 @@ impl ApiError {
         let title = self.title();
         let mut seats = None;
         let mut errors = None;
+        let left = match &self {
+            ApiError::SoldOut(left) => Some(*left),
+            _ => None,
+        };
         let detail = match self {
             ApiError::Validation(e) => {
                 errors = Some(e.0);
@@ -220,7 +233,15 @@ impl ApiError {
             detail,
             errors,
             seats,
+            left,
         }
+    }
+}
+
+impl ApiError {
+    /// The problem document as JSON, for answers kept to be sent again.
+    pub fn problem_json(self) -> serde_json::Value {
+        serde_json::to_value(self.problem()).expect("a problem serializes")
     }
 }
 
@@ -301,6 +322,7 @@ mod tests {
             (ApiError::SeatUnavailable(vec![]), 409, "seat_unavailable"),
             (ApiError::HoldLimitExceeded(2), 409, "hold_limit_exceeded"),
             (ApiError::HoldNotLive, 409, "hold_not_live"),
+            (ApiError::SoldOut(0), 409, "sold_out"),
             (
                 ApiError::from(StoreError::unavailable("down")),
                 503,

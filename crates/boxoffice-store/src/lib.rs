@@ -4,6 +4,8 @@
 //!
 //! - `migrations/` (beside `src/`): the schema, applied in order at start and never edited
 //!   once landed. Each constraint that protects an invariant says so where it is declared.
+//! - [`bookings`]: general-admission bookings by quantity under the area row's lock, with
+//!   idempotent answers.
 //! - [`db`]: connecting (pool size, timeouts), creating the database if it is missing,
 //!   running the migrations.
 //! - [`error`]: [`StoreError`], which sorts database failures into "not found", "lost a
@@ -16,6 +18,7 @@
 //! - [`orders`]: writing, reading and cancelling orders inside a hold store's transaction,
 //!   each with its outbox row.
 
+pub mod bookings;
 pub mod db;
 pub mod error;
 pub mod events;

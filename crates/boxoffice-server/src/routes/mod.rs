@@ -2,6 +2,7 @@
 //! service, map the result.
 
 pub mod availability;
+pub mod bookings;
 pub mod events;
 pub mod holds;
 pub mod ops;

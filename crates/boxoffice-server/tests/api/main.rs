@@ -4,6 +4,7 @@ mod helpers;
 mod proxy;
 
 mod availability;
+mod bookings;
 mod events;
 mod holds;
 mod ops;

@@ -11,7 +11,7 @@ use tokio::sync::Barrier;
 
 use crate::helpers::{read, spawn_app_with, TestApp};
 
-async fn spawn_race_app() -> TestApp {
+pub async fn spawn_race_app() -> TestApp {
     spawn_app_with(|s| {
         s.database.pool_size = 8;
         // Hundreds of requests queue for eight connections; none should give up.
@@ -22,7 +22,7 @@ async fn spawn_race_app() -> TestApp {
 }
 
 /// Sends every request at the same moment and returns the answers in the same order.
-async fn race(requests: Vec<RequestBuilder>) -> Vec<(StatusCode, Value)> {
+pub async fn race(requests: Vec<RequestBuilder>) -> Vec<(StatusCode, Value)> {
     let barrier = Arc::new(Barrier::new(requests.len()));
     let tasks: Vec<_> = requests
         .into_iter()
@@ -42,7 +42,7 @@ async fn race(requests: Vec<RequestBuilder>) -> Vec<(StatusCode, Value)> {
 }
 
 /// How many answers had each status.
-fn tally(answers: &[(StatusCode, Value)]) -> BTreeMap<u16, usize> {
+pub fn tally(answers: &[(StatusCode, Value)]) -> BTreeMap<u16, usize> {
     let mut counts = BTreeMap::new();
     for (status, _) in answers {
         *counts.entry(status.as_u16()).or_default() += 1;

@@ -1,0 +1,344 @@
+//! General admission: bookings that never oversell, idempotent repeats, cancellation.
+
+use std::collections::BTreeMap;
+
+use reqwest::{Method, RequestBuilder, StatusCode};
+use serde_json::{json, Value};
+
+use crate::helpers::{spawn_app, As, TestApp};
+use crate::races::{race, spawn_race_app, tally};
+
+fn booking_request(
+    app: &TestApp,
+    event: &str,
+    who: &As,
+    quantity: u32,
+    key: Option<&str>,
+) -> RequestBuilder {
+    let request = app
+        .request(Method::POST, &format!("/v1/events/{event}/bookings"), who)
+        .json(&json!({"area": "floor", "quantity": quantity}));
+    match key {
+        Some(key) => request.header("Idempotency-Key", key),
+        None => request,
+    }
+}
+
+async fn post_bookings(
+    app: &TestApp,
+    event: &str,
+    who: &As,
+    quantity: u32,
+    key: Option<&str>,
+) -> (StatusCode, Value) {
+    crate::helpers::read(
+        booking_request(app, event, who, quantity, key)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+/// Places left in the event's floor area, straight from Postgres.
+async fn left(app: &TestApp) -> i32 {
+    sqlx::query_scalar("select seats_left from ga_area where code = 'floor'")
+        .fetch_one(&app.db)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_booking_takes_places_and_writes_its_outbox_row() {
+    let app = spawn_app().await;
+    let event = app.create_event().await; // floor: 50 places at 3000, at most 10 per booking
+    let (status, booking) = post_bookings(&app, &event, &app.buyer("alice"), 3, None).await;
+    assert_eq!(status, StatusCode::CREATED, "{booking}");
+    assert_eq!(booking["event_id"], event.as_str());
+    assert_eq!(
+        (booking["area"].clone(), booking["quantity"].clone()),
+        (json!("floor"), json!(3))
+    );
+    assert_eq!(
+        (booking["total_cents"].clone(), booking["currency"].clone()),
+        (json!(9000), json!("EUR"))
+    );
+    assert_eq!(left(&app).await, 47);
+    let (_, availability) = app.get(&format!("/v1/events/{event}/availability")).await;
+    assert_eq!(
+        availability["ga"],
+        json!([{"code": "floor", "capacity": 50, "left": 47}])
+    );
+    let topics: Vec<String> = sqlx::query_scalar("select topic from outbox")
+        .fetch_all(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(topics, ["booking.created"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_hundred_buyers_at_fifty_places_book_exactly_fifty() {
+    let app = spawn_race_app().await;
+    let event = app.create_event().await;
+    let answers = race(
+        (0..200)
+            .map(|i| booking_request(&app, &event, &app.buyer(&format!("b{i}")), 1, None))
+            .collect(),
+    )
+    .await;
+    assert_eq!(tally(&answers), BTreeMap::from([(201, 50), (409, 150)]));
+    assert!(answers
+        .iter()
+        .filter(|(s, _)| *s == StatusCode::CONFLICT)
+        .all(|(_, p)| p["code"] == "sold_out" && p["left"] == 0));
+    assert_eq!(left(&app).await, 0);
+    assert_eq!(app.count("ga_booking").await, 50);
+    assert_eq!(app.count("outbox").await, 50);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn mixed_quantities_racing_add_up_to_capacity_and_never_go_below_zero() {
+    let app = spawn_race_app().await;
+    let event = app.create_event().await;
+    let quantities: Vec<u32> = (0..80).map(|i| i % 4 + 1).collect();
+    let answers = race(
+        quantities
+            .iter()
+            .enumerate()
+            .map(|(i, q)| booking_request(&app, &event, &app.buyer(&format!("b{i}")), *q, None))
+            .collect(),
+    )
+    .await;
+    assert!(answers
+        .iter()
+        .all(|(s, _)| *s == StatusCode::CREATED || *s == StatusCode::CONFLICT));
+    let sold: u32 = answers
+        .iter()
+        .filter(|(s, _)| *s == StatusCode::CREATED)
+        .map(|(_, b)| b["quantity"].as_u64().unwrap() as u32)
+        .sum();
+    let places_left = left(&app).await;
+    assert!(places_left >= 0);
+    assert_eq!(
+        sold + places_left as u32,
+        50,
+        "places sold plus places left is the capacity"
+    );
+    let booked: i64 = sqlx::query_scalar("select coalesce(sum(quantity), 0) from ga_booking")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(booked, i64::from(sold));
+    // Every refusal said truthfully that fewer places were left than it asked for.
+    for ((status, body), q) in answers.iter().zip(&quantities) {
+        if *status == StatusCode::CONFLICT {
+            assert!(body["left"].as_u64().unwrap() < u64::from(*q), "{body}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_repeated_idempotency_key_gets_the_first_answer_again() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let (status, first) = post_bookings(&app, &event, &alice, 2, Some("key-1")).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, again) = post_bookings(&app, &event, &alice, 2, Some("key-1")).await;
+    assert_eq!((status, &again), (StatusCode::CREATED, &first));
+    assert_eq!(left(&app).await, 48, "the repeat booked nothing");
+
+    // The same key from another user is that user's own.
+    let (status, bobs) = post_bookings(&app, &event, &app.buyer("bob"), 2, Some("key-1")).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_ne!(bobs["booking_id"], first["booking_id"]);
+
+    // The same key for a different request is refused and changes nothing.
+    let (status, problem) = post_bookings(&app, &event, &alice, 5, Some("key-1")).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("validation_failed"))
+    );
+    assert_eq!(problem["errors"][0]["field"], "Idempotency-Key");
+    assert_eq!(left(&app).await, 46);
+}
+
+#[tokio::test]
+async fn a_sold_out_answer_is_repeated_too() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    sqlx::query("update ga_area set seats_left = 1")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    let alice = app.buyer("alice");
+    let (status, first) = post_bookings(&app, &event, &alice, 2, Some("k")).await;
+    assert_eq!(
+        (status, first["code"].as_str(), first["left"].as_u64()),
+        (StatusCode::CONFLICT, Some("sold_out"), Some(1))
+    );
+    sqlx::query("update ga_area set seats_left = 10")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(
+        post_bookings(&app, &event, &alice, 2, Some("k")).await,
+        (StatusCode::CONFLICT, first)
+    );
+    assert_eq!(
+        post_bookings(&app, &event, &alice, 2, Some("other"))
+            .await
+            .0,
+        StatusCode::CREATED
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_repeats_of_one_key_make_one_booking() {
+    let app = spawn_race_app().await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let answers = race(
+        (0..20)
+            .map(|_| booking_request(&app, &event, &alice, 4, Some("same")))
+            .collect(),
+    )
+    .await;
+    assert_eq!(tally(&answers), BTreeMap::from([(201, 20)]));
+    assert!(answers
+        .iter()
+        .all(|(_, b)| b["booking_id"] == answers[0].1["booking_id"]));
+    assert_eq!(app.count("ga_booking").await, 1);
+    assert_eq!(left(&app).await, 46);
+}
+
+#[tokio::test]
+async fn cancelling_returns_the_places() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let (_, booking) = post_bookings(&app, &event, &alice, 5, None).await;
+    let cancel = format!(
+        "/v1/bookings/{}/cancel",
+        booking["booking_id"].as_str().unwrap()
+    );
+    assert_eq!(
+        app.send(Method::POST, &cancel, &app.buyer("bob"), None)
+            .await
+            .0,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(left(&app).await, 45);
+    let (status, cancelled) = app.send(Method::POST, &cancel, &alice, None).await;
+    assert_eq!(
+        (status, cancelled["status"].clone()),
+        (StatusCode::OK, json!("cancelled"))
+    );
+    assert_eq!(left(&app).await, 50);
+    let (status, _) = app.send(Method::POST, &cancel, &As::Admin, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        left(&app).await,
+        50,
+        "a second cancellation returns nothing more"
+    );
+    let topics: Vec<String> = sqlx::query_scalar("select topic from outbox order by outbox_id")
+        .fetch_all(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(topics, ["booking.created", "booking.cancelled"]);
+    let (status, problem) = app
+        .send(
+            Method::POST,
+            &format!("/v1/bookings/{}/cancel", uuid::Uuid::new_v4()),
+            &alice,
+            None,
+        )
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
+}
+
+#[tokio::test]
+async fn bad_bookings_answer_their_4xx_and_change_nothing() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let bookings = format!("/v1/events/{event}/bookings");
+    let cases: Vec<(As, Value, StatusCode, &str)> = vec![
+        (
+            As::Nobody,
+            json!({"area": "floor", "quantity": 1}),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
+            alice.clone(),
+            json!({"area": "balcony", "quantity": 1}),
+            StatusCode::NOT_FOUND,
+            "area_not_found",
+        ),
+        (
+            alice.clone(),
+            json!({"area": "floor", "quantity": 0}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "validation_failed",
+        ),
+        (
+            alice.clone(),
+            json!({"area": "floor", "quantity": -2}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "validation_failed",
+        ),
+        (
+            alice.clone(),
+            json!({"area": "floor", "quantity": 11}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "validation_failed",
+        ),
+        (
+            alice.clone(),
+            json!({"area": "floor"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "validation_failed",
+        ),
+    ];
+    for (who, body, status, code) in cases {
+        let (got, problem) = app.send(Method::POST, &bookings, &who, Some(&body)).await;
+        assert_eq!(
+            (got, problem["code"].as_str()),
+            (status, Some(code)),
+            "{body}: {problem}"
+        );
+    }
+    let (status, problem) = post_bookings(
+        &app,
+        "6f1c1d9e-8d2c-4a53-9d55-2f6f0f5a1b2c",
+        &alice,
+        1,
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("event_not_found"))
+    );
+    sqlx::query("update event set starts_at = now() - interval '1 second'")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    let (status, problem) = post_bookings(&app, &event, &alice, 1, Some("late")).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("event_started"))
+    );
+    assert_eq!(left(&app).await, 50);
+    assert_eq!(app.count("ga_booking").await, 0);
+    assert_eq!(
+        app.count("idempotency").await,
+        0,
+        "invalid requests leave no answer behind"
+    );
+}
