@@ -1,6 +1,7 @@
 //! `boxoffice`: the seat-inventory server and its tools.
 //!
 //! - `boxoffice serve [--demo]`: run the HTTP server (creating and migrating its database).
+//! - `boxoffice relay`: deliver outbox rows to webhooks, alongside or instead of `serve`'s.
 //! - `boxoffice migrate`: create the database if missing and apply the migrations.
 
 use boxoffice_server::app::shutdown_signal;
@@ -24,6 +25,27 @@ struct Cli {
 enum Command {
     /// Run the HTTP server.
     Serve(ServeArgs),
+    /// Deliver outbox rows to webhooks (the same relay `serve` runs when webhooks are set).
+    Relay {
+        /// Postgres URL.
+        #[arg(
+            long,
+            env = "DATABASE_URL",
+            default_value = "postgres://postgres@127.0.0.1:5432/boxoffice"
+        )]
+        database_url: String,
+        /// Webhook URLs (comma-separated).
+        #[arg(
+            long = "webhook-url",
+            env = "BOXOFFICE_WEBHOOK_URLS",
+            value_delimiter = ',',
+            required = true
+        )]
+        webhook_urls: Vec<String>,
+        /// HMAC-SHA256 key that signs deliveries.
+        #[arg(long, env = "BOXOFFICE_WEBHOOK_SECRET", hide_env_values = true)]
+        webhook_secret: String,
+    },
     /// Create the database if missing and apply every pending migration.
     Migrate {
         /// Postgres URL.
@@ -46,6 +68,11 @@ async fn main() -> anyhow::Result<()> {
         .init();
     match Cli::parse().command {
         Command::Serve(args) => serve(args).await,
+        Command::Relay {
+            database_url,
+            webhook_urls,
+            webhook_secret,
+        } => relay(&database_url, &webhook_urls, &webhook_secret).await,
         Command::Migrate { database_url } => {
             let created = boxoffice_store::db::ensure_database(&database_url).await?;
             let pool = boxoffice_store::db::connect_lazy(&boxoffice_store::db::DbConfig::new(
@@ -61,8 +88,22 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
+async fn relay(database_url: &str, urls: &[String], secret: &str) -> anyhow::Result<()> {
+    let config = boxoffice_server::config::relay_config(urls, Some(secret))?
+        .ok_or_else(|| anyhow::anyhow!("give at least one --webhook-url"))?;
+    let pool =
+        boxoffice_store::db::connect_lazy(&boxoffice_store::db::DbConfig::new(database_url))?;
+    boxoffice_store::db::migrate(&pool).await?;
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let relay = tokio::spawn(boxoffice_server::relay::Relay::new(pool, config).run(stopped));
+    shutdown_signal().await;
+    let _ = stop.send(true);
+    relay.await?;
+    Ok(())
+}
+
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let (settings, generated) = args.settings();
+    let (settings, generated) = args.settings()?;
     if generated.jwt_secret {
         tracing::warn!("BOXOFFICE_JWT_SECRET is not set: user tokens are signed with a random secret and die with this process");
     }

@@ -127,6 +127,7 @@ pub struct Application {
     listener: TcpListener,
     router: Router,
     state: AppState,
+    relay: Option<crate::relay::RelayConfig>,
 }
 
 impl Application {
@@ -165,6 +166,7 @@ impl Application {
             listener,
             router,
             state,
+            relay: settings.relay.clone(),
         })
     }
 
@@ -180,14 +182,27 @@ impl Application {
         &self.state
     }
 
-    /// Serves until `shutdown` completes, then lets requests in flight finish.
+    /// Serves (and relays the outbox, if webhooks are configured) until `shutdown`
+    /// completes, then lets requests in flight finish.
     pub async fn run_until(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown)
-            .await
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let relay = self.relay.map(|config| {
+            let relay = crate::relay::Relay::new(self.state.pool.clone(), config);
+            tokio::spawn(relay.run(stopped))
+        });
+        let served = axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                let _ = stop.send(true);
+            })
+            .await;
+        if let Some(relay) = relay {
+            let _ = relay.await;
+        }
+        served
     }
 }
 

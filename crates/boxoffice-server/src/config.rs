@@ -98,6 +98,16 @@ pub struct ServeArgs {
     /// Largest request body accepted, in bytes (larger answers 413).
     #[arg(long, env = "BOXOFFICE_MAX_BODY_BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_body_bytes: usize,
+    /// Webhook URLs the outbox relay delivers to (comma-separated); no relay runs when empty.
+    #[arg(
+        long = "webhook-url",
+        env = "BOXOFFICE_WEBHOOK_URLS",
+        value_delimiter = ','
+    )]
+    pub webhook_urls: Vec<String>,
+    /// HMAC-SHA256 key that signs webhook deliveries; needed when webhook URLs are set.
+    #[arg(long, env = "BOXOFFICE_WEBHOOK_SECRET", hide_env_values = true)]
+    pub webhook_secret: Option<String>,
     /// Create (once) a demo venue and event, and print where to find them.
     #[arg(long)]
     pub demo: bool,
@@ -124,6 +134,8 @@ pub struct Settings {
     pub request_timeout: Duration,
     /// Request body size limit.
     pub max_body_bytes: usize,
+    /// The outbox relay to run inside the server, if webhooks are configured.
+    pub relay: Option<crate::relay::RelayConfig>,
 }
 
 impl Settings {
@@ -139,6 +151,7 @@ impl Settings {
             anonymous_sessions: true,
             request_timeout: Duration::from_secs(30),
             max_body_bytes: 16 * 1024 * 1024,
+            relay: None,
         }
     }
 }
@@ -146,7 +159,7 @@ impl Settings {
 impl ServeArgs {
     /// Resolves the flags into settings; generated secrets are flagged so the caller can
     /// print or warn about them.
-    pub fn settings(&self) -> (Settings, GeneratedSecrets) {
+    pub fn settings(&self) -> anyhow::Result<(Settings, GeneratedSecrets)> {
         let generated = GeneratedSecrets {
             admin_token: self.admin_token.is_none(),
             jwt_secret: self.jwt_secret.is_none(),
@@ -173,8 +186,9 @@ impl ServeArgs {
             anonymous_sessions: self.anonymous_sessions,
             request_timeout: Duration::from_millis(self.request_timeout_ms),
             max_body_bytes: self.max_body_bytes,
+            relay: relay_config(&self.webhook_urls, self.webhook_secret.as_deref())?,
         };
-        (settings, generated)
+        Ok((settings, generated))
     }
 }
 
@@ -185,4 +199,27 @@ pub struct GeneratedSecrets {
     pub admin_token: bool,
     /// The JWT secret is random.
     pub jwt_secret: bool,
+}
+
+/// The relay's configuration from webhook flags: `None` without URLs; an error for URLs
+/// without a secret to sign with.
+pub fn relay_config(
+    urls: &[String],
+    secret: Option<&str>,
+) -> anyhow::Result<Option<crate::relay::RelayConfig>> {
+    let urls: Vec<String> = urls
+        .iter()
+        .map(|u| u.trim().to_owned())
+        .filter(|u| !u.is_empty())
+        .collect();
+    if urls.is_empty() {
+        return Ok(None);
+    }
+    let secret = secret.filter(|s| !s.is_empty()).ok_or_else(|| {
+        anyhow::anyhow!("BOXOFFICE_WEBHOOK_SECRET is needed to sign webhook deliveries")
+    })?;
+    Ok(Some(crate::relay::RelayConfig::new(
+        urls,
+        Secret::new(secret),
+    )))
 }

@@ -13,6 +13,7 @@
 //! - [`error`]: [`error::ApiError`], rendered as problem+json with API.md's stable codes.
 //! - [`extract`]: a JSON extractor whose rejections are problem documents.
 //! - [`metrics`]: Prometheus request counts and latencies.
+//! - [`relay`]: the outbox relay, delivering committed changes to webhooks.
 //! - [`demo`]: the demo venue and event of `boxoffice serve --demo`.
 
 pub mod app;
@@ -23,6 +24,7 @@ pub mod demo;
 pub mod error;
 pub mod extract;
 pub mod metrics;
+pub mod relay;
 pub mod routes;
 pub mod seat_map;
 pub mod state;

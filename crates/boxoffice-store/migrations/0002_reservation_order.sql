@@ -59,15 +59,18 @@ create unique index order_seat_sold on order_seat (event_id, seat_id) where not 
 
 -- Every order, cancellation and booking writes a row here in the same transaction as the
 -- change itself, so nothing committed is ever missing from what downstream systems hear.
--- A relay delivers the rows in order per event and marks them.
+-- A relay delivers the rows at least once, in order per event, and marks them.
 create table outbox (
-    outbox_id    bigserial primary key,
-    event_id     uuid not null,
-    topic        text not null,
-    payload      jsonb not null,
-    created_at   timestamptz not null default now(),
-    delivered_at timestamptz,
-    attempts     integer not null default 0,
-    last_error   text
+    outbox_id       bigserial primary key,
+    event_id        uuid not null,
+    topic           text not null,
+    payload         jsonb not null,
+    created_at      timestamptz not null default now(),
+    delivered_at    timestamptz,
+    attempts        integer not null default 0,
+    last_error      text,
+    -- A failed delivery is tried again from this time on (exponential backoff).
+    next_attempt_at timestamptz not null default now()
 );
+-- Pending rows per event in order: the relay's "oldest undelivered row of each event".
 create index outbox_pending on outbox (event_id, outbox_id) where delivered_at is null;

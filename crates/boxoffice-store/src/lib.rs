@@ -15,6 +15,7 @@
 //! - [`events`]: events, ticket types, general-admission areas, seat allocations and the
 //!   sold seats that availability composes.
 //! - [`holds`]: the [`holds::HoldStore`] interface and its Postgres implementation.
+//! - [`outbox`]: claiming and marking outbox rows for delivery.
 //! - [`orders`]: writing, reading and cancelling orders inside a hold store's transaction,
 //!   each with its outbox row.
 
@@ -24,6 +25,7 @@ pub mod error;
 pub mod events;
 pub mod holds;
 pub mod orders;
+pub mod outbox;
 pub mod venues;
 
 pub use error::StoreError;

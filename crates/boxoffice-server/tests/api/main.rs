@@ -11,5 +11,6 @@ mod ops;
 mod orders;
 mod outage;
 mod races;
+mod relay;
 mod sessions;
 mod venues;

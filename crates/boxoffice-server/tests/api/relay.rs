@@ -1,0 +1,337 @@
+//! The outbox relay against a real local HTTP receiver.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode};
+use boxoffice_server::config::Secret;
+use boxoffice_server::relay::{signature, PassReport, Relay, RelayConfig};
+use serde_json::{json, Value};
+
+use crate::helpers::{spawn_app, spawn_app_with, TestApp};
+
+/// A webhook receiver on a local port that records what it is sent, and can be told to
+/// answer 503 as if it were down.
+struct Receiver {
+    url: String,
+    got: Arc<Mutex<Vec<(HeaderMap, Value)>>>,
+    up: Arc<AtomicBool>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Receiver {
+    async fn start() -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr: SocketAddr = listener.local_addr().unwrap();
+        let got: Arc<Mutex<Vec<(HeaderMap, Value)>>> = Arc::default();
+        let up = Arc::new(AtomicBool::new(true));
+        let router = axum::Router::new().route(
+            "/hook",
+            axum::routing::post({
+                let (got, up) = (got.clone(), up.clone());
+                move |headers: HeaderMap, body: Bytes| async move {
+                    if !up.load(Ordering::SeqCst) {
+                        return StatusCode::SERVICE_UNAVAILABLE;
+                    }
+                    // Overlap with whatever else is running, as a real receiver would.
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    let mut headers = headers;
+                    headers.insert(
+                        "x-raw-body",
+                        String::from_utf8(body.to_vec()).unwrap().parse().unwrap(),
+                    );
+                    got.lock()
+                        .unwrap()
+                        .push((headers, serde_json::from_slice(&body).unwrap()));
+                    StatusCode::NO_CONTENT
+                }
+            }),
+        );
+        let server = tokio::spawn(async move {
+            axum::serve(listener, router).await.unwrap();
+        });
+        Self {
+            url: format!("http://{addr}/hook"),
+            got,
+            up,
+            server,
+        }
+    }
+
+    fn ids(&self) -> Vec<i64> {
+        self.got
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, b)| b["id"].as_i64().unwrap())
+            .collect()
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+fn config(url: &str) -> RelayConfig {
+    let mut config = RelayConfig::new(vec![url.to_owned()], Secret::new("whsec-test"));
+    config.backoff_base = Duration::from_millis(50);
+    config
+}
+
+/// Passes until one finds nothing due, adding up what they did.
+async fn drain(relay: &Relay) -> PassReport {
+    let mut total = PassReport::default();
+    loop {
+        let report = relay.pass().await.unwrap();
+        if report.delivered + report.failed == 0 {
+            return total;
+        }
+        total.delivered += report.delivered;
+        total.failed += report.failed;
+    }
+}
+
+async fn make_changes(app: &TestApp) -> String {
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let (_, hold) = app.post_holds(&event, &alice, &["stalls-A-1"]).await;
+    assert_eq!(
+        app.post_orders(&event, &alice, hold["hold_token"].as_str().unwrap())
+            .await
+            .0,
+        StatusCode::CREATED
+    );
+    let (status, booking) = app
+        .send(
+            reqwest::Method::POST,
+            &format!("/v1/events/{event}/bookings"),
+            &alice,
+            Some(&json!({"area": "floor", "quantity": 2})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let cancel = format!(
+        "/v1/bookings/{}/cancel",
+        booking["booking_id"].as_str().unwrap()
+    );
+    assert_eq!(
+        app.send(reqwest::Method::POST, &cancel, &alice, None)
+            .await
+            .0,
+        StatusCode::OK
+    );
+    event
+}
+
+#[tokio::test]
+async fn every_committed_change_reaches_the_webhook_signed_and_as_committed() {
+    let app = spawn_app().await;
+    let receiver = Receiver::start().await;
+    let event = make_changes(&app).await;
+    let relay = Relay::new(app.db.clone(), config(&receiver.url));
+    assert_eq!(
+        drain(&relay).await,
+        PassReport {
+            delivered: 3,
+            failed: 0
+        }
+    );
+
+    let committed: Vec<(i64, String, Value)> =
+        sqlx::query_as("select outbox_id, topic, payload from outbox order by outbox_id")
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    let got = receiver.got.lock().unwrap().clone();
+    assert_eq!(got.len(), 3);
+    for ((headers, body), (id, topic, payload)) in got.iter().zip(&committed) {
+        assert_eq!(
+            (&body["id"], &body["topic"], &body["payload"]),
+            (&json!(id), &json!(topic), payload)
+        );
+        assert_eq!(body["event_id"], event.as_str());
+        assert_eq!(headers["boxoffice-delivery"], id.to_string().as_str());
+        let sent = headers["boxoffice-signature"].to_str().unwrap();
+        let timestamp: i64 = sent
+            .strip_prefix("t=")
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let raw = headers["x-raw-body"].to_str().unwrap();
+        assert_eq!(
+            sent,
+            signature(&Secret::new("whsec-test"), timestamp, raw.as_bytes()),
+            "the signature verifies"
+        );
+    }
+    let topics: Vec<_> = got
+        .iter()
+        .map(|(_, b)| b["topic"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        topics,
+        ["order.created", "booking.created", "booking.cancelled"]
+    );
+    let undelivered: i64 =
+        sqlx::query_scalar("select count(*) from outbox where delivered_at is null")
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    assert_eq!(undelivered, 0);
+}
+
+#[tokio::test]
+async fn with_the_receiver_down_rows_wait_and_are_delivered_after_it_returns() {
+    let app = spawn_app().await;
+    let receiver = Receiver::start().await;
+    make_changes(&app).await;
+    let relay = Relay::new(app.db.clone(), config(&receiver.url));
+
+    receiver.up.store(false, Ordering::SeqCst);
+    assert_eq!(
+        relay.pass().await.unwrap(),
+        PassReport {
+            delivered: 0,
+            failed: 1
+        }
+    );
+    // The first row failed, and the rows after it wait behind it: order per event.
+    assert_eq!(
+        relay.pass().await.unwrap(),
+        PassReport::default(),
+        "nothing is due during the backoff"
+    );
+    let (attempts, error): (i32, Option<String>) =
+        sqlx::query_as("select attempts, last_error from outbox order by outbox_id limit 1")
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    assert_eq!(attempts, 1);
+    assert!(error.unwrap().contains("503"));
+    assert!(receiver.ids().is_empty());
+
+    receiver.up.store(true, Ordering::SeqCst);
+    let mut delivered = 0;
+    for _ in 0..100 {
+        delivered += drain(&relay).await.delivered;
+        if delivered == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(delivered, 3);
+    let ids = receiver.ids();
+    assert!(
+        ids.windows(2).all(|w| w[0] < w[1]),
+        "delivered in order: {ids:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_receiver_is_a_failed_attempt_not_a_lost_row() {
+    let app = spawn_app().await;
+    make_changes(&app).await;
+    // A port nothing listens on.
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let relay = Relay::new(app.db.clone(), config(&format!("http://{closed}/hook")));
+    assert_eq!(
+        relay.pass().await.unwrap(),
+        PassReport {
+            delivered: 0,
+            failed: 1
+        }
+    );
+    let pending: i64 = sqlx::query_scalar("select count(*) from outbox where delivered_at is null")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(pending, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_relays_never_deliver_the_same_row_twice_in_one_pass() {
+    let app = spawn_app().await;
+    let receiver = Receiver::start().await;
+    // Five changes in each of eight events.
+    for e in 0..8 {
+        let event = uuid::Uuid::new_v4();
+        for n in 0..5 {
+            sqlx::query("insert into outbox (event_id, topic, payload) values ($1, 'test', $2)")
+                .bind(event)
+                .bind(sqlx::types::Json(json!({"event": e, "n": n})))
+                .execute(&app.db)
+                .await
+                .unwrap();
+        }
+    }
+    let (a, b) = (
+        Relay::new(app.db.clone(), config(&receiver.url)),
+        Relay::new(app.db.clone(), config(&receiver.url)),
+    );
+    let mut rounds = 0;
+    loop {
+        let before = receiver.ids().len();
+        let (ra, rb) = tokio::join!(a.pass(), b.pass());
+        let (ra, rb) = (ra.unwrap(), rb.unwrap());
+        let ids = receiver.ids();
+        let this_round = &ids[before..];
+        let mut distinct = this_round.to_vec();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(
+            distinct.len(),
+            this_round.len(),
+            "a row was delivered twice in one pass: {this_round:?}"
+        );
+        assert_eq!(ra.delivered + rb.delivered, this_round.len());
+        if ra.delivered + rb.delivered == 0 {
+            break;
+        }
+        rounds += 1;
+        assert!(
+            rounds <= 5,
+            "one row per event per round: five rounds at most"
+        );
+    }
+    let got = receiver.got.lock().unwrap().clone();
+    assert_eq!(got.len(), 40, "every row exactly once");
+    for e in 0..8 {
+        let ns: Vec<i64> = got
+            .iter()
+            .filter(|(_, b)| b["payload"]["event"] == e)
+            .map(|(_, b)| b["payload"]["n"].as_i64().unwrap())
+            .collect();
+        assert_eq!(ns, [0, 1, 2, 3, 4], "event {e} in order");
+    }
+}
+
+#[tokio::test]
+async fn the_server_runs_the_relay_when_webhooks_are_configured() {
+    let receiver = Receiver::start().await;
+    let url = receiver.url.clone();
+    let app = spawn_app_with(move |s| s.relay = Some(config(&url))).await;
+    make_changes(&app).await;
+    for _ in 0..200 {
+        if receiver.ids().len() == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(
+        receiver.ids().len(),
+        3,
+        "the in-server relay delivered every change"
+    );
+}
