@@ -1,6 +1,8 @@
 //! `boxoffice`: the seat-inventory server and its tools.
 //!
 //! - `boxoffice serve [--demo]`: run the HTTP server (creating and migrating its database).
+//! - `boxoffice race ga|seat`: race demos against a running server (`ga --unsafe` shows the
+//!   naive booking overselling, on a scratch table).
 //! - `boxoffice relay`: deliver outbox rows to webhooks, alongside or instead of `serve`'s.
 //! - `boxoffice migrate`: create the database if missing and apply the migrations.
 
@@ -46,6 +48,22 @@ enum Command {
         #[arg(long, env = "BOXOFFICE_WEBHOOK_SECRET", hide_env_values = true)]
         webhook_secret: String,
     },
+    /// Race demos against a running server: many buyers released at the same moment.
+    Race {
+        #[command(subcommand)]
+        race: Race,
+        /// The server's base URL.
+        #[arg(long, global = true, default_value = "http://127.0.0.1:3000")]
+        url: String,
+        /// The server's admin token (to create the demo's venue and event).
+        #[arg(
+            long,
+            global = true,
+            env = "BOXOFFICE_ADMIN_TOKEN",
+            hide_env_values = true
+        )]
+        admin_token: Option<String>,
+    },
     /// Create the database if missing and apply every pending migration.
     Migrate {
         /// Postgres URL.
@@ -55,6 +73,36 @@ enum Command {
             default_value = "postgres://postgres@127.0.0.1:5432/boxoffice"
         )]
         database_url: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum Race {
+    /// Buyers at general-admission places, one place each.
+    Ga {
+        /// How many buyers.
+        #[arg(long, default_value_t = 20)]
+        buyers: usize,
+        /// How many places.
+        #[arg(long, default_value_t = 5)]
+        places: u32,
+        /// Run the naive read-then-write booking instead, on a scratch table of its own in
+        /// this database, to show it overselling. Never touches the server.
+        #[arg(long)]
+        r#unsafe: bool,
+        /// Postgres URL for `--unsafe`.
+        #[arg(
+            long,
+            env = "DATABASE_URL",
+            default_value = "postgres://postgres@127.0.0.1:5432/boxoffice"
+        )]
+        database_url: String,
+    },
+    /// Buyers at one seat: exactly one may hold it.
+    Seat {
+        /// How many buyers.
+        #[arg(long, default_value_t = 200)]
+        buyers: usize,
     },
 }
 
@@ -68,6 +116,15 @@ async fn main() -> anyhow::Result<()> {
         .init();
     match Cli::parse().command {
         Command::Serve(args) => serve(args).await,
+        Command::Race {
+            race,
+            url,
+            admin_token,
+        } => {
+            let line = run_race(race, &url, admin_token.as_deref()).await?;
+            println!("{line}");
+            Ok(())
+        }
         Command::Relay {
             database_url,
             webhook_urls,
@@ -85,6 +142,25 @@ async fn main() -> anyhow::Result<()> {
             );
             Ok(())
         }
+    }
+}
+
+async fn run_race(race: Race, url: &str, admin_token: Option<&str>) -> anyhow::Result<String> {
+    use boxoffice_loadgen::{client::Server, race};
+    let server = || -> anyhow::Result<Server> {
+        let token = admin_token
+            .ok_or_else(|| anyhow::anyhow!("give --admin-token or BOXOFFICE_ADMIN_TOKEN"))?;
+        Ok(Server::new(url, token))
+    };
+    match race {
+        Race::Ga {
+            buyers,
+            places,
+            r#unsafe: true,
+            database_url,
+        } => race::race_ga_unsafe(&database_url, buyers, places).await,
+        Race::Ga { buyers, places, .. } => race::race_ga(&server()?, buyers, places).await,
+        Race::Seat { buyers } => race::race_seat(&server()?, buyers).await,
     }
 }
 

@@ -50,10 +50,12 @@ fn boxoffice(db: &TestDb) -> Command {
     cmd
 }
 
-/// Starts `boxoffice serve --demo` on a free port and reads what it prints until the demo line.
-fn serve_demo(db: &TestDb) -> (Server, BufReader<ChildStdout>, Vec<String>) {
+/// Starts `boxoffice serve` with `args` on a free port and reads what it prints until a
+/// line starting with `until`.
+fn serve(db: &TestDb, args: &[&str], until: &str) -> (Server, BufReader<ChildStdout>, Vec<String>) {
     let mut child = boxoffice(db)
-        .args(["serve", "--demo", "--bind", "127.0.0.1:0"])
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(args)
         .stdout(Stdio::piped())
         .spawn()
         .expect("the binary starts");
@@ -66,12 +68,17 @@ fn serve_demo(db: &TestDb) -> (Server, BufReader<ChildStdout>, Vec<String>) {
             out.read_line(&mut line).unwrap() > 0,
             "server exited early after {lines:?}"
         );
-        let done = line.starts_with("demo event");
+        let done = line.starts_with(until);
         lines.push(line.trim_end().to_owned());
         if done {
             return (server, out, lines);
         }
     }
+}
+
+/// Starts `boxoffice serve --demo` and reads what it prints until the demo line.
+fn serve_demo(db: &TestDb) -> (Server, BufReader<ChildStdout>, Vec<String>) {
+    serve(db, &["--demo"], "demo event")
 }
 
 fn after<'a>(lines: &'a [String], prefix: &str) -> &'a str {
@@ -207,4 +214,86 @@ fn an_unreachable_database_at_start_fails_with_a_message_not_a_panic() {
         stderr.contains("Error: store unavailable") && !stderr.contains("panicked"),
         "{stderr}"
     );
+}
+
+fn race(args: &[&str], db: &TestDb) -> (bool, String, String) {
+    let output = boxoffice(db)
+        .arg("race")
+        .args(args)
+        .env("BOXOFFICE_ADMIN_TOKEN", "race-admin")
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_race_demos_show_no_overselling_and_one_seat_holder() {
+    let db = TestDb::new();
+    let (server, _out, lines) = serve(
+        &db,
+        &["--admin-token", "race-admin"],
+        "Boxoffice listening on",
+    );
+    let base = after(&lines, "Boxoffice listening on ").to_owned();
+
+    let (ok, out, err) = race(
+        &["ga", "--buyers", "20", "--places", "5", "--url", &base],
+        &db,
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out, "5 bookings, 15 answers of 409, 0 places left");
+
+    let (ok, out, err) = race(&["seat", "--buyers", "50", "--url", &base], &db);
+    assert!(ok, "{err}");
+    assert!(out.starts_with("1 hold, 49 answers of 409"), "{out}");
+    server.stop();
+}
+
+#[test]
+fn the_unsafe_demo_oversells_on_its_own_scratch_table_only() {
+    let db = TestDb::new();
+    let created = boxoffice(&db).arg("migrate").output().unwrap();
+    assert!(created.status.success());
+    let (ok, out, err) = race(
+        &[
+            "ga",
+            "--unsafe",
+            "--buyers",
+            "20",
+            "--places",
+            "5",
+            "--database-url",
+            &db.0,
+        ],
+        &db,
+    );
+    assert!(ok, "{err}");
+    let booked: usize = out.split(' ').next().unwrap().parse().unwrap();
+    assert!(booked > 5, "the naive read-then-write oversells: {out}");
+    assert!(out.ends_with(&format!("{} oversold", booked - 5)), "{out}");
+    // It cleaned up after itself and left the server's tables alone.
+    let leftovers = std::thread::spawn({
+        let url = db.0.clone();
+        move || {
+            tokio::runtime::Runtime::new()
+                .unwrap()
+                .block_on(async move {
+                    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+                    let n: i64 = sqlx::query_scalar(
+                        "select count(*) from pg_tables where tablename like 'race_demo_unsafe_%'",
+                    )
+                    .fetch_one(&pool)
+                    .await
+                    .unwrap();
+                    n
+                })
+        }
+    })
+    .join()
+    .unwrap();
+    assert_eq!(leftovers, 0);
 }

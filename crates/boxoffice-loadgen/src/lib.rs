@@ -1,0 +1,11 @@
+//! Race demos: many buyers released at the same moment against a running Boxoffice server,
+//! their answers tallied, and the totals checked against what the server says afterwards.
+//!
+//! # Layout
+//!
+//! - [`client`]: the few HTTP calls the demos make, as admin and as buyers.
+//! - [`race`]: `boxoffice race ga` (general admission, and its deliberately naive
+//!   `--unsafe` twin on a scratch table) and `boxoffice race seat` (one hot seat).
+
+pub mod client;
+pub mod race;
