@@ -145,6 +145,19 @@ impl Application {
                 )
             }
         };
+        let gate = if settings.ga_gate {
+            let gate = boxoffice_store::gate::Gate::connect(&settings.redis_url)
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "the sale-day gate needs Redis at {}: {e}",
+                        settings.redis_url
+                    )
+                })?;
+            Some(gate)
+        } else {
+            None
+        };
         let state = AppState::new(Inner {
             pool,
             holds,
@@ -153,6 +166,7 @@ impl Application {
                 NonZeroUsize::new(SEAT_MAP_CACHE_EVENTS).expect("non-zero"),
             ),
             anonymous_sessions: settings.anonymous_sessions,
+            gate,
         });
         // Install the recorder before the first request so /metrics is never empty.
         crate::metrics::handle();

@@ -98,6 +98,10 @@ pub struct ServeArgs {
     /// Largest request body accepted, in bytes (larger answers 413).
     #[arg(long, env = "BOXOFFICE_MAX_BODY_BYTES", default_value_t = 16 * 1024 * 1024)]
     pub max_body_bytes: usize,
+    /// Turn on the sale-day gate: a Redis counter per general-admission area that refuses
+    /// bookings once the area is sold out, before they reach Postgres.
+    #[arg(long, env = "BOXOFFICE_GA_GATE", default_value_t = false, action = clap::ArgAction::Set)]
+    pub ga_gate: bool,
     /// Webhook URLs the outbox relay delivers to (comma-separated); no relay runs when empty.
     #[arg(
         long = "webhook-url",
@@ -136,6 +140,8 @@ pub struct Settings {
     pub max_body_bytes: usize,
     /// The outbox relay to run inside the server, if webhooks are configured.
     pub relay: Option<crate::relay::RelayConfig>,
+    /// Whether the sale-day gate (Redis) is on.
+    pub ga_gate: bool,
 }
 
 impl Settings {
@@ -152,6 +158,7 @@ impl Settings {
             request_timeout: Duration::from_secs(30),
             max_body_bytes: 16 * 1024 * 1024,
             relay: None,
+            ga_gate: false,
         }
     }
 }
@@ -187,6 +194,7 @@ impl ServeArgs {
             request_timeout: Duration::from_millis(self.request_timeout_ms),
             max_body_bytes: self.max_body_bytes,
             relay: relay_config(&self.webhook_urls, self.webhook_secret.as_deref())?,
+            ga_gate: self.ga_gate,
         };
         Ok((settings, generated))
     }

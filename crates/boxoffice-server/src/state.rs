@@ -25,6 +25,8 @@ pub struct Inner {
     pub seat_maps: SeatMapCache,
     /// Whether `POST /v1/sessions` is enabled.
     pub anonymous_sessions: bool,
+    /// The sale-day gate in front of general-admission bookings, when it is on.
+    pub gate: Option<boxoffice_store::gate::Gate>,
 }
 
 impl AppState {

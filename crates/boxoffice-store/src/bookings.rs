@@ -267,11 +267,28 @@ async fn write_outbox(
     Ok(())
 }
 
+/// Places left in an area, by Postgres; `None` if the event has no such area.
+pub async fn area_left(
+    pool: &PgPool,
+    event: EventId,
+    area: &str,
+) -> Result<Option<u32>, StoreError> {
+    let left: Option<i32> =
+        sqlx::query_scalar("select seats_left from ga_area where event_id = $1 and code = $2")
+            .bind(event.0)
+            .bind(area)
+            .fetch_optional(pool)
+            .await?;
+    Ok(left.map(|l| l as u32))
+}
+
 /// What cancelling a booking came to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BookingCancel {
-    /// Cancelled now or before; its places are back in the area.
+    /// Cancelled by this call; its places are back in the area.
     Cancelled(Booking),
+    /// Cancelled before; nothing changed.
+    AlreadyCancelled(Booking),
     /// No such booking.
     NotFound,
     /// Another user's booking.
@@ -323,7 +340,7 @@ pub async fn cancel_booking(
         created_at,
     };
     if booking.status == "cancelled" {
-        return Ok(BookingCancel::Cancelled(booking));
+        return Ok(BookingCancel::AlreadyCancelled(booking));
     }
     sqlx::query("update ga_booking set status = 'cancelled', cancelled_at = now() where event_id = $1 and booking_id = $2")
         .bind(event_id)

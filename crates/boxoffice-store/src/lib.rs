@@ -2,6 +2,8 @@
 //!
 //! # Layout
 //!
+//! - `scripts/` (beside `src/`): Lua scripts run in Redis, each headed by its KEYS, ARGV and
+//!   return value.
 //! - `migrations/` (beside `src/`): the schema, applied in order at start and never edited
 //!   once landed. Each constraint that protects an invariant says so where it is declared.
 //! - [`bookings`]: general-admission bookings by quantity under the area row's lock, with
@@ -14,6 +16,8 @@
 //! - [`venues`]: venues and their seat maps.
 //! - [`events`]: events, ticket types, general-admission areas, seat allocations and the
 //!   sold seats that availability composes.
+//! - [`gate`]: the sale-day gate, a Redis counter per general-admission area
+//!   (`scripts/*.lua`).
 //! - [`holds`]: the [`holds::HoldStore`] interface and its Postgres implementation.
 //! - [`outbox`]: claiming and marking outbox rows for delivery.
 //! - [`orders`]: writing, reading and cancelling orders inside a hold store's transaction,
@@ -23,6 +27,7 @@ pub mod bookings;
 pub mod db;
 pub mod error;
 pub mod events;
+pub mod gate;
 pub mod holds;
 pub mod orders;
 pub mod outbox;

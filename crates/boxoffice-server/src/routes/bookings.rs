@@ -5,6 +5,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use boxoffice_core::ids::EventId;
 use boxoffice_store::bookings::{self, Booking, BookingCancel, BookingOutcome, BookingRequest};
+use boxoffice_store::gate::GateTake;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -150,12 +151,80 @@ pub async fn create_booking(
         quantity: body.quantity,
         idempotency_key: key,
     };
-    match bookings::book(&state.pool, &request, remember).await? {
+    let through_gate = match pass_gate(&state, event, &body.area, body.quantity).await? {
+        Gate::Refused(left) => {
+            metrics::counter!("ga_gate_rejected_total").increment(1);
+            return Err(ApiError::SoldOut(left));
+        }
+        Gate::Passed => true,
+        Gate::Off => false,
+    };
+    metrics::counter!("ga_bookings_reached_postgres_total").increment(1);
+    let outcome = bookings::book(&state.pool, &request, remember).await;
+    // Places the gate let through come back to it unless they were really booked.
+    if through_gate && !matches!(outcome, Ok(BookingOutcome::Booked(_))) {
+        give_back(&state, event, &body.area, body.quantity).await;
+    }
+    match outcome? {
         BookingOutcome::Booked(booking) => {
             Ok((StatusCode::CREATED, axum::Json(BookingView::from(booking))).into_response())
         }
         BookingOutcome::Replay { status, body } => Ok(replay(status, body)),
         other => Err(refusal(other)),
+    }
+}
+
+/// What the sale-day gate said.
+enum Gate {
+    /// No gate (off, or Redis unreachable): Postgres alone decides.
+    Off,
+    /// Places taken from the gate's counter; on to Postgres.
+    Passed,
+    /// Sold out as far as the gate knows.
+    Refused(u32),
+}
+
+/// Takes the places from the gate's counter, building the counter from Postgres the first
+/// time (or after Redis lost it). Redis being down never fails a booking: the gate is an
+/// optimisation, so the booking goes on to Postgres as if there were no gate.
+async fn pass_gate(
+    state: &AppState,
+    event: EventId,
+    area: &str,
+    quantity: u32,
+) -> Result<Gate, ApiError> {
+    let Some(gate) = &state.gate else {
+        return Ok(Gate::Off);
+    };
+    for _ in 0..2 {
+        match gate.take(event, area, quantity).await {
+            Ok(GateTake::Taken) => return Ok(Gate::Passed),
+            Ok(GateTake::Refused { left }) => return Ok(Gate::Refused(left)),
+            Ok(GateTake::Missing) => match bookings::area_left(&state.pool, event, area).await? {
+                Some(left) => {
+                    if let Err(error) = gate.init(event, area, left).await {
+                        tracing::warn!(%error, "sale-day gate unavailable; booking without it");
+                        return Ok(Gate::Off);
+                    }
+                }
+                // No such event or area: let the booking path say which.
+                None => return Ok(Gate::Off),
+            },
+            Err(error) => {
+                tracing::warn!(%error, "sale-day gate unavailable; booking without it");
+                return Ok(Gate::Off);
+            }
+        }
+    }
+    Ok(Gate::Off)
+}
+
+async fn give_back(state: &AppState, event: EventId, area: &str, quantity: u32) {
+    if let Some(gate) = &state.gate {
+        if let Err(error) = gate.give_back(event, area, quantity).await {
+            // The counter is then low until Redis rebuilds it; it refuses early, never oversells.
+            tracing::warn!(%error, "could not return places to the sale-day gate");
+        }
     }
 }
 
@@ -197,7 +266,11 @@ pub async fn cancel_booking(
     };
     let id = Uuid::parse_str(&id).map_err(|_| not_found())?;
     match bookings::cancel_booking(&state.pool, id, caller.user()).await? {
-        BookingCancel::Cancelled(booking) => Ok(axum::Json(booking.into())),
+        BookingCancel::Cancelled(booking) => {
+            give_back(&state, booking.event_id, &booking.area, booking.quantity).await;
+            Ok(axum::Json(booking.into()))
+        }
+        BookingCancel::AlreadyCancelled(booking) => Ok(axum::Json(booking.into())),
         BookingCancel::NotFound => Err(not_found()),
         BookingCancel::Forbidden => {
             Err(ApiError::Forbidden("this booking belongs to another user"))

@@ -342,3 +342,138 @@ async fn bad_bookings_answer_their_4xx_and_change_nothing() {
         "invalid requests leave no answer behind"
     );
 }
+
+async fn spawn_gated_app() -> TestApp {
+    crate::helpers::spawn_app_with(|s| {
+        s.ga_gate = true;
+        s.database.pool_size = 8;
+        s.database.acquire_timeout = std::time::Duration::from_secs(30);
+        s.request_timeout = std::time::Duration::from_secs(60);
+    })
+    .await
+}
+
+/// The value of a counter without labels in the server's `/metrics`.
+async fn counter(app: &TestApp, name: &str) -> f64 {
+    let text = app
+        .client
+        .get(format!("{}/metrics", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+        .map_or(0.0, |l| l.rsplit(' ').next().unwrap().parse().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn with_the_gate_two_thousand_buyers_at_fifty_places_book_fifty_and_few_reach_postgres() {
+    let app = spawn_gated_app().await;
+    let event = app.create_event().await;
+    // Counters are shared by every server in this process; other tests add a few.
+    let (rejected_before, reached_before) = (
+        counter(&app, "ga_gate_rejected_total").await,
+        counter(&app, "ga_bookings_reached_postgres_total").await,
+    );
+    let answers = race(
+        (0..2000)
+            .map(|i| booking_request(&app, &event, &app.buyer(&format!("b{i}")), 1, None))
+            .collect(),
+    )
+    .await;
+    assert_eq!(tally(&answers), BTreeMap::from([(201, 50), (409, 1950)]));
+    assert!(answers
+        .iter()
+        .filter(|(s, _)| *s == StatusCode::CONFLICT)
+        .all(|(_, p)| p["code"] == "sold_out"));
+    assert_eq!(left(&app).await, 0);
+    assert_eq!(app.count("ga_booking").await, 50);
+
+    let rejected = counter(&app, "ga_gate_rejected_total").await - rejected_before;
+    let reached = counter(&app, "ga_bookings_reached_postgres_total").await - reached_before;
+    assert!(rejected >= 1900.0, "the gate turned most away: {rejected}");
+    assert!(
+        reached < 400.0,
+        "far fewer than 2,000 reached the row lock: {reached}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_lost_gate_counter_is_rebuilt_from_postgres_and_never_oversells() {
+    let app = spawn_gated_app().await;
+    let event = app.create_event().await;
+    for i in 0..10 {
+        assert_eq!(
+            post_bookings(&app, &event, &app.buyer(&format!("early-{i}")), 1, None)
+                .await
+                .0,
+            StatusCode::CREATED
+        );
+    }
+    // Redis loses the counter mid-sale (a flush, a failover).
+    let redis = redis::Client::open("redis://127.0.0.1:6379").unwrap();
+    let mut conn = redis.get_multiplexed_async_connection().await.unwrap();
+    let _: () = redis::cmd("DEL")
+        .arg(format!("gate:{{{event}}}:floor"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+
+    let answers = race(
+        (0..100)
+            .map(|i| booking_request(&app, &event, &app.buyer(&format!("late-{i}")), 1, None))
+            .collect(),
+    )
+    .await;
+    assert_eq!(tally(&answers), BTreeMap::from([(201, 40), (409, 60)]));
+    assert_eq!(left(&app).await, 0);
+    assert_eq!(app.count("ga_booking").await, 50);
+    let gate: i64 = redis::cmd("GET")
+        .arg(format!("gate:{{{event}}}:floor"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(gate, 0, "the rebuilt counter agrees with Postgres");
+}
+
+#[tokio::test]
+async fn a_cancelled_booking_gives_its_places_back_to_the_gate() {
+    let app = spawn_gated_app().await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let mut last = Value::Null;
+    for _ in 0..5 {
+        let (status, booking) = post_bookings(&app, &event, &alice, 10, None).await;
+        assert_eq!(status, StatusCode::CREATED);
+        last = booking;
+    }
+    let (status, problem) = post_bookings(&app, &event, &app.buyer("bob"), 1, None).await;
+    assert_eq!(
+        (status, problem["left"].as_u64()),
+        (StatusCode::CONFLICT, Some(0))
+    );
+    let cancel = format!(
+        "/v1/bookings/{}/cancel",
+        last["booking_id"].as_str().unwrap()
+    );
+    assert_eq!(
+        app.send(Method::POST, &cancel, &alice, None).await.0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        post_bookings(&app, &event, &app.buyer("bob"), 10, None)
+            .await
+            .0,
+        StatusCode::CREATED
+    );
+    // A second cancellation of the same booking gives nothing back twice.
+    assert_eq!(
+        app.send(Method::POST, &cancel, &alice, None).await.0,
+        StatusCode::OK
+    );
+    let (status, _) = post_bookings(&app, &event, &app.buyer("carol"), 1, None).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+}
