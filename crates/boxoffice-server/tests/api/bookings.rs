@@ -355,15 +355,7 @@ async fn spawn_gated_app() -> TestApp {
 
 /// The value of a counter without labels in the server's `/metrics`.
 async fn counter(app: &TestApp, name: &str) -> f64 {
-    let text = app
-        .client
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = app.metrics().await;
     text.lines()
         .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
         .map_or(0.0, |l| l.rsplit(' ').next().unwrap().parse().unwrap())

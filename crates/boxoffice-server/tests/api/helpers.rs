@@ -271,6 +271,17 @@ impl TestApp {
             .collect()
     }
 
+    /// The server's `/metrics` text.
+    pub async fn metrics(&self) -> String {
+        let response = self
+            .client
+            .get(format!("{}/metrics", self.base))
+            .send()
+            .await
+            .unwrap();
+        response.text().await.unwrap()
+    }
+
     /// Number of rows in `table`.
     pub async fn count(&self, table: &str) -> i64 {
         sqlx::query_scalar(&format!("select count(*) from {table}"))

@@ -27,15 +27,7 @@ async fn metrics_count_requests_by_route_template_and_status() {
     }
     app.get("/v1/events/6f1c1d9e-8d2c-4a53-9d55-2f6f0f5a1b2c")
         .await;
-    let text = app
-        .client
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = app.metrics().await;
     // The recorder is shared by every server in this process, so look for our lines only.
     let line = |route: &str, status: u16| {
         text.lines()
