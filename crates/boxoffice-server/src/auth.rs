@@ -93,48 +93,6 @@ fn bearer(parts: &Parts) -> Result<&str, ApiError> {
         ))
 }
 
-/// An admin caller. Missing or invalid token → 401; a valid user token → 403.
-#[derive(Debug, Clone, Copy)]
-pub struct Admin;
-
-impl FromRequestParts<AppState> for Admin {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        let token = bearer(parts)?;
-        if state.auth.is_admin(token) {
-            Ok(Admin)
-        } else if state.auth.verify_user(token).is_some() {
-            Err(ApiError::Forbidden("this call needs the admin token"))
-        } else {
-            Err(ApiError::Unauthorized("invalid token"))
-        }
-    }
-}
-
-/// A buyer: the user a valid user token names. Missing, invalid or expired token → 401.
-#[derive(Debug, Clone)]
-pub struct Buyer(pub UserId);
-
-impl FromRequestParts<AppState> for Buyer {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        let token = bearer(parts)?;
-        state
-            .auth
-            .verify_user(token)
-            .map(Buyer)
-            .ok_or(ApiError::Unauthorized("invalid or expired user token"))
-    }
-}
-
 /// An admin or a buyer, for calls either may make (an order is read or cancelled by its
 /// owner or an admin). Missing or invalid token → 401.
 #[derive(Debug, Clone)]
@@ -153,15 +111,9 @@ impl Caller {
             Caller::User(user) => Some(user),
         }
     }
-}
 
-impl FromRequestParts<AppState> for Caller {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
+    /// Who the bearer token says the caller is.
+    fn authenticate(parts: &Parts, state: &AppState) -> Result<Self, ApiError> {
         let token = bearer(parts)?;
         if state.auth.is_admin(token) {
             return Ok(Caller::Admin);
@@ -171,6 +123,54 @@ impl FromRequestParts<AppState> for Caller {
             .verify_user(token)
             .map(Caller::User)
             .ok_or(ApiError::Unauthorized("invalid or expired token"))
+    }
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        Caller::authenticate(parts, state)
+    }
+}
+
+/// An admin caller. Missing or invalid token → 401; a valid user token → 403.
+#[derive(Debug, Clone, Copy)]
+pub struct Admin;
+
+impl FromRequestParts<AppState> for Admin {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        match Caller::authenticate(parts, state)? {
+            Caller::Admin => Ok(Admin),
+            Caller::User(_) => Err(ApiError::Forbidden("this call needs the admin token")),
+        }
+    }
+}
+
+/// A buyer: the user a valid user token names. Missing, invalid or expired token → 401, and
+/// so is the admin token, which names no buyer.
+#[derive(Debug, Clone)]
+pub struct Buyer(pub UserId);
+
+impl FromRequestParts<AppState> for Buyer {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        match Caller::authenticate(parts, state)? {
+            Caller::User(user) => Ok(Buyer(user)),
+            Caller::Admin => Err(ApiError::Unauthorized("this call needs a user token")),
+        }
     }
 }
 
