@@ -112,8 +112,11 @@ impl Relay {
         let mut tx = self.pool.begin().await?;
         let rows = outbox::claim_heads(&mut tx, self.config.batch).await?;
         let mut report = PassReport::default();
-        for row in rows {
-            match self.deliver(&row).await {
+        // The rows of one pass are each the oldest of a different event, so delivering
+        // them at once keeps every event's order.
+        let outcomes = futures::future::join_all(rows.iter().map(|row| self.deliver(row))).await;
+        for (row, outcome) in rows.iter().zip(outcomes) {
+            match outcome {
                 Ok(()) => {
                     outbox::mark_delivered(&mut tx, row.outbox_id).await?;
                     report.delivered += 1;
