@@ -218,6 +218,25 @@ impl TestApp {
         .await
     }
 
+    /// A call on the hold `token` of `event`: `GET` or `DELETE` it, or `POST` its
+    /// `/extend` (pass `"/extend"` as `action`, else `""`).
+    pub async fn hold_call(
+        &self,
+        method: Method,
+        event: &str,
+        token: &str,
+        action: &str,
+        who: &As,
+    ) -> (StatusCode, Value) {
+        self.send(
+            method,
+            &format!("/v1/events/{event}/holds/{token}{action}"),
+            who,
+            None,
+        )
+        .await
+    }
+
     /// `POST /v1/events/{event}/orders` for this hold token.
     pub async fn post_orders(&self, event: &str, who: &As, token: &str) -> (StatusCode, Value) {
         self.send(

@@ -57,14 +57,7 @@ async fn a_hold_takes_every_seat_asked_for_and_quotes_their_prices() {
     );
 
     let token = hold["hold_token"].as_str().unwrap();
-    let (status, read) = app
-        .send(
-            Method::GET,
-            &format!("/v1/events/{event}/holds/{token}"),
-            &alice,
-            None,
-        )
-        .await;
+    let (status, read) = app.hold_call(Method::GET, &event, token, "", &alice).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(read, hold);
 
@@ -200,45 +193,21 @@ async fn an_expired_hold_resells_and_its_stale_token_can_do_nothing() {
         (StatusCode::CONFLICT, Some("hold_not_live"))
     );
     let (status, problem) = app
-        .send(
-            Method::POST,
-            &format!("/v1/events/{event}/holds/{old}/extend"),
-            &alice,
-            None,
-        )
+        .hold_call(Method::POST, &event, &old, "/extend", &alice)
         .await;
     assert_eq!(
         (status, problem["code"].as_str()),
         (StatusCode::CONFLICT, Some("hold_not_live"))
     );
     let (status, _) = app
-        .send(
-            Method::DELETE,
-            &format!("/v1/events/{event}/holds/{old}"),
-            &alice,
-            None,
-        )
+        .hold_call(Method::DELETE, &event, &old, "", &alice)
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, _) = app
-        .send(
-            Method::GET,
-            &format!("/v1/events/{event}/holds/{old}"),
-            &alice,
-            None,
-        )
-        .await;
+    let (status, _) = app.hold_call(Method::GET, &event, &old, "", &alice).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
     // Bob's hold survived all of that, and he can buy.
-    let (status, read) = app
-        .send(
-            Method::GET,
-            &format!("/v1/events/{event}/holds/{new}"),
-            &bob,
-            None,
-        )
-        .await;
+    let (status, read) = app.hold_call(Method::GET, &event, &new, "", &bob).await;
     assert_eq!(
         (status, read["seats"][0]["id"].clone()),
         (StatusCode::OK, json!("stalls-B-1"))
@@ -447,23 +416,13 @@ async fn bad_hold_requests_answer_their_4xx_and_change_nothing() {
     );
     assert!(reservations(&app).await.is_empty());
 
-    let unknown = uuid::Uuid::new_v4();
+    let unknown = uuid::Uuid::new_v4().to_string();
     let (status, _) = app
-        .send(
-            Method::GET,
-            &format!("/v1/events/{event}/holds/{unknown}"),
-            &alice,
-            None,
-        )
+        .hold_call(Method::GET, &event, &unknown, "", &alice)
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, problem) = app
-        .send(
-            Method::POST,
-            &format!("/v1/events/{event}/holds/{unknown}/extend"),
-            &alice,
-            None,
-        )
+        .hold_call(Method::POST, &event, &unknown, "/extend", &alice)
         .await;
     assert_eq!(
         (status, problem["code"].as_str()),

@@ -44,14 +44,7 @@ async fn checkout_sells_the_held_seats_with_the_order_and_its_outbox_row() {
     assert_eq!(outbox[0].1["total_cents"], 13500);
 
     // The hold is used up.
-    let (status, _) = app
-        .send(
-            Method::GET,
-            &format!("/v1/events/{event}/holds/{token}"),
-            &alice,
-            None,
-        )
-        .await;
+    let (status, _) = app.hold_call(Method::GET, &event, token, "", &alice).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, problem) = app
         .post_holds(&event, &app.buyer("bob"), &["stalls-A-1"])
@@ -210,14 +203,9 @@ async fn bad_checkouts_answer_their_4xx_and_sell_nothing() {
 
     // A released hold cannot be checked out.
     assert_eq!(
-        app.send(
-            Method::DELETE,
-            &format!("/v1/events/{event}/holds/{token}"),
-            &alice,
-            None
-        )
-        .await
-        .0,
+        app.hold_call(Method::DELETE, &event, token, "", &alice)
+            .await
+            .0,
         StatusCode::NO_CONTENT
     );
     let (status, problem) = app.post_orders(&event, &alice, token).await;
