@@ -65,6 +65,10 @@ pub enum AcquireOutcome {
     LimitExceeded,
     /// The event has started (by the store's clock); nothing is held.
     EventStarted,
+    /// The event's allocations changed since the seats were quoted (the store knows this
+    /// layout version now): quote them again from the new seat map and retry. Nothing is
+    /// held.
+    LayoutChanged(i64),
 }
 
 /// What extending a hold did.

@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 use boxoffice_store::db;
 use boxoffice_store::holds::{HoldStore, PgHoldStore};
+use boxoffice_store::redis_holds::RedisHoldStore;
 use tokio::net::TcpListener;
 use tower_http::trace::TraceLayer;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
@@ -139,22 +140,10 @@ impl Application {
         db::migrate(&pool).await?;
         let holds: Arc<dyn HoldStore> = match settings.hold_store {
             HoldStoreKind::Postgres => Arc::new(PgHoldStore::new(pool.clone())),
-            HoldStoreKind::Redis => {
-                anyhow::bail!(
-                    "BOXOFFICE_HOLD_STORE=redis is not supported by this version; use postgres"
-                )
-            }
+            HoldStoreKind::Redis => Arc::new(RedisHoldStore::new(&settings.redis, pool.clone())?),
         };
         let gate = if settings.ga_gate {
-            let gate = boxoffice_store::gate::Gate::connect(&settings.redis_url)
-                .await
-                .map_err(|e| {
-                    anyhow::anyhow!(
-                        "the sale-day gate needs Redis at {}: {e}",
-                        settings.redis_url
-                    )
-                })?;
-            Some(gate)
+            Some(boxoffice_store::gate::Gate::new(&settings.redis)?)
         } else {
             None
         };

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use boxoffice_core::availability::SeatState;
 use boxoffice_core::ids::EventId;
 use boxoffice_store::events::{self, GaLeft};
+use boxoffice_store::StoreError;
 
 use crate::error::ApiError;
 use crate::seat_map::RenderedSeatMap;
@@ -19,19 +20,37 @@ pub struct EventAvailability {
     pub states: Vec<SeatState>,
     /// Places left per area.
     pub ga: Vec<GaLeft>,
+    /// The hold store could not be reached: held seats read as available, and the
+    /// answer carries [`HOLDS_UNKNOWN`].
+    pub holds_unknown: bool,
 }
+
+/// Header (and its value) on an availability answer composed without the hold store,
+/// which was unreachable: sold and not-for-sale seats are exact, held seats read as
+/// available (no hold can be taken or bought meanwhile either).
+pub const HOLDS_UNKNOWN: (&str, &str) = ("boxoffice-holds", "unavailable");
 
 /// Composes the event's availability: two round trips run concurrently (Postgres for sold
 /// seats and the allocation version, the hold store for live holds), never a query per seat.
+/// Postgres is needed; the hold store is not: without it the answer says so (see
+/// [`HOLDS_UNKNOWN`]).
 pub async fn event_availability(
     state: &AppState,
     event: EventId,
 ) -> Result<EventAvailability, ApiError> {
-    let (event_state, held) = tokio::try_join!(
+    let (event_state, held) = tokio::join!(
         events::event_state(&state.pool, event),
         state.holds.held_seats(event)
-    )?;
-    let event_state = event_state.ok_or_else(ApiError::event_not_found)?;
+    );
+    let event_state = event_state?.ok_or_else(ApiError::event_not_found)?;
+    let (held, holds_unknown) = match held {
+        Ok(held) => (held, false),
+        Err(StoreError::Unavailable { reason, .. }) => {
+            tracing::warn!(%event, %reason, "hold store unavailable; availability without holds");
+            (Vec::new(), true)
+        }
+        Err(e) => return Err(e.into()),
+    };
     let map = state
         .seat_maps
         .get(&state.pool, event, event_state.layout_version)
@@ -44,5 +63,6 @@ pub async fn event_availability(
         map,
         states,
         ga: event_state.ga,
+        holds_unknown,
     })
 }

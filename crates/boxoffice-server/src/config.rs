@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use boxoffice_store::db::DbConfig;
+use boxoffice_store::redis_link::RedisConfig;
 use rand::distributions::{Alphanumeric, DistString};
 
 /// Which hold store keeps live holds.
@@ -53,9 +54,13 @@ pub struct ServeArgs {
         default_value = "postgres://postgres@127.0.0.1:5432/boxoffice"
     )]
     pub database_url: String,
-    /// Redis URL, used only when something needs Redis.
+    /// Redis URL, used only when something needs Redis. With `--redis-cluster`, one or
+    /// more cluster nodes separated by commas.
     #[arg(long, env = "REDIS_URL", default_value = "redis://127.0.0.1:6379")]
     pub redis_url: String,
+    /// Whether `REDIS_URL` names Redis Cluster nodes rather than one server.
+    #[arg(long, env = "BOXOFFICE_REDIS_CLUSTER", default_value_t = false, action = clap::ArgAction::Set)]
+    pub redis_cluster: bool,
     /// Address to listen on (port 0 picks a free port; the chosen address is printed).
     #[arg(long, env = "BOXOFFICE_BIND", default_value = "127.0.0.1:3000")]
     pub bind: SocketAddr,
@@ -122,8 +127,8 @@ pub struct ServeArgs {
 pub struct Settings {
     /// Postgres connection and timeouts.
     pub database: DbConfig,
-    /// Redis URL.
-    pub redis_url: String,
+    /// Where Redis is (a server or a cluster).
+    pub redis: RedisConfig,
     /// Listen address.
     pub bind: SocketAddr,
     /// Hold store.
@@ -149,7 +154,10 @@ impl Settings {
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
             database: DbConfig::new(database_url),
-            redis_url: "redis://127.0.0.1:6379".into(),
+            redis: RedisConfig {
+                url: "redis://127.0.0.1:6379".into(),
+                cluster: false,
+            },
             bind: SocketAddr::from(([127, 0, 0, 1], 3000)),
             hold_store: HoldStoreKind::Postgres,
             admin_token: Secret::random(),
@@ -179,7 +187,10 @@ impl ServeArgs {
                 statement_timeout: Duration::from_millis(self.db_statement_timeout_ms),
                 lock_timeout: Duration::from_millis(self.db_lock_timeout_ms),
             },
-            redis_url: self.redis_url.clone(),
+            redis: RedisConfig {
+                url: self.redis_url.clone(),
+                cluster: self.redis_cluster,
+            },
             bind: self.bind,
             hold_store: self.hold_store,
             admin_token: self

@@ -6,9 +6,9 @@ use boxoffice_core::availability::{EventSeat, SeatStatus};
 use boxoffice_core::event::{GaArea, NewEvent, TicketType};
 use boxoffice_core::ids::{EventId, VenueId};
 use chrono::{DateTime, Utc};
-use sqlx::{PgPool, Postgres, Transaction};
+use sqlx::{PgConnection, PgPool};
 
-use crate::holds::HoldStore;
+use crate::holds::{AllocationFence, HoldStore};
 use crate::StoreError;
 
 /// An event as listed.
@@ -145,7 +145,7 @@ pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Resul
 }
 
 async fn upsert_allocations(
-    tx: &mut Transaction<'_, Postgres>,
+    tx: &mut PgConnection,
     id: EventId,
     allocations: &[(String, String)],
 ) -> Result<u64, StoreError> {
@@ -161,7 +161,7 @@ async fn upsert_allocations(
     .bind(id.0)
     .bind(&seats)
     .bind(&types)
-    .execute(&mut **tx)
+    .execute(&mut *tx)
     .await?;
     Ok(done.rows_affected())
 }
@@ -381,9 +381,12 @@ pub struct AllocationOutcome {
 /// Why this is safe against a concurrent hold: the event row is locked first (`for no key
 /// update`, which leaves foreign-key checks from holds and orders free to proceed but
 /// queues every other allocation change), then the named allocation rows `for update`.
-/// A hold in flight takes a share lock on the allocation rows of its seats, so the update
-/// lock waits for it to commit and the held seats read afterwards include it; a hold that
-/// starts later waits for this transaction and then sees the new allocation.
+/// A hold in flight on the postgres store takes a share lock on the allocation rows of its
+/// seats, so the update lock waits for it to commit and the held seats read afterwards
+/// include it; a hold that starts later waits for this transaction and then sees the new
+/// allocation. The redis store instead keeps new holds out of the event from the moment
+/// the held seats are read until the change has committed, and then makes every hold
+/// quote its seats from the new version (see [`HoldStore::fence_allocations`]).
 pub async fn change_allocations(
     pool: &PgPool,
     holds: &dyn HoldStore,
@@ -398,9 +401,9 @@ pub async fn change_allocations(
     if found.is_none() {
         return Ok(None);
     }
-    let named: Vec<&str> = match &change {
-        AllocationChange::Put(list) => list.iter().map(|(s, _)| s.as_str()).collect(),
-        AllocationChange::Withdraw(list) => list.iter().map(String::as_str).collect(),
+    let named: Vec<String> = match &change {
+        AllocationChange::Put(list) => list.iter().map(|(s, _)| s.clone()).collect(),
+        AllocationChange::Withdraw(list) => list.clone(),
     };
     // In seat order, as holds lock them, so the two never wait on each other in a cycle.
     sqlx::query(
@@ -411,21 +414,37 @@ pub async fn change_allocations(
     .bind(&named)
     .execute(&mut *tx)
     .await?;
+    let fence = holds.fence_allocations(id).await?;
+    let outcome = match apply_allocation_change(&mut tx, id, &named, change, &fence).await {
+        Ok(outcome) => tx
+            .commit()
+            .await
+            .map(|()| outcome)
+            .map_err(StoreError::from),
+        Err(e) => Err(e),
+    };
+    holds.lift_fence(id, fence).await;
+    outcome.map(Some)
+}
+
+/// The body of [`change_allocations`], inside its transaction and fence.
+async fn apply_allocation_change(
+    tx: &mut PgConnection,
+    id: EventId,
+    named: &[String],
+    change: AllocationChange,
+    fence: &AllocationFence,
+) -> Result<AllocationOutcome, StoreError> {
     let sold: HashSet<String> = sqlx::query_scalar(
         "select seat_id from order_seat where event_id = $1 and seat_id = any($2) and not released",
     )
     .bind(id.0)
-    .bind(&named)
+    .bind(named)
     .fetch_all(&mut *tx)
     .await?
     .into_iter()
     .collect();
-    let held: HashSet<String> = holds
-        .held_seats(id)
-        .await?
-        .into_iter()
-        .map(|h| h.seat_id)
-        .collect();
+    let held: HashSet<&str> = fence.held.iter().map(|h| h.seat_id.as_str()).collect();
 
     let status = |seat: &str| {
         if sold.contains(seat) {
@@ -446,7 +465,7 @@ pub async fn change_allocations(
                 .into_iter()
                 .filter(|(s, _)| status(s).is_none())
                 .collect();
-            upsert_allocations(&mut tx, id, &free).await?
+            upsert_allocations(tx, id, &free).await?
         }
         AllocationChange::Withdraw(list) => {
             let free: Vec<String> = list.into_iter().filter(|s| status(s).is_none()).collect();
@@ -462,6 +481,5 @@ pub async fn change_allocations(
         .bind(id.0)
         .execute(&mut *tx)
         .await?;
-    tx.commit().await?;
-    Ok(Some(AllocationOutcome { changed, skipped }))
+    Ok(AllocationOutcome { changed, skipped })
 }

@@ -8,10 +8,12 @@
 //! (lost in a flush, or rebuilt while bookings were in flight) can refuse too early for a
 //! moment, never oversell.
 
+use std::sync::Arc;
+
 use boxoffice_core::ids::EventId;
-use redis::aio::ConnectionManager;
 use redis::Script;
 
+use crate::redis_link::{redis_error, RedisConfig, RedisLink};
 use crate::StoreError;
 
 /// What taking places from the gate came to.
@@ -28,10 +30,10 @@ pub enum GateTake {
     Missing,
 }
 
-/// The sale-day gate over one Redis connection (reconnecting by itself).
+/// The sale-day gate over one Redis connection (made on first use, re-made by itself).
 #[derive(Clone)]
 pub struct Gate {
-    redis: ConnectionManager,
+    redis: Arc<RedisLink>,
     take: Script,
     give_back: Script,
 }
@@ -51,17 +53,12 @@ fn key(event: EventId, area: &str) -> String {
     format!("gate:{{{event}}}:{area}")
 }
 
-fn redis_error(e: redis::RedisError) -> StoreError {
-    StoreError::unavailable(format!("redis: {e}"))
-}
-
 impl Gate {
-    /// Connects to Redis at `url`.
-    pub async fn connect(url: &str) -> Result<Self, StoreError> {
-        let client = redis::Client::open(url).map_err(|e| StoreError::Other(Box::new(e)))?;
-        let redis = ConnectionManager::new(client).await.map_err(redis_error)?;
+    /// A gate on the Redis `config` names; connects on first use, so bookings go straight
+    /// to Postgres while Redis is down.
+    pub fn new(config: &RedisConfig) -> Result<Self, StoreError> {
         Ok(Self {
-            redis,
+            redis: Arc::new(RedisLink::new(config)?),
             take: Script::new(include_str!("../scripts/gate_take.lua")),
             give_back: Script::new(include_str!("../scripts/gate_give_back.lua")),
         })
@@ -78,7 +75,7 @@ impl Gate {
             .take
             .key(key(event, area))
             .arg(quantity)
-            .invoke_async(&mut self.redis.clone())
+            .invoke_async(&mut self.redis.connection().await?)
             .await
             .map_err(redis_error)?;
         Ok(match code {
@@ -99,7 +96,7 @@ impl Gate {
             .arg("NX")
             .arg("EX")
             .arg(RESYNC_SECONDS)
-            .query_async::<()>(&mut self.redis.clone())
+            .query_async::<()>(&mut self.redis.connection().await?)
             .await
             .map_err(redis_error)
     }
@@ -114,7 +111,7 @@ impl Gate {
         self.give_back
             .key(key(event, area))
             .arg(quantity)
-            .invoke_async::<i64>(&mut self.redis.clone())
+            .invoke_async::<i64>(&mut self.redis.connection().await?)
             .await
             .map_err(redis_error)?;
         Ok(())

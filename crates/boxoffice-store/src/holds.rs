@@ -28,19 +28,38 @@ pub struct HoldRequest<'a> {
     pub user: &'a UserId,
     /// Seat ids, sorted and distinct (see `boxoffice_core::hold::validate_basket`).
     pub seats: &'a [String],
+    /// What the event's seat map quotes for each seat of `seats`, in the same order: its
+    /// ticket type and price, or `None` if it is not on sale.
+    pub quotes: &'a [Option<ClaimedSeat>],
+    /// The allocation version (`layout_version`) the quotes come from. A store that keeps
+    /// the quotes with the hold answers [`AcquireOutcome::LayoutChanged`] when it is not
+    /// the event's current version; a store that reads them from Postgres in the claim
+    /// ignores both.
+    pub layout_version: i64,
     /// Lifetime of the new hold.
     pub ttl_seconds: u32,
     /// The event's limit of live held seats per user.
     pub max_seats_per_user: u32,
 }
 
+/// The live holds of an event as an allocation change begins, and what ends the change's
+/// hold on the store.
+#[derive(Debug)]
+pub struct AllocationFence {
+    /// Every live hold when the change began: the change leaves these seats alone.
+    pub held: Vec<HeldSeat>,
+    /// Set by stores that keep new holds out until the fence is lifted.
+    pub id: Option<Uuid>,
+}
+
 /// Where live holds are kept.
 ///
 /// Every implementation judges expiry by one clock of its own store (Postgres `now()`, or
-/// Redis key TTLs), never by a server's clock, so several server instances agree.
-/// Implementations must take a share lock on (or otherwise re-check) a seat's allocation
-/// while claiming it, so that a withdrawal never races a hold on the same seat: see
-/// [`crate::events::change_allocations`].
+/// Redis' `TIME`), never by a server's clock, so several server instances agree.
+/// A withdrawal must never race a hold on the same seat: an implementation either takes a
+/// share lock on a seat's allocation row while claiming it (the change locks those rows
+/// for update), or keeps new holds out between [`HoldStore::fence_allocations`] and
+/// [`HoldStore::lift_fence`]. See [`crate::events::change_allocations`].
 #[async_trait]
 pub trait HoldStore: Send + Sync + 'static {
     /// The store's name in configuration (`postgres`, `redis`).
@@ -91,6 +110,20 @@ pub trait HoldStore: Send + Sync + 'static {
 
     /// Every live hold in the event: one round trip, however many seats are held.
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError>;
+
+    /// Begins an allocation change of the event, whose allocation rows the caller has
+    /// locked for update: returns every live hold at this moment. By default that is all
+    /// it does, for stores whose claims share-lock the allocation rows.
+    async fn fence_allocations(&self, event: EventId) -> Result<AllocationFence, StoreError> {
+        Ok(AllocationFence {
+            held: self.held_seats(event).await?,
+            id: None,
+        })
+    }
+
+    /// Ends an allocation change begun by [`HoldStore::fence_allocations`], whether it
+    /// committed or not. Called after the change's transaction ends.
+    async fn lift_fence(&self, _event: EventId, _fence: AllocationFence) {}
 
     /// Whether the store answers; `Unavailable` if not.
     async fn ping(&self) -> Result<(), StoreError>;

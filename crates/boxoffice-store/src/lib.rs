@@ -19,6 +19,8 @@
 //! - [`gate`]: the sale-day gate, a Redis counter per general-admission area
 //!   (`scripts/*.lua`).
 //! - [`holds`]: the [`holds::HoldStore`] interface and its Postgres implementation.
+//! - [`redis_holds`]: the Redis implementation (`scripts/hold_*.lua`, `scripts/event_*.lua`).
+//! - [`redis_link`]: one lazily made connection to a Redis server or a Redis Cluster.
 //! - [`outbox`]: claiming and marking outbox rows for delivery.
 //! - [`orders`]: writing, reading and cancelling orders inside a hold store's transaction,
 //!   each with its outbox row.
@@ -31,6 +33,8 @@ pub mod gate;
 pub mod holds;
 pub mod orders;
 pub mod outbox;
+pub mod redis_holds;
+pub mod redis_link;
 pub mod venues;
 
 pub use error::StoreError;

@@ -8,7 +8,7 @@ use boxoffice_core::ids::EventId;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::availability::event_availability;
+use crate::availability::{event_availability, HOLDS_UNKNOWN};
 use crate::error::{ApiError, Problem};
 use crate::seat_map::SeatView;
 use crate::state::AppState;
@@ -57,7 +57,11 @@ pub async fn get_seats(
     let id = super::event_id(&id)?;
     let availability = event_availability(&state, id).await?;
     let body = availability.map.render_seats(id, &availability.states);
-    Ok(([(header::CONTENT_TYPE, "application/json")], body))
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        holds_unknown(availability.holds_unknown),
+        body,
+    ))
 }
 
 /// Seat counts per status and general-admission places left.
@@ -70,19 +74,30 @@ pub async fn get_seats(
 pub async fn get_availability(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<axum::Json<AvailabilityView>, ApiError> {
+) -> Result<impl IntoResponse, ApiError> {
     let id = super::event_id(&id)?;
     let availability = event_availability(&state, id).await?;
-    Ok(axum::Json(AvailabilityView {
-        counts: SeatCounts::of(&availability.states),
-        ga: availability
-            .ga
-            .into_iter()
-            .map(|g| GaAvailability {
-                code: g.code,
-                capacity: g.capacity,
-                left: g.left,
-            })
-            .collect(),
-    }))
+    let unknown = holds_unknown(availability.holds_unknown);
+    Ok((
+        unknown,
+        axum::Json(AvailabilityView {
+            counts: SeatCounts::of(&availability.states),
+            ga: availability
+                .ga
+                .into_iter()
+                .map(|g| GaAvailability {
+                    code: g.code,
+                    capacity: g.capacity,
+                    left: g.left,
+                })
+                .collect(),
+        }),
+    ))
+}
+
+/// The [`HOLDS_UNKNOWN`] header when availability was composed without the hold store.
+fn holds_unknown(
+    unknown: bool,
+) -> axum::response::AppendHeaders<Option<(&'static str, &'static str)>> {
+    axum::response::AppendHeaders(unknown.then_some(HOLDS_UNKNOWN))
 }

@@ -3,7 +3,7 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use boxoffice_core::hold::{
-    validate_basket, AcquireOutcome, ExtendOutcome, Hold, PricedSeat, ReleaseOutcome,
+    validate_basket, AcquireOutcome, ClaimedSeat, ExtendOutcome, Hold, PricedSeat, ReleaseOutcome,
 };
 use boxoffice_core::ids::EventId;
 use std::sync::Arc;
@@ -107,6 +107,25 @@ fn view(map: &RenderedSeatMap, hold: Hold, currency: String) -> HoldView {
     }
 }
 
+/// How often a hold quotes its seats again from a newer seat map before giving up.
+const MAX_LAYOUT_RELOADS: usize = 3;
+
+/// What the seat map quotes for each seat of the basket: its ticket type and price, or
+/// `None` if it is not on sale.
+fn quotes(map: &RenderedSeatMap, basket: &[String]) -> Vec<Option<ClaimedSeat>> {
+    basket
+        .iter()
+        .map(|id| {
+            let seat = map.map.get(id)?;
+            Some(ClaimedSeat {
+                seat_id: id.clone(),
+                ticket_type: seat.ticket_type.clone()?,
+                price_cents: seat.price_cents?,
+            })
+        })
+        .collect()
+}
+
 fn token(text: &str) -> Option<Uuid> {
     Uuid::parse_str(text).ok()
 }
@@ -153,19 +172,39 @@ pub async fn create_hold(
             ))
         }
     };
-    let map = event_layout(&state, event).await?;
+    let mut map = event_layout(&state, event).await?;
+    let mut basket = validate_basket(&seats, &map.map, map.policy.max_seats_per_user)?;
+    let mut reloads = 0;
+    let outcome = loop {
+        let quotes = quotes(&map, &basket);
+        let policy = &map.policy;
+        let outcome = state
+            .holds
+            .acquire(&HoldRequest {
+                event,
+                user: &user,
+                seats: &basket,
+                quotes: &quotes,
+                layout_version: map.version,
+                ttl_seconds: policy.hold_ttl_seconds,
+                max_seats_per_user: policy.max_seats_per_user,
+            })
+            .await?;
+        match outcome {
+            // The allocations changed since this server cached the map: quote again.
+            AcquireOutcome::LayoutChanged(version) if reloads < MAX_LAYOUT_RELOADS => {
+                reloads += 1;
+                map = state
+                    .seat_maps
+                    .get(&state.pool, event, version)
+                    .await?
+                    .ok_or_else(ApiError::event_not_found)?;
+                basket = validate_basket(&seats, &map.map, map.policy.max_seats_per_user)?;
+            }
+            outcome => break outcome,
+        }
+    };
     let policy = &map.policy;
-    let basket = validate_basket(&seats, &map.map, policy.max_seats_per_user)?;
-    let outcome = state
-        .holds
-        .acquire(&HoldRequest {
-            event,
-            user: &user,
-            seats: &basket,
-            ttl_seconds: policy.hold_ttl_seconds,
-            max_seats_per_user: policy.max_seats_per_user,
-        })
-        .await?;
     match outcome {
         AcquireOutcome::Held(hold) => Ok((
             StatusCode::CREATED,
@@ -191,6 +230,10 @@ pub async fn create_hold(
         AcquireOutcome::LimitExceeded => {
             Err(ApiError::HoldLimitExceeded(policy.max_seats_per_user))
         }
+        AcquireOutcome::LayoutChanged(_) => Err(ApiError::Unavailable {
+            reason: "the event's allocations keep changing".into(),
+            retry_after: std::time::Duration::from_secs(1),
+        }),
     }
 }
 

@@ -1,0 +1,78 @@
+-- Holds a whole basket of seats under one new token, or none of them: every seat is
+-- checked before any is set, inside one script, so no other client can interleave.
+--
+-- KEYS[1]    sync:{<event>}              the event's state as loaded from Postgres: layout
+--                                        version `v`, start time `s` (ms)
+-- KEYS[2]    fence:{<event>}             present while the event's allocations change
+-- KEYS[3]    sold:{<event>}              the event's sold seats
+-- KEYS[4]    held:{<event>}              live holds: seat id -> expiry (ms)
+-- KEYS[5]    holduser:{<event>}:<user>   this user's held seats: seat id -> expiry (ms)
+-- KEYS[6]    holdtok:{<event>}:<token>   the new hold: user `u`, created `c` and expiry `x`
+--                                        (ms), seats with their quotes `s` (JSON)
+-- KEYS[7..]  hold:{<event>}:<seat>       one per seat of the basket, in seat-id order;
+--                                        a live hold's key holds its token
+-- ARGV[1]    the new token
+-- ARGV[2]    the user id
+-- ARGV[3]    time to live (ms)
+-- ARGV[4]    the event's limit of live held seats per user
+-- ARGV[5]    the layout version the seats were quoted from
+-- ARGV[6]    the seats with their ticket types and prices (JSON), kept with the hold
+-- ARGV[7..]  per seat of KEYS[7..], two values: its id, then '1' if that layout version
+--            has it on sale, else '0'
+--
+-- Returns {'held', created ms, expires ms}
+--         {'taken', seat id, ...}  naming every seat held by someone, sold or not on sale
+--         {'limit'}                the user's live held seats plus these exceed the limit
+--         {'started'}              the event has started
+--         {'stale', version}       the allocations changed since the seats were quoted
+--         {'load'}                 the event's state must first be loaded from Postgres
+--                                  (never loaded, due for a refresh, or lost with Redis' data)
+--         {'busy'}                 the event's allocations are changing; try again shortly
+-- Nothing is written unless the answer is 'held'.
+if redis.call('EXISTS', KEYS[2]) == 1 then
+  return {'busy'}
+end
+local sync = redis.call('HMGET', KEYS[1], 'v', 's')
+if not sync[1] then
+  return {'load'}
+end
+if sync[1] ~= ARGV[5] then
+  return {'stale', tonumber(sync[1])}
+end
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+if now >= tonumber(sync[2]) then
+  return {'started'}
+end
+
+local count = #KEYS - 6
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+if redis.call('ZCARD', KEYS[5]) + count > tonumber(ARGV[4]) then
+  return {'limit'}
+end
+
+local taken = {'taken'}
+for i = 1, count do
+  local seat = ARGV[5 + 2 * i]
+  if ARGV[6 + 2 * i] ~= '1'
+      or redis.call('SISMEMBER', KEYS[3], seat) == 1
+      or redis.call('EXISTS', KEYS[6 + i]) == 1 then
+    taken[#taken + 1] = seat
+  end
+end
+if #taken > 1 then
+  return taken
+end
+
+local expires = now + tonumber(ARGV[3])
+for i = 1, count do
+  local seat = ARGV[5 + 2 * i]
+  redis.call('SET', KEYS[6 + i], ARGV[1], 'PXAT', expires)
+  redis.call('ZADD', KEYS[4], expires, seat)
+  redis.call('ZADD', KEYS[5], expires, seat)
+end
+redis.call('HSET', KEYS[6], 'u', ARGV[2], 'c', now, 'x', expires, 's', ARGV[6])
+redis.call('PEXPIREAT', KEYS[6], expires)
+-- Holds that lapsed stay in the index until swept here; readers skip them by score.
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+return {'held', now, expires}

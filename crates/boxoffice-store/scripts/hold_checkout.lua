@@ -1,0 +1,37 @@
+-- Starts a checkout: checks that the token still owns every seat of its hold, and then
+-- protects those seats from being taken over while Postgres commits the order, even if
+-- the hold's own time runs out meanwhile.
+--
+-- KEYS[1]    holdtok:{<event>}:<token>
+-- KEYS[2]    held:{<event>}
+-- KEYS[3..]  hold:{<event>}:<seat>       the hold's seats
+-- ARGV[1]    the token
+-- ARGV[2]    the user asking
+-- ARGV[3]    how long to protect the seats (ms): longer than any commit can take
+-- ARGV[4..]  the seat ids of KEYS[3..], in the same order
+--
+-- Returns {1, the hold's own expiry (ms), the seats with their quotes (JSON)};
+--         {0} not live; {-1} another user's hold. Nothing changes unless the answer is 1.
+local hold = redis.call('HMGET', KEYS[1], 'u', 'x', 's')
+if not hold[1] then
+  return {0}
+end
+if hold[1] ~= ARGV[2] then
+  return {-1}
+end
+for i = 3, #KEYS do
+  if redis.call('GET', KEYS[i]) ~= ARGV[1] then
+    return {0}
+  end
+end
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local expires = tonumber(hold[2])
+local protected = math.max(expires, now + tonumber(ARGV[3]))
+for i = 3, #KEYS do
+  redis.call('PEXPIREAT', KEYS[i], protected)
+  redis.call('ZADD', KEYS[2], protected, ARGV[i + 1])
+end
+redis.call('HSET', KEYS[1], 'co', 1)
+redis.call('PEXPIREAT', KEYS[1], protected)
+return {1, expires, hold[3]}
