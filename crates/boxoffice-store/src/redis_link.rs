@@ -114,11 +114,12 @@ impl RedisLink {
             .get_or_try_init(|| async {
                 match &self.client {
                     Client::Single(client) => {
+                        // No retries inside a reconnection: while Redis is down each
+                        // request fails at once (503), and the next one tries again.
                         let config = ConnectionManagerConfig::new()
                             .set_connection_timeout(CONNECT_TIMEOUT)
                             .set_response_timeout(RESPONSE_TIMEOUT)
-                            .set_number_of_retries(1)
-                            .set_max_delay(500);
+                            .set_number_of_retries(0);
                         ConnectionManager::new_with_config(client.clone(), config)
                             .await
                             .map(|c| Connection::Single(Box::new(c)))

@@ -3,13 +3,21 @@
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use boxoffice_server::config::Secret;
+use std::sync::Arc;
+
+use boxoffice_core::ids::EventId;
+use boxoffice_server::config::{HoldStoreKind, Secret};
 use boxoffice_server::{Application, Settings};
 use boxoffice_store::db;
+use boxoffice_store::holds::HoldStore;
+use boxoffice_store::redis_holds::keys;
+use boxoffice_store::redis_link::{RedisConfig, RedisLink};
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde_json::{json, Value};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
+
+use crate::stores::Store;
 
 /// Where the tests' Postgres server is; each test makes its own database on it.
 pub fn server_url() -> String {
@@ -79,6 +87,12 @@ pub struct TestApp {
     pub database_url: String,
     /// A direct pool on the test's database, for arranging and checking rows.
     pub db: PgPool,
+    /// The server's hold store, for checking what it holds.
+    pub holds: Arc<dyn HoldStore>,
+    /// Which hold store the server runs.
+    pub hold_store: HoldStoreKind,
+    /// Where the server's Redis is.
+    pub redis: RedisConfig,
     drop_url: String,
     server: tokio::task::JoinHandle<()>,
 }
@@ -86,6 +100,11 @@ pub struct TestApp {
 /// A server with default settings.
 pub async fn spawn_app() -> TestApp {
     spawn_app_with(|_| {}).await
+}
+
+/// A server with default settings, holding seats in `store`.
+pub async fn spawn_app_on(store: Store) -> TestApp {
+    spawn_app_with(|s| store.configure(s)).await
 }
 
 /// A server whose settings `configure` may change first. `configure` may point
@@ -109,6 +128,7 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
     let direct_url = format!("{}/{db_name}", server_url());
     let app = Application::build(&settings).await.expect("server builds");
     let base = format!("http://{}", app.local_addr());
+    let holds = app.state().holds.clone();
     // The listener is bound already, so requests queue until the server polls it: no sleep.
     let server = tokio::spawn(async move {
         app.run_until(std::future::pending())
@@ -127,6 +147,9 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
         jwt_secret: settings.jwt_secret.expose().to_owned(),
         database_url: settings.database.url.clone(),
         db,
+        holds,
+        hold_store: settings.hold_store,
+        redis: settings.redis.clone(),
         drop_url: direct_url,
         server,
     }
@@ -413,3 +436,106 @@ pub async fn sell_directly(app: &TestApp, event: &str, seats: &[&str]) {
     .unwrap();
     tx.commit().await.unwrap();
 }
+
+/// The seat ids a query over the test's database returns.
+pub async fn seat_set(app: &TestApp, query: &str) -> std::collections::HashSet<String> {
+    sqlx::query_scalar(query)
+        .fetch_all(&app.db)
+        .await
+        .unwrap()
+        .into_iter()
+        .collect()
+}
+
+/// Ids of the seats the hold store holds live in `event`, sorted.
+pub async fn held(app: &TestApp, event: &str) -> Vec<String> {
+    let mut seats: Vec<String> = app
+        .holds
+        .held_seats(EventId(event.parse().unwrap()))
+        .await
+        .expect("the hold store answers")
+        .into_iter()
+        .map(|h| h.seat_id)
+        .collect();
+    seats.sort();
+    seats
+}
+
+/// Makes the hold `token` look as if it was created `created_ago` seconds ago and lapses
+/// `expires_in` seconds from now (negative: it has lapsed), by the hold store's own clock,
+/// as the store in use records holds. Returns the new creation time.
+pub async fn rewind_hold(
+    app: &TestApp,
+    event: &str,
+    token: &str,
+    created_ago: f64,
+    expires_in: f64,
+) -> chrono::DateTime<chrono::Utc> {
+    match app.hold_store {
+        HoldStoreKind::Postgres => sqlx::query_scalar(
+            "update reservation set created_at = now() - make_interval(secs => $2),
+                                    expires_at = now() + make_interval(secs => $3)
+              where hold_token = $1::uuid returning created_at",
+        )
+        .bind(token)
+        .bind(created_ago)
+        .bind(expires_in)
+        .fetch_all(&app.db)
+        .await
+        .unwrap()
+        .into_iter()
+        .next()
+        .expect("the hold exists"),
+        HoldStoreKind::Redis => {
+            let event = EventId(event.parse().unwrap());
+            let token: uuid::Uuid = token.parse().unwrap();
+            let link = RedisLink::new(&app.redis).unwrap();
+            let mut conn = link.connection().await.unwrap();
+            let (user, seats): (String, String) = redis::cmd("HMGET")
+                .arg(keys::hold(event, token))
+                .arg(&["u", "s"])
+                .query_async(&mut conn)
+                .await
+                .expect("the hold exists");
+            let seats: Vec<String> = serde_json::from_str::<Vec<Value>>(&seats)
+                .unwrap()
+                .iter()
+                .map(|s| s["id"].as_str().unwrap().to_owned())
+                .collect();
+            let mut call = REWIND.key(keys::hold(event, token));
+            call.key(keys::held(event)).key(keys::user(event, &user));
+            for seat in &seats {
+                call.key(keys::seat(event, seat));
+            }
+            call.arg((created_ago * 1000.0) as i64)
+                .arg((expires_in * 1000.0) as i64);
+            for seat in &seats {
+                call.arg(seat);
+            }
+            let created: i64 = call.invoke_async(&mut conn).await.unwrap();
+            chrono::DateTime::from_timestamp_millis(created).unwrap()
+        }
+    }
+}
+
+/// Rewrites a hold's times in Redis: KEYS hold, held, user, seats...; ARGV created ago
+/// (ms), expires in (ms), seat ids.... Returns the new creation time (ms).
+static REWIND: std::sync::LazyLock<redis::Script> = std::sync::LazyLock::new(|| {
+    redis::Script::new(
+        r"
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local created = now - tonumber(ARGV[1])
+local expires = now + tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'c', created, 'x', expires)
+for i = 4, #KEYS do
+  local seat = ARGV[i - 1]
+  redis.call('ZADD', KEYS[2], expires, seat)
+  redis.call('ZADD', KEYS[3], expires, seat)
+  if expires > now then redis.call('PEXPIREAT', KEYS[i], expires) else redis.call('DEL', KEYS[i]) end
+end
+if expires > now then redis.call('PEXPIREAT', KEYS[1], expires) else redis.call('DEL', KEYS[1]) end
+return created
+",
+    )
+});

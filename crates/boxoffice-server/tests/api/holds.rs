@@ -4,34 +4,11 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{sell_directly, spawn_app, As, TestApp};
+use crate::helpers::{held, rewind_hold, sell_directly, spawn_app_on, As};
+use crate::stores::Store;
 
-async fn reservations(app: &TestApp) -> Vec<(String, String, String)> {
-    sqlx::query_as(
-        "select seat_id, hold_token::text, status::text from reservation order by seat_id",
-    )
-    .fetch_all(&app.db)
-    .await
-    .unwrap()
-}
-
-/// Moves every hold of `token` `seconds` into the past, as if that much time had gone by.
-pub async fn age_hold(app: &TestApp, token: &str, seconds: i64) {
-    sqlx::query(
-        "update reservation set created_at = created_at - make_interval(secs => $2),
-                                expires_at = expires_at - make_interval(secs => $2)
-          where hold_token = $1::uuid",
-    )
-    .bind(token)
-    .bind(seconds as f64)
-    .execute(&app.db)
-    .await
-    .unwrap();
-}
-
-#[tokio::test]
-async fn a_hold_takes_every_seat_asked_for_and_quotes_their_prices() {
-    let app = spawn_app().await;
+async fn a_hold_takes_every_seat_asked_for_and_quotes_their_prices(store: Store) {
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await;
     let alice = app.buyer("alice");
     let (status, hold) = app
@@ -71,15 +48,14 @@ async fn a_hold_takes_every_seat_asked_for_and_quotes_their_prices() {
     );
 }
 
-#[tokio::test]
-async fn a_basket_with_one_taken_seat_holds_nothing_and_names_that_seat() {
-    let app = spawn_app().await;
+async fn a_basket_with_one_taken_seat_holds_nothing_and_names_that_seat(store: Store) {
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await;
     let (status, _) = app
         .post_holds(&event, &app.buyer("bob"), &["stalls-C-3"])
         .await;
     assert_eq!(status, StatusCode::CREATED);
-    let before = reservations(&app).await;
+    let before = held(&app, &event).await;
 
     let (status, problem) = app
         .post_holds(
@@ -98,15 +74,14 @@ async fn a_basket_with_one_taken_seat_holds_nothing_and_names_that_seat() {
     );
     assert_eq!(problem["detail"], "Stalls, Row C, Seat 3 just went");
     assert_eq!(
-        reservations(&app).await,
+        held(&app, &event).await,
         before,
         "nothing of the basket is held"
     );
 }
 
-#[tokio::test]
-async fn sold_and_not_for_sale_seats_are_refused_like_held_ones() {
-    let app = spawn_app().await;
+async fn sold_and_not_for_sale_seats_are_refused_like_held_ones(store: Store) {
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await;
     sell_directly(&app, &event, &["stalls-A-2"]).await;
     let (status, problem) = app
@@ -127,12 +102,11 @@ async fn sold_and_not_for_sale_seats_are_refused_like_held_ones() {
         .map(|s| s["id"].clone())
         .collect();
     assert_eq!(named, [json!("circle-A-1"), json!("stalls-A-2")]);
-    assert!(reservations(&app).await.is_empty());
+    assert!(held(&app, &event).await.is_empty());
 }
 
-#[tokio::test]
-async fn the_per_user_limit_counts_live_holds_only() {
-    let app = spawn_app().await;
+async fn the_per_user_limit_counts_live_holds_only(store: Store) {
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await; // max_seats_per_user = 4
     let alice = app.buyer("alice");
     let (status, first) = app
@@ -151,7 +125,14 @@ async fn the_per_user_limit_counts_live_holds_only() {
         StatusCode::CREATED
     );
     // Once the first hold has lapsed it no longer counts.
-    age_hold(&app, first["hold_token"].as_str().unwrap(), 121).await;
+    rewind_hold(
+        &app,
+        &event,
+        first["hold_token"].as_str().unwrap(),
+        121.0,
+        -1.0,
+    )
+    .await;
     assert_eq!(
         app.post_holds(&event, &alice, &["stalls-C-1", "stalls-C-2", "stalls-C-3"])
             .await
@@ -167,16 +148,15 @@ async fn the_per_user_limit_counts_live_holds_only() {
     );
 }
 
-#[tokio::test]
-async fn an_expired_hold_resells_and_its_stale_token_can_do_nothing() {
-    let app = spawn_app().await;
+async fn an_expired_hold_resells_and_its_stale_token_can_do_nothing(store: Store) {
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await;
     let (alice, bob) = (app.buyer("alice"), app.buyer("bob"));
     let (_, old) = app
         .post_holds(&event, &alice, &["stalls-B-1", "stalls-B-2"])
         .await;
     let old = old["hold_token"].as_str().unwrap().to_owned();
-    age_hold(&app, &old, 121).await;
+    rewind_hold(&app, &event, &old, 121.0, -1.0).await;
     assert_eq!(
         app.seat_statuses(&event).await["stalls-B-1"],
         "available",
@@ -217,9 +197,8 @@ async fn an_expired_hold_resells_and_its_stale_token_can_do_nothing() {
     assert_eq!(app.count("order_seat").await, 1);
 }
 
-#[tokio::test]
-async fn release_frees_only_its_own_live_seats() {
-    let app = spawn_app().await;
+async fn release_frees_only_its_own_live_seats(store: Store) {
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await;
     let (alice, bob) = (app.buyer("alice"), app.buyer("bob"));
     let (_, hold) = app
@@ -250,7 +229,7 @@ async fn release_frees_only_its_own_live_seats() {
         StatusCode::NOT_FOUND
     );
     assert_eq!(
-        reservations(&app).await.len(),
+        held(&app, &event).await.len(),
         2,
         "the hold survives wrong tokens and other users"
     );
@@ -259,7 +238,7 @@ async fn release_frees_only_its_own_live_seats() {
         app.send(Method::DELETE, &path, &alice, None).await.0,
         StatusCode::NO_CONTENT
     );
-    assert!(reservations(&app).await.is_empty());
+    assert!(held(&app, &event).await.is_empty());
     assert_eq!(
         app.send(Method::DELETE, &path, &alice, None).await.0,
         StatusCode::NOT_FOUND,
@@ -268,9 +247,8 @@ async fn release_frees_only_its_own_live_seats() {
     assert_eq!(app.seat_statuses(&event).await["stalls-C-1"], "available");
 }
 
-#[tokio::test]
-async fn extending_moves_the_expiry_but_never_past_the_cap() {
-    let app = spawn_app().await;
+async fn extending_moves_the_expiry_but_never_past_the_cap(store: Store) {
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await; // ttl 120 s, max 900 s
     let alice = app.buyer("alice");
     let (_, hold) = app.post_holds(&event, &alice, &["box-L-1"]).await;
@@ -285,7 +263,7 @@ async fn extending_moves_the_expiry_but_never_past_the_cap() {
     };
 
     // Sixty seconds later an extension gives a full TTL from now.
-    age_hold(&app, token, 60).await;
+    rewind_hold(&app, &event, token, 60.0, 60.0).await;
     let (status, body) = app.send(Method::POST, &extend, &alice, None).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let left = expiry(&body) - chrono::Utc::now();
@@ -295,14 +273,7 @@ async fn extending_moves_the_expiry_but_never_past_the_cap() {
     );
 
     // Fifty seconds before the cap, an extension stops at creation + 900 s.
-    let created: chrono::DateTime<chrono::Utc> = sqlx::query_scalar(
-        "update reservation set created_at = now() - interval '850 seconds', expires_at = now() + interval '10 seconds'
-          where hold_token = $1::uuid returning created_at",
-    )
-    .bind(token)
-    .fetch_one(&app.db)
-    .await
-    .unwrap();
+    let created = rewind_hold(&app, &event, token, 850.0, 10.0).await;
     let (status, body) = app.send(Method::POST, &extend, &alice, None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(expiry(&body), created + chrono::Duration::seconds(900));
@@ -322,9 +293,8 @@ async fn extending_moves_the_expiry_but_never_past_the_cap() {
     );
 }
 
-#[tokio::test]
-async fn bad_hold_requests_answer_their_4xx_and_change_nothing() {
-    let app = spawn_app().await;
+async fn bad_hold_requests_answer_their_4xx_and_change_nothing(store: Store) {
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await;
     let alice = app.buyer("alice");
     let holds = format!("/v1/events/{event}/holds");
@@ -414,7 +384,7 @@ async fn bad_hold_requests_answer_their_4xx_and_change_nothing() {
         (status, problem["code"].as_str()),
         (StatusCode::NOT_FOUND, Some("event_not_found"))
     );
-    assert!(reservations(&app).await.is_empty());
+    assert!(held(&app, &event).await.is_empty());
 
     let unknown = uuid::Uuid::new_v4().to_string();
     let (status, _) = app
@@ -430,9 +400,8 @@ async fn bad_hold_requests_answer_their_4xx_and_change_nothing() {
     );
 }
 
-#[tokio::test]
-async fn holds_are_refused_once_the_event_has_started() {
-    let app = spawn_app().await;
+async fn holds_are_refused_once_the_event_has_started(store: Store) {
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await;
     sqlx::query("update event set starts_at = now() - interval '1 minute'")
         .execute(&app.db)
@@ -445,12 +414,11 @@ async fn holds_are_refused_once_the_event_has_started() {
         (status, problem["code"].as_str()),
         (StatusCode::BAD_REQUEST, Some("event_started"))
     );
-    assert!(reservations(&app).await.is_empty());
+    assert!(held(&app, &event).await.is_empty());
 }
 
-#[tokio::test]
-async fn another_users_hold_cannot_be_read() {
-    let app = spawn_app().await;
+async fn another_users_hold_cannot_be_read(store: Store) {
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await;
     let (_, hold) = app
         .post_holds(&event, &app.buyer("alice"), &["stalls-A-4"])
@@ -470,3 +438,104 @@ async fn another_users_hold_cannot_be_read() {
         StatusCode::UNAUTHORIZED
     );
 }
+
+async fn allocation_changes_skip_held_seats_and_holds_follow_them(store: Store) {
+    let app = spawn_app_on(store).await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    // Quote the seats once, so the server has the seat map cached before it changes.
+    let (status, _) = app.post_holds(&event, &alice, &["stalls-B-1"]).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, body) = app
+        .send(
+            Method::POST,
+            &format!("/v1/events/{event}/allocations/withdraw"),
+            &As::Admin,
+            Some(&json!({"seats": ["stalls-B-1", "stalls-B-2"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body,
+        json!({"changed": 1, "skipped": [
+            {"id": "stalls-B-1", "label": "Stalls, Row B, Seat 1", "status": "held"}]})
+    );
+    let (status, problem) = app
+        .post_holds(&event, &app.buyer("bob"), &["stalls-B-2"])
+        .await;
+    assert_eq!(
+        (status, problem["seats"][0]["id"].as_str()),
+        (StatusCode::CONFLICT, Some("stalls-B-2")),
+        "a withdrawn seat cannot be held: {problem}"
+    );
+
+    // Back on sale at another price: the next hold quotes the new one.
+    let (status, _) = app
+        .send(
+            Method::PUT,
+            &format!("/v1/events/{event}/allocations"),
+            &As::Admin,
+            Some(&json!({"allocations": [{"ticket_type": "premium", "seats": ["stalls-B-2"]}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, hold) = app
+        .post_holds(&event, &app.buyer("bob"), &["stalls-B-2"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    assert_eq!(
+        (
+            hold["seats"][0]["ticket_type"].as_str(),
+            hold["total_cents"].as_i64()
+        ),
+        (Some("premium"), Some(9000))
+    );
+}
+
+async fn a_hold_whose_time_runs_out_reads_as_available_and_resells(store: Store) {
+    let app = spawn_app_on(store).await;
+    let venue = app.create_venue().await;
+    let mut body = crate::helpers::gala(&venue);
+    body["hold_ttl_seconds"] = json!(1);
+    body["max_hold_seconds"] = json!(1);
+    let (_, created) = app.post_events(&body).await;
+    let event = created["id"].as_str().unwrap().to_owned();
+    let alice = app.buyer("alice");
+    let (status, hold) = app.post_holds(&event, &alice, &["stalls-C-4"]).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(app.seat_statuses(&event).await["stalls-C-4"], "held");
+    // No rewinding: the store's own clock runs out.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    assert_eq!(app.seat_statuses(&event).await["stalls-C-4"], "available");
+    assert!(held(&app, &event).await.is_empty());
+    let token = hold["hold_token"].as_str().unwrap();
+    assert_eq!(
+        app.hold_call(Method::GET, &event, token, "", &alice)
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    let (status, _) = app
+        .post_holds(&event, &app.buyer("bob"), &["stalls-C-4"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(
+        app.post_orders(&event, &alice, token).await.0,
+        StatusCode::CONFLICT
+    );
+}
+
+crate::stores::conformance!(
+    a_hold_takes_every_seat_asked_for_and_quotes_their_prices,
+    a_basket_with_one_taken_seat_holds_nothing_and_names_that_seat,
+    sold_and_not_for_sale_seats_are_refused_like_held_ones,
+    the_per_user_limit_counts_live_holds_only,
+    an_expired_hold_resells_and_its_stale_token_can_do_nothing,
+    release_frees_only_its_own_live_seats,
+    extending_moves_the_expiry_but_never_past_the_cap,
+    bad_hold_requests_answer_their_4xx_and_change_nothing,
+    holds_are_refused_once_the_event_has_started,
+    another_users_hold_cannot_be_read,
+    allocation_changes_skip_held_seats_and_holds_follow_them,
+    a_hold_whose_time_runs_out_reads_as_available_and_resells,
+);

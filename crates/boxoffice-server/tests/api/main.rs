@@ -2,6 +2,7 @@
 
 mod helpers;
 mod proxy;
+mod stores;
 
 mod availability;
 mod bookings;
@@ -11,6 +12,7 @@ mod ops;
 mod orders;
 mod outage;
 mod races;
+mod redis_store;
 mod relay;
 mod sessions;
 mod venues;

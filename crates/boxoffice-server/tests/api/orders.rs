@@ -3,11 +3,11 @@
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::helpers::{spawn_app, As};
+use crate::helpers::{spawn_app_on, As};
+use crate::stores::Store;
 
-#[tokio::test]
-async fn checkout_sells_the_held_seats_with_the_order_and_its_outbox_row() {
-    let app = spawn_app().await;
+async fn checkout_sells_the_held_seats_with_the_order_and_its_outbox_row(store: Store) {
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await;
     let alice = app.buyer("alice");
     let (_, hold) = app
@@ -55,9 +55,8 @@ async fn checkout_sells_the_held_seats_with_the_order_and_its_outbox_row() {
     );
 }
 
-#[tokio::test]
-async fn orders_are_read_by_their_owner_or_an_admin() {
-    let app = spawn_app().await;
+async fn orders_are_read_by_their_owner_or_an_admin(store: Store) {
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await;
     let alice = app.buyer("alice");
     let (_, hold) = app.post_holds(&event, &alice, &["stalls-C-4"]).await;
@@ -95,9 +94,8 @@ async fn orders_are_read_by_their_owner_or_an_admin() {
     }
 }
 
-#[tokio::test]
-async fn cancelling_returns_the_seats_to_sale() {
-    let app = spawn_app().await;
+async fn cancelling_returns_the_seats_to_sale(store: Store) {
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await;
     let alice = app.buyer("alice");
     let (_, hold) = app
@@ -155,9 +153,8 @@ async fn cancelling_returns_the_seats_to_sale() {
     assert_eq!(missing["code"], "order_not_found");
 }
 
-#[tokio::test]
-async fn bad_checkouts_answer_their_4xx_and_sell_nothing() {
-    let app = spawn_app().await;
+async fn bad_checkouts_answer_their_4xx_and_sell_nothing(store: Store) {
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await;
     let (alice, bob) = (app.buyer("alice"), app.buyer("bob"));
     let (_, hold) = app.post_holds(&event, &alice, &["stalls-A-2"]).await;
@@ -216,3 +213,10 @@ async fn bad_checkouts_answer_their_4xx_and_sell_nothing() {
     assert_eq!(app.count("ticket_order").await, 0);
     assert_eq!(app.count("outbox").await, 0);
 }
+
+crate::stores::conformance!(
+    checkout_sells_the_held_seats_with_the_order_and_its_outbox_row,
+    orders_are_read_by_their_owner_or_an_admin,
+    cancelling_returns_the_seats_to_sale,
+    bad_checkouts_answer_their_4xx_and_sell_nothing,
+);

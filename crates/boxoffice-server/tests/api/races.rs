@@ -9,10 +9,17 @@ use reqwest::{Method, RequestBuilder, StatusCode};
 use serde_json::{json, Value};
 use tokio::sync::Barrier;
 
-use crate::helpers::{read, spawn_app_with, TestApp};
+use crate::helpers::{held, read, rewind_hold, seat_set, spawn_app_with, TestApp};
+use crate::stores::Store;
 
 pub async fn spawn_race_app() -> TestApp {
+    spawn_race_app_on(Store::Postgres).await
+}
+
+/// A server for races, holding seats in `store`.
+pub async fn spawn_race_app_on(store: Store) -> TestApp {
     spawn_app_with(|s| {
+        store.configure(s);
         s.database.pool_size = 8;
         // Hundreds of requests queue for eight connections; none should give up.
         s.database.acquire_timeout = Duration::from_secs(30);
@@ -50,6 +57,15 @@ pub fn tally(answers: &[(StatusCode, Value)]) -> BTreeMap<u16, usize> {
     counts
 }
 
+/// The user whose hold request won (requests are made as `buyer-<index>`).
+fn winner_user(answers: &[(StatusCode, Value)]) -> String {
+    let i = answers
+        .iter()
+        .position(|(s, _)| *s == StatusCode::CREATED)
+        .unwrap();
+    format!("buyer-{i}")
+}
+
 fn hold_request(app: &TestApp, event: &str, user: &str, seats: &[String]) -> RequestBuilder {
     app.request(
         Method::POST,
@@ -79,9 +95,8 @@ async fn big_event(app: &TestApp, rows: usize, per_row: u32, max_seats_per_user:
     event["id"].as_str().unwrap().to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn two_hundred_buyers_at_one_seat_leave_exactly_one_holder() {
-    let app = spawn_race_app().await;
+async fn two_hundred_buyers_at_one_seat_leave_exactly_one_holder(store: Store) {
+    let app = spawn_race_app_on(store).await;
     let event = app.create_event().await;
     let seat = vec!["stalls-A-1".to_owned()];
     let answers = race(
@@ -100,25 +115,26 @@ async fn two_hundred_buyers_at_one_seat_leave_exactly_one_holder() {
         .find(|(s, _)| *s == StatusCode::CREATED)
         .unwrap()
         .1;
-
-    let rows: Vec<(String, String, String)> =
-        sqlx::query_as("select seat_id, hold_token::text, status::text from reservation")
-            .fetch_all(&app.db)
-            .await
-            .unwrap();
+    assert_eq!(held(&app, &event).await, seat);
+    let token = winner["hold_token"].as_str().unwrap();
+    let (status, read) = app
+        .hold_call(
+            Method::GET,
+            &event,
+            token,
+            "",
+            &app.buyer(&winner_user(&answers)),
+        )
+        .await;
     assert_eq!(
-        rows,
-        [(
-            "stalls-A-1".to_owned(),
-            winner["hold_token"].as_str().unwrap().to_owned(),
-            "H".to_owned()
-        )]
+        (status, read["seats"][0]["id"].as_str()),
+        (StatusCode::OK, Some("stalls-A-1")),
+        "the seat is the winner's"
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sixty_overlapping_baskets_have_one_winner_and_the_losers_hold_nothing() {
-    let app = spawn_race_app().await;
+async fn sixty_overlapping_baskets_have_one_winner_and_the_losers_hold_nothing(store: Store) {
+    let app = spawn_race_app_on(store).await;
     let event = app.create_event().await;
     let others = [
         "stalls-A-1",
@@ -163,25 +179,17 @@ async fn sixty_overlapping_baskets_have_one_winner_and_the_losers_hold_nothing()
         .map(|s| s["id"].as_str().unwrap().to_owned())
         .collect();
 
-    let rows: Vec<(String, String)> =
-        sqlx::query_as("select seat_id, hold_token::text from reservation order by seat_id")
-            .fetch_all(&app.db)
-            .await
-            .unwrap();
-    let mut expected: Vec<(String, String)> = won
-        .iter()
-        .map(|s| (s.clone(), winner["hold_token"].as_str().unwrap().to_owned()))
-        .collect();
+    let mut expected = won.clone();
     expected.sort();
     assert_eq!(
-        rows, expected,
+        held(&app, &event).await,
+        expected,
         "only the winner's seats are held; the losers hold nothing"
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn fifty_concurrent_checkouts_of_one_token_make_one_order() {
-    let app = spawn_race_app().await;
+async fn fifty_concurrent_checkouts_of_one_token_make_one_order(store: Store) {
+    let app = spawn_race_app_on(store).await;
     let event = app.create_event().await;
     let alice = app.buyer("alice");
     let (_, hold) = app
@@ -208,9 +216,8 @@ async fn fifty_concurrent_checkouts_of_one_token_make_one_order() {
     assert_eq!(app.count("outbox").await, 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn one_user_firing_forty_holds_with_a_limit_of_two_gets_exactly_two() {
-    let app = spawn_race_app().await;
+async fn one_user_firing_forty_holds_with_a_limit_of_two_gets_exactly_two(store: Store) {
+    let app = spawn_race_app_on(store).await;
     let event = big_event(&app, 2, 20, 2).await;
     let answers = race(
         (0..40)
@@ -230,16 +237,11 @@ async fn one_user_firing_forty_holds_with_a_limit_of_two_gets_exactly_two() {
         .iter()
         .filter(|(s, _)| *s == StatusCode::CONFLICT)
         .all(|(_, p)| p["code"] == "hold_limit_exceeded"));
-    let held: i64 = sqlx::query_scalar("select count(*) from reservation where user_id = 'greedy' and status = 'H' and expires_at > now()")
-        .fetch_one(&app.db)
-        .await
-        .unwrap();
-    assert_eq!(held, 2);
+    assert_eq!(held(&app, &event).await.len(), 2);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn checkout_racing_its_own_expiry_against_a_new_buyer_never_sells_twice() {
-    let app = spawn_race_app().await;
+async fn checkout_racing_its_own_expiry_against_a_new_buyer_never_sells_twice(store: Store) {
+    let app = spawn_race_app_on(store).await;
     let seats = 30;
     let event = big_event(&app, 1, seats, 100).await;
     let alice = app.buyer("alice");
@@ -253,10 +255,9 @@ async fn checkout_racing_its_own_expiry_against_a_new_buyer_never_sells_twice() 
     }
     // Every hold lapses within the next few tens of milliseconds, each at its own moment,
     // while its owner checks out and another buyer tries to take the seat.
-    sqlx::query("update reservation set expires_at = now() + (substring(seat_id from '[0-9]+$')::int % 6) * interval '8 milliseconds'")
-        .execute(&app.db)
-        .await
-        .unwrap();
+    for (i, token) in tokens.iter().enumerate() {
+        rewind_hold(&app, &event, token, 60.0, 0.030 + 0.008 * (i % 6) as f64).await;
+    }
     let mut requests = Vec::new();
     for (i, token) in tokens.iter().enumerate() {
         requests.push(
@@ -303,12 +304,81 @@ async fn checkout_racing_its_own_expiry_against_a_new_buyer_never_sells_twice() 
         orders,
         "every 201 is one sold seat, and nothing else sold"
     );
-    // A seat bob holds is not also reserved for alice.
-    let reserved_and_held: i64 = sqlx::query_scalar(
-        "select count(*) from reservation r join order_seat o using (event_id, seat_id) where r.status = 'H'",
-    )
-    .fetch_one(&app.db)
-    .await
-    .unwrap();
-    assert_eq!(reserved_and_held, 0);
+    // A seat bob holds is not also sold to alice.
+    let sold = seat_set(&app, "select seat_id from order_seat where not released").await;
+    assert!(
+        held(&app, &event).await.iter().all(|s| !sold.contains(s)),
+        "no seat is both held and sold"
+    );
 }
+
+async fn a_withdrawal_racing_forty_holds_never_strands_a_held_seat(store: Store) {
+    let app = spawn_race_app_on(store).await;
+    let event = big_event(&app, 1, 40, 8).await;
+    // Cache the seat map, as a server in the middle of a sale has it.
+    assert_eq!(held(&app, &event).await.len(), 0);
+    app.seat_statuses(&event).await;
+    let seats: Vec<String> = (1..=40).map(|n| format!("floor-R0-{n}")).collect();
+    let mut requests = vec![app
+        .request(
+            Method::POST,
+            &format!("/v1/events/{event}/allocations/withdraw"),
+            &crate::helpers::As::Admin,
+        )
+        .json(&json!({"seats": seats}))];
+    requests.extend(seats.iter().enumerate().map(|(i, seat)| {
+        hold_request(
+            &app,
+            &event,
+            &format!("buyer-{i}"),
+            std::slice::from_ref(seat),
+        )
+    }));
+    let answers = race(requests).await;
+    let (status, withdrawal) = &answers[0];
+    assert_eq!(*status, StatusCode::OK, "{withdrawal}");
+    let holds = &answers[1..];
+    assert!(
+        holds.iter().all(|(s, _)| matches!(s.as_u16(), 201 | 409)),
+        "{:?}",
+        tally(holds)
+    );
+    let won: Vec<String> = holds
+        .iter()
+        .filter(|(s, _)| *s == StatusCode::CREATED)
+        .map(|(_, h)| h["seats"][0]["id"].as_str().unwrap().to_owned())
+        .collect();
+    let mut skipped: Vec<String> = withdrawal["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+    skipped.sort();
+    let mut won_sorted = won.clone();
+    won_sorted.sort();
+    assert_eq!(
+        skipped, won_sorted,
+        "the withdrawal skipped exactly the seats that were held"
+    );
+    assert_eq!(
+        withdrawal["changed"].as_u64().unwrap() as usize + won.len(),
+        40
+    );
+    let on_sale = seat_set(&app, "select seat_id from seat_allocation").await;
+    assert!(
+        won.iter().all(|s| on_sale.contains(s)),
+        "every held seat is still on sale"
+    );
+    assert_eq!(on_sale.len(), won.len(), "every other seat was withdrawn");
+    assert_eq!(held(&app, &event).await, won_sorted);
+}
+
+crate::stores::conformance!(
+    two_hundred_buyers_at_one_seat_leave_exactly_one_holder,
+    sixty_overlapping_baskets_have_one_winner_and_the_losers_hold_nothing,
+    fifty_concurrent_checkouts_of_one_token_make_one_order,
+    one_user_firing_forty_holds_with_a_limit_of_two_gets_exactly_two,
+    checkout_racing_its_own_expiry_against_a_new_buyer_never_sells_twice,
+    a_withdrawal_racing_forty_holds_never_strands_a_held_seat,
+);

@@ -1,0 +1,285 @@
+//! What only the redis store faces: Redis losing every key mid-sale, Redis going away and
+//! coming back, and Redis not knowing a sale Postgres made. Each test runs its own Redis
+//! server, so flushing or stopping it touches no other test.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use boxoffice_server::config::HoldStoreKind;
+use boxoffice_store::redis_link::RedisConfig;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::helpers::{held, sell_directly, spawn_app_with, As, TestApp};
+use crate::races::{race, tally};
+use crate::stores::PrivateRedis;
+
+async fn spawn_on(redis: &PrivateRedis) -> TestApp {
+    let url = redis.url();
+    spawn_app_with(move |s| {
+        s.hold_store = HoldStoreKind::Redis;
+        s.redis = RedisConfig {
+            url,
+            cluster: false,
+        };
+        s.database.pool_size = 8;
+        s.database.acquire_timeout = Duration::from_secs(30);
+    })
+    .await
+}
+
+fn token(hold: &Value) -> &str {
+    hold["hold_token"].as_str().unwrap()
+}
+
+/// Sends every checkout of `tokens` (`copies` times each, as its owner) at once.
+async fn checkouts(
+    app: &TestApp,
+    event: &str,
+    tokens: &[(&As, &str)],
+    copies: usize,
+) -> Vec<(StatusCode, Value)> {
+    let mut requests = Vec::new();
+    for (who, token) in tokens {
+        for _ in 0..copies {
+            requests.push(
+                app.request(Method::POST, &format!("/v1/events/{event}/orders"), who)
+                    .json(&json!({"hold_token": token})),
+            );
+        }
+    }
+    race(requests).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn flushall_between_a_hold_and_its_checkout_sells_nothing() {
+    let redis = PrivateRedis::start();
+    let app = spawn_on(&redis).await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let (status, hold) = app
+        .post_holds(&event, &alice, &["stalls-B-1", "stalls-B-2"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+
+    redis.flushall();
+    let answers = checkouts(&app, &event, &[(&alice, token(&hold))], 10).await;
+    assert_eq!(tally(&answers), BTreeMap::from([(409, 10)]));
+    assert!(answers.iter().all(|(_, p)| p["code"] == "hold_not_live"));
+    assert_eq!(app.count("ticket_order").await, 0);
+    let statuses = app.seat_statuses(&event).await;
+    assert_eq!(
+        (
+            statuses["stalls-B-1"].as_str(),
+            statuses["stalls-B-2"].as_str()
+        ),
+        ("available", "available")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn flushall_between_two_buyers_holds_on_one_seat_sells_it_once() {
+    let redis = PrivateRedis::start();
+    let app = spawn_on(&redis).await;
+    let event = app.create_event().await;
+    let (alice, bob) = (app.buyer("alice"), app.buyer("bob"));
+    let (_, first) = app.post_holds(&event, &alice, &["stalls-C-2"]).await;
+    redis.flushall();
+    // Redis forgot alice's hold, so bob gets the seat in Redis too.
+    let (status, second) = app.post_holds(&event, &bob, &["stalls-C-2"]).await;
+    assert_eq!(status, StatusCode::CREATED, "{second}");
+
+    let answers = checkouts(
+        &app,
+        &event,
+        &[(&alice, token(&first)), (&bob, token(&second))],
+        15,
+    )
+    .await;
+    assert!(answers.iter().all(|(s, _)| !s.is_server_error()));
+    let (alices, bobs) = answers.split_at(15);
+    assert_eq!(tally(alices), BTreeMap::from([(409, 15)]));
+    assert_eq!(tally(bobs), BTreeMap::from([(200, 14), (201, 1)]));
+    let sold: Vec<(String, String)> = sqlx::query_as(
+        "select o.user_id, s.seat_id from ticket_order o join order_seat s using (event_id, order_id)",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(sold, [("bob".to_owned(), "stalls-C-2".to_owned())]);
+    assert_eq!(app.seat_statuses(&event).await["stalls-C-2"], "sold");
+    assert!(held(&app, &event).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn after_a_flush_sold_seats_are_loaded_again_before_the_next_hold() {
+    let redis = PrivateRedis::start();
+    let app = spawn_on(&redis).await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let (_, hold) = app.post_holds(&event, &alice, &["box-L-1"]).await;
+    assert_eq!(
+        app.post_orders(&event, &alice, token(&hold)).await.0,
+        StatusCode::CREATED
+    );
+    redis.flushall();
+    let (status, problem) = app
+        .post_holds(&event, &app.buyer("bob"), &["box-L-1"])
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::CONFLICT, Some("seat_unavailable")),
+        "Redis refuses the sold seat again: {problem}"
+    );
+    assert_eq!(app.count("order_seat").await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn when_redis_misses_a_sale_postgres_refuses_the_second_one() {
+    let redis = PrivateRedis::start();
+    let app = spawn_on(&redis).await;
+    let event = app.create_event().await;
+    // Redis loads the event's state with this first hold...
+    let (status, _) = app
+        .post_holds(&event, &app.buyer("carol"), &["stalls-A-1"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    // ...and then a sale happens that Redis never hears of.
+    sell_directly(&app, &event, &["stalls-A-4"]).await;
+    let bob = app.buyer("bob");
+    let (status, hold) = app.post_holds(&event, &bob, &["stalls-A-4"]).await;
+    assert_eq!(status, StatusCode::CREATED, "Redis did not know: {hold}");
+
+    let answers = checkouts(&app, &event, &[(&bob, token(&hold))], 10).await;
+    assert_eq!(tally(&answers), BTreeMap::from([(409, 10)]));
+    assert_eq!(app.count("order_seat").await, 1, "Postgres decided");
+    // Redis learnt the sale from Postgres: the seat is refused from now on.
+    let (status, _) = app.post_holds(&event, &bob, &["stalls-A-4"]).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(held(&app, &event).await, ["stalls-A-1"]);
+}
+
+/// Retries a hold until Redis answers it, for at most ten seconds.
+async fn hold_once_redis_is_back(app: &TestApp, event: &str, who: &As, seat: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, body) = app.post_holds(event, who, &[seat]).await;
+        match status {
+            StatusCode::CREATED => return body,
+            StatusCode::SERVICE_UNAVAILABLE if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            other => panic!("the hold answered {other}: {body}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn redis_going_away_gives_503s_and_the_server_recovers_by_itself() {
+    let mut redis = PrivateRedis::start();
+    // The server even starts while Redis is down.
+    redis.stop();
+    let app = spawn_on(&redis).await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let (status, problem) = app.post_holds(&event, &alice, &["stalls-A-1"]).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("unavailable"))
+    );
+    assert_eq!(app.get("/readyz").await.0, StatusCode::SERVICE_UNAVAILABLE);
+
+    redis.start_again();
+    let hold = hold_once_redis_is_back(&app, &event, &alice, "stalls-A-1").await;
+    assert_eq!(app.get("/readyz").await.0, StatusCode::OK);
+    let (_, sold) = app.post_holds(&event, &alice, &["stalls-A-2"]).await;
+    assert_eq!(
+        app.post_orders(&event, &alice, token(&sold)).await.0,
+        StatusCode::CREATED
+    );
+
+    // Mid-sale, Redis goes away: every hold call is a 503, never a 500...
+    redis.stop();
+    let bob = app.buyer("bob");
+    let paths = [
+        (
+            Method::POST,
+            format!("/v1/events/{event}/holds"),
+            Some(json!({"seats": ["stalls-B-1"]})),
+        ),
+        (
+            Method::GET,
+            format!("/v1/events/{event}/holds/{}", token(&hold)),
+            None,
+        ),
+        (
+            Method::POST,
+            format!("/v1/events/{event}/holds/{}/extend", token(&hold)),
+            None,
+        ),
+        (
+            Method::DELETE,
+            format!("/v1/events/{event}/holds/{}", token(&hold)),
+            None,
+        ),
+        (
+            Method::POST,
+            format!("/v1/events/{event}/orders"),
+            Some(json!({"hold_token": token(&hold)})),
+        ),
+    ];
+    for (method, path, body) in &paths {
+        let who = if *method == Method::POST && path.ends_with("/holds") {
+            &bob
+        } else {
+            &alice
+        };
+        let (status, problem) = app.send(method.clone(), path, who, body.as_ref()).await;
+        assert_eq!(
+            (status, problem["code"].as_str()),
+            (StatusCode::SERVICE_UNAVAILABLE, Some("unavailable")),
+            "{method} {path}"
+        );
+    }
+    // ...while what Postgres can answer still works: the seat map (without holds, and
+    // saying so), the event, the order.
+    let response = app
+        .client
+        .get(format!("{}/v1/events/{event}/seats", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["boxoffice-holds"], "unavailable");
+    let seats: Value = response.json().await.unwrap();
+    let status_of = |id: &str| {
+        seats["seats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap()["status"]
+            .clone()
+    };
+    assert_eq!(status_of("stalls-A-2"), "sold");
+    assert_eq!(
+        app.get(&format!("/v1/events/{event}")).await.0,
+        StatusCode::OK
+    );
+    assert_eq!(app.count("ticket_order").await, 1);
+
+    // Redis comes back empty: alice's hold is gone, the sold seat stays sold, and holds
+    // work again without a restart.
+    redis.start_again();
+    hold_once_redis_is_back(&app, &event, &bob, "stalls-B-1").await;
+    let (status, _) = app.post_holds(&event, &bob, &["stalls-A-2"]).await;
+    assert_eq!(status, StatusCode::CONFLICT, "the sold seat stays sold");
+    let statuses = app.seat_statuses(&event).await;
+    assert_eq!(
+        (
+            statuses["stalls-A-1"].as_str(),
+            statuses["stalls-B-1"].as_str()
+        ),
+        ("available", "held")
+    );
+}

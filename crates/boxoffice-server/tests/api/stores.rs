@@ -1,0 +1,288 @@
+//! The hold stores under test, and the Redis servers they need.
+//!
+//! [`conformance!`] turns each test function taking a [`Store`] into three tests: on the
+//! postgres store, on the redis store over one Redis server, and on the redis store over a
+//! three-master Redis Cluster. The test bodies are the same for all three.
+//!
+//! The single server is the machine's Redis (`BOXOFFICE_TEST_REDIS_URL`, by default
+//! `redis://127.0.0.1:6379`): every test uses events of its own, and every key carries its
+//! event, so tests never see each other's keys. The cluster is started here on first use
+//! (ports 7101–7103, `redis-server --cluster-enabled yes` and `redis-cli --cluster
+//! create`) and left running for the next run, unless `BOXOFFICE_TEST_REDIS_CLUSTER`
+//! names one. Tests that flush or stop Redis get a [`PrivateRedis`] of their own.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use boxoffice_server::config::HoldStoreKind;
+use boxoffice_server::Settings;
+use boxoffice_store::redis_link::RedisConfig;
+
+/// Where holds are kept in a conformance test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Store {
+    /// Rows in Postgres.
+    Postgres,
+    /// Keys in one Redis server.
+    Redis,
+    /// Keys in a three-master Redis Cluster.
+    RedisCluster,
+}
+
+impl Store {
+    /// Points the server's settings at this store.
+    pub fn configure(self, settings: &mut Settings) {
+        match self {
+            Store::Postgres => settings.hold_store = HoldStoreKind::Postgres,
+            Store::Redis => {
+                settings.hold_store = HoldStoreKind::Redis;
+                settings.redis = RedisConfig {
+                    url: redis_url(),
+                    cluster: false,
+                };
+            }
+            Store::RedisCluster => {
+                settings.hold_store = HoldStoreKind::Redis;
+                settings.redis = RedisConfig {
+                    url: cluster_url(),
+                    cluster: true,
+                };
+            }
+        }
+    }
+}
+
+/// Runs each named `async fn(Store)` as a test on every store.
+macro_rules! conformance {
+    ($($name:ident),* $(,)?) => {
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    super::$name($crate::stores::Store::Postgres).await
+                }
+            )*
+        }
+        mod redis {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    super::$name($crate::stores::Store::Redis).await
+                }
+            )*
+        }
+        mod redis_cluster {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    super::$name($crate::stores::Store::RedisCluster).await
+                }
+            )*
+        }
+    };
+}
+pub(crate) use conformance;
+
+/// The machine's Redis server.
+pub fn redis_url() -> String {
+    std::env::var("BOXOFFICE_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
+}
+
+const CLUSTER_PORTS: [u16; 3] = [7101, 7102, 7103];
+
+/// The test cluster's nodes, comma-separated; started (once per run) if it is not up.
+pub fn cluster_url() -> String {
+    static URL: OnceLock<String> = OnceLock::new();
+    URL.get_or_init(|| {
+        if let Ok(url) = std::env::var("BOXOFFICE_TEST_REDIS_CLUSTER") {
+            return url;
+        }
+        ensure_cluster();
+        CLUSTER_PORTS
+            .iter()
+            .map(|p| format!("redis://127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    })
+    .clone()
+}
+
+fn redis_cli(port: u16, args: &[&str]) -> Option<String> {
+    let out = Command::new("redis-cli")
+        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .args(args)
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn cluster_ok() -> bool {
+    CLUSTER_PORTS.iter().all(|&p| {
+        redis_cli(p, &["cluster", "info"]).is_some_and(|info| info.contains("cluster_state:ok"))
+    })
+}
+
+fn wait_for(what: &str, timeout: Duration, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !ready() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen in {timeout:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Starts three cluster-enabled Redis servers and joins them into one cluster with a
+/// master each, unless that cluster is already up.
+fn ensure_cluster() {
+    if cluster_ok() {
+        return;
+    }
+    let dir = std::env::temp_dir().join("boxoffice-redis-cluster");
+    for port in CLUSTER_PORTS {
+        if redis_cli(port, &["ping"]).is_some() {
+            continue;
+        }
+        let node_dir = dir.join(port.to_string());
+        std::fs::create_dir_all(&node_dir).unwrap();
+        let status = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args([
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+            ])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "yes"])
+            .arg("--dir")
+            .arg(&node_dir)
+            .arg("--logfile")
+            .arg(node_dir.join("redis.log"))
+            .status()
+            .expect("redis-server runs (the redis cluster tests need it installed)");
+        assert!(
+            status.success(),
+            "redis-server on port {port} did not start"
+        );
+    }
+    for port in CLUSTER_PORTS {
+        wait_for(
+            &format!("redis on {port} answering"),
+            Duration::from_secs(10),
+            || redis_cli(port, &["ping"]).is_some(),
+        );
+    }
+    // Nodes that remember a cluster of their own rejoin it by themselves.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline && !cluster_ok() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    if cluster_ok() {
+        return;
+    }
+    for port in CLUSTER_PORTS {
+        redis_cli(port, &["flushall"]);
+        redis_cli(port, &["cluster", "reset", "hard"]);
+    }
+    let nodes: Vec<String> = CLUSTER_PORTS
+        .iter()
+        .map(|p| format!("127.0.0.1:{p}"))
+        .collect();
+    let status = Command::new("redis-cli")
+        .args(["--cluster", "create"])
+        .args(&nodes)
+        .args(["--cluster-replicas", "0", "--cluster-yes"])
+        .stdout(Stdio::null())
+        .status()
+        .expect("redis-cli runs");
+    assert!(status.success(), "redis-cli --cluster create failed");
+    wait_for(
+        "the redis cluster to be ok",
+        Duration::from_secs(20),
+        cluster_ok,
+    );
+}
+
+/// A Redis server of one test's own, on a free port, that the test may flush, stop and
+/// start again. Killed when dropped.
+pub struct PrivateRedis {
+    /// Its port.
+    pub port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl PrivateRedis {
+    /// Starts one and waits until it answers.
+    pub fn start() -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = std::env::temp_dir().join(format!("boxoffice-redis-{port}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut redis = Self {
+            port,
+            dir,
+            child: None,
+        };
+        redis.start_again();
+        redis
+    }
+
+    /// Its URL.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Stops it at once, as a crash would: every key is lost (it keeps nothing on disk).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again on the same port (empty) and waits until it answers.
+    pub fn start_again(&mut self) {
+        self.stop();
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server runs (the redis store tests need it installed)");
+        self.child = Some(child);
+        let port = self.port;
+        wait_for(
+            &format!("redis on {port} answering"),
+            Duration::from_secs(10),
+            || redis_cli(port, &["ping"]).is_some(),
+        );
+    }
+
+    /// FLUSHALL: Redis loses every key, as after a failover to an empty replica.
+    pub fn flushall(&self) {
+        assert!(
+            redis_cli(self.port, &["flushall"]).is_some(),
+            "flushall failed"
+        );
+    }
+}
+
+impl Drop for PrivateRedis {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
