@@ -1,9 +1,9 @@
-//! Holds per second through the HTTP API on the postgres hold store: spread seats (every
+//! Holds per second through the HTTP API on either hold store: spread seats (every
 //! request a different seat, all granted) and one hot seat (every request the same seat,
 //! one granted).
 //!
 //! ```sh
-//! cargo run --release -p boxoffice-server --example holds_bench [seconds] [concurrency] [pool size]
+//! cargo run --release -p boxoffice-server --example holds_bench [seconds] [concurrency] [pool size] [postgres|redis]
 //! ```
 //!
 //! Starts a server on a scratch database (see `common`), a 100,000-seat venue and an event;
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use boxoffice_core::ids::UserId;
 use boxoffice_server::auth::Auth;
-use boxoffice_server::config::Secret;
+use boxoffice_server::config::{HoldStoreKind, Secret};
 use serde_json::json;
 
 mod common;
@@ -44,12 +44,20 @@ async fn main() -> anyhow::Result<()> {
     let seconds: u64 = args.next().map_or(Ok(10), |s| s.parse())?;
     let concurrency: usize = args.next().map_or(Ok(32), |s| s.parse())?;
     let pool_size: u32 = args.next().map_or(Ok(8), |s| s.parse())?;
-    let bench = common::start(pool_size).await?;
+    let store = match args.next().as_deref() {
+        None | Some("postgres") => HoldStoreKind::Postgres,
+        Some("redis") => HoldStoreKind::Redis,
+        Some(other) => anyhow::bail!("unknown hold store {other:?}: postgres or redis"),
+    };
+    println!("hold store: {store:?}");
+    let bench = common::start(pool_size, store).await?;
     let result = run(&bench, Duration::from_secs(seconds), concurrency, pool_size).await;
     bench.finish().await?;
     result
 }
 
+/// The event sells the whole venue; holds last one second, so a seat is free again by the
+/// time the spread phase comes back round to it and every spread hold is granted.
 async fn create_event(
     bench: &Bench,
     client: &reqwest::Client,
@@ -59,7 +67,7 @@ async fn create_event(
         .post(format!("{}/v1/events", bench.base))
         .bearer_auth("bench")
         .json(&json!({"venue_id": venue["id"], "name": "Bench", "starts_at": "2030-01-01T20:00:00Z",
-            "hold_ttl_seconds": 3600, "max_hold_seconds": 3600, "max_seats_per_user": 100,
+            "hold_ttl_seconds": 1, "max_hold_seconds": 1, "max_seats_per_user": 100,
             "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
             "allocations": [{"ticket_type": "standard", "section": "floor"}]}))
         .send()

@@ -25,7 +25,7 @@ const SEATS_PER_ROW: u32 = 500;
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let requests: usize = std::env::args().nth(1).map_or(Ok(100), |n| n.parse())?;
-    let bench = common::start(16).await?;
+    let bench = common::start(16, boxoffice_server::config::HoldStoreKind::Postgres).await?;
     let result = run(&bench, requests).await;
     bench.finish().await?;
     result

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use boxoffice_server::config::Secret;
+use boxoffice_server::config::{HoldStoreKind, Secret};
 use boxoffice_server::{Application, Settings};
 use sqlx::PgPool;
 
@@ -21,8 +21,9 @@ pub struct Bench {
 }
 
 /// Starts a server on a fresh database on `BOXOFFICE_TEST_DATABASE_URL`'s server (default
-/// `postgres://postgres@127.0.0.1:5432`); the admin token is `bench`.
-pub async fn start(pool_size: u32) -> anyhow::Result<Bench> {
+/// `postgres://postgres@127.0.0.1:5432`), holding seats in `hold_store` (Redis at
+/// `REDIS_URL`, default `redis://127.0.0.1:6379`); the admin token is `bench`.
+pub async fn start(pool_size: u32, hold_store: HoldStoreKind) -> anyhow::Result<Bench> {
     let server = std::env::var("BOXOFFICE_TEST_DATABASE_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
     let url = format!("{server}/boxoffice_bench_{}", uuid::Uuid::new_v4().simple());
@@ -31,6 +32,10 @@ pub async fn start(pool_size: u32) -> anyhow::Result<Bench> {
     settings.admin_token = Secret::new("bench");
     settings.database.pool_size = pool_size;
     settings.database.acquire_timeout = Duration::from_secs(30);
+    settings.hold_store = hold_store;
+    if let Ok(url) = std::env::var("REDIS_URL") {
+        settings.redis.url = url;
+    }
     let jwt_secret = settings.jwt_secret.clone();
     let app = Application::build(&settings).await?;
     let base = format!("http://{}", app.local_addr());

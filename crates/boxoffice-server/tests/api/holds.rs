@@ -496,8 +496,8 @@ async fn a_hold_whose_time_runs_out_reads_as_available_and_resells(store: Store)
     let app = spawn_app_on(store).await;
     let venue = app.create_venue().await;
     let mut body = crate::helpers::gala(&venue);
-    body["hold_ttl_seconds"] = json!(1);
-    body["max_hold_seconds"] = json!(1);
+    body["hold_ttl_seconds"] = json!(2);
+    body["max_hold_seconds"] = json!(2);
     let (_, created) = app.post_events(&body).await;
     let event = created["id"].as_str().unwrap().to_owned();
     let alice = app.buyer("alice");
@@ -505,7 +505,7 @@ async fn a_hold_whose_time_runs_out_reads_as_available_and_resells(store: Store)
     assert_eq!(status, StatusCode::CREATED);
     assert_eq!(app.seat_statuses(&event).await["stalls-C-4"], "held");
     // No rewinding: the store's own clock runs out.
-    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
     assert_eq!(app.seat_statuses(&event).await["stalls-C-4"], "available");
     assert!(held(&app, &event).await.is_empty());
     let token = hold["hold_token"].as_str().unwrap();
