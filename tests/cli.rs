@@ -254,6 +254,30 @@ fn the_race_demos_show_no_overselling_and_one_seat_holder() {
 }
 
 #[test]
+fn the_seat_race_on_the_redis_hold_store_leaves_one_holder() {
+    let db = TestDb::new();
+    let redis = std::env::var("BOXOFFICE_TEST_REDIS_URL")
+        .unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+    let (server, _out, lines) = serve(
+        &db,
+        &[
+            "--admin-token",
+            "race-admin",
+            "--hold-store",
+            "redis",
+            "--redis-url",
+            &redis,
+        ],
+        "Boxoffice listening on",
+    );
+    let base = after(&lines, "Boxoffice listening on ").to_owned();
+    let (ok, out, err) = race(&["seat", "--buyers", "100", "--url", &base], &db);
+    assert!(ok, "{err}");
+    assert!(out.starts_with("1 hold, 99 answers of 409"), "{out}");
+    server.stop();
+}
+
+#[test]
 fn the_unsafe_demo_oversells_on_its_own_scratch_table_only() {
     let db = TestDb::new();
     let created = boxoffice(&db).arg("migrate").output().unwrap();

@@ -11,7 +11,8 @@
 -- ARGV[1]  the loader's id
 -- ARGV[2]  the layout version
 -- ARGV[3]  the event's start (ms)
--- ARGV[4]  how long the state is trusted before it is loaded again (ms)
+-- ARGV[4]  how long the state is trusted before it is loaded again (ms); the sold seats
+--          are kept a minute longer, so they never lapse before the state that needs them
 --
 -- Returns 1 installed; 0 the claim was lost, nothing installed.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -22,4 +23,5 @@ redis.call('SUNIONSTORE', KEYS[4], KEYS[2], KEYS[3])
 redis.call('DEL', KEYS[2], KEYS[1])
 redis.call('HSET', KEYS[5], 'v', ARGV[2], 's', ARGV[3])
 redis.call('PEXPIRE', KEYS[5], ARGV[4])
+redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[4]) + 60000)
 return 1

@@ -28,7 +28,15 @@
 --         {'load'}                 the event's state must first be loaded from Postgres
 --                                  (never loaded, due for a refresh, or lost with Redis' data)
 --         {'busy'}                 the event's allocations are changing; try again shortly
--- Nothing is written unless the answer is 'held'.
+-- Nothing is written unless the answer is 'held'. The index keys (held, user) expire with
+-- their latest hold, so nothing outlives a sale.
+-- Keeps an index key alive exactly as long as its latest entry (the key may have no
+-- expiry yet, which PEXPIREAT ... GT would treat as infinite).
+local function outlive(key, at)
+  if redis.call('PEXPIREAT', key, at, 'GT') == 0 then
+    redis.call('PEXPIREAT', key, at, 'NX')
+  end
+end
 if redis.call('EXISTS', KEYS[2]) == 1 then
   return {'busy'}
 end
@@ -73,6 +81,8 @@ for i = 1, count do
 end
 redis.call('HSET', KEYS[6], 'u', ARGV[2], 'c', now, 'x', expires, 's', ARGV[6])
 redis.call('PEXPIREAT', KEYS[6], expires)
+outlive(KEYS[4], expires)
+outlive(KEYS[5], expires)
 -- Holds that lapsed stay in the index until swept here; readers skip them by score.
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
 return {'held', now, expires}

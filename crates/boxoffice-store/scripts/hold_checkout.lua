@@ -12,6 +12,14 @@
 --
 -- Returns {1, the hold's own expiry (ms), the seats with their quotes (JSON)};
 --         {0} not live; {-1} another user's hold. Nothing changes unless the answer is 1.
+-- Keeps an index key alive exactly as long as its latest entry (the key may have no
+-- expiry yet, which PEXPIREAT ... GT would treat as infinite).
+local function outlive(key, at)
+  if redis.call('PEXPIREAT', key, at, 'GT') == 0 then
+    redis.call('PEXPIREAT', key, at, 'NX')
+  end
+end
+
 local hold = redis.call('HMGET', KEYS[1], 'u', 'x', 's')
 if not hold[1] then
   return {0}
@@ -34,4 +42,5 @@ for i = 3, #KEYS do
 end
 redis.call('HSET', KEYS[1], 'co', 1)
 redis.call('PEXPIREAT', KEYS[1], protected)
+outlive(KEYS[2], protected)
 return {1, expires, hold[3]}

@@ -8,11 +8,12 @@
 -- KEYS[5]    soldnew:{<event>}           seats sold since the last load from Postgres began
 -- KEYS[6..]  hold:{<event>}:<seat>       the order's seats
 -- ARGV[1]    the token
--- ARGV[2..]  the seat ids of KEYS[6..], in the same order
+-- ARGV[2]    how long `soldnew` is kept (ms): it only matters to a load in progress
+-- ARGV[3..]  the seat ids of KEYS[6..], in the same order
 --
 -- Returns 1.
 for i = 6, #KEYS do
-  local seat = ARGV[i - 4]
+  local seat = ARGV[i - 3]
   redis.call('SADD', KEYS[4], seat)
   redis.call('SADD', KEYS[5], seat)
   if redis.call('GET', KEYS[i]) == ARGV[1] then
@@ -21,5 +22,6 @@ for i = 6, #KEYS do
   end
   redis.call('ZREM', KEYS[3], seat)
 end
+redis.call('PEXPIRE', KEYS[5], ARGV[2])
 redis.call('DEL', KEYS[1])
 return 1

@@ -17,6 +17,10 @@
 //! | `loading:{E}` | which server is loading the event's state |
 //! | `fence:{E}` | present while the event's allocations change |
 //!
+//! Every key expires: a hold's keys with the hold, the indexes with their latest entry,
+//! the loaded state after [`SYNC_TTL`] (the sold seats a minute later), so nothing is
+//! left behind once an event's sale is over.
+//!
 //! # Postgres decides
 //!
 //! Redis decides only who may try to buy. Checkout writes the order in Postgres, where the
@@ -395,7 +399,8 @@ impl RedisHoldStore {
         ];
         let result = match self.conn().await {
             Ok(mut conn) => {
-                Self::hold_invocation(&self.scripts.sold, event, token, &head, &[], seats)
+                let keep = [(2 * SYNC_TTL.as_millis()).to_string()];
+                Self::hold_invocation(&self.scripts.sold, event, token, &head, &keep, seats)
                     .invoke_async::<i64>(&mut conn)
                     .await
                     .map_err(redis_error)

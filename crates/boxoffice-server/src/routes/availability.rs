@@ -47,7 +47,8 @@ pub struct AvailabilityView {
 #[utoipa::path(get, path = "/v1/events/{id}/seats", tag = "availability",
     params(("id" = String, Path, description = "Event id")),
     responses(
-        (status = 200, description = "Seats", body = SeatsView),
+        (status = 200, description = "Seats", body = SeatsView, headers(
+            ("boxoffice-holds" = String, description = "`unavailable` when the hold store could not be reached: held seats then read as available"))),
         (status = 404, description = "No such event", body = Problem),
     ))]
 pub async fn get_seats(
@@ -68,7 +69,8 @@ pub async fn get_seats(
 #[utoipa::path(get, path = "/v1/events/{id}/availability", tag = "availability",
     params(("id" = String, Path, description = "Event id")),
     responses(
-        (status = 200, description = "Counts", body = AvailabilityView),
+        (status = 200, description = "Counts", body = AvailabilityView, headers(
+            ("boxoffice-holds" = String, description = "`unavailable` when the hold store could not be reached: held seats then count as available"))),
         (status = 404, description = "No such event", body = Problem),
     ))]
 pub async fn get_availability(

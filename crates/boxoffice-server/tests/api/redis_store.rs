@@ -122,7 +122,9 @@ async fn after_a_flush_sold_seats_are_loaded_again_before_the_next_hold() {
         app.post_orders(&event, &alice, token(&hold)).await.0,
         StatusCode::CREATED
     );
+    // Redis also forgets its scripts (as after a restart): they are sent again on NOSCRIPT.
     redis.flushall();
+    redis.script_flush();
     let (status, problem) = app
         .post_holds(&event, &app.buyer("bob"), &["box-L-1"])
         .await;
@@ -282,4 +284,50 @@ async fn redis_going_away_gives_503s_and_the_server_recovers_by_itself() {
         ),
         ("available", "held")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_key_of_an_event_expires() {
+    let redis = PrivateRedis::start();
+    let app = spawn_on(&redis).await;
+    let event = app.create_event().await;
+    let (alice, bob) = (app.buyer("alice"), app.buyer("bob"));
+    let (_, sold) = app
+        .post_holds(&event, &alice, &["stalls-A-1", "stalls-A-2"])
+        .await;
+    let (status, order) = app.post_orders(&event, &alice, token(&sold)).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (_, kept) = app.post_holds(&event, &bob, &["stalls-B-1"]).await;
+    app.hold_call(Method::POST, &event, token(&kept), "/extend", &bob)
+        .await;
+    let (_, released) = app.post_holds(&event, &bob, &["stalls-B-2"]).await;
+    app.hold_call(Method::DELETE, &event, token(&released), "", &bob)
+        .await;
+    let cancel = format!("/v1/orders/{}/cancel", order["order_id"].as_str().unwrap());
+    assert_eq!(
+        app.send(Method::POST, &cancel, &alice, None).await.0,
+        StatusCode::OK
+    );
+    app.post_holds(&event, &alice, &["stalls-C-1"]).await;
+
+    let link = boxoffice_store::redis_link::RedisLink::new(&RedisConfig {
+        url: redis.url(),
+        cluster: false,
+    })
+    .unwrap();
+    let mut conn = link.connection().await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("*{{{event}}}*"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(keys.len() >= 5, "{keys:?}");
+    for key in keys {
+        let ttl: i64 = redis::cmd("PTTL")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert!(ttl > 0, "{key} never expires");
+    }
 }

@@ -278,6 +278,14 @@ impl PrivateRedis {
             "flushall failed"
         );
     }
+
+    /// SCRIPT FLUSH: Redis forgets every loaded script.
+    pub fn script_flush(&self) {
+        assert!(
+            redis_cli(self.port, &["script", "flush"]).is_some(),
+            "script flush failed"
+        );
+    }
 }
 
 impl Drop for PrivateRedis {
