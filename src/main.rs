@@ -12,6 +12,11 @@ use boxoffice_server::{demo, Application};
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
+/// mimalloc: under many concurrent requests glibc's allocator spends its time on arena
+/// locks (measured with `holds_bench`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "boxoffice",

@@ -4,6 +4,10 @@
 
 use std::time::Duration;
 
+/// The allocator the `boxoffice` binary uses, so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use boxoffice_server::config::{HoldStoreKind, Secret};
 use boxoffice_server::{Application, Settings};
 use sqlx::PgPool;
