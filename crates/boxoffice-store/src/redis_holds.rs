@@ -17,6 +17,10 @@
 //! | `loading:{E}` | which server is loading the event's state |
 //! | `fence:{E}` | present while the event's allocations change |
 //!
+//! `/metrics` counts `redis_event_loads_total` (states loaded from Postgres) and
+//! `redis_missed_sales_total` (checkouts Postgres refused because Redis did not know a
+//! seat was sold).
+//!
 //! Every key expires: a hold's keys with the hold, the indexes with their latest entry,
 //! the loaded state after [`SYNC_TTL`] (the sold seats a minute later), so nothing is
 //! left behind once an event's sale is over.
@@ -126,7 +130,7 @@ struct Scripts {
     load_begin: Script,
     load_finish: Script,
     fence: Script,
-    unfence: Script,
+    compare_and_delete: Script,
     unsell: Script,
 }
 
@@ -143,7 +147,7 @@ impl Scripts {
             load_begin: Script::new(include_str!("../scripts/event_load_begin.lua")),
             load_finish: Script::new(include_str!("../scripts/event_load_finish.lua")),
             fence: Script::new(include_str!("../scripts/event_fence.lua")),
-            unfence: Script::new(include_str!("../scripts/event_unfence.lua")),
+            compare_and_delete: Script::new(include_str!("../scripts/compare_and_delete.lua")),
             unsell: Script::new(include_str!("../scripts/event_unsell.lua")),
         }
     }
@@ -276,16 +280,29 @@ impl RedisHoldStore {
             0 => return Ok(Load::Busy),
             _ => {}
         }
-        // One statement, one snapshot: the version, the start and the sold seats agree.
-        let row: Option<(i64, DateTime<Utc>, Vec<String>)> = sqlx::query_as(
-            "select e.layout_version, e.starts_at,
-                    array(select seat_id from order_seat o
-                           where o.event_id = e.event_id and not o.released)
-               from event e where e.event_id = $1",
-        )
-        .bind(event.0)
-        .fetch_optional(&self.pool)
-        .await?;
+        let installed = self.install_event_state(&mut conn, event, loader).await;
+        if installed.is_err() {
+            // Let another server load at once rather than after the claim lapses.
+            let _ = self
+                .scripts
+                .compare_and_delete
+                .key(keys::loading(event))
+                .arg(loader.to_string())
+                .invoke_async::<i64>(&mut conn)
+                .await;
+        }
+        installed
+    }
+
+    /// Reads the event's state from Postgres and installs it in Redis under the claim
+    /// `loader`.
+    async fn install_event_state(
+        &self,
+        conn: &mut Connection,
+        event: EventId,
+        loader: Uuid,
+    ) -> Result<Load, StoreError> {
+        let row = Self::read_event_state(&self.pool, event).await?;
         let Some((version, starts_at, sold)) = row else {
             return Err(StoreError::NotFound);
         };
@@ -294,7 +311,7 @@ impl RedisHoldStore {
             redis::cmd("SADD")
                 .arg(&stage)
                 .arg(chunk)
-                .query_async::<()>(&mut conn)
+                .query_async::<()>(conn)
                 .await
                 .map_err(redis_error)?;
         }
@@ -302,7 +319,7 @@ impl RedisHoldStore {
             redis::cmd("PEXPIRE")
                 .arg(&stage)
                 .arg(LOAD_CLAIM.as_millis() as u64)
-                .query_async::<()>(&mut conn)
+                .query_async::<()>(conn)
                 .await
                 .map_err(redis_error)?;
         }
@@ -318,15 +335,47 @@ impl RedisHoldStore {
             .arg(version)
             .arg(starts_at.timestamp_millis())
             .arg(SYNC_TTL.as_millis() as u64)
-            .invoke_async(&mut conn)
+            .invoke_async(conn)
             .await
             .map_err(redis_error)?;
         if installed == 1 {
+            metrics::counter!("redis_event_loads_total").increment(1);
             tracing::debug!(%event, version, sold = sold.len(), "loaded the event's state into redis");
             Ok(Load::Ready)
         } else {
             Ok(Load::Busy)
         }
+    }
+
+    /// The event's layout version, start and sold seats, as Postgres has them once no
+    /// allocation change is in flight.
+    async fn read_event_state(
+        pool: &PgPool,
+        event: EventId,
+    ) -> Result<Option<(i64, DateTime<Utc>, Vec<String>)>, StoreError> {
+        let mut tx = pool.begin().await?;
+        // An allocation change holds the event row (`for no key update`) until it commits,
+        // so this waits for it and reads the new version, even if the change outlived its
+        // fence in Redis.
+        let Some((version, starts_at)): Option<(i64, DateTime<Utc>)> = sqlx::query_as(
+            "select layout_version, starts_at from event where event_id = $1 for share",
+        )
+        .bind(event.0)
+        .fetch_optional(&mut *tx)
+        .await?
+        else {
+            return Ok(None);
+        };
+        // Sales that commit after this read are added by their checkouts to `soldnew`,
+        // which the load merges in.
+        let sold: Vec<String> = sqlx::query_scalar(
+            "select seat_id from order_seat where event_id = $1 and not released",
+        )
+        .bind(event.0)
+        .fetch_all(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Some((version, starts_at, sold)))
     }
 
     /// The hold stored under `token`, if it is live (or being checked out).
@@ -703,6 +752,7 @@ impl HoldStore for RedisHoldStore {
             // Postgres knows a seat is sold that Redis did not: Postgres decides. The hold
             // goes, and the event's sold seats are loaded again before the next hold.
             Err(StoreError::Conflict { constraint }) if constraint == "order_seat_sold" => {
+                metrics::counter!("redis_missed_sales_total").increment(1);
                 tracing::warn!(%event, %token, "redis held a seat postgres has sold; reloading the event's sold seats");
                 self.restore(event, token, user, &seats, true).await;
                 Ok(CheckoutOutcome::NotLive)
@@ -789,7 +839,7 @@ impl HoldStore for RedisHoldStore {
         let lifted = async {
             let mut conn = self.conn().await?;
             self.scripts
-                .unfence
+                .compare_and_delete
                 .key(keys::fence(event))
                 .arg(id.to_string())
                 .invoke_async::<i64>(&mut conn)

@@ -155,6 +155,13 @@ async fn when_redis_misses_a_sale_postgres_refuses_the_second_one() {
     let answers = checkouts(&app, &event, &[(&bob, token(&hold))], 10).await;
     assert_eq!(tally(&answers), BTreeMap::from([(409, 10)]));
     assert_eq!(app.count("order_seat").await, 1, "Postgres decided");
+    assert!(
+        app.metrics()
+            .await
+            .lines()
+            .any(|l| l.starts_with("redis_missed_sales_total ")),
+        "the missed sale is counted"
+    );
     // Redis learnt the sale from Postgres: the seat is refused from now on.
     let (status, _) = app.post_holds(&event, &bob, &["stalls-A-4"]).await;
     assert_eq!(status, StatusCode::CONFLICT);
