@@ -7,10 +7,11 @@
 -- KEYS[4]  soldnew:{<event>}  seats sold since the load began (emptied here)
 -- ARGV[1]  the loader's id
 -- ARGV[2]  how long the claim lasts (ms), should the loader die
+-- ARGV[3]  '1' to refresh a state that is still loaded (it lapses soon), else '0'
 --
 -- Returns 1: load now; 0: someone else is loading, or allocations are changing;
---         2: the state is loaded already.
-if redis.call('EXISTS', KEYS[1]) == 1 then
+--         2: the state is loaded already (and no refresh was asked for).
+if ARGV[3] ~= '1' and redis.call('EXISTS', KEYS[1]) == 1 then
   return 2
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then

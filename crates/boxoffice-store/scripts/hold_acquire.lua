@@ -20,7 +20,7 @@
 -- ARGV[7..]  per seat of KEYS[7..], two values: its id, then '1' if that layout version
 --            has it on sale, else '0'
 --
--- Returns {'held', created ms, expires ms}
+-- Returns {'held', created ms, expires ms, ms until the loaded state lapses}
 --         {'taken', seat id, ...}  naming every seat held by someone, sold or not on sale
 --         {'limit'}                the user's live held seats plus these exceed the limit
 --         {'started'}              the event has started
@@ -85,4 +85,4 @@ outlive(KEYS[4], expires)
 outlive(KEYS[5], expires)
 -- Holds that lapsed stay in the index until swept here; readers skip them by score.
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
-return {'held', now, expires}
+return {'held', now, expires, redis.call('PTTL', KEYS[1])}

@@ -30,8 +30,9 @@
 //! Redis decides only who may try to buy. Checkout writes the order in Postgres, where the
 //! `order_seat_sold` unique index refuses a second sale whatever Redis says. The event's
 //! sold seats, layout version and start are loaded from Postgres on the first hold, again
-//! every [`SYNC_TTL`], and whenever Redis has lost them (flushed, restarted, failed over):
-//! a hold is never taken on a state that was not loaded.
+//! within every [`SYNC_TTL`] (a hold in the last minute refreshes them while the others go
+//! on), and whenever Redis has lost them (flushed, restarted, failed over): a hold is never
+//! taken on a state that was not loaded.
 
 use std::time::Duration;
 
@@ -57,6 +58,8 @@ use crate::StoreError;
 /// so a sold seat Redis missed (a checkout whose last step never reached Redis) is
 /// refused again within this time.
 pub const SYNC_TTL: Duration = Duration::from_secs(300);
+/// A hold taken this close to the end of [`SYNC_TTL`] loads the event's state again.
+const REFRESH_AHEAD: Duration = Duration::from_secs(60);
 /// How long a checkout protects its seats while Postgres commits: longer than any
 /// statement may run.
 const CHECKOUT_PROTECTION: Duration = Duration::from_secs(60);
@@ -259,8 +262,9 @@ impl RedisHoldStore {
     }
 
     /// Loads the event's layout version, start and sold seats from Postgres into Redis,
-    /// unless another server is doing so.
-    async fn load(&self, event: EventId) -> Result<Load, StoreError> {
+    /// unless another server is doing so; with `refresh`, even though they are loaded
+    /// (holds go on meanwhile with the state loaded before).
+    async fn load(&self, event: EventId, refresh: bool) -> Result<Load, StoreError> {
         let mut conn = self.conn().await?;
         let loader = Uuid::new_v4();
         let claim: i64 = self
@@ -272,6 +276,7 @@ impl RedisHoldStore {
             .key(keys::sold_new(event))
             .arg(loader.to_string())
             .arg(LOAD_CLAIM.as_millis() as u64)
+            .arg(if refresh { "1" } else { "0" })
             .invoke_async(&mut conn)
             .await
             .map_err(redis_error)?;
@@ -562,6 +567,14 @@ impl HoldStore for RedisHoldStore {
             let wait = match what.as_str() {
                 "held" => {
                     let (created, expires): (i64, i64) = (decode(&reply[1])?, decode(&reply[2])?);
+                    let state_left: i64 = decode(&reply[3])?;
+                    if state_left < REFRESH_AHEAD.as_millis() as i64 {
+                        // Refresh before the state lapses, so no hold ever waits for a load
+                        // in an event that is selling.
+                        if let Err(e) = self.load(r.event, true).await {
+                            tracing::warn!(event = %r.event, error = %e, "could not refresh the event's state in redis");
+                        }
+                    }
                     return Ok(AcquireOutcome::Held(Hold {
                         token,
                         event_id: r.event,
@@ -581,7 +594,7 @@ impl HoldStore for RedisHoldStore {
                 "limit" => return Ok(AcquireOutcome::LimitExceeded),
                 "started" => return Ok(AcquireOutcome::EventStarted),
                 "stale" => return Ok(AcquireOutcome::LayoutChanged(decode(&reply[1])?)),
-                "load" => matches!(self.load(r.event).await?, Load::Busy),
+                "load" => matches!(self.load(r.event, false).await?, Load::Busy),
                 _ => true,
             };
             if wait {

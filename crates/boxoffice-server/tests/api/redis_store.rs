@@ -338,3 +338,49 @@ async fn every_key_of_an_event_expires() {
         assert!(ttl > 0, "{key} never expires");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_selling_events_state_is_refreshed_from_postgres_before_it_lapses() {
+    let redis = PrivateRedis::start();
+    let app = spawn_on(&redis).await;
+    let event = app.create_event().await;
+    let bob = app.buyer("bob");
+    assert_eq!(
+        app.post_holds(&event, &bob, &["stalls-A-1"]).await.0,
+        StatusCode::CREATED
+    );
+    // A sale Redis never hears of, and the loaded state near the end of its life.
+    sell_directly(&app, &event, &["stalls-A-4"]).await;
+    let link = boxoffice_store::redis_link::RedisLink::new(&RedisConfig {
+        url: redis.url(),
+        cluster: false,
+    })
+    .unwrap();
+    let mut conn = link.connection().await.unwrap();
+    let sync = boxoffice_store::redis_holds::keys::sync(boxoffice_core::ids::EventId(
+        event.parse().unwrap(),
+    ));
+    redis::cmd("PEXPIRE")
+        .arg(&sync)
+        .arg(30_000)
+        .query_async::<()>(&mut conn)
+        .await
+        .unwrap();
+
+    // The next hold refreshes it: the state lives on, and now knows the sale.
+    assert_eq!(
+        app.post_holds(&event, &bob, &["stalls-A-2"]).await.0,
+        StatusCode::CREATED
+    );
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(&sync)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(ttl > 60_000, "the state was refreshed: {ttl} ms left");
+    let (status, problem) = app.post_holds(&event, &bob, &["stalls-A-4"]).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::CONFLICT, Some("seat_unavailable"))
+    );
+}
