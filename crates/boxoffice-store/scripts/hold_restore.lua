@@ -13,6 +13,9 @@
 -- ARGV[3..]  the seat ids of KEYS[5..], in the same order
 --
 -- Returns 1 if the hold is live again, 0 if it is gone.
+if ARGV[2] == '1' then
+  redis.call('DEL', KEYS[4])
+end
 local expires = tonumber(redis.call('HGET', KEYS[1], 'x'))
 if not expires or redis.call('HEXISTS', KEYS[1], 'co') == 0 then
   return 0
@@ -32,9 +35,6 @@ for i = 5, #KEYS do
       redis.call('ZREM', KEYS[3], seat)
     end
   end
-end
-if ARGV[2] == '1' then
-  redis.call('DEL', KEYS[4])
 end
 if keep then
   redis.call('HDEL', KEYS[1], 'co')

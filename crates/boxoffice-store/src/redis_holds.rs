@@ -441,9 +441,11 @@ impl RedisHoldStore {
         call
     }
 
-    /// Marks the order's seats sold in Redis and ends the hold; if Redis cannot be
-    /// reached, tries again in the background for a while (the order is committed either
-    /// way, and the next load from Postgres would catch up).
+    /// Marks the order's seats sold in Redis and ends the hold. The order is committed
+    /// either way: if Redis cannot be reached, the seats stay protected until the checkout's
+    /// protection lapses, and the event's next load from Postgres (within [`SYNC_TTL`])
+    /// refuses them; a hold taken on one meanwhile fails at checkout, where Postgres
+    /// decides.
     async fn finish_sold(&self, event: EventId, token: Uuid, user: &UserId, seats: &[ClaimedSeat]) {
         let head = [
             keys::held(event),

@@ -3,7 +3,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::helpers::{spawn_app_on, As};
+use crate::helpers::{spawn_app_on, spawn_app_with, As};
 use crate::stores::Store;
 
 async fn checkout_sells_the_held_seats_with_the_order_and_its_outbox_row(store: Store) {
@@ -214,9 +214,52 @@ async fn bad_checkouts_answer_their_4xx_and_sell_nothing(store: Store) {
     assert_eq!(app.count("outbox").await, 0);
 }
 
+async fn a_checkout_postgres_cannot_finish_answers_503_and_leaves_the_hold_live(store: Store) {
+    let app = spawn_app_with(|s| {
+        store.configure(s);
+        s.database.lock_timeout = std::time::Duration::from_millis(300);
+    })
+    .await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let (_, hold) = app
+        .post_holds(&event, &alice, &["stalls-C-1", "stalls-C-2"])
+        .await;
+    let token = hold["hold_token"].as_str().unwrap();
+
+    // Orders cannot be written while this lock is held: the checkout gives up on it.
+    let mut blocker = app.db.begin().await.unwrap();
+    sqlx::query("lock table ticket_order in exclusive mode")
+        .execute(&mut *blocker)
+        .await
+        .unwrap();
+    let (status, problem) = app.post_orders(&event, &alice, token).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("unavailable"))
+    );
+    blocker.rollback().await.unwrap();
+
+    // Nothing was sold, and the hold is as it was: live, extendable, and buyable.
+    assert_eq!(app.count("ticket_order").await, 0);
+    let (status, read) = app.hold_call(Method::GET, &event, token, "", &alice).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(read["expires_at"], hold["expires_at"]);
+    assert_eq!(
+        app.hold_call(Method::POST, &event, token, "/extend", &alice)
+            .await
+            .0,
+        StatusCode::OK
+    );
+    let (status, order) = app.post_orders(&event, &alice, token).await;
+    assert_eq!(status, StatusCode::CREATED, "{order}");
+    assert_eq!(app.count("order_seat").await, 2);
+}
+
 crate::stores::conformance!(
     checkout_sells_the_held_seats_with_the_order_and_its_outbox_row,
     orders_are_read_by_their_owner_or_an_admin,
     cancelling_returns_the_seats_to_sale,
     bad_checkouts_answer_their_4xx_and_sell_nothing,
+    a_checkout_postgres_cannot_finish_answers_503_and_leaves_the_hold_live,
 );
