@@ -12,16 +12,16 @@ use serde_json::{json, Value};
 
 use crate::helpers::{held, sell_directly, spawn_app_with, As, TestApp};
 use crate::races::{race, tally};
-use crate::stores::PrivateRedis;
+use crate::stores::{PrivateCluster, PrivateRedis};
 
 async fn spawn_on(redis: &PrivateRedis) -> TestApp {
-    let url = redis.url();
+    spawn_on_redis(redis.url(), false).await
+}
+
+async fn spawn_on_redis(url: String, cluster: bool) -> TestApp {
     spawn_app_with(move |s| {
         s.hold_store = HoldStoreKind::Redis;
-        s.redis = RedisConfig {
-            url,
-            cluster: false,
-        };
+        s.redis = RedisConfig { url, cluster };
         s.database.pool_size = 8;
         s.database.acquire_timeout = Duration::from_secs(30);
     })
@@ -383,4 +383,41 @@ async fn a_selling_events_state_is_refreshed_from_postgres_before_it_lapses() {
         (status, problem["code"].as_str()),
         (StatusCode::CONFLICT, Some("seat_unavailable"))
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_cluster_master_restarting_empty_gives_503s_then_holds_on_the_truth() {
+    let mut cluster = PrivateCluster::start();
+    let app = spawn_on_redis(cluster.url(), true).await;
+    let event = app.create_event().await;
+    let (alice, bob) = (app.buyer("alice"), app.buyer("bob"));
+    let (_, sold) = app.post_holds(&event, &alice, &["stalls-A-1"]).await;
+    assert_eq!(
+        app.post_orders(&event, &alice, token(&sold)).await.0,
+        StatusCode::CREATED
+    );
+    let (status, _) = app.post_holds(&event, &bob, &["stalls-B-1"]).await;
+    assert_eq!(status, StatusCode::CREATED);
+
+    // The master serving the event's slot goes down: its holds answer 503.
+    let node = cluster.node_of(&format!("sync:{{{event}}}"));
+    node.stop();
+    let (status, problem) = app.post_holds(&event, &bob, &["stalls-B-2"]).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("unavailable"))
+    );
+
+    // It comes back empty (it keeps nothing on disk) and rejoins with its slots.
+    node.start_again();
+    cluster.wait_until_ok();
+    hold_once_redis_is_back(&app, &event, &bob, "stalls-B-2").await;
+    let (status, _) = app.post_holds(&event, &bob, &["stalls-A-1"]).await;
+    assert_eq!(status, StatusCode::CONFLICT, "the sold seat stays sold");
+    assert_eq!(
+        held(&app, &event).await,
+        ["stalls-B-2"],
+        "the hold the master lost is gone"
+    );
+    assert_eq!(app.count("order_seat").await, 1);
 }

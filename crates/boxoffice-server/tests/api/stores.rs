@@ -122,10 +122,34 @@ fn redis_cli(port: u16, args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn cluster_ok() -> bool {
-    CLUSTER_PORTS.iter().all(|&p| {
+/// Whether every node on `ports` says the cluster serves every slot.
+fn cluster_ok(ports: &[u16]) -> bool {
+    ports.iter().all(|&p| {
         redis_cli(p, &["cluster", "info"]).is_some_and(|info| info.contains("cluster_state:ok"))
     })
+}
+
+/// Joins the servers on `ports` into one cluster, a master each, and waits until it serves
+/// every slot.
+fn create_cluster(ports: &[u16]) {
+    let nodes: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let status = Command::new("redis-cli")
+        .args(["--cluster", "create"])
+        .args(&nodes)
+        .args(["--cluster-replicas", "0", "--cluster-yes"])
+        .stdout(Stdio::null())
+        .status()
+        .expect("redis-cli runs");
+    assert!(status.success(), "redis-cli --cluster create failed");
+    wait_for_cluster(ports);
+}
+
+fn wait_for_cluster(ports: &[u16]) {
+    wait_for(
+        "the redis cluster to be ok",
+        Duration::from_secs(30),
+        || cluster_ok(ports),
+    );
 }
 
 fn wait_for(what: &str, timeout: Duration, mut ready: impl FnMut() -> bool) {
@@ -142,7 +166,7 @@ fn wait_for(what: &str, timeout: Duration, mut ready: impl FnMut() -> bool) {
 /// Starts three cluster-enabled Redis servers and joins them into one cluster with a
 /// master each, unless that cluster is already up.
 fn ensure_cluster() {
-    if cluster_ok() {
+    if cluster_ok(&CLUSTER_PORTS) {
         return;
     }
     let dir = std::env::temp_dir().join("boxoffice-redis-cluster");
@@ -181,33 +205,17 @@ fn ensure_cluster() {
     }
     // Nodes that remember a cluster of their own rejoin it by themselves.
     let deadline = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < deadline && !cluster_ok() {
+    while Instant::now() < deadline && !cluster_ok(&CLUSTER_PORTS) {
         std::thread::sleep(Duration::from_millis(100));
     }
-    if cluster_ok() {
+    if cluster_ok(&CLUSTER_PORTS) {
         return;
     }
     for port in CLUSTER_PORTS {
         redis_cli(port, &["flushall"]);
         redis_cli(port, &["cluster", "reset", "hard"]);
     }
-    let nodes: Vec<String> = CLUSTER_PORTS
-        .iter()
-        .map(|p| format!("127.0.0.1:{p}"))
-        .collect();
-    let status = Command::new("redis-cli")
-        .args(["--cluster", "create"])
-        .args(&nodes)
-        .args(["--cluster-replicas", "0", "--cluster-yes"])
-        .stdout(Stdio::null())
-        .status()
-        .expect("redis-cli runs");
-    assert!(status.success(), "redis-cli --cluster create failed");
-    wait_for(
-        "the redis cluster to be ok",
-        Duration::from_secs(20),
-        cluster_ok,
-    );
+    create_cluster(&CLUSTER_PORTS);
 }
 
 /// A Redis server of one test's own, on a free port, that the test may flush, stop and
@@ -216,22 +224,30 @@ pub struct PrivateRedis {
     /// Its port.
     pub port: u16,
     dir: PathBuf,
+    args: Vec<String>,
     child: Option<Child>,
 }
 
 impl PrivateRedis {
     /// Starts one and waits until it answers.
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// Starts one with these extra `redis-server` arguments.
+    fn start_with(args: &[&str]) -> Self {
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
         let dir = std::env::temp_dir().join(format!("boxoffice-redis-{port}"));
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let mut redis = Self {
             port,
             dir,
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
             child: None,
         };
         redis.start_again();
@@ -257,6 +273,7 @@ impl PrivateRedis {
         let child = Command::new("redis-server")
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
+            .args(&self.args)
             .arg("--dir")
             .arg(&self.dir)
             .stdout(Stdio::null())
@@ -292,5 +309,72 @@ impl Drop for PrivateRedis {
     fn drop(&mut self) {
         self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A three-master Redis Cluster of one test's own, whose nodes the test may stop and
+/// start again. Killed when dropped.
+pub struct PrivateCluster {
+    /// The nodes.
+    pub nodes: Vec<PrivateRedis>,
+}
+
+impl PrivateCluster {
+    /// Starts three nodes, joins them into a cluster and waits until it serves every slot.
+    pub fn start() -> Self {
+        let nodes: Vec<PrivateRedis> = (0..3)
+            .map(|_| {
+                PrivateRedis::start_with(&[
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "2000",
+                ])
+            })
+            .collect();
+        create_cluster(&nodes.iter().map(|n| n.port).collect::<Vec<_>>());
+        Self { nodes }
+    }
+
+    /// The nodes' URLs, comma-separated.
+    pub fn url(&self) -> String {
+        self.nodes
+            .iter()
+            .map(PrivateRedis::url)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Waits until every node says the cluster serves every slot.
+    pub fn wait_until_ok(&self) {
+        wait_for_cluster(&self.nodes.iter().map(|n| n.port).collect::<Vec<_>>());
+    }
+
+    /// The node serving `key`'s slot.
+    pub fn node_of(&mut self, key: &str) -> &mut PrivateRedis {
+        let port = self.nodes[0].port;
+        let slot: u16 = redis_cli(port, &["cluster", "keyslot", key])
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let nodes = redis_cli(port, &["cluster", "nodes"]).unwrap();
+        let owner = nodes
+            .lines()
+            .find(|line| {
+                line.split_whitespace().skip(8).any(|range| {
+                    let (from, to) = range.split_once('-').unwrap_or((range, range));
+                    matches!((from.parse::<u16>(), to.parse::<u16>()), (Ok(a), Ok(b)) if a <= slot && slot <= b)
+                })
+            })
+            .expect("some node serves the slot");
+        let address = owner.split_whitespace().nth(1).unwrap();
+        let owner_port: u16 = address.split(['@', ':']).nth(1).unwrap().parse().unwrap();
+        self.nodes
+            .iter_mut()
+            .find(|n| n.port == owner_port)
+            .unwrap()
     }
 }
