@@ -222,7 +222,8 @@ async fn an_exhausted_pool_answers_503_and_recovers() {
     });
     loop {
         let waiting: bool = sqlx::query_scalar(
-            "select exists (select 1 from pg_locks where locktype = 'advisory' and not granted)",
+            "select exists (select 1 from pg_locks where locktype = 'advisory' and not granted
+                             and database = (select oid from pg_database where datname = current_database()))",
         )
         .fetch_one(&app.db)
         .await
