@@ -8,7 +8,7 @@ port=${1:-6379}
 here=$(cd "$(dirname "$0")/.." && pwd)
 event=b0000000-0000-4000-8000-$(date +%s%N | tail -c 13)
 far=$(( ($(date +%s) + 86400) * 1000 ))
-redis-cli -p "$port" HSET "sync:{$event}" v 1 s "$far" >/dev/null
+redis-cli -p "$port" HSET "sync:{$event}" v 1 s "$far" r "$far" >/dev/null
 sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat "$here/crates/boxoffice-store/scripts/hold_acquire.lua")")
 head="sync:{$event} fence:{$event} sold:{$event} held:{$event} holduser:{$event}:u__rand_int__ holdtok:{$event}:t__rand_int__"
 args='tok user 30000 100 1 []'

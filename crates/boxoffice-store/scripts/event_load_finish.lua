@@ -13,6 +13,7 @@
 -- ARGV[3]  the event's start (ms)
 -- ARGV[4]  how long the state is trusted before it is loaded again (ms); the sold seats
 --          are kept a minute longer, so they never lapse before the state that needs them
+-- ARGV[5]  how long before the state lapses a hold should refresh it (ms)
 --
 -- Returns 1 installed; 0 the claim was lost, nothing installed.
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
@@ -21,7 +22,10 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
 end
 redis.call('SUNIONSTORE', KEYS[4], KEYS[2], KEYS[3])
 redis.call('DEL', KEYS[2], KEYS[1])
-redis.call('HSET', KEYS[5], 'v', ARGV[2], 's', ARGV[3])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+redis.call('HSET', KEYS[5], 'v', ARGV[2], 's', ARGV[3],
+  'r', now + tonumber(ARGV[4]) - tonumber(ARGV[5]))
 redis.call('PEXPIRE', KEYS[5], ARGV[4])
 redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[4]) + 60000)
 return 1

@@ -2,8 +2,11 @@
 -- checked before any is set, inside one script, so no other client can interleave.
 --
 -- KEYS[1]    sync:{<event>}              the event's state as loaded from Postgres: layout
---                                        version `v`, start time `s` (ms)
+--                                        version `v`, start time `s` (ms), time `r` (ms)
+--                                        after which it should be refreshed
 -- KEYS[2]    fence:{<event>}             present while the event's allocations change
+--                                        (`sync` is absent meanwhile, so it is only read
+--                                        when `sync` is)
 -- KEYS[3]    sold:{<event>}              the event's sold seats
 -- KEYS[4]    held:{<event>}              live holds: seat id -> expiry (ms)
 -- KEYS[5]    holduser:{<event>}:<user>   this user's held seats: seat id -> expiry (ms)
@@ -20,7 +23,8 @@
 -- ARGV[7..]  per seat of KEYS[7..], two values: its id, then '1' if that layout version
 --            has it on sale, else '0'
 --
--- Returns {'held', created ms, expires ms, ms until the loaded state lapses}
+-- Returns {'held', created ms, expires ms, 1 if the loaded state is due for a refresh
+--                                          else 0}
 --         {'taken', seat id, ...}  naming every seat held by someone, sold or not on sale
 --         {'limit'}                the user's live held seats plus these exceed the limit
 --         {'started'}              the event has started
@@ -30,6 +34,7 @@
 --         {'busy'}                 the event's allocations are changing; try again shortly
 -- Nothing is written unless the answer is 'held'. The index keys (held, user) expire with
 -- their latest hold, so nothing outlives a sale.
+
 -- Keeps an index key alive exactly as long as its latest entry (the key may have no
 -- expiry yet, which PEXPIREAT ... GT would treat as infinite).
 local function outlive(key, at)
@@ -37,11 +42,11 @@ local function outlive(key, at)
     redis.call('PEXPIREAT', key, at, 'NX')
   end
 end
-if redis.call('EXISTS', KEYS[2]) == 1 then
-  return {'busy'}
-end
-local sync = redis.call('HMGET', KEYS[1], 'v', 's')
+local sync = redis.call('HMGET', KEYS[1], 'v', 's', 'r')
 if not sync[1] then
+  if redis.call('EXISTS', KEYS[2]) == 1 then
+    return {'busy'}
+  end
   return {'load'}
 end
 if sync[1] ~= ARGV[5] then
@@ -85,4 +90,8 @@ outlive(KEYS[4], expires)
 outlive(KEYS[5], expires)
 -- Holds that lapsed stay in the index until swept here; readers skip them by score.
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
-return {'held', now, expires, redis.call('PTTL', KEYS[1])}
+local refresh = 0
+if not sync[3] or now >= tonumber(sync[3]) then
+  refresh = 1
+end
+return {'held', now, expires, refresh}

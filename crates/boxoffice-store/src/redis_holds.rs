@@ -340,6 +340,7 @@ impl RedisHoldStore {
             .arg(version)
             .arg(starts_at.timestamp_millis())
             .arg(SYNC_TTL.as_millis() as u64)
+            .arg(REFRESH_AHEAD.as_millis() as u64)
             .invoke_async(conn)
             .await
             .map_err(redis_error)?;
@@ -569,8 +570,8 @@ impl HoldStore for RedisHoldStore {
             let wait = match what.as_str() {
                 "held" => {
                     let (created, expires): (i64, i64) = (decode(&reply[1])?, decode(&reply[2])?);
-                    let state_left: i64 = decode(&reply[3])?;
-                    if state_left < REFRESH_AHEAD.as_millis() as i64 {
+                    let refresh: i64 = decode(&reply[3])?;
+                    if refresh == 1 {
                         // Refresh before the state lapses, so no hold ever waits for a load
                         // in an event that is selling.
                         if let Err(e) = self.load(r.event, true).await {
