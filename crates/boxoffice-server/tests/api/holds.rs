@@ -525,6 +525,36 @@ async fn a_hold_whose_time_runs_out_reads_as_available_and_resells(store: Store)
     );
 }
 
+async fn the_limit_is_judged_before_the_seats(store: Store) {
+    let app = spawn_app_on(store).await;
+    let event = app.create_event().await; // max_seats_per_user = 4
+    let (alice, bob) = (app.buyer("alice"), app.buyer("bob"));
+    let (status, _) = app
+        .post_holds(&event, &alice, &["stalls-B-1", "stalls-B-2", "stalls-B-3"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, _) = app.post_holds(&event, &bob, &["stalls-C-1"]).await;
+    assert_eq!(status, StatusCode::CREATED);
+    // One free seat and one of bob's: alice would go over her limit either way.
+    let (status, problem) = app
+        .post_holds(&event, &alice, &["stalls-C-1", "stalls-C-2"])
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::CONFLICT, Some("hold_limit_exceeded"))
+    );
+    // Within her limit, the taken seat is what she is told about.
+    let (status, problem) = app.post_holds(&event, &alice, &["stalls-C-1"]).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::CONFLICT, Some("seat_unavailable"))
+    );
+    assert_eq!(
+        held(&app, &event).await,
+        ["stalls-B-1", "stalls-B-2", "stalls-B-3", "stalls-C-1"]
+    );
+}
+
 crate::stores::conformance!(
     a_hold_takes_every_seat_asked_for_and_quotes_their_prices,
     a_basket_with_one_taken_seat_holds_nothing_and_names_that_seat,
@@ -538,4 +568,5 @@ crate::stores::conformance!(
     another_users_hold_cannot_be_read,
     allocation_changes_skip_held_seats_and_holds_follow_them,
     a_hold_whose_time_runs_out_reads_as_available_and_resells,
+    the_limit_is_judged_before_the_seats,
 );
