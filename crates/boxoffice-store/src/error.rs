@@ -32,6 +32,12 @@ pub enum StoreError {
     Other(Box<dyn std::error::Error + Send + Sync + 'static>),
 }
 
+/// A user id read back from a store, which wrote only valid ones.
+pub(crate) fn stored_user_id(text: &str) -> Result<boxoffice_core::ids::UserId, StoreError> {
+    boxoffice_core::ids::UserId::parse(text)
+        .ok_or_else(|| StoreError::Other(format!("stored user id {text:?} is invalid").into()))
+}
+
 impl StoreError {
     /// An unavailable store with the default retry hint.
     pub fn unavailable(reason: impl Into<String>) -> Self {

@@ -16,6 +16,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
+use crate::error::stored_user_id;
 use crate::orders::{self, CancelStep};
 use crate::StoreError;
 
@@ -424,7 +425,8 @@ impl PgHoldStore {
     }
 }
 
-fn existing(order: boxoffice_core::hold::Order, user: &UserId) -> CheckoutOutcome {
+/// The answer to a checkout whose token already made `order`.
+pub(crate) fn existing(order: boxoffice_core::hold::Order, user: &UserId) -> CheckoutOutcome {
     if &order.user_id == user {
         CheckoutOutcome::Existing(order)
     } else {
@@ -460,8 +462,7 @@ impl HoldStore for PgHoldStore {
         let Some(first) = rows.first() else {
             return Ok(None);
         };
-        let user_id = UserId::parse(&first.user_id)
-            .ok_or_else(|| StoreError::Other("stored user id is invalid".into()))?;
+        let user_id = stored_user_id(&first.user_id)?;
         let (created_at, expires_at) = (first.created_at, first.expires_at);
         Ok(Some(Hold {
             token,
@@ -581,25 +582,21 @@ impl HoldStore for PgHoldStore {
         by: Option<&UserId>,
     ) -> Result<CancelOutcome, StoreError> {
         retry_contention(|| async move {
-        let mut tx = self.pool.begin().await?;
-        let outcome = match orders::cancel_in_tx(&mut tx, order_id, by).await? {
-            CancelStep::Cancelled(order) => {
+            let mut tx = self.pool.begin().await?;
+            let step = orders::cancel_in_tx(&mut tx, order_id, by).await?;
+            if let CancelStep::Cancelled(order) = &step {
                 // The reserved rows go with the sale, so the seats can be held again.
                 sqlx::query(
-                    "delete from reservation where event_id = $1 and hold_token = $2 and status = 'R'",
+                    "delete from reservation
+                      where event_id = $1 and hold_token = $2 and status = 'R'",
                 )
                 .bind(order.event_id.0)
                 .bind(order.hold_token)
                 .execute(&mut *tx)
                 .await?;
-                CancelOutcome::Cancelled(order)
             }
-            CancelStep::AlreadyCancelled(order) => CancelOutcome::Cancelled(order),
-            CancelStep::NotFound => CancelOutcome::NotFound,
-            CancelStep::Forbidden => CancelOutcome::Forbidden,
-        };
-        tx.commit().await?;
-        Ok(outcome)
+            tx.commit().await?;
+            Ok(step.into_outcome())
         })
         .await
     }

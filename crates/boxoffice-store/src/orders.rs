@@ -1,13 +1,14 @@
 //! Orders: written inside a hold store's checkout transaction, read, and cancelled. Every
 //! change writes its outbox row in the same transaction.
 
-use boxoffice_core::hold::{ClaimedSeat, Order, OrderStatus};
+use boxoffice_core::hold::{CancelOutcome, ClaimedSeat, Order, OrderStatus};
 use boxoffice_core::ids::{EventId, UserId};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
+use crate::error::stored_user_id;
 use crate::StoreError;
 
 type OrderRow = (Uuid, Uuid, String, Uuid, i64, String, String, DateTime<Utc>);
@@ -35,8 +36,7 @@ async fn with_seats(conn: &mut PgConnection, row: OrderRow) -> Result<Order, Sto
     Ok(Order {
         order_id,
         event_id: EventId(event_id),
-        user_id: UserId::parse(&user_id)
-            .ok_or_else(|| StoreError::Other("stored user id is invalid".into()))?,
+        user_id: stored_user_id(&user_id)?,
         hold_token,
         seats,
         total_cents,
@@ -158,6 +158,19 @@ pub enum CancelStep {
     NotFound,
     /// Another user's order.
     Forbidden,
+}
+
+impl CancelStep {
+    /// The answer to the caller, once the store has done its part of a new cancellation.
+    pub fn into_outcome(self) -> CancelOutcome {
+        match self {
+            CancelStep::Cancelled(order) | CancelStep::AlreadyCancelled(order) => {
+                CancelOutcome::Cancelled(order)
+            }
+            CancelStep::NotFound => CancelOutcome::NotFound,
+            CancelStep::Forbidden => CancelOutcome::Forbidden,
+        }
+    }
 }
 
 /// Cancels an order inside the caller's transaction: the order, its seats (released, so the

@@ -49,7 +49,8 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::holds::{AllocationFence, HoldRequest, HoldStore};
+use crate::error::stored_user_id;
+use crate::holds::{existing, AllocationFence, HoldRequest, HoldStore};
 use crate::orders::{self, CancelStep};
 use crate::redis_link::{redis_error, Connection, RedisConfig, RedisLink};
 use crate::StoreError;
@@ -509,13 +510,7 @@ impl RedisHoldStore {
         let mut conn = self.pool.acquire().await?;
         Ok(orders::find_by_token(&mut conn, event, token)
             .await?
-            .map(|order| {
-                if &order.user_id == user {
-                    CheckoutOutcome::Existing(order)
-                } else {
-                    CheckoutOutcome::Forbidden
-                }
-            }))
+            .map(|order| existing(order, user)))
     }
 
     /// Writes the order in Postgres: the unique indexes decide.
@@ -624,8 +619,7 @@ impl HoldStore for RedisHoldStore {
         Ok(Some(Hold {
             token,
             event_id: event,
-            user_id: UserId::parse(&hold.user)
-                .ok_or_else(|| StoreError::Other("stored user id is invalid".into()))?,
+            user_id: stored_user_id(&hold.user)?,
             seats: hold.seats,
             created_at: millis(hold.created_ms)?,
             expires_at: millis(hold.expires_ms)?,
@@ -709,12 +703,11 @@ impl HoldStore for RedisHoldStore {
         token: Uuid,
         user: &UserId,
     ) -> Result<CheckoutOutcome, StoreError> {
-        if let Some(done) = self.existing_order(event, token, user).await? {
-            return Ok(done);
-        }
+        // A token already checked out has no hold left in Redis (or, if the last step of
+        // its checkout never reached Redis, a protected one whose order Postgres refuses
+        // to write twice): either way Postgres has the order, so it is looked up only then.
         let mut conn = self.conn().await?;
         let Some(hold) = self.stored(&mut conn, event, token).await? else {
-            // A concurrent checkout of the same token may have just finished.
             return Ok(self
                 .existing_order(event, token, user)
                 .await?
@@ -788,33 +781,28 @@ impl HoldStore for RedisHoldStore {
         let mut tx = self.pool.begin().await?;
         let step = orders::cancel_in_tx(&mut tx, order_id, by).await?;
         tx.commit().await?;
-        Ok(match step {
-            CancelStep::Cancelled(order) => {
-                // Postgres has put the seats on sale; Redis follows. Should Redis be away,
-                // it refuses them until the event's next load from Postgres.
-                let unsold = async {
-                    let mut conn = self.conn().await?;
-                    let event = order.event_id;
-                    let mut call = self.scripts.unsell.key(keys::sold(event));
-                    call.key(keys::sold_new(event))
-                        .key(keys::sync(event))
-                        .key(keys::loading(event));
-                    for seat in &order.seats {
-                        call.arg(&seat.seat_id);
-                    }
-                    call.invoke_async::<i64>(&mut conn)
-                        .await
-                        .map_err(redis_error)
-                };
-                if let Err(e) = unsold.await {
-                    tracing::warn!(order = %order.order_id, error = %e, "could not return cancelled seats to sale in redis");
+        if let CancelStep::Cancelled(order) = &step {
+            // Postgres has put the seats on sale; Redis follows. Should Redis be away, it
+            // refuses them until the event's next load from Postgres.
+            let unsold = async {
+                let mut conn = self.conn().await?;
+                let event = order.event_id;
+                let mut call = self.scripts.unsell.key(keys::sold(event));
+                call.key(keys::sold_new(event))
+                    .key(keys::sync(event))
+                    .key(keys::loading(event));
+                for seat in &order.seats {
+                    call.arg(&seat.seat_id);
                 }
-                CancelOutcome::Cancelled(order)
+                call.invoke_async::<i64>(&mut conn)
+                    .await
+                    .map_err(redis_error)
+            };
+            if let Err(e) = unsold.await {
+                tracing::warn!(order = %order.order_id, error = %e, "could not return cancelled seats to sale in redis");
             }
-            CancelStep::AlreadyCancelled(order) => CancelOutcome::Cancelled(order),
-            CancelStep::NotFound => CancelOutcome::NotFound,
-            CancelStep::Forbidden => CancelOutcome::Forbidden,
-        })
+        }
+        Ok(step.into_outcome())
     }
 
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError> {
