@@ -305,24 +305,30 @@ async fn every_key_of_an_event_expires() {
     let (status, order) = app.post_orders(&event, &alice, token(&sold)).await;
     assert_eq!(status, StatusCode::CREATED);
     let (_, kept) = app.post_holds(&event, &bob, &["stalls-B-1"]).await;
-    app.hold_call(Method::POST, &event, token(&kept), "/extend", &bob)
-        .await;
+    assert_eq!(
+        app.hold_call(Method::POST, &event, token(&kept), "/extend", &bob)
+            .await
+            .0,
+        StatusCode::OK
+    );
     let (_, released) = app.post_holds(&event, &bob, &["stalls-B-2"]).await;
-    app.hold_call(Method::DELETE, &event, token(&released), "", &bob)
-        .await;
+    assert_eq!(
+        app.hold_call(Method::DELETE, &event, token(&released), "", &bob)
+            .await
+            .0,
+        StatusCode::NO_CONTENT
+    );
     let cancel = format!("/v1/orders/{}/cancel", order["order_id"].as_str().unwrap());
     assert_eq!(
         app.send(Method::POST, &cancel, &alice, None).await.0,
         StatusCode::OK
     );
-    app.post_holds(&event, &alice, &["stalls-C-1"]).await;
+    assert_eq!(
+        app.post_holds(&event, &alice, &["stalls-C-1"]).await.0,
+        StatusCode::CREATED
+    );
 
-    let link = boxoffice_store::redis_link::RedisLink::new(&RedisConfig {
-        url: redis.url(),
-        cluster: false,
-    })
-    .unwrap();
-    let mut conn = link.connection().await.unwrap();
+    let mut conn = redis.connection().await;
     let keys: Vec<String> = redis::cmd("KEYS")
         .arg(format!("*{{{event}}}*"))
         .query_async(&mut conn)
@@ -351,12 +357,7 @@ async fn a_selling_events_state_is_refreshed_from_postgres_before_it_lapses() {
     );
     // A sale Redis never hears of, and the loaded state due for a refresh.
     sell_directly(&app, &event, &["stalls-A-4"]).await;
-    let link = boxoffice_store::redis_link::RedisLink::new(&RedisConfig {
-        url: redis.url(),
-        cluster: false,
-    })
-    .unwrap();
-    let mut conn = link.connection().await.unwrap();
+    let mut conn = redis.connection().await;
     let sync = boxoffice_store::redis_holds::keys::sync(boxoffice_core::ids::EventId(
         event.parse().unwrap(),
     ));

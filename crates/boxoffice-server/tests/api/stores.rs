@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use boxoffice_server::config::HoldStoreKind;
 use boxoffice_server::Settings;
-use boxoffice_store::redis_link::RedisConfig;
+use boxoffice_store::redis_link::{RedisConfig, RedisLink};
 
 /// Where holds are kept in a conformance test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -257,6 +257,18 @@ impl PrivateRedis {
     /// Its URL.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// A connection to it, for looking at its keys.
+    pub async fn connection(&self) -> boxoffice_store::redis_link::Connection {
+        RedisLink::new(&RedisConfig {
+            url: self.url(),
+            cluster: false,
+        })
+        .unwrap()
+        .connection()
+        .await
+        .unwrap()
     }
 
     /// Stops it at once, as a crash would: every key is lost (it keeps nothing on disk).
