@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -179,15 +179,33 @@ fn is_currency(code: &str) -> bool {
     code.len() == 3 && code.bytes().all(|b| b.is_ascii_uppercase())
 }
 
+/// An event starts in the future, in a year RFC 3339 can spell (1–9999).
+fn check_starts_at(starts_at: DateTime<Utc>, now: DateTime<Utc>, errors: &mut ValidationErrors) {
+    let year = starts_at.year();
+    if errors.check(
+        (1..=9999).contains(&year),
+        "starts_at",
+        "must be in a year from 1 to 9999",
+    ) {
+        errors.check(starts_at > now, "starts_at", "must be in the future");
+    }
+}
+
 impl EventSpec {
-    /// Checks the specification against the venue's layout and resolves its allocations.
-    pub fn validate(self, venue: &VenueLayout) -> Result<NewEvent, ValidationErrors> {
+    /// Checks the specification against the venue's layout and resolves its allocations;
+    /// `now` is the time the event is created at (it must start later).
+    pub fn validate(
+        self,
+        venue: &VenueLayout,
+        now: DateTime<Utc>,
+    ) -> Result<NewEvent, ValidationErrors> {
         let mut errors = ValidationErrors::default();
         errors.check(
             is_name(&self.name, MAX_NAME_LEN),
             "name",
             "must be 1–200 characters",
         );
+        check_starts_at(self.starts_at, now, &mut errors);
         errors.check(
             (1..=3600).contains(&self.hold_ttl_seconds),
             "hold_ttl_seconds",
@@ -503,6 +521,31 @@ mod tests {
         .unwrap()
     }
 
+    fn now() -> DateTime<Utc> {
+        "2026-01-01T00:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn an_event_starts_in_the_future_in_a_year_rfc_3339_can_spell() {
+        for (starts_at, ok) in [
+            ("2025-12-31T23:59:59Z", false),
+            ("2026-01-01T00:00:00Z", false),
+            ("2026-01-01T00:00:01Z", true),
+            ("9999-12-31T23:59:59Z", true),
+            ("+10000-01-01T00:00:00Z", false),
+            ("+99999-01-01T00:00:00Z", false),
+        ] {
+            let result = event(json!({"starts_at": starts_at})).validate(&venue(), now());
+            match result {
+                Ok(_) => assert!(ok, "{starts_at} was accepted"),
+                Err(e) => {
+                    assert!(!ok, "{starts_at} was refused: {e}");
+                    assert_eq!(e.0[0].field, "starts_at");
+                }
+            }
+        }
+    }
+
     fn event(extra: serde_json::Value) -> EventSpec {
         let mut base = json!({"venue_id": VenueId::new(), "name": "Gala", "starts_at": "2027-03-01T19:30:00Z",
             "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 4500, "currency": "EUR"},
@@ -519,7 +562,7 @@ mod tests {
             {"ticket_type": "standard", "section": "stalls"},
             {"ticket_type": "premium", "section": "stalls", "rows": ["A"]},
             {"ticket_type": "standard", "seats": ["stalls-A-2"]}]}))
-        .validate(&venue())
+        .validate(&venue(), now())
         .unwrap();
         let got: Vec<_> = e
             .allocations
@@ -554,7 +597,7 @@ mod tests {
                             {"ticket_type": "standard"}],
             "ga_areas": [{"code": "floor", "name": "Floor", "capacity": 5, "price_cents": 100,
                           "currency": "USD", "max_per_booking": 6}]}))
-        .validate(&venue())
+        .validate(&venue(), now())
         .unwrap_err();
         let fields: Vec<_> = err.0.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(

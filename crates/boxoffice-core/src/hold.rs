@@ -163,10 +163,13 @@ pub fn validate_basket(
         errors.add("seats", "must name at least one seat");
     }
     if seats.len() > max_seats_per_user as usize {
+        // Refused before a single seat is looked up: the answer (and the work) stays small
+        // however many ids were sent.
         errors.add(
             "seats",
             format!("at most {max_seats_per_user} seats may be held at once in this event"),
         );
+        return Err(errors);
     }
     let mut seen = HashSet::with_capacity(seats.len());
     for (i, id) in seats.iter().enumerate() {

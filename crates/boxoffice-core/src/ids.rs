@@ -21,9 +21,11 @@ macro_rules! uuid_id {
                 Self(Uuid::new_v4())
             }
 
-            /// Parses an id from its text form; `None` for anything that is not a UUID.
+            /// Parses an id from its canonical text form (36 characters, hyphenated, either
+            /// case); `None` for anything else, including the braced, `urn:uuid:` and
+            /// 32-digit spellings, so one id has one spelling in every path.
             pub fn parse(text: &str) -> Option<Self> {
-                Uuid::parse_str(text).ok().map(Self)
+                parse_canonical_uuid(text).map(Self)
             }
         }
 
@@ -47,6 +49,17 @@ macro_rules! uuid_id {
     };
 }
 
+/// A UUID in its canonical hyphenated form, `8-4-4-4-12` hex digits (either case); every
+/// id in a path is read with this.
+pub fn parse_canonical_uuid(text: &str) -> Option<Uuid> {
+    let canonical = text.len() == 36
+        && text
+            .bytes()
+            .enumerate()
+            .all(|(i, b)| matches!(i, 8 | 13 | 18 | 23) == (b == b'-'));
+    canonical.then(|| Uuid::try_parse(text).ok()).flatten()
+}
+
 uuid_id!(
     /// Identifies a venue (its seat map).
     VenueId
@@ -65,11 +78,11 @@ impl UserId {
     /// The longest user id a token may carry.
     pub const MAX_LEN: usize = 128;
 
-    /// Accepts a user id of 1–128 characters; `None` otherwise.
+    /// Accepts a user id of 1–128 characters, none of them a control character (a NUL,
+    /// say, which Postgres cannot store); `None` otherwise.
     pub fn parse(text: &str) -> Option<Self> {
         let len = text.chars().count();
-        (1..=Self::MAX_LEN)
-            .contains(&len)
+        ((1..=Self::MAX_LEN).contains(&len) && !text.chars().any(char::is_control))
             .then(|| Self(text.to_owned()))
     }
 
@@ -94,6 +107,27 @@ mod tests {
         let id = EventId::new();
         assert_eq!(EventId::parse(&id.to_string()), Some(id));
         assert_eq!(EventId::parse("stalls-A-1"), None);
+        assert_eq!(
+            EventId::parse(&id.to_string().to_uppercase()),
+            Some(id),
+            "hex digits in either case"
+        );
+        for other in [
+            format!("urn:uuid:{id}"),
+            format!("{{{id}}}"),
+            id.0.simple().to_string(),
+            format!("{id} "),
+        ] {
+            assert_eq!(EventId::parse(&other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn user_ids_have_no_control_characters() {
+        assert!(UserId::parse("ann\0").is_none());
+        assert!(UserId::parse("ann\n").is_none());
+        assert!(UserId::parse("ann\u{7f}").is_none());
+        assert!(UserId::parse("ann ñ").is_some());
     }
 
     #[test]

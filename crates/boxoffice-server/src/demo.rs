@@ -96,7 +96,7 @@ pub async fn ensure_demo(state: &AppState) -> anyhow::Result<(EventId, bool)> {
             .await?
             .ok_or_else(|| anyhow::anyhow!("demo venue vanished"))?;
         let event = event_spec()
-            .validate(&layout)
+            .validate(&layout, Utc::now())
             .map_err(|e| anyhow::anyhow!("demo event: {e}"))?;
         created |=
             ignore_duplicate(events::insert_event(&state.pool, DEMO_EVENT_ID, &event).await)?;

@@ -95,6 +95,36 @@ fn unavailable_detail(seats: &[SeatRef]) -> String {
     }
 }
 
+/// Most field errors one answer lists; `errors_omitted` counts the rest, so one bad request
+/// gets an answer of a few KB at most.
+pub const MAX_FIELD_ERRORS: usize = 20;
+/// Longest field path or message an answer quotes, in characters; a client's own text (a
+/// 15 MB seat id, say) is cut to this.
+const MAX_FIELD_TEXT: usize = 120;
+
+/// `text` cut to [`MAX_FIELD_TEXT`] characters, marked with an ellipsis where it was cut.
+fn bounded(mut text: String) -> String {
+    if let Some((at, _)) = text.char_indices().nth(MAX_FIELD_TEXT) {
+        text.truncate(at);
+        text.push('…');
+    }
+    text
+}
+
+/// The first [`MAX_FIELD_ERRORS`] field errors, each bounded, and how many were left out.
+fn bounded_errors(mut errors: Vec<FieldError>) -> (Vec<FieldError>, Option<usize>) {
+    let omitted = errors.len().saturating_sub(MAX_FIELD_ERRORS);
+    errors.truncate(MAX_FIELD_ERRORS);
+    let errors = errors
+        .into_iter()
+        .map(|e| FieldError {
+            field: bounded(e.field),
+            message: bounded(e.message),
+        })
+        .collect();
+    (errors, (omitted > 0).then_some(omitted))
+}
+
 /// The problem document every error answer carries.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Problem {
@@ -109,9 +139,12 @@ pub struct Problem {
     pub code: &'static str,
     /// What happened in this case.
     pub detail: String,
-    /// Per-field errors (`validation_failed` only).
+    /// Per-field errors (`validation_failed` only), at most [`MAX_FIELD_ERRORS`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub errors: Option<Vec<FieldError>>,
+    /// How many more field errors there were than `errors` lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors_omitted: Option<usize>,
     /// The seats that could not be had (`seat_unavailable` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seats: Option<Vec<SeatRef>>,
@@ -204,13 +237,16 @@ impl ApiError {
         let title = self.title();
         let mut seats = None;
         let mut errors = None;
+        let mut errors_omitted = None;
         let left = match &self {
             ApiError::SoldOut(left) => Some(*left),
             _ => None,
         };
         let detail = match self {
             ApiError::Validation(e) => {
-                errors = Some(e.0);
+                let (listed, omitted) = bounded_errors(e.0);
+                errors = Some(listed);
+                errors_omitted = omitted;
                 "the request is not valid; see errors".to_owned()
             }
             ApiError::SeatUnavailable(list) => {
@@ -232,6 +268,7 @@ impl ApiError {
             code,
             detail,
             errors,
+            errors_omitted,
             seats,
             left,
         }
@@ -333,6 +370,31 @@ mod tests {
         for (error, status, code) in cases {
             assert_eq!((error.status().as_u16(), error.code()), (status, code));
         }
+    }
+
+    #[test]
+    fn a_validation_answer_is_bounded_however_many_errors_there_were() {
+        let mut errors = ValidationErrors::default();
+        for i in 0..50_000 {
+            errors.add(
+                format!("seats[{i}]"),
+                format!("no seat {:?}", "x".repeat(10_000)),
+            );
+        }
+        let problem = ApiError::Validation(errors).problem();
+        assert_eq!(
+            problem.errors.as_ref().map(Vec::len),
+            Some(MAX_FIELD_ERRORS)
+        );
+        assert_eq!(problem.errors_omitted, Some(50_000 - MAX_FIELD_ERRORS));
+        let size = serde_json::to_vec(&problem).unwrap().len();
+        assert!(size < 8 * 1024, "{size} bytes");
+
+        let problem = ApiError::invalid("name", "too long").problem();
+        assert_eq!(
+            problem.errors_omitted, None,
+            "nothing left out, nothing said"
+        );
     }
 
     #[test]

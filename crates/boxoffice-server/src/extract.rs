@@ -5,6 +5,7 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, Request};
 use axum::http::header;
 use serde::de::DeserializeOwned;
+use serde::de::IgnoredAny;
 use serde_json::error::Category;
 
 use crate::error::ApiError;
@@ -52,34 +53,106 @@ fn is_length_limit(e: &axum::extract::rejection::FailedToBufferBody) -> bool {
 }
 
 /// Parses a JSON body, sorting syntax errors (400) from shape errors (422, with the path of
-/// the offending field).
+/// the offending field). A string holding a control character (a NUL, a newline…) is 422
+/// too: no field of the API carries one, and Postgres cannot store a NUL.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        match inner.classify() {
-            Category::Syntax | Category::Eof | Category::Io => {
-                ApiError::MalformedJson(format!("the body is not valid JSON: {inner}"))
-            }
-            Category::Data => {
-                let message = strip_position(&inner.to_string());
-                let mut field = if path == "." { String::new() } else { path };
-                // A missing field is reported at its parent; name the field itself.
-                if let Some(missing) = message
-                    .strip_prefix("missing field `")
-                    .and_then(|rest| rest.split('`').next())
-                {
-                    field = if field.is_empty() {
-                        missing.to_owned()
-                    } else {
-                        format!("{field}.{missing}")
-                    };
-                }
-                ApiError::invalid(&field, &message)
-            }
+        // serde stops at the first field it cannot use, which may come before the body is
+        // cut short: a body that is not JSON as a whole is malformed, whatever came first.
+        let syntax = match inner.classify() {
+            Category::Data => serde_json::from_slice::<IgnoredAny>(bytes).err(),
+            _ => None,
+        };
+        match (inner.classify(), syntax) {
+            (Category::Data, None) => data_error(path, &inner),
+            (_, syntax) => ApiError::MalformedJson(format!(
+                "the body is not valid JSON: {}",
+                syntax.unwrap_or(inner)
+            )),
         }
-    })
+    })?;
+    if has_escaped_control(bytes) {
+        return Err(control_character_error(bytes));
+    }
+    Ok(value)
+}
+
+/// Whether a JSON text (already known to parse) spells a control character in a string. In
+/// valid JSON a control character can only appear escaped (`\n`, `\u0000`), and a
+/// backslash only inside a string, so one pass over the escapes finds them all.
+fn has_escaped_control(bytes: &[u8]) -> bool {
+    let mut i = 0;
+    while let Some(at) = bytes[i..].iter().position(|&b| b == b'\\') {
+        let escape = i + at + 1;
+        match bytes.get(escape) {
+            Some(b'b' | b'f' | b'n' | b'r' | b't') => return true,
+            Some(b'u') => {
+                let code = bytes
+                    .get(escape + 1..escape + 5)
+                    .and_then(|hex| std::str::from_utf8(hex).ok())
+                    .and_then(|hex| u32::from_str_radix(hex, 16).ok());
+                if code.and_then(char::from_u32).is_some_and(char::is_control) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        i = escape + 1;
+    }
+    false
+}
+
+/// The 422 naming the first string (or key) that holds a control character.
+fn control_character_error(bytes: &[u8]) -> ApiError {
+    fn find(value: &serde_json::Value, path: String) -> Option<String> {
+        let bad = |s: &str| s.chars().any(char::is_control);
+        match value {
+            serde_json::Value::String(s) => bad(s).then_some(path),
+            serde_json::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| find(v, format!("{path}[{i}]"))),
+            serde_json::Value::Object(fields) => fields.iter().find_map(|(k, v)| {
+                let path = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                if bad(k) {
+                    Some(path)
+                } else {
+                    find(v, path)
+                }
+            }),
+            _ => None,
+        }
+    }
+    let field = serde_json::from_slice(bytes)
+        .ok()
+        .and_then(|v| find(&v, String::new()))
+        .unwrap_or_default();
+    ApiError::invalid(&field, "must not contain control characters")
+}
+
+/// The 422 for JSON of the wrong shape, naming the field (a missing field by its own name).
+fn data_error(path: String, inner: &serde_json::Error) -> ApiError {
+    let message = strip_position(&inner.to_string());
+    let mut field = if path == "." { String::new() } else { path };
+    // A missing field is reported at its parent; name the field itself.
+    if let Some(missing) = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next())
+    {
+        field = if field.is_empty() {
+            missing.to_owned()
+        } else {
+            format!("{field}.{missing}")
+        };
+    }
+    ApiError::invalid(&field, &message)
 }
 
 /// serde_json appends " at line 1 column 42" to data errors; the field path says more.
@@ -124,9 +197,38 @@ mod tests {
             Err(ApiError::Validation(e)) => assert_eq!(e.0[0].field, "items"),
             other => panic!("expected a validation error, got {other:?}"),
         }
+        match parse_json::<Body>(br#"{"items": [{"count": 1, "colour": 2}"#) {
+            Err(ApiError::MalformedJson(_)) => {}
+            other => panic!("a body cut short is malformed, whatever came first: {other:?}"),
+        }
         match parse_json::<Body>(br#"{"items": [{}]}"#) {
             Err(ApiError::Validation(e)) => assert_eq!(e.0[0].field, "items[0].count"),
             other => panic!("expected a validation error, got {other:?}"),
         }
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Named {
+        names: Vec<String>,
+    }
+
+    #[test]
+    fn control_characters_in_strings_are_refused_with_their_field() {
+        for body in [
+            r#"{"names": ["a", "fl\u0000or"]}"#,
+            r#"{"names": ["a", "b\nc"]}"#,
+            r#"{"names": ["a", "b\u007F"]}"#,
+            r#"{"names": ["a", "b\u009f"]}"#,
+        ] {
+            match parse_json::<Named>(body.as_bytes()) {
+                Err(ApiError::Validation(e)) => assert_eq!(e.0[0].field, "names[1]", "{body}"),
+                other => panic!("{body}: expected a validation error, got {other:?}"),
+            }
+        }
+        // An escaped backslash followed by a letter is text, not a control character.
+        let ok = parse_json::<Named>(br#"{"names": ["C:\\new", "\u00e9", "\"quoted\""]}"#)
+            .expect("no control character");
+        assert_eq!(ok.names, ["C:\\new", "é", "\"quoted\""]);
     }
 }

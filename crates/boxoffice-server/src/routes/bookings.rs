@@ -264,7 +264,7 @@ pub async fn cancel_booking(
         code: "not_found",
         detail: "no such booking".into(),
     };
-    let id = Uuid::parse_str(&id).map_err(|_| not_found())?;
+    let id = boxoffice_core::ids::parse_canonical_uuid(&id).ok_or_else(not_found)?;
     match bookings::cancel_booking(&state.pool, id, caller.user()).await? {
         BookingCancel::Cancelled(booking) => {
             give_back(&state, booking.event_id, &booking.area, booking.quantity).await;

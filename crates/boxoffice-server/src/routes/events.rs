@@ -134,7 +134,7 @@ pub async fn create_event(
     let venue = venues::get_venue(&state.pool, spec.venue_id)
         .await?
         .ok_or_else(|| ApiError::invalid("venue_id", "no such venue"))?;
-    let event = spec.validate(&venue)?;
+    let event = spec.validate(&venue, chrono::Utc::now())?;
     let id = EventId::new();
     events::insert_event(&state.pool, id, &event).await?;
     Ok((

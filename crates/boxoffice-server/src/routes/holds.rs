@@ -127,7 +127,7 @@ fn quotes(map: &RenderedSeatMap, basket: &[String]) -> Vec<Option<ClaimedSeat>> 
 }
 
 fn token(text: &str) -> Option<Uuid> {
-    Uuid::parse_str(text).ok()
+    boxoffice_core::ids::parse_canonical_uuid(text)
 }
 
 fn hold_not_found() -> ApiError {

@@ -118,7 +118,7 @@ pub async fn get_order(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<OrderView>, ApiError> {
-    let id = Uuid::parse_str(&id).map_err(|_| order_not_found())?;
+    let id = boxoffice_core::ids::parse_canonical_uuid(&id).ok_or_else(order_not_found)?;
     let order = boxoffice_store::orders::load_order(&state.pool, id)
         .await?
         .ok_or_else(order_not_found)?;
@@ -144,7 +144,7 @@ pub async fn cancel_order(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<OrderView>, ApiError> {
-    let id = Uuid::parse_str(&id).map_err(|_| order_not_found())?;
+    let id = boxoffice_core::ids::parse_canonical_uuid(&id).ok_or_else(order_not_found)?;
     match state.holds.cancel(id, caller.user()).await? {
         CancelOutcome::Cancelled(order) => Ok(axum::Json(view(&state, order).await?)),
         CancelOutcome::NotFound => Err(order_not_found()),

@@ -218,6 +218,32 @@ fn ensure_cluster() {
     create_cluster(&CLUSTER_PORTS);
 }
 
+/// Ports a private Redis may take: below the ephemeral range (32768 and up on Linux), so no
+/// outgoing connection takes one between the check and the start, and low enough that the
+/// cluster bus port (port + 10000) is a port too; Redis refuses cluster mode above 55535.
+const PRIVATE_PORTS: std::ops::Range<u16> = std::ops::Range {
+    start: 12000,
+    end: 22000,
+};
+
+/// A port in [`PRIVATE_PORTS`] that is free, with its cluster bus port free too. Each call
+/// in this process starts from the next port, so tests never pick the same one.
+fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: OnceLock<AtomicU16> = OnceLock::new();
+    let span = PRIVATE_PORTS.end - PRIVATE_PORTS.start;
+    // Start somewhere else in each run, so a run's ports rarely meet a crashed run's.
+    let next = NEXT.get_or_init(|| AtomicU16::new((std::process::id() % u32::from(span)) as u16));
+    for _ in 0..span {
+        let port = PRIVATE_PORTS.start + next.fetch_add(1, Ordering::Relaxed) % span;
+        let free = |p: u16| TcpListener::bind(("127.0.0.1", p)).is_ok();
+        if free(port) && free(port + 10_000) {
+            return port;
+        }
+    }
+    panic!("no free port in {PRIVATE_PORTS:?} for a private redis-server");
+}
+
 /// A Redis server of one test's own, on a free port, that the test may flush, stop and
 /// start again. Killed when dropped.
 pub struct PrivateRedis {
@@ -236,11 +262,7 @@ impl PrivateRedis {
 
     /// Starts one with these extra `redis-server` arguments.
     fn start_with(args: &[&str]) -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let dir = std::env::temp_dir().join(format!("boxoffice-redis-{port}"));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
