@@ -31,7 +31,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the HTTP server.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Deliver outbox rows to webhooks (the same relay `serve` runs when webhooks are set).
     Relay {
         /// Postgres URL.
@@ -120,7 +120,7 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
-        Command::Serve(args) => serve(args).await,
+        Command::Serve(args) => serve(*args).await,
         Command::Race {
             race,
             url,

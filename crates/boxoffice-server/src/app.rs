@@ -3,9 +3,11 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::HttpBody;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -96,7 +98,10 @@ pub fn router(state: AppState, request_timeout: Duration, max_body_bytes: usize)
                 async move { axum::Json(doc.as_ref().clone()) }
             }),
         )
-        .route_layer(middleware::from_fn(crate::metrics::track))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::metrics::track,
+        ))
         .fallback(|| async {
             ApiError::NotFound {
                 code: "not_found",
@@ -110,16 +115,54 @@ pub fn router(state: AppState, request_timeout: Duration, max_body_bytes: usize)
         .with_state(state)
 }
 
-/// Abandons a request that takes longer than the limit with 503, so a stuck store never
-/// leaves a client hanging.
+/// Abandons a request that takes longer than the limit, so a stuck store or a slow client
+/// never leaves a request hanging: 408 if its body had not arrived in full by then (the
+/// client was slow), 503 if it had (the server was).
 async fn timeout(State(limit): State<Duration>, req: Request, next: Next) -> Response {
-    match tokio::time::timeout(limit, next.run(req)).await {
+    let (parts, body) = req.into_parts();
+    let received = Arc::new(AtomicBool::new(body.is_end_stream()));
+    let body = axum::body::Body::new(Received {
+        inner: body,
+        received: received.clone(),
+    });
+    match tokio::time::timeout(limit, next.run(Request::from_parts(parts, body))).await {
         Ok(response) => response,
+        Err(_) if !received.load(Ordering::Acquire) => ApiError::RequestTimeout.into_response(),
         Err(_) => ApiError::Unavailable {
             reason: "request timed out".into(),
             retry_after: Duration::from_secs(1),
         }
         .into_response(),
+    }
+}
+
+/// A request body that says when it has been read to its end.
+struct Received {
+    inner: axum::body::Body,
+    received: Arc<AtomicBool>,
+}
+
+impl hyper::body::Body for Received {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        let polled = std::pin::Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(polled, std::task::Poll::Ready(None)) || self.inner.is_end_stream() {
+            self.received.store(true, Ordering::Release);
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
     }
 }
 
@@ -129,6 +172,7 @@ pub struct Application {
     router: Router,
     state: AppState,
     relay: Option<crate::relay::RelayConfig>,
+    limits: crate::serve::ConnectionLimits,
 }
 
 impl Application {
@@ -147,6 +191,20 @@ impl Application {
         } else {
             None
         };
+        // Where Redis is in use anyway, the limits count there, across every instance.
+        let uses_redis = settings.hold_store == HoldStoreKind::Redis || settings.ga_gate;
+        let rate_limits = crate::limits::RateLimits::new(
+            settings.sessions_per_minute,
+            settings.holds_per_minute,
+            settings.trusted_proxies.clone(),
+            if uses_redis {
+                Some(boxoffice_store::rate_limit::RedisRateLimit::new(
+                    &settings.redis,
+                )?)
+            } else {
+                None
+            },
+        );
         let state = AppState::new(Inner {
             pool,
             holds,
@@ -156,20 +214,23 @@ impl Application {
             ),
             anonymous_sessions: settings.anonymous_sessions,
             gate,
+            metrics: crate::metrics::Metrics::new(),
+            rate_limits,
         });
-        // Install the recorder before the first request so /metrics is never empty.
-        crate::metrics::handle();
         let router = router(
             state.clone(),
             settings.request_timeout,
             settings.max_body_bytes,
         );
         let listener = TcpListener::bind(settings.bind).await?;
+        let mut limits = settings.connections;
+        limits.max_connections = crate::serve::fit_connection_cap(limits.max_connections);
         Ok(Self {
             listener,
             router,
             state,
             relay: settings.relay.clone(),
+            limits,
         })
     }
 
@@ -186,7 +247,8 @@ impl Application {
     }
 
     /// Serves (and relays the outbox, if webhooks are configured) until `shutdown`
-    /// completes, then lets requests in flight finish.
+    /// completes, then lets requests in flight finish for at most the shutdown grace
+    /// period.
     pub async fn run_until(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
@@ -194,18 +256,34 @@ impl Application {
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let relay = self.relay.map(|config| {
             let relay = crate::relay::Relay::new(self.state.pool.clone(), config);
-            tokio::spawn(relay.run(stopped))
+            tokio::spawn(relay.run(stopped.clone()))
         });
-        let served = axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                let _ = stop.send(true);
-            })
-            .await;
+        let upkeep = tokio::spawn(upkeep(self.state.clone(), stopped));
+        crate::serve::serve(self.listener, self.router, self.limits, async move {
+            shutdown.await;
+            let _ = stop.send(true);
+        })
+        .await;
         if let Some(relay) = relay {
             let _ = relay.await;
         }
-        served
+        let _ = upkeep.await;
+        Ok(())
+    }
+}
+
+/// Background chores of a running server, until `stopped` turns true: draining metric
+/// samples into their buckets, forgetting rate-limit counts of clients gone quiet.
+async fn upkeep(state: AppState, mut stopped: tokio::sync::watch::Receiver<bool>) {
+    let mut every = tokio::time::interval(Duration::from_secs(5));
+    loop {
+        tokio::select! {
+            _ = every.tick() => {
+                state.metrics.upkeep();
+                state.rate_limits.forget_idle();
+            }
+            _ = stopped.wait_for(|stop| *stop) => return,
+        }
     }
 }
 

@@ -8,6 +8,40 @@ use boxoffice_store::db::DbConfig;
 use boxoffice_store::redis_link::RedisConfig;
 use rand::distributions::{Alphanumeric, DistString};
 
+/// The defaults of the settings that have no other home; `boxoffice serve`'s flags and
+/// [`Settings::new`] both take them from here.
+pub mod defaults {
+    use std::time::Duration;
+
+    /// `BOXOFFICE_REQUEST_TIMEOUT_MS`.
+    pub const REQUEST_TIMEOUT_MS: u64 = 30_000;
+    /// `BOXOFFICE_MAX_BODY_BYTES`.
+    pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+    /// `BOXOFFICE_HEADER_TIMEOUT_MS`.
+    pub const HEADER_TIMEOUT_MS: u64 = 10_000;
+    /// `BOXOFFICE_IDLE_TIMEOUT_MS`.
+    pub const IDLE_TIMEOUT_MS: u64 = 60_000;
+    /// `BOXOFFICE_MAX_CONNECTIONS`.
+    pub const MAX_CONNECTIONS: usize = 10_000;
+    /// `BOXOFFICE_SHUTDOWN_GRACE_MS`.
+    pub const SHUTDOWN_GRACE_MS: u64 = 10_000;
+    /// `BOXOFFICE_SESSIONS_PER_MINUTE`.
+    pub const SESSIONS_PER_MINUTE: u32 = 20;
+    /// `BOXOFFICE_HOLDS_PER_MINUTE`: well above what a buyer clicking seats asks for, far
+    /// below what a script churning holds needs.
+    pub const HOLDS_PER_MINUTE: u32 = 30;
+
+    /// The connection limits with every default.
+    pub fn connection_limits() -> crate::serve::ConnectionLimits {
+        crate::serve::ConnectionLimits {
+            header_timeout: Duration::from_millis(HEADER_TIMEOUT_MS),
+            idle_timeout: Duration::from_millis(IDLE_TIMEOUT_MS),
+            max_connections: MAX_CONNECTIONS,
+            shutdown_grace: Duration::from_millis(SHUTDOWN_GRACE_MS),
+        }
+    }
+}
+
 /// Which hold store keeps live holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum HoldStoreKind {
@@ -82,27 +116,51 @@ pub struct ServeArgs {
     #[arg(long, env = "BOXOFFICE_ANONYMOUS_SESSIONS", default_value_t = true, action = clap::ArgAction::Set)]
     pub anonymous_sessions: bool,
     /// Most Postgres connections this server opens.
-    #[arg(long, env = "BOXOFFICE_DB_POOL_SIZE", default_value_t = 16)]
+    #[arg(long, env = "BOXOFFICE_DB_POOL_SIZE", default_value_t = DbConfig::DEFAULT_POOL_SIZE)]
     pub db_pool_size: u32,
     /// Milliseconds a request waits for a free Postgres connection before answering 503.
-    #[arg(long, env = "BOXOFFICE_DB_ACQUIRE_TIMEOUT_MS", default_value_t = 2000)]
+    #[arg(long, env = "BOXOFFICE_DB_ACQUIRE_TIMEOUT_MS", default_value_t = DbConfig::DEFAULT_ACQUIRE_TIMEOUT_MS)]
     pub db_acquire_timeout_ms: u64,
     /// Postgres `statement_timeout` in milliseconds.
-    #[arg(
-        long,
-        env = "BOXOFFICE_DB_STATEMENT_TIMEOUT_MS",
-        default_value_t = 10_000
-    )]
+    #[arg(long, env = "BOXOFFICE_DB_STATEMENT_TIMEOUT_MS", default_value_t = DbConfig::DEFAULT_STATEMENT_TIMEOUT_MS)]
     pub db_statement_timeout_ms: u64,
     /// Postgres `lock_timeout` in milliseconds.
-    #[arg(long, env = "BOXOFFICE_DB_LOCK_TIMEOUT_MS", default_value_t = 2000)]
+    #[arg(long, env = "BOXOFFICE_DB_LOCK_TIMEOUT_MS", default_value_t = DbConfig::DEFAULT_LOCK_TIMEOUT_MS)]
     pub db_lock_timeout_ms: u64,
-    /// Milliseconds after which a request is abandoned with 503.
-    #[arg(long, env = "BOXOFFICE_REQUEST_TIMEOUT_MS", default_value_t = 30_000)]
+    /// Milliseconds after which a request is abandoned: 408 if its body had not arrived,
+    /// 503 if the server was too slow.
+    #[arg(long, env = "BOXOFFICE_REQUEST_TIMEOUT_MS", default_value_t = defaults::REQUEST_TIMEOUT_MS)]
     pub request_timeout_ms: u64,
     /// Largest request body accepted, in bytes (larger answers 413).
-    #[arg(long, env = "BOXOFFICE_MAX_BODY_BYTES", default_value_t = 16 * 1024 * 1024)]
+    #[arg(long, env = "BOXOFFICE_MAX_BODY_BYTES", default_value_t = defaults::MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
+    /// Milliseconds a client has to send a whole request head; then it is disconnected.
+    #[arg(long, env = "BOXOFFICE_HEADER_TIMEOUT_MS", default_value_t = defaults::HEADER_TIMEOUT_MS)]
+    pub header_timeout_ms: u64,
+    /// Milliseconds a keep-alive connection may sit idle between requests.
+    #[arg(long, env = "BOXOFFICE_IDLE_TIMEOUT_MS", default_value_t = defaults::IDLE_TIMEOUT_MS)]
+    pub idle_timeout_ms: u64,
+    /// Most connections open at once (kept under the open-file limit, which the server
+    /// raises to its hard limit); past it the server keeps serving the ones it has.
+    #[arg(long, env = "BOXOFFICE_MAX_CONNECTIONS", default_value_t = defaults::MAX_CONNECTIONS)]
+    pub max_connections: usize,
+    /// Milliseconds SIGTERM waits for requests in flight before the process exits anyway.
+    #[arg(long, env = "BOXOFFICE_SHUTDOWN_GRACE_MS", default_value_t = defaults::SHUTDOWN_GRACE_MS)]
+    pub shutdown_grace_ms: u64,
+    /// Anonymous sessions one client address may create a minute (all at once, at most);
+    /// 0 turns the limit off.
+    #[arg(long, env = "BOXOFFICE_SESSIONS_PER_MINUTE", default_value_t = defaults::SESSIONS_PER_MINUTE)]
+    pub sessions_per_minute: u32,
+    /// Holds one user may ask for a minute (all at once, at most); 0 turns the limit off.
+    #[arg(long, env = "BOXOFFICE_HOLDS_PER_MINUTE", default_value_t = defaults::HOLDS_PER_MINUTE)]
+    pub holds_per_minute: u32,
+    /// Proxies (addresses or CIDR blocks, comma-separated) whose `X-Forwarded-For` names
+    /// the client; from anyone else the header is ignored.
+    #[arg(long, env = "BOXOFFICE_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<String>,
+    /// Milliseconds any Redis command may take before Redis counts as unavailable.
+    #[arg(long, env = "BOXOFFICE_REDIS_TIMEOUT_MS", default_value_t = RedisConfig::DEFAULT_TIMEOUT_MS)]
+    pub redis_timeout_ms: u64,
     /// Turn on the sale-day gate: a Redis counter per general-admission area that refuses
     /// bookings once the area is sold out, before they reach Postgres.
     #[arg(long, env = "BOXOFFICE_GA_GATE", default_value_t = false, action = clap::ArgAction::Set)]
@@ -143,6 +201,14 @@ pub struct Settings {
     pub request_timeout: Duration,
     /// Request body size limit.
     pub max_body_bytes: usize,
+    /// Header, idle and shutdown timeouts, and the cap on connections.
+    pub connections: crate::serve::ConnectionLimits,
+    /// Anonymous sessions per client address a minute (0: no limit).
+    pub sessions_per_minute: u32,
+    /// Holds per user a minute (0: no limit).
+    pub holds_per_minute: u32,
+    /// Proxies whose `X-Forwarded-For` is believed.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// The outbox relay to run inside the server, if webhooks are configured.
     pub relay: Option<crate::relay::RelayConfig>,
     /// Whether the sale-day gate (Redis) is on.
@@ -154,17 +220,18 @@ impl Settings {
     pub fn new(database_url: impl Into<String>) -> Self {
         Self {
             database: DbConfig::new(database_url),
-            redis: RedisConfig {
-                url: "redis://127.0.0.1:6379".into(),
-                cluster: false,
-            },
+            redis: RedisConfig::new("redis://127.0.0.1:6379"),
             bind: SocketAddr::from(([127, 0, 0, 1], 3000)),
             hold_store: HoldStoreKind::Postgres,
             admin_token: Secret::random(),
             jwt_secret: Secret::random(),
             anonymous_sessions: true,
-            request_timeout: Duration::from_secs(30),
-            max_body_bytes: 16 * 1024 * 1024,
+            request_timeout: Duration::from_millis(defaults::REQUEST_TIMEOUT_MS),
+            max_body_bytes: defaults::MAX_BODY_BYTES,
+            connections: defaults::connection_limits(),
+            sessions_per_minute: defaults::SESSIONS_PER_MINUTE,
+            holds_per_minute: defaults::HOLDS_PER_MINUTE,
+            trusted_proxies: Vec::new(),
             relay: None,
             ga_gate: false,
         }
@@ -190,6 +257,7 @@ impl ServeArgs {
             redis: RedisConfig {
                 url: self.redis_url.clone(),
                 cluster: self.redis_cluster,
+                timeout: Duration::from_millis(self.redis_timeout_ms),
             },
             bind: self.bind,
             hold_store: self.hold_store,
@@ -204,6 +272,15 @@ impl ServeArgs {
             anonymous_sessions: self.anonymous_sessions,
             request_timeout: Duration::from_millis(self.request_timeout_ms),
             max_body_bytes: self.max_body_bytes,
+            connections: crate::serve::ConnectionLimits {
+                header_timeout: Duration::from_millis(self.header_timeout_ms),
+                idle_timeout: Duration::from_millis(self.idle_timeout_ms),
+                max_connections: self.max_connections,
+                shutdown_grace: Duration::from_millis(self.shutdown_grace_ms),
+            },
+            sessions_per_minute: self.sessions_per_minute,
+            holds_per_minute: self.holds_per_minute,
+            trusted_proxies: crate::limits::parse_trusted_proxies(&self.trusted_proxies)?,
             relay: relay_config(&self.webhook_urls, self.webhook_secret.as_deref())?,
             ga_gate: self.ga_gate,
         };

@@ -59,6 +59,12 @@ pub enum ApiError {
     /// 409 `hold_not_live`: the token does not, or no longer, own its seats.
     #[error("this hold has expired, was released or was already used")]
     HoldNotLive,
+    /// 408 `request_timeout`: the request (its body) did not arrive in time.
+    #[error("the request did not arrive in time")]
+    RequestTimeout,
+    /// 429 `rate_limited`: too many requests from this client; retry after `Retry-After`.
+    #[error("too many requests; retry in {} s", .0.as_secs().max(1))]
+    RateLimited(Duration),
     /// 503 `unavailable`: a backing store is down or too slow; retry after a moment.
     #[error("{reason}")]
     Unavailable {
@@ -185,6 +191,8 @@ impl ApiError {
             | ApiError::HoldLimitExceeded(_)
             | ApiError::HoldNotLive
             | ApiError::SoldOut(_) => StatusCode::CONFLICT,
+            ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
+            ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -206,6 +214,8 @@ impl ApiError {
             ApiError::HoldLimitExceeded(_) => "hold_limit_exceeded",
             ApiError::HoldNotLive => "hold_not_live",
             ApiError::SoldOut(_) => "sold_out",
+            ApiError::RequestTimeout => "request_timeout",
+            ApiError::RateLimited(_) => "rate_limited",
             ApiError::Unavailable { .. } => "unavailable",
             ApiError::Internal(_) => "internal",
         }
@@ -226,6 +236,8 @@ impl ApiError {
             ApiError::HoldLimitExceeded(_) => "Hold limit exceeded",
             ApiError::HoldNotLive => "Hold not live",
             ApiError::SoldOut(_) => "Sold out",
+            ApiError::RequestTimeout => "Request timeout",
+            ApiError::RateLimited(_) => "Too many requests",
             ApiError::Unavailable { .. } => "Service unavailable",
             ApiError::Internal(_) => "Internal error",
         }
@@ -291,7 +303,9 @@ impl IntoResponse for ApiError {
             _ => {}
         }
         let retry_after = match &self {
-            ApiError::Unavailable { retry_after, .. } => Some(retry_after.as_secs().max(1)),
+            ApiError::Unavailable { retry_after, .. } | ApiError::RateLimited(retry_after) => {
+                Some(retry_after.as_millis().div_ceil(1000).max(1) as u64)
+            }
             _ => None,
         };
         let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
@@ -364,6 +378,12 @@ mod tests {
                 ApiError::from(StoreError::unavailable("down")),
                 503,
                 "unavailable",
+            ),
+            (ApiError::RequestTimeout, 408, "request_timeout"),
+            (
+                ApiError::RateLimited(Duration::from_secs(3)),
+                429,
+                "rate_limited",
             ),
             (ApiError::Internal("bug".into()), 500, "internal"),
         ];

@@ -5,6 +5,9 @@
 //! - [`config`]: settings from flags and environment variables, secrets redacted.
 //! - [`app`]: the router (routes, OpenAPI, body limit, request timeout, metrics, tracing)
 //!   and [`app::Application`], which tests and `boxoffice serve` both run.
+//! - [`serve`]: the accept loop: header and idle timeouts, a cap on connections, shutdown
+//!   with a grace period.
+//! - [`state`]: what every handler shares.
 //! - [`routes`]: one module per resource; handlers extract, call the store or a service,
 //!   and map the result.
 //! - [`availability`]: composing seat status from the seat map, Postgres and the hold store.
@@ -12,6 +15,8 @@
 //! - [`auth`]: the admin token, user JWTs and the extractors that check them.
 //! - [`error`]: [`error::ApiError`], rendered as problem+json with API.md's stable codes.
 //! - [`extract`]: a JSON extractor whose rejections are problem documents.
+//! - [`limits`]: abuse limits (sessions per client address, holds per user), in Redis
+//!   when it is configured.
 //! - [`metrics`]: Prometheus request counts and latencies.
 //! - [`relay`]: the outbox relay, delivering committed changes to webhooks.
 //! - [`demo`]: the demo venue and event of `boxoffice serve --demo`.
@@ -23,10 +28,12 @@ pub mod config;
 pub mod demo;
 pub mod error;
 pub mod extract;
+pub mod limits;
 pub mod metrics;
 pub mod relay;
 pub mod routes;
 pub mod seat_map;
+pub mod serve;
 pub mod state;
 
 pub use app::Application;

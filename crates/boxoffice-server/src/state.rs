@@ -27,6 +27,10 @@ pub struct Inner {
     pub anonymous_sessions: bool,
     /// The sale-day gate in front of general-admission bookings, when it is on.
     pub gate: Option<boxoffice_store::gate::Gate>,
+    /// This server's metrics.
+    pub metrics: crate::metrics::Metrics,
+    /// Abuse limits (sessions per address, holds per user).
+    pub rate_limits: crate::limits::RateLimits,
 }
 
 impl AppState {

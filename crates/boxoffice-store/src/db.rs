@@ -27,14 +27,24 @@ pub struct DbConfig {
 }
 
 impl DbConfig {
-    /// Defaults suited to one server on this kind of machine.
+    /// Default [`DbConfig::pool_size`].
+    pub const DEFAULT_POOL_SIZE: u32 = 16;
+    /// Default [`DbConfig::acquire_timeout`], in milliseconds.
+    pub const DEFAULT_ACQUIRE_TIMEOUT_MS: u64 = 2_000;
+    /// Default [`DbConfig::statement_timeout`], in milliseconds.
+    pub const DEFAULT_STATEMENT_TIMEOUT_MS: u64 = 10_000;
+    /// Default [`DbConfig::lock_timeout`], in milliseconds.
+    pub const DEFAULT_LOCK_TIMEOUT_MS: u64 = 2_000;
+
+    /// The defaults (the same as `boxoffice serve`'s), suited to one server on this kind
+    /// of machine.
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
-            pool_size: 16,
-            acquire_timeout: Duration::from_secs(2),
-            statement_timeout: Duration::from_secs(5),
-            lock_timeout: Duration::from_secs(2),
+            pool_size: Self::DEFAULT_POOL_SIZE,
+            acquire_timeout: Duration::from_millis(Self::DEFAULT_ACQUIRE_TIMEOUT_MS),
+            statement_timeout: Duration::from_millis(Self::DEFAULT_STATEMENT_TIMEOUT_MS),
+            lock_timeout: Duration::from_millis(Self::DEFAULT_LOCK_TIMEOUT_MS),
         }
     }
 

@@ -66,6 +66,11 @@ pub trait HoldStore: Send + Sync + 'static {
     /// The store's name in configuration (`postgres`, `redis`).
     fn kind(&self) -> &'static str;
 
+    /// The store's own counters since it was made, by Prometheus name, for `/metrics`.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+
     /// Holds every seat of the basket under a new token, or none of them.
     async fn acquire(&self, request: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError>;
 

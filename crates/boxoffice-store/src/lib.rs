@@ -20,6 +20,8 @@
 //!   (`scripts/*.lua`).
 //! - [`holds`]: the [`holds::HoldStore`] interface and its Postgres implementation.
 //! - [`redis_holds`]: the Redis implementation (`scripts/hold_*.lua`, `scripts/event_*.lua`).
+//! - [`rate_limit`]: per-minute limits shared by every server instance
+//!   (`scripts/rate_limit.lua`).
 //! - [`redis_link`]: one lazily made connection to a Redis server or a Redis Cluster.
 //! - [`outbox`]: claiming and marking outbox rows for delivery.
 //! - [`orders`]: writing, reading and cancelling orders inside a hold store's transaction,
@@ -33,6 +35,7 @@ pub mod gate;
 pub mod holds;
 pub mod orders;
 pub mod outbox;
+pub mod rate_limit;
 pub mod redis_holds;
 pub mod redis_link;
 pub mod venues;

@@ -34,6 +34,7 @@
 //! on), and whenever Redis has lost them (flushed, restarted, failed over): a hold is never
 //! taken on a state that was not loaded.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -239,6 +240,11 @@ pub struct RedisHoldStore {
     redis: RedisLink,
     pool: PgPool,
     scripts: Scripts,
+    /// Loads of an event's state from Postgres (`redis_event_loads_total`).
+    loads: AtomicU64,
+    /// Checkouts Postgres refused because Redis did not know a seat was sold
+    /// (`redis_missed_sales_total`).
+    missed_sales: AtomicU64,
 }
 
 impl std::fmt::Debug for RedisHoldStore {
@@ -255,6 +261,8 @@ impl RedisHoldStore {
             redis: RedisLink::new(config)?,
             pool,
             scripts: Scripts::new(),
+            loads: AtomicU64::new(0),
+            missed_sales: AtomicU64::new(0),
         })
     }
 
@@ -346,7 +354,7 @@ impl RedisHoldStore {
             .await
             .map_err(redis_error)?;
         if installed == 1 {
-            metrics::counter!("redis_event_loads_total").increment(1);
+            self.loads.fetch_add(1, Ordering::Relaxed);
             tracing::debug!(%event, version, sold = sold.len(), "loaded the event's state into redis");
             Ok(Load::Ready)
         } else {
@@ -533,6 +541,19 @@ impl RedisHoldStore {
 impl HoldStore for RedisHoldStore {
     fn kind(&self) -> &'static str {
         "redis"
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            (
+                "redis_event_loads_total",
+                self.loads.load(Ordering::Relaxed),
+            ),
+            (
+                "redis_missed_sales_total",
+                self.missed_sales.load(Ordering::Relaxed),
+            ),
+        ]
     }
 
     async fn acquire(&self, r: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError> {
@@ -761,7 +782,7 @@ impl HoldStore for RedisHoldStore {
             // Postgres knows a seat is sold that Redis did not: Postgres decides. The hold
             // goes, and the event's sold seats are loaded again before the next hold.
             Err(StoreError::Conflict { constraint }) if constraint == "order_seat_sold" => {
-                metrics::counter!("redis_missed_sales_total").increment(1);
+                self.missed_sales.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(%event, %token, "redis held a seat postgres has sold; reloading the event's sold seats");
                 self.restore(event, token, user, &seats, true).await;
                 Ok(CheckoutOutcome::NotLive)

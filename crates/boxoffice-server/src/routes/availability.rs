@@ -98,7 +98,7 @@ pub async fn get_availability(
 }
 
 /// The [`HOLDS_UNKNOWN`] header when availability was composed without the hold store.
-fn holds_unknown(
+pub(crate) fn holds_unknown(
     unknown: bool,
 ) -> axum::response::AppendHeaders<Option<(&'static str, &'static str)>> {
     axum::response::AppendHeaders(unknown.then_some(HOLDS_UNKNOWN))

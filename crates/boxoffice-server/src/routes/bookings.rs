@@ -153,13 +153,15 @@ pub async fn create_booking(
     };
     let through_gate = match pass_gate(&state, event, &body.area, body.quantity).await? {
         Gate::Refused(left) => {
-            metrics::counter!("ga_gate_rejected_total").increment(1);
+            state.metrics.increment("ga_gate_rejected_total");
             return Err(ApiError::SoldOut(left));
         }
         Gate::Passed => true,
         Gate::Off => false,
     };
-    metrics::counter!("ga_bookings_reached_postgres_total").increment(1);
+    state
+        .metrics
+        .increment("ga_bookings_reached_postgres_total");
     let outcome = bookings::book(&state.pool, &request, remember).await;
     // Places the gate let through come back to it unless they were really booked.
     if through_gate && !matches!(outcome, Ok(BookingOutcome::Booked(_))) {

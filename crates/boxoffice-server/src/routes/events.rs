@@ -165,19 +165,21 @@ pub async fn list_events(State(state): State<AppState>) -> Result<axum::Json<Eve
 #[utoipa::path(get, path = "/v1/events/{id}", tag = "events",
     params(("id" = String, Path, description = "Event id")),
     responses(
-        (status = 200, description = "The event", body = EventView),
+        (status = 200, description = "The event", body = EventView, headers(
+            ("boxoffice-holds" = String, description = "`unavailable` when the hold store could not be reached: held seats then count as available"))),
         (status = 404, description = "No such event", body = Problem),
     ))]
 pub async fn get_event(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<axum::Json<EventView>, ApiError> {
+) -> Result<impl IntoResponse, ApiError> {
     let id = super::event_id(&id)?;
     let record = events::get_event(&state.pool, id)
         .await?
         .ok_or_else(ApiError::event_not_found)?;
     let availability = event_availability(&state, id).await?;
-    Ok(axum::Json(EventView {
+    let unknown = super::availability::holds_unknown(availability.holds_unknown);
+    let view = axum::Json(EventView {
         id,
         venue_id: record.summary.venue_id,
         name: record.summary.name,
@@ -193,7 +195,8 @@ pub async fn get_event(
             .map(|(area, left)| GaAreaView { area, left })
             .collect(),
         counts: SeatCounts::of(&availability.states),
-    }))
+    });
+    Ok((unknown, view))
 }
 
 /// The event and its venue's layout, for validating seat selectors.

@@ -148,6 +148,7 @@ fn hold_not_found() -> ApiError {
         (status = 404, description = "No such event", body = Problem),
         (status = 409, description = "A seat is unavailable, or the user's limit is reached", body = Problem),
         (status = 422, description = "Empty, repeated, unknown or too many seats", body = Problem),
+        (status = 429, description = "Too many holds by this user; see Retry-After", body = Problem),
         (status = 503, description = "A store is unavailable", body = Problem),
     ))]
 pub async fn create_hold(
@@ -157,6 +158,10 @@ pub async fn create_hold(
     Json(body): Json<HoldBody>,
 ) -> Result<(StatusCode, axum::Json<HoldView>), ApiError> {
     let event = super::event_id(&id)?;
+    state
+        .rate_limits
+        .check(&state.rate_limits.holds, user.as_str())
+        .await?;
     let seats = match (body.seats, body.best_available) {
         (Some(seats), None) => seats,
         (None, Some(_)) => {

@@ -49,14 +49,12 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
 }
 
 /// Prometheus text: `http_requests_total` and `http_request_duration_seconds` by method,
-/// route and status.
+/// route and status, and the counters of the hold store and the sale-day gate.
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
-pub async fn get_metrics() -> impl IntoResponse {
-    let handle = crate::metrics::handle();
-    handle.run_upkeep();
+pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        handle.render(),
+        state.metrics.render(&state.holds.counters()),
     )
 }

@@ -1,7 +1,9 @@
 //! `POST /v1/sessions`: anonymous buyer sessions for demos and tests.
 
-use axum::extract::State;
-use axum::http::StatusCode;
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, StatusCode};
 use boxoffice_core::ids::UserId;
 use chrono::{DateTime, SubsecRound, Utc};
 use serde::Serialize;
@@ -27,9 +29,12 @@ pub struct SessionCreated {
     responses(
         (status = 201, description = "Created", body = SessionCreated),
         (status = 404, description = "Anonymous sessions are disabled", body = Problem),
+        (status = 429, description = "Too many sessions from this address; see Retry-After", body = Problem),
     ))]
 pub async fn create_session(
     State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
 ) -> Result<(StatusCode, axum::Json<SessionCreated>), ApiError> {
     if !state.anonymous_sessions {
         return Err(ApiError::NotFound {
@@ -37,6 +42,11 @@ pub async fn create_session(
             detail: "anonymous sessions are disabled on this server".into(),
         });
     }
+    let client = state.rate_limits.client_address(peer, &headers);
+    state
+        .rate_limits
+        .check(&state.rate_limits.sessions, &client.to_string())
+        .await?;
     let user = UserId::parse(&uuid::Uuid::new_v4().to_string()).expect("a UUID is a valid user id");
     // JWT expiry has whole-second precision; say exactly what the token carries.
     let expires_at = (Utc::now() + SESSION_TTL).trunc_subsecs(0);

@@ -121,6 +121,10 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
     settings.database.pool_size = 4;
     settings.admin_token = Secret::new(format!("admin-{}", uuid::Uuid::new_v4()));
     settings.jwt_secret = Secret::new(format!("jwt-{}", uuid::Uuid::new_v4()));
+    // Tests fire many requests from one address and as one user; the limits' own tests
+    // set them low again.
+    settings.sessions_per_minute = 1_000_000;
+    settings.holds_per_minute = 1_000_000;
     configure(&mut settings);
 
     // The test's own connections go straight to Postgres, whatever route the server takes.
@@ -322,6 +326,15 @@ impl TestApp {
             .await
             .unwrap();
         response.text().await.unwrap()
+    }
+
+    /// The value of a counter without labels in the server's `/metrics`; 0 if it was never
+    /// counted. Each server has metrics of its own, so this is what this server counted.
+    pub async fn counter(&self, name: &str) -> f64 {
+        let text = self.metrics().await;
+        text.lines()
+            .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+            .map_or(0.0, |l| l.rsplit(' ').next().unwrap().parse().unwrap())
     }
 
     /// Number of rows in `table`.

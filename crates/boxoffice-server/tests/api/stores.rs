@@ -39,19 +39,24 @@ impl Store {
             Store::Postgres => settings.hold_store = HoldStoreKind::Postgres,
             Store::Redis => {
                 settings.hold_store = HoldStoreKind::Redis;
-                settings.redis = RedisConfig {
-                    url: redis_url(),
-                    cluster: false,
-                };
+                settings.redis = test_redis(redis_url(), false);
             }
             Store::RedisCluster => {
                 settings.hold_store = HoldStoreKind::Redis;
-                settings.redis = RedisConfig {
-                    url: cluster_url(),
-                    cluster: true,
-                };
+                settings.redis = test_redis(cluster_url(), true);
             }
         }
+    }
+}
+
+/// Redis at `url` as the tests reach it: with a timeout far above the default, because two
+/// cores running many tests at once can keep a healthy Redis waiting longer than a
+/// production timeout allows. The tests of the timeout itself set their own.
+pub fn test_redis(url: String, cluster: bool) -> RedisConfig {
+    RedisConfig {
+        cluster,
+        timeout: Duration::from_secs(5),
+        ..RedisConfig::new(url)
     }
 }
 
@@ -283,14 +288,11 @@ impl PrivateRedis {
 
     /// A connection to it, for looking at its keys.
     pub async fn connection(&self) -> boxoffice_store::redis_link::Connection {
-        RedisLink::new(&RedisConfig {
-            url: self.url(),
-            cluster: false,
-        })
-        .unwrap()
-        .connection()
-        .await
-        .unwrap()
+        RedisLink::new(&test_redis(self.url(), false))
+            .unwrap()
+            .connection()
+            .await
+            .unwrap()
     }
 
     /// Stops it at once, as a crash would: every key is lost (it keeps nothing on disk).

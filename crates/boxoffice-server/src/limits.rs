@@ -1,0 +1,226 @@
+//! Abuse limits: anonymous sessions per client address, holds per user.
+//!
+//! Each limit is a rate with a burst of the same size (20 a minute: 20 at once, then one
+//! every 3 s), by the generic cell rate algorithm. With Redis configured the counts live
+//! there, so every server instance counts against one limit; without it (or while Redis is
+//! unreachable) each instance counts on its own with `governor`, so a limit never fails
+//! open entirely and never fails a request because Redis is away.
+
+use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use axum::http::HeaderMap;
+use boxoffice_store::rate_limit::RedisRateLimit;
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota};
+use ipnet::IpNet;
+
+use crate::error::ApiError;
+
+/// One named limit of so many requests a minute per key.
+pub struct Limit {
+    name: &'static str,
+    per_minute: Option<NonZeroU32>,
+    local: Option<DefaultKeyedRateLimiter<String>>,
+}
+
+impl Limit {
+    /// A limit of `per_minute` requests a minute per key; 0 turns it off.
+    pub fn new(name: &'static str, per_minute: u32) -> Self {
+        let per_minute = NonZeroU32::new(per_minute);
+        Self {
+            name,
+            per_minute,
+            local: per_minute.map(|n| DefaultKeyedRateLimiter::keyed(Quota::per_minute(n))),
+        }
+    }
+
+    fn check_locally(&self, key: &str) -> Result<(), Duration> {
+        let Some(local) = &self.local else {
+            return Ok(());
+        };
+        local
+            .check_key(&key.to_owned())
+            .map_err(|not_until| not_until.wait_time_from(DefaultClock::default().now()))
+    }
+}
+
+/// Every limit, and where their counts are kept.
+pub struct RateLimits {
+    /// `POST /v1/sessions` per client address.
+    pub sessions: Limit,
+    /// `POST /v1/events/{id}/holds` per user.
+    pub holds: Limit,
+    redis: Option<RedisRateLimit>,
+    trusted_proxies: Vec<IpNet>,
+}
+
+impl RateLimits {
+    /// The limits, counted in Redis when `redis` is given.
+    pub fn new(
+        sessions_per_minute: u32,
+        holds_per_minute: u32,
+        trusted_proxies: Vec<IpNet>,
+        redis: Option<RedisRateLimit>,
+    ) -> Self {
+        Self {
+            sessions: Limit::new("sessions", sessions_per_minute),
+            holds: Limit::new("holds", holds_per_minute),
+            redis,
+            trusted_proxies,
+        }
+    }
+
+    /// Counts one request of `key` against `limit`: 429 `rate_limited` with how long to
+    /// wait once the key is over it.
+    pub async fn check(&self, limit: &Limit, key: &str) -> Result<(), ApiError> {
+        let Some(per_minute) = limit.per_minute else {
+            return Ok(());
+        };
+        if let Some(redis) = &self.redis {
+            match redis.check(limit.name, key, per_minute.get()).await {
+                Ok(None) => return Ok(()),
+                Ok(Some(wait)) => return Err(ApiError::RateLimited(wait)),
+                Err(error) => {
+                    tracing::debug!(%error, "rate limits counted locally while redis is away");
+                }
+            }
+        }
+        limit.check_locally(key).map_err(ApiError::RateLimited)
+    }
+
+    /// The client's address: the peer's, or, when the peer is a trusted proxy, the
+    /// nearest address in `X-Forwarded-For` that is not one (each proxy appends the
+    /// address it got the request from, so addresses left of the last untrusted one are
+    /// whatever the client chose to send).
+    pub fn client_address(&self, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
+        let trusted = |ip: &IpAddr| self.trusted_proxies.iter().any(|net| net.contains(ip));
+        let mut client = peer.ip();
+        if !trusted(&client) {
+            return client;
+        }
+        let forwarded = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .collect::<Vec<_>>();
+        for hop in forwarded.iter().rev() {
+            match hop.parse::<IpAddr>() {
+                Ok(ip) => {
+                    client = ip;
+                    if !trusted(&ip) {
+                        break;
+                    }
+                }
+                // Garbage where an address should be: stop at the last address trusted.
+                Err(_) => break,
+            }
+        }
+        client
+    }
+
+    /// Forgets local counts of keys that are back to a full burst, so the limiter's memory
+    /// follows the clients seen lately, not every client ever.
+    pub fn forget_idle(&self) {
+        for limit in [&self.sessions, &self.holds] {
+            if let Some(local) = &limit.local {
+                local.retain_recent();
+                local.shrink_to_fit();
+            }
+        }
+    }
+}
+
+/// Parses `BOXOFFICE_TRUSTED_PROXIES`: addresses or CIDR blocks.
+pub fn parse_trusted_proxies(entries: &[String]) -> anyhow::Result<Vec<IpNet>> {
+    entries
+        .iter()
+        .map(|e| e.trim())
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            e.parse::<IpNet>()
+                .or_else(|_| e.parse::<IpAddr>().map(IpNet::from))
+                .map_err(|_| anyhow::anyhow!("not an address or CIDR block: {e:?}"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(trusted: &[&str]) -> RateLimits {
+        let trusted: Vec<String> = trusted.iter().map(|s| (*s).to_owned()).collect();
+        RateLimits::new(3, 3, parse_trusted_proxies(&trusted).unwrap(), None)
+    }
+
+    fn forwarded(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-forwarded-for", value.parse().unwrap());
+        headers
+    }
+
+    #[test]
+    fn forwarded_addresses_count_only_behind_a_trusted_proxy() {
+        let peer: SocketAddr = "10.0.0.5:4000".parse().unwrap();
+        let spoofed = forwarded("1.2.3.4");
+        assert_eq!(
+            limits(&[]).client_address(peer, &spoofed),
+            peer.ip(),
+            "an untrusted peer cannot name another address"
+        );
+        let l = limits(&["10.0.0.0/8"]);
+        assert_eq!(
+            l.client_address(peer, &forwarded("1.2.3.4")),
+            "1.2.3.4".parse::<IpAddr>().unwrap()
+        );
+        assert_eq!(
+            l.client_address(peer, &forwarded("6.6.6.6, 1.2.3.4, 10.0.0.9")),
+            "1.2.3.4".parse::<IpAddr>().unwrap(),
+            "the nearest untrusted hop, not what the client wrote first"
+        );
+        assert_eq!(
+            l.client_address(peer, &HeaderMap::new()),
+            peer.ip(),
+            "no header: the proxy itself"
+        );
+        assert_eq!(l.client_address(peer, &forwarded("not-an-ip")), peer.ip());
+    }
+
+    #[tokio::test]
+    async fn a_local_limit_allows_its_burst_then_says_how_long_to_wait() {
+        let l = limits(&[]);
+        for _ in 0..3 {
+            l.check(&l.sessions, "a").await.unwrap();
+        }
+        match l.check(&l.sessions, "a").await {
+            Err(ApiError::RateLimited(wait)) => {
+                assert!(
+                    wait > Duration::ZERO && wait <= Duration::from_secs(20),
+                    "{wait:?}"
+                )
+            }
+            other => panic!("expected 429, got {other:?}"),
+        }
+        l.check(&l.sessions, "b")
+            .await
+            .expect("another key has its own budget");
+        l.check(&l.holds, "a")
+            .await
+            .expect("another limit has its own budget");
+    }
+
+    #[test]
+    fn trusted_proxies_are_addresses_or_blocks() {
+        assert!(parse_trusted_proxies(&[
+            "10.0.0.1".into(),
+            " ::1 ".into(),
+            "172.16.0.0/12".into()
+        ])
+        .is_ok());
+        assert!(parse_trusted_proxies(&["proxy.local".into()]).is_err());
+    }
+}

@@ -1,0 +1,390 @@
+//! The accept loop: HTTP connections served with limits a misbehaving client cannot get
+//! around.
+//!
+//! `axum::serve` keeps a connection for as long as the client likes. Here every connection
+//! has a watchdog ([`watch`]) that closes it when a request head has been arriving for
+//! longer than the header timeout (a client that sends half a head and stops), or when it
+//! has sat idle between requests for longer than the idle timeout. The number of open
+//! connections is capped: past the cap the loop stops accepting (new clients wait in the
+//! listen backlog) and goes on serving the connections it has. On shutdown it stops
+//! accepting, lets the requests in flight finish, and gives up on whatever is left after
+//! the grace period, so one stuck client never keeps the process alive.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::Request;
+use axum::Router;
+use hyper::body::{Frame, Incoming, SizeHint};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Notify, Semaphore};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tower::ServiceExt;
+
+/// How the accept loop treats connections.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnectionLimits {
+    /// A request head must arrive whole within this time of its first byte (and a new
+    /// connection's first head within this time of connecting).
+    pub header_timeout: Duration,
+    /// A keep-alive connection with no request for this long is closed.
+    pub idle_timeout: Duration,
+    /// Most connections open at once.
+    pub max_connections: usize,
+    /// How long shutdown waits for requests in flight before closing their connections.
+    pub shutdown_grace: Duration,
+}
+
+/// Serves `router` on `listener` until `shutdown` completes, then drains as
+/// [`ConnectionLimits::shutdown_grace`] allows.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
+    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let (stop, stopping) = watch::channel(false);
+    let mut connections = JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        // A slot first: at the cap, stop accepting and keep serving what is open.
+        let slot = tokio::select! {
+            () = &mut shutdown => break,
+            slot = slots.clone().acquire_owned() => slot.expect("the semaphore is never closed"),
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+        };
+        let (stream, peer) = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // Out of descriptors, or a connection reset before it was accepted:
+                    // back off a moment rather than spin.
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let connection = Connection {
+            builder: builder.clone(),
+            router: router.clone(),
+            limits,
+            stopping: stopping.clone(),
+        };
+        connections.spawn(async move {
+            connection.run(stream, peer).await;
+            drop(slot);
+        });
+    }
+    drop(listener);
+    let _ = stop.send(true);
+    let drained = tokio::time::timeout(limits.shutdown_grace, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(
+            open = connections.len(),
+            "shutdown grace period over: closing the connections left"
+        );
+        connections.shutdown().await;
+    }
+}
+
+/// What one connection needs.
+struct Connection {
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    router: Router,
+    limits: ConnectionLimits,
+    stopping: watch::Receiver<bool>,
+}
+
+impl Connection {
+    async fn run(mut self, stream: TcpStream, peer: std::net::SocketAddr) {
+        let activity = Arc::new(Activity::new());
+        let io = TokioIo::new(Watched {
+            inner: stream,
+            activity: activity.clone(),
+        });
+        let router = self.router.clone();
+        let service_activity = activity.clone();
+        let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+            let guard = InFlight::start(service_activity.clone());
+            req.extensions_mut().insert(ConnectInfo(peer));
+            let router = router.clone();
+            async move {
+                let response = router.oneshot(req.map(Body::new)).await?;
+                Ok::<_, std::convert::Infallible>(response.map(|body| {
+                    Body::new(Tracked {
+                        inner: body,
+                        _guard: guard,
+                    })
+                }))
+            }
+        });
+        let conn = self.builder.serve_connection_with_upgrades(io, service);
+        tokio::pin!(conn);
+        let mut closing = false;
+        loop {
+            tokio::select! {
+                result = conn.as_mut() => {
+                    if let Err(error) = result {
+                        tracing::debug!(%error, "connection ended with an error");
+                    }
+                    return;
+                }
+                verdict = watch(&activity, self.limits), if !closing => match verdict {
+                    // Half a head: nothing to finish, close it now.
+                    Verdict::HeadTooSlow => {
+                        tracing::debug!(%peer, "request head not complete in time; closing");
+                        return;
+                    }
+                    Verdict::Idle => {
+                        conn.as_mut().graceful_shutdown();
+                        closing = true;
+                    }
+                },
+                Ok(()) = self.stopping.changed(), if !closing => {
+                    conn.as_mut().graceful_shutdown();
+                    closing = true;
+                }
+            }
+        }
+    }
+}
+
+/// Why the watchdog closes a connection.
+enum Verdict {
+    /// A request head has been arriving for longer than the header timeout.
+    HeadTooSlow,
+    /// No request for longer than the idle timeout.
+    Idle,
+}
+
+/// Milliseconds since `origin`, never 0 (0 means "not set").
+fn stamp(origin: Instant) -> u64 {
+    (origin.elapsed().as_millis() as u64).max(1)
+}
+
+/// What the watchdog knows of a connection, written by its reads and its requests.
+struct Activity {
+    origin: Instant,
+    /// Requests whose answer has not been sent in full.
+    in_flight: AtomicUsize,
+    /// When the bytes of the next request head began to arrive (0: none yet). A new
+    /// connection counts as a head begun when it connects.
+    head_started: AtomicU64,
+    /// When the connection last did anything: a read, or an answer sent in full.
+    last_active: AtomicU64,
+    /// Wakes the watchdog when a head starts or the last request in flight ends.
+    changed: Notify,
+}
+
+impl Activity {
+    fn new() -> Self {
+        let origin = Instant::now();
+        Self {
+            origin,
+            in_flight: AtomicUsize::new(0),
+            head_started: AtomicU64::new(1),
+            last_active: AtomicU64::new(1),
+            changed: Notify::new(),
+        }
+    }
+
+    fn read(&self) {
+        let now = stamp(self.origin);
+        self.last_active.store(now, Ordering::Relaxed);
+        if self.in_flight.load(Ordering::Acquire) == 0
+            && self
+                .head_started
+                .compare_exchange(0, now, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+        {
+            self.changed.notify_one();
+        }
+    }
+
+    /// When the watchdog should next look, or `None` while a request is in flight.
+    fn deadline(&self, limits: ConnectionLimits) -> Option<(Instant, Verdict)> {
+        if self.in_flight.load(Ordering::Acquire) > 0 {
+            return None;
+        }
+        let at = |ms: u64, after: Duration| self.origin + Duration::from_millis(ms) + after;
+        match self.head_started.load(Ordering::Acquire) {
+            0 => Some((
+                at(
+                    self.last_active.load(Ordering::Relaxed),
+                    limits.idle_timeout,
+                ),
+                Verdict::Idle,
+            )),
+            started => Some((at(started, limits.header_timeout), Verdict::HeadTooSlow)),
+        }
+    }
+}
+
+/// Completes when the connection should be closed.
+async fn watch(activity: &Activity, limits: ConnectionLimits) -> Verdict {
+    loop {
+        match activity.deadline(limits) {
+            None => activity.changed.notified().await,
+            Some((at, _)) => {
+                tokio::select! {
+                    () = tokio::time::sleep_until(at) => {
+                        // A read may have moved the deadline while we slept.
+                        match activity.deadline(limits) {
+                            Some((now_at, now_verdict)) if now_at <= Instant::now() => {
+                                return now_verdict
+                            }
+                            _ => {}
+                        }
+                    }
+                    () = activity.changed.notified() => {}
+                }
+            }
+        }
+    }
+}
+
+/// Marks one request in flight until its answer's body is dropped (sent in full, or the
+/// connection closed).
+struct InFlight(Arc<Activity>);
+
+impl InFlight {
+    fn start(activity: Arc<Activity>) -> Self {
+        activity.in_flight.fetch_add(1, Ordering::AcqRel);
+        // The head is complete: the next one has not begun.
+        activity.head_started.store(0, Ordering::Release);
+        Self(activity)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let activity = &self.0;
+        activity
+            .last_active
+            .store(stamp(activity.origin), Ordering::Relaxed);
+        if activity.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+            activity.changed.notify_one();
+        }
+    }
+}
+
+/// An answer's body that keeps its request counted in flight until it is dropped.
+struct Tracked {
+    inner: Body,
+    _guard: InFlight,
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The socket, reporting every read to the watchdog.
+struct Watched {
+    inner: TcpStream,
+    activity: Arc<Activity>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.activity.read();
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Raises this process's open-file limit to its hard limit and returns the connection cap
+/// that fits under it: `wanted`, or fewer when descriptors are short (some are kept for
+/// Postgres, Redis and the process itself).
+pub fn fit_connection_cap(wanted: usize) -> usize {
+    const RESERVED: u64 = 256;
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => {
+            let room = limit.saturating_sub(RESERVED).max(1);
+            let cap = wanted.min(usize::try_from(room).unwrap_or(usize::MAX));
+            if cap < wanted {
+                tracing::warn!(
+                    wanted,
+                    cap,
+                    limit,
+                    "the open-file limit allows fewer connections than configured"
+                );
+            }
+            cap
+        }
+        Err(error) => {
+            tracing::warn!(%error, "could not raise the open-file limit");
+            wanted
+        }
+    }
+}
