@@ -321,3 +321,57 @@ fn the_unsafe_demo_oversells_on_its_own_scratch_table_only() {
     .unwrap();
     assert_eq!(leftovers, 0);
 }
+
+#[test]
+fn sigterm_ends_the_server_within_its_grace_period_even_with_a_half_sent_request_open() {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+
+    let db = TestDb::new();
+    // The header timeout is far longer than the grace period: only the grace period can
+    // end the half-sent request.
+    let (mut server, _out, lines) = serve(
+        &db,
+        &[
+            "--header-timeout-ms",
+            "600000",
+            "--shutdown-grace-ms",
+            "1000",
+        ],
+        "Boxoffice listening on ",
+    );
+    let address = after(&lines, "Boxoffice listening on http://").to_owned();
+    let mut stalled = std::net::TcpStream::connect(&address).unwrap();
+    stalled
+        .write_all(b"POST /v1/sessions HTTP/1.1\r\nHost: t\r\n")
+        .unwrap();
+    // A request served before the signal shows the server was up and serving.
+    let mut served = std::net::TcpStream::connect(&address).unwrap();
+    served
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut answer = String::new();
+    served.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    let mut child = server.0.take().unwrap();
+    let signalled = Instant::now();
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    // Generous bounds: the point is that it ends at all, and does not wait for the client.
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(30),
+            "still running long after its grace period"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    assert!(
+        std::net::TcpStream::connect(&address).is_err(),
+        "no longer accepting"
+    );
+    drop(stalled);
+}

@@ -6,8 +6,10 @@ mod stores;
 
 mod availability;
 mod bookings;
+mod connections;
 mod events;
 mod holds;
+mod input;
 mod ops;
 mod orders;
 mod outage;

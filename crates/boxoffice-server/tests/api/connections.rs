@@ -1,0 +1,199 @@
+//! Clients that misbehave at the connection level, driven over raw TCP: half-sent request
+//! heads, idle keep-alive connections, more connections than the cap, bodies that never
+//! arrive.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::helpers::{spawn_app_with, TestApp};
+
+/// A bound on how long a test waits for something that must happen; never a claim about
+/// how fast it happens.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+async fn connect(app: &TestApp) -> TcpStream {
+    TcpStream::connect(app.base.trim_start_matches("http://"))
+        .await
+        .expect("the server accepts")
+}
+
+/// Reads until the server closes the connection; what it sent before that.
+async fn read_to_close(stream: &mut TcpStream) -> String {
+    let mut out = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut out))
+        .await
+        .expect("the server closes the connection")
+        .ok();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Sends one keep-alive `GET path` and reads its whole answer (the body is small and
+/// sent with a length).
+async fn get_on(stream: &mut TcpStream, path: &str) -> String {
+    stream
+        .write_all(format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    read_answer(stream).await
+}
+
+/// Reads one answer with a `content-length`.
+async fn read_answer(stream: &mut TcpStream) -> String {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = tokio::time::timeout(PATIENCE, stream.read(&mut buf))
+            .await
+            .expect("an answer comes")
+            .unwrap();
+        assert!(n > 0, "closed before the answer was complete: {got:?}");
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length: usize = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length: ")
+                        .map(|v| v.trim().parse().unwrap())
+                })
+                .unwrap_or(0);
+            if body.len() >= length {
+                return text;
+            }
+        }
+    }
+}
+
+/// Whether the server sends anything on `stream` within `wait`.
+async fn says_something_within(stream: &mut TcpStream, wait: Duration) -> bool {
+    let mut buf = [0u8; 1];
+    matches!(
+        tokio::time::timeout(wait, stream.read(&mut buf)).await,
+        Ok(Ok(n)) if n > 0
+    )
+}
+
+#[tokio::test]
+async fn half_sent_request_heads_are_disconnected_and_the_server_keeps_serving() {
+    let app = spawn_app_with(|s| s.connections.header_timeout = Duration::from_millis(500)).await;
+    let mut stalled = Vec::new();
+    for _ in 0..300 {
+        let mut stream = connect(&app).await;
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n")
+            .await
+            .unwrap();
+        stalled.push(stream);
+    }
+    // A client that sends nothing at all is a half-sent head too.
+    stalled.push(connect(&app).await);
+    assert_eq!(app.get("/healthz").await.0, StatusCode::OK, "still serving");
+    for stream in &mut stalled {
+        assert_eq!(read_to_close(stream).await, "", "closed without an answer");
+    }
+}
+
+#[tokio::test]
+async fn idle_keep_alive_connections_close_after_the_idle_timeout_not_the_header_timeout() {
+    let app = spawn_app_with(|s| {
+        s.connections.header_timeout = Duration::from_millis(300);
+        s.connections.idle_timeout = Duration::from_millis(1500);
+    })
+    .await;
+    let mut stream = connect(&app).await;
+    assert!(get_on(&mut stream, "/healthz")
+        .await
+        .starts_with("HTTP/1.1 200"));
+    // Idle for longer than the header timeout: a head not yet begun is not a slow one.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(
+        get_on(&mut stream, "/healthz")
+            .await
+            .starts_with("HTTP/1.1 200"),
+        "an idle connection under the idle timeout is kept"
+    );
+    assert_eq!(
+        read_to_close(&mut stream).await,
+        "",
+        "then closed when idle"
+    );
+}
+
+#[tokio::test]
+async fn past_the_connection_cap_the_server_serves_the_connections_it_has() {
+    let app = spawn_app_with(|s| s.connections.max_connections = 2).await;
+    let mut first = connect(&app).await;
+    let mut second = connect(&app).await;
+    assert!(get_on(&mut first, "/healthz")
+        .await
+        .starts_with("HTTP/1.1 200"));
+    assert!(get_on(&mut second, "/healthz")
+        .await
+        .starts_with("HTTP/1.1 200"));
+
+    // The third waits in the listen backlog, unanswered...
+    let mut third = connect(&app).await;
+    third
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    assert!(
+        !says_something_within(&mut third, Duration::from_millis(500)).await,
+        "a connection past the cap is not served"
+    );
+    // ...while the open ones go on being served.
+    assert!(get_on(&mut first, "/healthz")
+        .await
+        .starts_with("HTTP/1.1 200"));
+    // A slot frees up: the third is served.
+    drop(first);
+    let answer = read_answer(&mut third).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_body_that_does_not_arrive_in_time_is_408_and_changes_nothing() {
+    let app = spawn_app_with(|s| s.request_timeout = Duration::from_millis(500)).await;
+    let event = app.create_event().await;
+    let token = app.user_token("slowpoke");
+    let mut stream = connect(&app).await;
+    stream
+        .write_all(
+            format!(
+                "POST /v1/events/{event}/holds HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {token}\r\n\
+                 Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"seats\": ["
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let answer = read_answer(&mut stream).await;
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/problem+json"),
+        "{head}"
+    );
+    let problem: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(problem["code"], "request_timeout");
+    assert!(crate::helpers::held(&app, &event).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_head_larger_than_allowed_is_refused_and_the_server_goes_on() {
+    let app = spawn_app_with(|_| {}).await;
+    let mut stream = connect(&app).await;
+    let huge = "x".repeat(512 * 1024);
+    let _ = stream
+        .write_all(format!("GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: {huge}\r\n\r\n").as_bytes())
+        .await;
+    let answer = read_to_close(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer:.200}");
+    assert_eq!(app.get("/healthz").await.0, StatusCode::OK);
+}

@@ -1,0 +1,217 @@
+//! Odd input: every refusal is a bounded problem document, and nothing changes.
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::helpers::{gala, held, spawn_app, spawn_app_on, As, TestApp};
+use crate::stores::{conformance, Store};
+
+/// Sends raw bytes as a JSON body; the status, the body and its size on the wire.
+async fn send_raw(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    who: &As,
+    body: Vec<u8>,
+) -> (StatusCode, Value, usize) {
+    let response = app
+        .request(method, path, who)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let bytes = response.bytes().await.unwrap();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        bytes.len(),
+    )
+}
+
+#[tokio::test]
+async fn fifty_thousand_unknown_seats_are_refused_in_a_small_answer_before_any_lookup() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let seats: Vec<String> = (0..50_000).map(|i| format!("nowhere-{i}")).collect();
+    let body = serde_json::to_vec(&json!({ "seats": seats })).unwrap();
+    let (status, problem, size) = send_raw(
+        &app,
+        Method::POST,
+        &format!("/v1/events/{event}/holds"),
+        &app.buyer("greedy"),
+        body,
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(size < 2048, "{size} bytes: {problem}");
+    assert_eq!(problem["errors"][0]["field"], "seats");
+    assert!(
+        problem["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 4 seats"),
+        "{problem}"
+    );
+    assert!(held(&app, &event).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_venue_with_thousands_of_errors_lists_twenty_and_counts_the_rest() {
+    let app = spawn_app().await;
+    let long_label = "L".repeat(2_000);
+    let rows: Vec<Value> = (0..3000)
+        .map(|_| json!({"label": long_label, "seats": 1}))
+        .collect();
+    let venue = json!({"name": "Huge", "sections": [
+        {"id": "s", "name": "S", "rows": rows}]});
+    let (status, problem) = app.post_venues(&venue).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let listed = problem["errors"].as_array().unwrap().len();
+    let omitted = problem["errors_omitted"].as_u64().unwrap();
+    assert_eq!(listed, 20);
+    assert!(omitted >= 2980, "{omitted}");
+    let size = problem.to_string().len();
+    assert!(size < 8192, "{size} bytes");
+    assert_eq!(app.count("venue").await, 0);
+}
+
+#[tokio::test]
+async fn a_body_cut_short_is_malformed_json_even_after_an_unknown_field() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    for body in [
+        &b"{\"a\":"[..],
+        b"{\"seats\": [\"stalls-A-1\"",
+        b"{\"colour\": 1, \"seats\"",
+    ] {
+        let (status, problem, _) = send_raw(
+            &app,
+            Method::POST,
+            &format!("/v1/events/{event}/holds"),
+            &app.buyer("ann"),
+            body.to_vec(),
+        )
+        .await;
+        assert_eq!(
+            (status, problem["code"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("malformed_json")),
+            "{}",
+            String::from_utf8_lossy(body)
+        );
+    }
+    // A complete body with an unknown field is still a 422 naming it.
+    let (status, problem, _) = send_raw(
+        &app,
+        Method::POST,
+        &format!("/v1/events/{event}/holds"),
+        &app.buyer("ann"),
+        br#"{"colour": 1}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+}
+
+#[tokio::test]
+async fn a_nul_in_a_booking_area_is_422_and_books_nothing() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let (status, problem, _) = send_raw(
+        &app,
+        Method::POST,
+        &format!("/v1/events/{event}/bookings"),
+        &app.buyer("ann"),
+        br#"{"area": "flo\u0000or", "quantity": 1}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+    assert_eq!(problem["errors"][0]["field"], "area");
+    assert_eq!(app.count("ga_booking").await, 0);
+    assert_eq!(app.count("idempotency").await, 0);
+}
+
+#[tokio::test]
+async fn control_characters_in_names_are_422_and_create_nothing() {
+    let app = spawn_app().await;
+    let venue = app.create_venue().await;
+    let mut event = gala(&venue);
+    event["name"] = json!("Spring\u{0}Gala");
+    let (status, problem) = app.post_events(&event).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+    assert_eq!(problem["errors"][0]["field"], "name");
+    assert_eq!(app.count("event").await, 0);
+}
+
+async fn a_token_whose_user_has_a_nul_is_401_and_holds_nothing(store: Store) {
+    let app = spawn_app_on(store).await;
+    let event = app.create_event().await;
+    // Signed with the right secret, so only the user id itself is wrong.
+    let claims = json!({"sub": "mallory\u{0}", "exp": chrono::Utc::now().timestamp() + 600});
+    let token = jsonwebtoken::encode(
+        &jsonwebtoken::Header::default(),
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(app.jwt_secret.as_bytes()),
+    )
+    .unwrap();
+    let (status, problem) = app
+        .post_holds(&event, &As::Token(token), &["stalls-A-1"])
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{problem}");
+    assert!(held(&app, &event).await.is_empty());
+}
+
+conformance!(a_token_whose_user_has_a_nul_is_401_and_holds_nothing);
+
+#[tokio::test]
+async fn events_start_in_the_future_in_a_year_rfc_3339_can_spell() {
+    let app = spawn_app().await;
+    let venue = app.create_venue().await;
+    for starts_at in [
+        "2001-01-01T00:00:00Z",
+        "+99999-01-01T00:00:00Z",
+        "+10000-01-01T00:00:00Z",
+    ] {
+        let mut event = gala(&venue);
+        event["starts_at"] = json!(starts_at);
+        let (status, problem) = app.post_events(&event).await;
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{starts_at}: {problem}"
+        );
+        assert_eq!(problem["errors"][0]["field"], "starts_at", "{problem}");
+    }
+    assert_eq!(app.count("event").await, 0);
+    let (status, list) = app.get("/v1/events").await;
+    assert_eq!((status, list), (StatusCode::OK, json!({"events": []})));
+}
+
+#[tokio::test]
+async fn only_canonical_hyphenated_ids_name_anything() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    assert_eq!(
+        app.get(&format!("/v1/events/{event}")).await.0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        app.get(&format!("/v1/events/{}", event.to_uppercase()))
+            .await
+            .0,
+        StatusCode::OK,
+        "hex digits in either case"
+    );
+    let simple = event.replace('-', "");
+    for other in [
+        format!("urn:uuid:{event}"),
+        format!("%7B{event}%7D"),
+        simple,
+    ] {
+        let (status, problem) = app.get(&format!("/v1/events/{other}")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{other}");
+        assert_eq!(problem["code"], "event_not_found");
+        let (status, _) = app.get(&format!("/v1/events/{other}/seats")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{other}");
+    }
+}
