@@ -35,6 +35,7 @@
 //! taken on a state that was not loaded.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -237,7 +238,7 @@ enum Load {
 
 /// Holds in Redis; orders and the truth in Postgres.
 pub struct RedisHoldStore {
-    redis: RedisLink,
+    redis: Arc<RedisLink>,
     pool: PgPool,
     scripts: Scripts,
     /// Loads of an event's state from Postgres (`redis_event_loads_total`).
@@ -258,7 +259,7 @@ impl RedisHoldStore {
     /// so a server starts (and answers 503 for holds) while Redis is down.
     pub fn new(config: &RedisConfig, pool: PgPool) -> Result<Self, StoreError> {
         Ok(Self {
-            redis: RedisLink::new(config)?,
+            redis: Arc::new(RedisLink::new(config)?),
             pool,
             scripts: Scripts::new(),
             loads: AtomicU64::new(0),
@@ -451,6 +452,57 @@ impl RedisHoldStore {
         call
     }
 
+    /// Releases, in the background, a hold whose acquire went unanswered. A command that
+    /// timed out may still have reached Redis and run later (a Redis frozen for a while
+    /// runs what it was sent once it thaws): the buyer was told 503, so a hold made then
+    /// would keep seats from everyone until it lapsed. The release goes down the same
+    /// connection after the acquire, so it runs after it; it is compare-and-delete on the
+    /// token, so where the acquire never ran it changes nothing. It is retried until Redis
+    /// answers or the hold would have lapsed anyway.
+    fn undo_later(&self, r: &HoldRequest<'_>, token: Uuid) {
+        let redis = self.redis.clone();
+        let script = self.scripts.release.clone();
+        let (event, user) = (r.event, r.user.as_str().to_owned());
+        let seats: Vec<ClaimedSeat> = r
+            .seats
+            .iter()
+            .map(|seat| ClaimedSeat {
+                seat_id: seat.clone(),
+                ticket_type: String::new(),
+                price_cents: 0,
+            })
+            .collect();
+        let give_up = tokio::time::Instant::now() + Duration::from_secs(u64::from(r.ttl_seconds));
+        tokio::spawn(async move {
+            let mut pause = Duration::from_millis(50);
+            let head = [keys::held(event), keys::user(event, &user)];
+            while tokio::time::Instant::now() < give_up {
+                let released = match redis.connection().await {
+                    Ok(mut conn) => {
+                        Self::hold_invocation(&script, event, token, &head, &[user.clone()], &seats)
+                            .invoke_async::<i64>(&mut conn)
+                            .await
+                    }
+                    Err(_) => Err(redis::RedisError::from((
+                        redis::ErrorKind::IoError,
+                        "not connected",
+                    ))),
+                };
+                match released {
+                    Ok(1) => {
+                        tracing::info!(%event, %token, "released a hold whose acquire had timed out");
+                        return;
+                    }
+                    Ok(_) => return,
+                    Err(_) => {
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(Duration::from_secs(2));
+                    }
+                }
+            }
+        });
+    }
+
     /// Marks the order's seats sold in Redis and ends the hold. The order is committed
     /// either way: if Redis cannot be reached, the seats stay protected until the checkout's
     /// protection lapses, and the event's next load from Postgres (within [`SYNC_TTL`])
@@ -581,7 +633,16 @@ impl HoldStore for RedisHoldStore {
             for (seat, quote) in r.seats.iter().zip(r.quotes) {
                 call.arg(seat).arg(if quote.is_some() { "1" } else { "0" });
             }
-            let reply: Vec<Value> = call.invoke_async(&mut conn).await.map_err(redis_error)?;
+            let reply: Vec<Value> = match call.invoke_async(&mut conn).await {
+                Ok(reply) => reply,
+                Err(e) => {
+                    let e = redis_error(e);
+                    if matches!(e, StoreError::Unavailable { .. }) {
+                        self.undo_later(r, token);
+                    }
+                    return Err(e);
+                }
+            };
             let what: String = decode(reply.first().unwrap_or(&Value::Nil))?;
             let wait = match what.as_str() {
                 "held" => {

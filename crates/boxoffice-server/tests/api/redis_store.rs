@@ -9,7 +9,7 @@ use boxoffice_server::config::HoldStoreKind;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{held, sell_directly, spawn_app_with, As, TestApp};
+use crate::helpers::{held, read, sell_directly, spawn_app_with, As, TestApp};
 use crate::races::{race, tally};
 use crate::stores::{test_redis, PrivateCluster, PrivateRedis};
 
@@ -420,4 +420,101 @@ async fn a_cluster_master_restarting_empty_gives_503s_then_holds_on_the_truth() 
         "the hold the master lost is gone"
     );
     assert_eq!(app.count("order_seat").await, 1);
+}
+
+/// Sends `request` and waits at most `bound` for its answer. The bound is not a speed
+/// claim: it is far above what a frozen Redis is allowed to cost (the Redis timeout) and
+/// far below what waiting on it did before there was one (3 s a request).
+async fn answered_within(bound: Duration, request: reqwest::RequestBuilder) -> reqwest::Response {
+    tokio::time::timeout(bound, request.send())
+        .await
+        .expect("answered without waiting on the frozen redis")
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_frozen_redis_makes_holds_503_and_reads_200_without_waiting_then_recovers() {
+    let redis = PrivateRedis::start();
+    // The default Redis timeout, as a production server has it.
+    let url = redis.url();
+    let app = spawn_app_with(move |s| {
+        s.hold_store = HoldStoreKind::Redis;
+        s.redis = boxoffice_store::redis_link::RedisConfig::new(url);
+    })
+    .await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let (status, hold) = app.post_holds(&event, &alice, &["stalls-A-1"]).await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+
+    redis.freeze();
+    let bound = Duration::from_secs(2);
+    for i in 0..20 {
+        let response = answered_within(
+            bound,
+            app.request(
+                Method::POST,
+                &format!("/v1/events/{event}/holds"),
+                &app.buyer(&format!("b{i}")),
+            )
+            .json(&json!({"seats": ["stalls-B-1"]})),
+        )
+        .await;
+        let (status, problem) = read(response).await;
+        assert_eq!(
+            (status, problem["code"].as_str()),
+            (StatusCode::SERVICE_UNAVAILABLE, Some("unavailable")),
+            "hold {i}"
+        );
+        for path in [
+            format!("/v1/events/{event}/seats"),
+            format!("/v1/events/{event}/availability"),
+            format!("/v1/events/{event}"),
+        ] {
+            let response =
+                answered_within(bound, app.request(Method::GET, &path, &As::Nobody)).await;
+            assert_eq!(response.status(), StatusCode::OK, "{path}");
+            assert_eq!(
+                response
+                    .headers()
+                    .get("boxoffice-holds")
+                    .map(|v| v.to_str().unwrap()),
+                Some("unavailable"),
+                "{path} says its counts were made without the hold store"
+            );
+        }
+    }
+    assert_eq!(app.get("/readyz").await.0, StatusCode::SERVICE_UNAVAILABLE);
+
+    // Redis answers again: the service recovers by itself, and alice's hold is still hers.
+    redis.thaw();
+    hold_once_redis_is_back(&app, &event, &app.buyer("carol"), "stalls-C-1").await;
+    let (status, _) = app
+        .post_holds(&event, &app.buyer("dave"), &["stalls-A-1"])
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::CONFLICT,
+        "alice's hold survived the freeze"
+    );
+    // A hold that timed out may have reached Redis and run once it thawed; the buyer was
+    // told 503, so the server releases it by itself.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while held(&app, &event).await != ["stalls-A-1", "stalls-C-1"] {
+        assert!(
+            Instant::now() < deadline,
+            "a hold answered 503 is still held: {:?}",
+            held(&app, &event).await
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let response = app
+        .client
+        .get(format!("{}/v1/events/{event}", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert!(response.headers().get("boxoffice-holds").is_none());
+    let (_, body) = read(response).await;
+    assert_eq!(body["counts"]["held"], 2, "{body}");
 }

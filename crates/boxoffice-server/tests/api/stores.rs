@@ -324,6 +324,26 @@ impl PrivateRedis {
         );
     }
 
+    /// SIGSTOP: Redis stays connected but answers nothing, as a server swapping, stuck
+    /// on a slow disk or paused by its host does.
+    pub fn freeze(&self) {
+        self.signal("-STOP");
+    }
+
+    /// SIGCONT: a frozen Redis answers again, the commands it was sent meanwhile first.
+    pub fn thaw(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let pid = self.child.as_ref().expect("redis is running").id();
+        let status = Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill {signal} {pid} failed");
+    }
+
     /// FLUSHALL: Redis loses every key, as after a failover to an empty replica.
     pub fn flushall(&self) {
         assert!(
