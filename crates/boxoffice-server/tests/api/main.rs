@@ -10,6 +10,7 @@ mod connections;
 mod events;
 mod holds;
 mod input;
+mod limits;
 mod ops;
 mod orders;
 mod outage;
