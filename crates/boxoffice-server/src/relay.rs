@@ -6,6 +6,9 @@
 //! `Boxoffice-Delivery: <id>`. Receivers should check the signature and the timestamp's
 //! age, and drop ids they have seen: at-least-once means a row can arrive twice (say, the
 //! relay stopped after the receiver answered but before the row was marked).
+//!
+//! Rows are leased, not locked: a claim marks them `locked_until` and commits, so no
+//! database transaction waits on a slow receiver.
 
 use std::time::Duration;
 
@@ -36,19 +39,25 @@ pub struct RelayConfig {
     pub timeout: Duration,
     /// Most rows (one per event) claimed per pass.
     pub batch: i64,
+    /// How long a claim keeps a row from other relays: by default longer than delivering
+    /// it to every URL can take, so a live relay never loses a row it is delivering.
+    pub lease: Duration,
 }
 
 impl RelayConfig {
     /// Defaults for these URLs and secret.
     pub fn new(urls: Vec<String>, secret: Secret) -> Self {
+        let timeout = Duration::from_secs(10);
+        let lease = timeout * (urls.len().max(1) as u32) + Duration::from_secs(30);
         Self {
             urls,
             secret,
             poll_interval: Duration::from_millis(500),
             backoff_base: Duration::from_secs(1),
             backoff_max: Duration::from_secs(300),
-            timeout: Duration::from_secs(10),
+            timeout,
             batch: 100,
+            lease,
         }
     }
 
@@ -104,13 +113,12 @@ impl Relay {
         }
     }
 
-    /// One pass: claims the oldest due row of each event (rows another relay holds are
-    /// skipped), delivers each, and marks it delivered or failed, all in one transaction.
-    /// If the relay dies mid-pass the transaction rolls back and the rows are delivered
-    /// again later: at least once.
+    /// One pass: leases the oldest due row of each event (rows another relay leased are
+    /// passed over), delivers each, and marks it delivered or failed. No transaction is
+    /// open while a receiver answers. If the relay dies mid-pass its leases lapse and the
+    /// rows are delivered again later: at least once.
     pub async fn pass(&self) -> Result<PassReport, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let rows = outbox::claim_heads(&mut tx, self.config.batch).await?;
+        let rows = outbox::lease_heads(&self.pool, self.config.batch, self.config.lease).await?;
         let mut report = PassReport::default();
         // The rows of one pass are each the oldest of a different event, so delivering
         // them at once keeps every event's order.
@@ -118,13 +126,13 @@ impl Relay {
         for (row, outcome) in rows.iter().zip(outcomes) {
             match outcome {
                 Ok(()) => {
-                    outbox::mark_delivered(&mut tx, row.outbox_id).await?;
+                    outbox::mark_delivered(&self.pool, row.outbox_id).await?;
                     report.delivered += 1;
                 }
                 Err(error) => {
                     tracing::warn!(outbox_id = row.outbox_id, %error, "webhook delivery failed");
                     outbox::mark_failed(
-                        &mut tx,
+                        &self.pool,
                         row.outbox_id,
                         &error,
                         self.config.backoff(row.attempts),
@@ -134,7 +142,6 @@ impl Relay {
                 }
             }
         }
-        tx.commit().await?;
         Ok(report)
     }
 

@@ -23,7 +23,8 @@
 //! - [`rate_limit`]: per-minute limits shared by every server instance
 //!   (`scripts/rate_limit.lua`).
 //! - [`redis_link`]: one lazily made connection to a Redis server or a Redis Cluster.
-//! - [`outbox`]: claiming and marking outbox rows for delivery.
+//! - [`outbox`]: leasing and marking outbox rows for delivery.
+//! - [`sweep`]: deleting old idempotency answers and delivered outbox rows, in batches.
 //! - [`orders`]: writing, reading and cancelling orders inside a hold store's transaction,
 //!   each with its outbox row.
 
@@ -38,6 +39,7 @@ pub mod outbox;
 pub mod rate_limit;
 pub mod redis_holds;
 pub mod redis_link;
+pub mod sweep;
 pub mod venues;
 
 pub use error::StoreError;

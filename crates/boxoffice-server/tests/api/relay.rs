@@ -1,7 +1,7 @@
 //! The outbox relay against a real local HTTP receiver.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,6 +19,10 @@ struct Receiver {
     url: String,
     got: Arc<Mutex<Vec<(HeaderMap, Value)>>>,
     up: Arc<AtomicBool>,
+    /// While set, each delivery waits this many milliseconds before it is answered.
+    stall_ms: Arc<AtomicU64>,
+    /// Deliveries that arrived (answered or not).
+    arrived: Arc<AtomicUsize>,
     server: tokio::task::JoinHandle<()>,
 }
 
@@ -28,11 +32,17 @@ impl Receiver {
         let addr: SocketAddr = listener.local_addr().unwrap();
         let got: Arc<Mutex<Vec<(HeaderMap, Value)>>> = Arc::default();
         let up = Arc::new(AtomicBool::new(true));
+        let stall_ms = Arc::new(AtomicU64::new(0));
+        let arrived = Arc::new(AtomicUsize::new(0));
         let router = axum::Router::new().route(
             "/hook",
             axum::routing::post({
                 let (got, up) = (got.clone(), up.clone());
+                let (stall_ms, arrived) = (stall_ms.clone(), arrived.clone());
                 move |headers: HeaderMap, body: Bytes| async move {
+                    arrived.fetch_add(1, Ordering::SeqCst);
+                    let stall = stall_ms.load(Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(stall)).await;
                     if !up.load(Ordering::SeqCst) {
                         return StatusCode::SERVICE_UNAVAILABLE;
                     }
@@ -57,6 +67,8 @@ impl Receiver {
             url: format!("http://{addr}/hook"),
             got,
             up,
+            stall_ms,
+            arrived,
             server,
         }
     }
@@ -334,4 +346,72 @@ async fn the_server_runs_the_relay_when_webhooks_are_configured() {
         3,
         "the in-server relay delivered every change"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_slow_receiver_holds_no_transaction_open_and_a_dead_relays_lease_lapses() {
+    let app = spawn_app().await;
+    let receiver = Receiver::start().await;
+    sqlx::query("insert into outbox (event_id, topic, payload) values ($1, 'test', '{}')")
+        .bind(uuid::Uuid::new_v4())
+        .execute(&app.db)
+        .await
+        .unwrap();
+    let mut leased = config(&receiver.url);
+    leased.lease = Duration::from_secs(1);
+    leased.timeout = Duration::from_secs(60);
+    receiver.stall_ms.store(60_000, Ordering::SeqCst);
+    let first = Relay::new(app.db.clone(), leased.clone());
+    let delivering = tokio::spawn(async move { first.pass().await });
+    for _ in 0..400 {
+        if receiver.arrived.load(Ordering::SeqCst) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(
+        receiver.arrived.load(Ordering::SeqCst),
+        1,
+        "the delivery is under way"
+    );
+
+    // While the receiver takes its time, no transaction is open...
+    let open: i64 = sqlx::query_scalar(
+        "select count(*) from pg_stat_activity
+          where datname = current_database() and pid <> pg_backend_pid()
+            and xact_start is not null",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(open, 0, "no transaction waits on the receiver");
+    // ...and another relay passes the leased row over.
+    let second = Relay::new(app.db.clone(), leased);
+    assert_eq!(second.pass().await.unwrap(), PassReport::default());
+
+    // The first relay dies mid-delivery; once its lease lapses the row is delivered.
+    delivering.abort();
+    receiver.stall_ms.store(0, Ordering::SeqCst);
+    let mut report = PassReport::default();
+    for _ in 0..100 {
+        report = second.pass().await.unwrap();
+        if report.delivered > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        report,
+        PassReport {
+            delivered: 1,
+            failed: 0
+        }
+    );
+    let undelivered: i64 = sqlx::query_scalar(
+        "select count(*) from outbox where delivered_at is null or locked_until is not null",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(undelivered, 0);
 }

@@ -1,0 +1,90 @@
+//! Housekeeping: deleting what is only kept for a while, in small batches so no sweep
+//! holds a long lock or a long transaction.
+
+use std::time::Duration;
+
+use sqlx::PgPool;
+
+use crate::StoreError;
+
+/// Rows one statement of a sweep deletes at most.
+pub const BATCH: i64 = 1000;
+
+/// How long what a sweep removes is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retention {
+    /// Remembered answers to `Idempotency-Key` requests.
+    pub idempotency: Duration,
+    /// Outbox rows, counted from their delivery (undelivered rows are never swept).
+    pub delivered_outbox: Duration,
+}
+
+impl Retention {
+    /// Default [`Retention::idempotency`], in hours.
+    pub const DEFAULT_IDEMPOTENCY_HOURS: u64 = 24;
+    /// Default [`Retention::delivered_outbox`], in hours (7 days).
+    pub const DEFAULT_OUTBOX_HOURS: u64 = 7 * 24;
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Self {
+            idempotency: Duration::from_secs(Self::DEFAULT_IDEMPOTENCY_HOURS * 3600),
+            delivered_outbox: Duration::from_secs(Self::DEFAULT_OUTBOX_HOURS * 3600),
+        }
+    }
+}
+
+/// What one sweep deleted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Swept {
+    /// Idempotency rows.
+    pub idempotency: u64,
+    /// Delivered outbox rows.
+    pub outbox: u64,
+}
+
+/// Deletes idempotency rows and delivered outbox rows older than `retention`, a batch per
+/// statement (each its own short transaction) until none is left. Rows another sweep (on
+/// another server) is deleting right now are skipped, not waited for.
+pub async fn sweep(pool: &PgPool, retention: Retention) -> Result<Swept, StoreError> {
+    let mut swept = Swept::default();
+    loop {
+        let n = sqlx::query(
+            "delete from idempotency
+              where (user_id, key) in (select user_id, key from idempotency
+                                        where created_at < now() - make_interval(secs => $1)
+                                        limit $2
+                                          for update skip locked)",
+        )
+        .bind(retention.idempotency.as_secs_f64())
+        .bind(BATCH)
+        .execute(pool)
+        .await?
+        .rows_affected();
+        swept.idempotency += n;
+        if n < BATCH as u64 {
+            break;
+        }
+    }
+    loop {
+        let n = sqlx::query(
+            "delete from outbox
+              where outbox_id in (select outbox_id from outbox
+                                   where delivered_at < now() - make_interval(secs => $1)
+                                   order by delivered_at
+                                   limit $2
+                                     for update skip locked)",
+        )
+        .bind(retention.delivered_outbox.as_secs_f64())
+        .bind(BATCH)
+        .execute(pool)
+        .await?
+        .rows_affected();
+        swept.outbox += n;
+        if n < BATCH as u64 {
+            break;
+        }
+    }
+    Ok(swept)
+}
