@@ -173,6 +173,8 @@ pub struct Application {
     state: AppState,
     relay: Option<crate::relay::RelayConfig>,
     limits: crate::serve::ConnectionLimits,
+    retention: boxoffice_store::sweep::Retention,
+    sweep_interval: Duration,
 }
 
 impl Application {
@@ -231,6 +233,8 @@ impl Application {
             state,
             relay: settings.relay.clone(),
             limits,
+            retention: settings.retention,
+            sweep_interval: settings.sweep_interval,
         })
     }
 
@@ -258,6 +262,12 @@ impl Application {
             let relay = crate::relay::Relay::new(self.state.pool.clone(), config);
             tokio::spawn(relay.run(stopped.clone()))
         });
+        let sweeps = tokio::spawn(sweeps(
+            self.state.pool.clone(),
+            self.retention,
+            self.sweep_interval,
+            stopped.clone(),
+        ));
         let upkeep = tokio::spawn(upkeep(self.state.clone(), stopped));
         crate::serve::serve(self.listener, self.router, self.limits, async move {
             shutdown.await;
@@ -268,6 +278,7 @@ impl Application {
             let _ = relay.await;
         }
         let _ = upkeep.await;
+        let _ = sweeps.await;
         Ok(())
     }
 }
@@ -283,6 +294,35 @@ async fn upkeep(state: AppState, mut stopped: tokio::sync::watch::Receiver<bool>
                 state.rate_limits.forget_idle();
             }
             _ = stopped.wait_for(|stop| *stop) => return,
+        }
+    }
+}
+
+/// Sweeps old idempotency answers and delivered outbox rows every `interval`, until
+/// `stopped` turns true. Every instance sweeps; sweeps skip rows another is deleting.
+async fn sweeps(
+    pool: sqlx::PgPool,
+    retention: boxoffice_store::sweep::Retention,
+    interval: Duration,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
+) {
+    let mut every = tokio::time::interval(interval);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = stopped.wait_for(|stop| *stop) => return,
+        }
+        match boxoffice_store::sweep::sweep(&pool, retention).await {
+            Ok(swept) if swept != Default::default() => {
+                tracing::info!(
+                    idempotency = swept.idempotency,
+                    outbox = swept.outbox,
+                    "swept old rows"
+                );
+            }
+            Ok(_) => {}
+            Err(error) => tracing::warn!(%error, "sweep failed; trying again later"),
         }
     }
 }

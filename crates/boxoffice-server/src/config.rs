@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use boxoffice_store::db::DbConfig;
 use boxoffice_store::redis_link::RedisConfig;
+use boxoffice_store::sweep::Retention;
 use rand::distributions::{Alphanumeric, DistString};
 
 /// The defaults of the settings that have no other home; `boxoffice serve`'s flags and
@@ -30,6 +31,8 @@ pub mod defaults {
     /// `BOXOFFICE_HOLDS_PER_MINUTE`: well above what a buyer clicking seats asks for, far
     /// below what a script churning holds needs.
     pub const HOLDS_PER_MINUTE: u32 = 30;
+    /// `BOXOFFICE_SWEEP_INTERVAL_SECS`.
+    pub const SWEEP_INTERVAL_SECS: u64 = 300;
 
     /// The connection limits with every default.
     pub fn connection_limits() -> crate::serve::ConnectionLimits {
@@ -158,6 +161,15 @@ pub struct ServeArgs {
     /// the client; from anyone else the header is ignored.
     #[arg(long, env = "BOXOFFICE_TRUSTED_PROXIES", value_delimiter = ',')]
     pub trusted_proxies: Vec<String>,
+    /// Hours an `Idempotency-Key`'s answer is remembered; older ones are swept.
+    #[arg(long, env = "BOXOFFICE_IDEMPOTENCY_RETENTION_HOURS", default_value_t = Retention::DEFAULT_IDEMPOTENCY_HOURS)]
+    pub idempotency_retention_hours: u64,
+    /// Hours a delivered outbox row is kept; older ones are swept.
+    #[arg(long, env = "BOXOFFICE_OUTBOX_RETENTION_HOURS", default_value_t = Retention::DEFAULT_OUTBOX_HOURS)]
+    pub outbox_retention_hours: u64,
+    /// Seconds between sweeps of old idempotency answers and delivered outbox rows.
+    #[arg(long, env = "BOXOFFICE_SWEEP_INTERVAL_SECS", default_value_t = defaults::SWEEP_INTERVAL_SECS)]
+    pub sweep_interval_secs: u64,
     /// Milliseconds any Redis command may take before Redis counts as unavailable.
     #[arg(long, env = "BOXOFFICE_REDIS_TIMEOUT_MS", default_value_t = RedisConfig::DEFAULT_TIMEOUT_MS)]
     pub redis_timeout_ms: u64,
@@ -209,6 +221,10 @@ pub struct Settings {
     pub holds_per_minute: u32,
     /// Proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// How long idempotency answers and delivered outbox rows are kept.
+    pub retention: Retention,
+    /// How often they are swept.
+    pub sweep_interval: Duration,
     /// The outbox relay to run inside the server, if webhooks are configured.
     pub relay: Option<crate::relay::RelayConfig>,
     /// Whether the sale-day gate (Redis) is on.
@@ -232,6 +248,8 @@ impl Settings {
             sessions_per_minute: defaults::SESSIONS_PER_MINUTE,
             holds_per_minute: defaults::HOLDS_PER_MINUTE,
             trusted_proxies: Vec::new(),
+            retention: Retention::default(),
+            sweep_interval: Duration::from_secs(defaults::SWEEP_INTERVAL_SECS),
             relay: None,
             ga_gate: false,
         }
@@ -281,6 +299,11 @@ impl ServeArgs {
             sessions_per_minute: self.sessions_per_minute,
             holds_per_minute: self.holds_per_minute,
             trusted_proxies: crate::limits::parse_trusted_proxies(&self.trusted_proxies)?,
+            retention: Retention {
+                idempotency: Duration::from_secs(self.idempotency_retention_hours * 3600),
+                delivered_outbox: Duration::from_secs(self.outbox_retention_hours * 3600),
+            },
+            sweep_interval: Duration::from_secs(self.sweep_interval_secs.max(1)),
             relay: relay_config(&self.webhook_urls, self.webhook_secret.as_deref())?,
             ga_gate: self.ga_gate,
         };

@@ -160,3 +160,53 @@ pub async fn ping(pool: &PgPool) -> Result<(), StoreError> {
     sqlx::query("select 1").execute(pool).await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `migration_checksums.txt`: one line per migration that has landed, `<version>
+    /// <sha384 of its text>`, as sqlx records them in `_sqlx_migrations`.
+    const LANDED: &str = include_str!("../migration_checksums.txt");
+
+    /// sqlx refuses to start against a database whose applied migration's text changed, so
+    /// an edited migration would stop every existing installation at its next upgrade.
+    /// This pins the text of every landed migration; a new one is added to the file.
+    #[test]
+    fn landed_migrations_are_never_edited() {
+        let landed: Vec<(i64, &str)> = LANDED
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(|l| {
+                let (version, sum) = l.split_once(' ').expect("<version> <checksum>");
+                (version.parse().expect("a version number"), sum.trim())
+            })
+            .collect();
+        let current: Vec<(i64, String)> = MIGRATOR
+            .iter()
+            .map(|m| (m.version, hex(&m.checksum)))
+            .collect();
+        for (version, sum) in &landed {
+            let now = current.iter().find(|(v, _)| v == version);
+            assert!(
+                now.is_some(),
+                "migration {version} has landed and was removed"
+            );
+            assert_eq!(
+                now.map(|(_, s)| s.as_str()),
+                Some(*sum),
+                "migration {version} has landed and was edited: add a new migration instead"
+            );
+        }
+        for (version, sum) in &current {
+            assert!(
+                landed.iter().any(|(v, _)| v == version),
+                "migration {version} is new: add the line `{version} {sum}` to migration_checksums.txt"
+            );
+        }
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}

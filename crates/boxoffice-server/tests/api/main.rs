@@ -9,6 +9,7 @@ mod bookings;
 mod connections;
 mod events;
 mod holds;
+mod housekeeping;
 mod input;
 mod limits;
 mod ops;
