@@ -127,6 +127,7 @@ pub mod keys {
 /// NOSCRIPT (after a restart or a failover).
 struct Scripts {
     acquire: Script,
+    read: Script,
     release: Script,
     extend: Script,
     checkout: Script,
@@ -144,6 +145,7 @@ impl Scripts {
     fn new() -> Self {
         Self {
             acquire: Script::new(include_str!("../scripts/hold_acquire.lua")),
+            read: Script::new(include_str!("../scripts/hold_read.lua")),
             release: Script::new(include_str!("../scripts/hold_release.lua")),
             extend: Script::new(include_str!("../scripts/hold_extend.lua")),
             checkout: Script::new(include_str!("../scripts/hold_checkout.lua")),
@@ -177,6 +179,8 @@ struct StoredHold {
     seats: Vec<ClaimedSeat>,
     /// Being checked out: the key outlives `expires_ms` to protect the commit.
     checking_out: bool,
+    /// Redis' clock when the hold was read.
+    now_ms: i64,
 }
 
 fn millis(ms: i64) -> Result<DateTime<Utc>, StoreError> {
@@ -407,11 +411,13 @@ impl RedisHoldStore {
             Option<i64>,
             Option<String>,
             Option<i64>,
+            i64,
         );
-        let (user, created, expires, seats, checking_out): Fields = redis::cmd("HMGET")
-            .arg(keys::hold(event, token))
-            .arg(&["u", "c", "x", "s", "co"])
-            .query_async(conn)
+        let (user, created, expires, seats, checking_out, now_ms): Fields = self
+            .scripts
+            .read
+            .key(keys::hold(event, token))
+            .invoke_async(conn)
             .await
             .map_err(redis_error)?;
         match (user, created, expires, seats) {
@@ -421,6 +427,7 @@ impl RedisHoldStore {
                 expires_ms,
                 seats: decode_seats(&seats)?,
                 checking_out: checking_out.is_some(),
+                now_ms,
             })),
             _ => Ok(None),
         }
@@ -695,7 +702,7 @@ impl HoldStore for RedisHoldStore {
         };
         // Redis expires a hold by itself, except one being checked out, which outlives its
         // own expiry only to protect the commit; that one is judged here.
-        if hold.checking_out && hold.expires_ms <= Utc::now().timestamp_millis() {
+        if hold.checking_out && hold.expires_ms <= hold.now_ms {
             return Ok(None);
         }
         Ok(Some(Hold {
