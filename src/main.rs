@@ -68,6 +68,15 @@ enum Command {
             hide_env_values = true
         )]
         admin_token: Option<String>,
+        /// The server's JWT secret: buyers' tokens are minted with it. Without it each
+        /// buyer takes an anonymous session, which the server limits per address.
+        #[arg(
+            long,
+            global = true,
+            env = "BOXOFFICE_JWT_SECRET",
+            hide_env_values = true
+        )]
+        jwt_secret: Option<String>,
     },
     /// Create the database if missing and apply every pending migration.
     Migrate {
@@ -125,8 +134,9 @@ async fn main() -> anyhow::Result<()> {
             race,
             url,
             admin_token,
+            jwt_secret,
         } => {
-            let line = run_race(race, &url, admin_token.as_deref()).await?;
+            let line = run_race(race, &url, admin_token.as_deref(), jwt_secret).await?;
             println!("{line}");
             Ok(())
         }
@@ -150,12 +160,17 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-async fn run_race(race: Race, url: &str, admin_token: Option<&str>) -> anyhow::Result<String> {
+async fn run_race(
+    race: Race,
+    url: &str,
+    admin_token: Option<&str>,
+    jwt_secret: Option<String>,
+) -> anyhow::Result<String> {
     use boxoffice_loadgen::{client::Server, race};
     let server = || -> anyhow::Result<Server> {
         let token = admin_token
             .ok_or_else(|| anyhow::anyhow!("give --admin-token or BOXOFFICE_ADMIN_TOKEN"))?;
-        Ok(Server::new(url, token))
+        Ok(Server::new(url, token).with_jwt_secret(jwt_secret.clone()))
     };
     match race {
         Race::Ga {

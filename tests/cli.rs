@@ -221,6 +221,7 @@ fn race(args: &[&str], db: &TestDb) -> (bool, String, String) {
         .arg("race")
         .args(args)
         .env("BOXOFFICE_ADMIN_TOKEN", "race-admin")
+        .env("BOXOFFICE_JWT_SECRET", "race-secret")
         .output()
         .unwrap();
     (
@@ -235,7 +236,7 @@ fn the_race_demos_show_no_overselling_and_one_seat_holder() {
     let db = TestDb::new();
     let (server, _out, lines) = serve(
         &db,
-        &["--admin-token", "race-admin"],
+        &["--admin-token", "race-admin", "--jwt-secret", "race-secret"],
         "Boxoffice listening on",
     );
     let base = after(&lines, "Boxoffice listening on ").to_owned();
@@ -263,6 +264,8 @@ fn the_seat_race_on_the_redis_hold_store_leaves_one_holder() {
         &[
             "--admin-token",
             "race-admin",
+            "--jwt-secret",
+            "race-secret",
             "--hold-store",
             "redis",
             "--redis-url",

@@ -11,6 +11,9 @@ pub struct Server {
     pub base: String,
     /// Admin bearer token.
     pub admin_token: String,
+    /// The server's JWT secret, if known: buyers' tokens are then minted here instead of
+    /// asked for one session at a time (which the server limits per address).
+    pub jwt_secret: Option<String>,
     http: reqwest::Client,
 }
 
@@ -20,8 +23,35 @@ impl Server {
         Self {
             base: base.trim_end_matches('/').to_owned(),
             admin_token: admin_token.to_owned(),
+            jwt_secret: None,
             http: reqwest::Client::new(),
         }
+    }
+
+    /// Mints buyers' tokens with the server's JWT secret.
+    pub fn with_jwt_secret(mut self, secret: Option<String>) -> Self {
+        self.jwt_secret = secret;
+        self
+    }
+
+    /// A new buyer's token: minted with the JWT secret when there is one, else an
+    /// anonymous session.
+    pub async fn buyer(&self) -> anyhow::Result<String> {
+        let Some(secret) = &self.jwt_secret else {
+            return self.session().await;
+        };
+        let claims = json!({
+            "sub": uuid::Uuid::new_v4().to_string(),
+            "exp": std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)?
+                .as_secs()
+                + 3600,
+        });
+        Ok(jsonwebtoken::encode(
+            &jsonwebtoken::Header::default(),
+            &claims,
+            &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
+        )?)
     }
 
     async fn admin_post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {

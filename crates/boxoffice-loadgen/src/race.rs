@@ -47,7 +47,7 @@ fn tally(answers: &[(u16, Value)]) -> Tally {
 async fn sessions(server: &Server, n: usize) -> anyhow::Result<Vec<String>> {
     let mut tokens = Vec::with_capacity(n);
     for _ in 0..n {
-        tokens.push(server.session().await?);
+        tokens.push(server.buyer().await?);
     }
     Ok(tokens)
 }
