@@ -486,9 +486,16 @@ impl RedisHoldStore {
             while tokio::time::Instant::now() < give_up {
                 let released = match redis.connection().await {
                     Ok(mut conn) => {
-                        Self::hold_invocation(&script, event, token, &head, &[user.clone()], &seats)
-                            .invoke_async::<i64>(&mut conn)
-                            .await
+                        Self::hold_invocation(
+                            &script,
+                            event,
+                            token,
+                            &head,
+                            std::slice::from_ref(&user),
+                            &seats,
+                        )
+                        .invoke_async::<i64>(&mut conn)
+                        .await
                     }
                     Err(_) => Err(redis::RedisError::from((
                         redis::ErrorKind::IoError,
