@@ -63,6 +63,9 @@ pub enum AcquireOutcome {
     Unavailable(Vec<String>),
     /// The user's live held seats plus these would exceed the event's limit; nothing is held.
     LimitExceeded,
+    /// The user asks for holds faster than the rate allows; the next ask is allowed after
+    /// this long. Nothing is held.
+    RateLimited(std::time::Duration),
     /// The event has started (by the store's clock); nothing is held.
     EventStarted,
     /// The event's allocations changed since the seats were quoted (the store knows this

@@ -8,6 +8,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::http::HeaderMap;
@@ -23,6 +24,8 @@ pub struct Limit {
     name: &'static str,
     per_minute: Option<NonZeroU32>,
     local: Option<DefaultKeyedRateLimiter<String>>,
+    /// Requests refused so far (`<name>_rate_limited_total` in `/metrics`).
+    refused: AtomicU64,
 }
 
 impl Limit {
@@ -33,7 +36,18 @@ impl Limit {
             name,
             per_minute,
             local: per_minute.map(|n| DefaultKeyedRateLimiter::keyed(Quota::per_minute(n))),
+            refused: AtomicU64::new(0),
         }
+    }
+
+    /// Requests a minute (0: no limit).
+    pub fn per_minute(&self) -> u32 {
+        self.per_minute.map_or(0, NonZeroU32::get)
+    }
+
+    /// Counts a request refused by this limit elsewhere (a hold store that applies it).
+    pub fn refused(&self) {
+        self.refused.fetch_add(1, Ordering::Relaxed);
     }
 
     fn check_locally(&self, key: &str) -> Result<(), Duration> {
@@ -50,7 +64,7 @@ impl Limit {
 pub struct RateLimits {
     /// `POST /v1/sessions` per client address.
     pub sessions: Limit,
-    /// `POST /v1/events/{id}/holds` per user.
+    /// `POST /v1/events/{id}/holds` per user and event.
     pub holds: Limit,
     redis: Option<RedisRateLimit>,
     trusted_proxies: Vec<IpNet>,
@@ -78,16 +92,40 @@ impl RateLimits {
         let Some(per_minute) = limit.per_minute else {
             return Ok(());
         };
+        let mut counted = None;
         if let Some(redis) = &self.redis {
             match redis.check(limit.name, key, per_minute.get()).await {
-                Ok(None) => return Ok(()),
-                Ok(Some(wait)) => return Err(ApiError::RateLimited(wait)),
+                Ok(wait) => counted = Some(wait),
                 Err(error) => {
                     tracing::debug!(%error, "rate limits counted locally while redis is away");
                 }
             }
         }
-        limit.check_locally(key).map_err(ApiError::RateLimited)
+        let wait = match counted {
+            Some(wait) => wait,
+            None => limit.check_locally(key).err(),
+        };
+        match wait {
+            None => Ok(()),
+            Some(wait) => {
+                limit.refused();
+                Err(ApiError::RateLimited(wait))
+            }
+        }
+    }
+
+    /// Requests each limit refused, by Prometheus name, for `/metrics`.
+    pub fn counters(&self) -> [(&'static str, u64); 2] {
+        [
+            (
+                "sessions_rate_limited_total",
+                self.sessions.refused.load(Ordering::Relaxed),
+            ),
+            (
+                "holds_rate_limited_total",
+                self.holds.refused.load(Ordering::Relaxed),
+            ),
+        ]
     }
 
     /// The client's address: the peer's, or, when the peer is a trusted proxy, the

@@ -12,7 +12,9 @@
 -- KEYS[5]    holduser:{<event>}:<user>   this user's held seats: seat id -> expiry (ms)
 -- KEYS[6]    holdtok:{<event>}:<token>   the new hold: user `u`, created `c` and expiry `x`
 --                                        (ms), seats with their quotes `s` (JSON)
--- KEYS[7..]  hold:{<event>}:<seat>       one per seat of the basket, in seat-id order;
+-- KEYS[7]    holdrate:{<event>}:<user>   the user's hold rate: when their next request
+--                                        would arrive if they kept to the rate (ms)
+-- KEYS[8..]  hold:{<event>}:<seat>       one per seat of the basket, in seat-id order;
 --                                        a live hold's key holds its token
 -- ARGV[1]    the new token
 -- ARGV[2]    the user id
@@ -20,20 +22,27 @@
 -- ARGV[4]    the event's limit of live held seats per user
 -- ARGV[5]    the layout version the seats were quoted from
 -- ARGV[6]    the seats with their ticket types and prices (JSON), kept with the hold
--- ARGV[7..]  per seat of KEYS[7..], two values: its id, then '1' if that layout version
+-- ARGV[7]    the user's hold rate: milliseconds of a minute one request uses (60000 /
+--            holds a minute), or 0 for no limit
+-- ARGV[8]    how many holds the user may ask for at once (a minute's worth)
+-- ARGV[9..]  per seat of KEYS[8..], two values: its id, then '1' if that layout version
 --            has it on sale, else '0'
 --
 -- Returns {'held', created ms, expires ms, 1 if the loaded state is due for a refresh
 --                                          else 0}
 --         {'taken', seat id, ...}  naming every seat held by someone, sold or not on sale
+--         {'rate', ms}             the user asks for holds faster than the rate; ms until
+--                                  the next ask would be allowed
 --         {'limit'}                the user's live held seats plus these exceed the limit
 --         {'started'}              the event has started
 --         {'stale', version}       the allocations changed since the seats were quoted
 --         {'load'}                 the event's state must first be loaded from Postgres
 --                                  (never loaded, due for a refresh, or lost with Redis' data)
 --         {'busy'}                 the event's allocations are changing; try again shortly
--- Nothing is written unless the answer is 'held'. The index keys (held, user) expire with
--- their latest hold, so nothing outlives a sale.
+-- Nothing is written unless the answer is 'held', but for the rate key, which counts every
+-- ask the event's state lets through ('taken' and 'limit' too, as the server's own limiter
+-- does). The index keys (held, user) expire with their latest hold, and the rate key once
+-- the user is back to a full minute's worth, so nothing outlives a sale.
 
 -- Keeps an index key alive exactly as long as its latest entry (the key may have no
 -- expiry yet, which PEXPIREAT ... GT would treat as infinite).
@@ -58,7 +67,24 @@ if now >= tonumber(sync[2]) then
   return {'started'}
 end
 
-local count = #KEYS - 6
+-- The hold rate, by the generic cell rate algorithm (as scripts/rate_limit.lua): here,
+-- in the hold's own round trip, so limiting costs Redis no extra call.
+local interval = tonumber(ARGV[7])
+if interval > 0 then
+  local burst = tonumber(ARGV[8])
+  local tat = tonumber(redis.call('GET', KEYS[7]) or now)
+  if tat < now then
+    tat = now
+  end
+  local allowed_at = tat + interval - burst * interval
+  if now < allowed_at then
+    return {'rate', math.ceil(allowed_at - now)}
+  end
+  local next_tat = tat + interval
+  redis.call('SET', KEYS[7], next_tat, 'PX', math.max(1, math.ceil(next_tat - now)))
+end
+
+local count = #KEYS - 7
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 if redis.call('ZCARD', KEYS[5]) + count > tonumber(ARGV[4]) then
   return {'limit'}
@@ -66,10 +92,10 @@ end
 
 local taken = {'taken'}
 for i = 1, count do
-  local seat = ARGV[5 + 2 * i]
-  if ARGV[6 + 2 * i] ~= '1'
+  local seat = ARGV[7 + 2 * i]
+  if ARGV[8 + 2 * i] ~= '1'
       or redis.call('SISMEMBER', KEYS[3], seat) == 1
-      or redis.call('EXISTS', KEYS[6 + i]) == 1 then
+      or redis.call('EXISTS', KEYS[7 + i]) == 1 then
     taken[#taken + 1] = seat
   end
 end
@@ -79,8 +105,8 @@ end
 
 local expires = now + tonumber(ARGV[3])
 for i = 1, count do
-  local seat = ARGV[5 + 2 * i]
-  redis.call('SET', KEYS[6 + i], ARGV[1], 'PXAT', expires)
+  local seat = ARGV[7 + 2 * i]
+  redis.call('SET', KEYS[7 + i], ARGV[1], 'PXAT', expires)
   redis.call('ZADD', KEYS[4], expires, seat)
   redis.call('ZADD', KEYS[5], expires, seat)
 end

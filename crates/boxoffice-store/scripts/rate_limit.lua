@@ -23,5 +23,5 @@ if now < allowed_at then
   return math.ceil(allowed_at - now)
 end
 local next_tat = tat + interval
-redis.call('SET', KEYS[1], next_tat, 'PX', next_tat - now)
+redis.call('SET', KEYS[1], next_tat, 'PX', math.max(1, math.ceil(next_tat - now)))
 return 0

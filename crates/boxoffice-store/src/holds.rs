@@ -41,6 +41,10 @@ pub struct HoldRequest<'a> {
     pub ttl_seconds: u32,
     /// The event's limit of live held seats per user.
     pub max_seats_per_user: u32,
+    /// How many holds the user may ask for in this event a minute (all at once, at most);
+    /// 0 for no limit. Only a store whose [`HoldStore::limits_hold_rate`] is true applies
+    /// it; the server applies it in front of the others.
+    pub holds_per_minute: u32,
 }
 
 /// The live holds of an event as an allocation change begins, and what ends the change's
@@ -65,6 +69,12 @@ pub struct AllocationFence {
 pub trait HoldStore: Send + Sync + 'static {
     /// The store's name in configuration (`postgres`, `redis`).
     fn kind(&self) -> &'static str;
+
+    /// Whether the store applies [`HoldRequest::holds_per_minute`] itself, inside the
+    /// hold's own round trip (answering [`AcquireOutcome::RateLimited`]).
+    fn limits_hold_rate(&self) -> bool {
+        false
+    }
 
     /// The store's own counters since it was made, by Prometheus name, for `/metrics`.
     fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -97,6 +97,10 @@ pub mod keys {
     pub fn user(event: EventId, user: &str) -> String {
         format!("holduser:{{{event}}}:{user}")
     }
+    /// A user's hold rate in the event (when their next ask would arrive at the rate).
+    pub fn hold_rate(event: EventId, user: &str) -> String {
+        format!("holdrate:{{{event}}}:{user}")
+    }
     /// Sold seats.
     pub fn sold(event: EventId) -> String {
         format!("sold:{{{event}}}")
@@ -609,6 +613,10 @@ impl HoldStore for RedisHoldStore {
         "redis"
     }
 
+    fn limits_hold_rate(&self) -> bool {
+        true
+    }
+
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![
             (
@@ -634,7 +642,8 @@ impl HoldStore for RedisHoldStore {
                 .key(keys::sold(r.event))
                 .key(keys::held(r.event))
                 .key(keys::user(r.event, r.user.as_str()))
-                .key(keys::hold(r.event, token));
+                .key(keys::hold(r.event, token))
+                .key(keys::hold_rate(r.event, r.user.as_str()));
             for seat in r.seats {
                 call.key(keys::seat(r.event, seat));
             }
@@ -643,7 +652,13 @@ impl HoldStore for RedisHoldStore {
                 .arg(u64::from(r.ttl_seconds) * 1000)
                 .arg(r.max_seats_per_user)
                 .arg(r.layout_version)
-                .arg(&seats_json);
+                .arg(&seats_json)
+                .arg(if r.holds_per_minute == 0 {
+                    0.0
+                } else {
+                    60_000.0 / f64::from(r.holds_per_minute)
+                })
+                .arg(r.holds_per_minute);
             for (seat, quote) in r.seats.iter().zip(r.quotes) {
                 call.arg(seat).arg(if quote.is_some() { "1" } else { "0" });
             }
@@ -686,6 +701,10 @@ impl HoldStore for RedisHoldStore {
                         .map(AcquireOutcome::Unavailable)
                 }
                 "limit" => return Ok(AcquireOutcome::LimitExceeded),
+                "rate" => {
+                    let wait: u64 = decode(&reply[1])?;
+                    return Ok(AcquireOutcome::RateLimited(Duration::from_millis(wait)));
+                }
                 "started" => return Ok(AcquireOutcome::EventStarted),
                 "stale" => return Ok(AcquireOutcome::LayoutChanged(decode(&reply[1])?)),
                 "load" => matches!(self.load(r.event, false).await?, Load::Busy),

@@ -264,9 +264,10 @@ impl RedisLink {
                         Client::Single(client) => {
                             // No retries inside a reconnection: while Redis is down each
                             // request fails at once (503), and the next one tries again.
+                            // No response timeout either: the guard times every command,
+                            // and a second timer per command would only cost.
                             let config = ConnectionManagerConfig::new()
                                 .set_connection_timeout(timeout)
-                                .set_response_timeout(timeout)
                                 .set_number_of_retries(0);
                             ConnectionManager::new_with_config(client.clone(), config)
                                 .await

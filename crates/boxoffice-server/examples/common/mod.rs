@@ -37,6 +37,13 @@ pub async fn start(pool_size: u32, hold_store: HoldStoreKind) -> anyhow::Result<
     settings.database.pool_size = pool_size;
     settings.database.acquire_timeout = Duration::from_secs(30);
     settings.hold_store = hold_store;
+    // The hold-rate limiter runs, so its cost is in the figures, but never refuses: the
+    // bench's few users make thousands of holds a second. `BENCH_HOLDS_PER_MINUTE=0` turns
+    // it off, to see what it costs.
+    settings.holds_per_minute = std::env::var("BENCH_HOLDS_PER_MINUTE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(u32::MAX);
     if let Ok(url) = std::env::var("REDIS_URL") {
         settings.redis.url = url;
     }

@@ -55,6 +55,12 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
 pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        state.metrics.render(&state.holds.counters()),
+        state.metrics.render(
+            &[
+                state.holds.counters(),
+                state.rate_limits.counters().to_vec(),
+            ]
+            .concat(),
+        ),
     )
 }

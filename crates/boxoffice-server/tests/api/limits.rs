@@ -47,6 +47,7 @@ async fn sessions_are_limited_per_client_address_with_retry_after() {
     assert!((1..=60).contains(&retry_after), "{retry_after}");
     let (_, problem) = crate::helpers::read(response).await;
     assert_eq!(problem["code"], "rate_limited");
+    assert_eq!(app.counter("sessions_rate_limited_total").await, 26.0);
 
     // Another client has its own budget.
     let other = session_request(&app, &fresh_address())

@@ -338,7 +338,8 @@ async fn every_key_of_an_event_expires() {
             .query_async(&mut conn)
             .await
             .unwrap();
-        assert!(ttl > 0, "{key} never expires");
+        // -2: the key lapsed between the listing and this read, which is expiring too.
+        assert!(ttl > 0 || ttl == -2, "{key} never expires ({ttl})");
     }
 }
 
