@@ -3,7 +3,7 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
-use boxoffice_store::holds::HoldStore;
+use boxoffice_store::hold_store::HoldStore;
 use sqlx::PgPool;
 
 use crate::auth::Auth;

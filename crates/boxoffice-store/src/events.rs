@@ -8,7 +8,7 @@ use boxoffice_core::ids::{EventId, VenueId};
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 
-use crate::holds::{AllocationFence, HoldStore};
+use crate::hold_store::{AllocationFence, HoldStore};
 use crate::StoreError;
 
 /// An event as listed.

@@ -18,8 +18,11 @@
 //!   sold seats that availability composes.
 //! - [`gate`]: the sale-day gate, a Redis counter per general-admission area
 //!   (`scripts/*.lua`).
-//! - [`holds`]: the [`holds::HoldStore`] interface and its Postgres implementation.
-//! - [`redis_holds`]: the Redis implementation (`scripts/hold_*.lua`, `scripts/event_*.lua`).
+//! - [`hold_store`]: the [`hold_store::HoldStore`] interface every hold store implements.
+//! - [`pg_holds`]: its Postgres implementation (seed 000).
+//! - [`redis_holds`]: its Redis implementation (seed 003; `scripts/hold_*.lua`,
+//!   `scripts/event_*.lua`): key schema, script registry, the event's state loaded from
+//!   Postgres, and the store itself, a module each.
 //! - [`rate_limit`]: per-minute limits shared by every server instance
 //!   (`scripts/rate_limit.lua`).
 //! - [`redis_link`]: one lazily made connection to a Redis server or a Redis Cluster.
@@ -33,9 +36,10 @@ pub mod db;
 pub mod error;
 pub mod events;
 pub mod gate;
-pub mod holds;
+pub mod hold_store;
 pub mod orders;
 pub mod outbox;
+pub mod pg_holds;
 pub mod rate_limit;
 pub mod redis_holds;
 pub mod redis_link;

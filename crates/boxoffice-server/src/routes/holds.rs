@@ -8,7 +8,7 @@ use boxoffice_core::hold::{
 use boxoffice_core::ids::EventId;
 use std::sync::Arc;
 
-use boxoffice_store::holds::HoldRequest;
+use boxoffice_store::hold_store::HoldRequest;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;

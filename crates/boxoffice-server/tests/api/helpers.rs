@@ -9,7 +9,7 @@ use boxoffice_core::ids::EventId;
 use boxoffice_server::config::{HoldStoreKind, Secret};
 use boxoffice_server::{Application, Settings};
 use boxoffice_store::db;
-use boxoffice_store::holds::HoldStore;
+use boxoffice_store::hold_store::HoldStore;
 use boxoffice_store::redis_holds::keys;
 use boxoffice_store::redis_link::{RedisConfig, RedisLink};
 use reqwest::{Method, RequestBuilder, Response, StatusCode};

@@ -45,204 +45,35 @@ use boxoffice_core::hold::{
     ReleaseOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
-use chrono::{DateTime, Utc};
-use redis::{FromRedisValue, Script, Value};
-use serde::{Deserialize, Serialize};
+use redis::{Script, Value};
 use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::error::stored_user_id;
-use crate::holds::{existing, AllocationFence, HoldRequest, HoldStore};
+use crate::hold_store::{existing, AllocationFence, HoldRequest, HoldStore};
 use crate::orders::{self, CancelStep};
 use crate::redis_link::{redis_error, Connection, RedisConfig, RedisLink};
 use crate::StoreError;
 
-/// How long an event's state loaded from Postgres is trusted before it is loaded again,
-/// so a sold seat Redis missed (a checkout whose last step never reached Redis) is
-/// refused again within this time.
-pub const SYNC_TTL: Duration = Duration::from_secs(300);
-/// A hold taken this close to the end of [`SYNC_TTL`] loads the event's state again.
-const REFRESH_AHEAD: Duration = Duration::from_secs(60);
+mod checkout;
+mod codec;
+mod event_state;
+pub mod keys;
+mod scripts;
+
+use codec::{decode, decode_seats, encode_seats, held_pairs, millis, StoredHold};
+use event_state::Load;
+pub use event_state::SYNC_TTL;
+use scripts::Scripts;
+
 /// How long a checkout protects its seats while Postgres commits: longer than any
 /// statement may run.
 const CHECKOUT_PROTECTION: Duration = Duration::from_secs(60);
-/// How long a server's claim to load an event's state lasts, should it die meanwhile.
-const LOAD_CLAIM: Duration = Duration::from_secs(10);
 /// How long an allocation change keeps holds out, should it never finish.
 const FENCE: Duration = Duration::from_secs(15);
 /// How long a hold waits for another server's load or an allocation change to finish
 /// before answering unavailable.
 const WAIT_FOR_EVENT: Duration = Duration::from_secs(3);
-/// Sold seats staged per command while loading.
-const STAGE_CHUNK: usize = 1000;
-
-/// Key names. Each takes the event first; its id in braces is the cluster hash tag.
-pub mod keys {
-    use boxoffice_core::ids::EventId;
-    use uuid::Uuid;
-
-    /// The token holding a seat.
-    pub fn seat(event: EventId, seat: &str) -> String {
-        format!("hold:{{{event}}}:{seat}")
-    }
-    /// A hold by token.
-    pub fn hold(event: EventId, token: Uuid) -> String {
-        format!("holdtok:{{{event}}}:{token}")
-    }
-    /// Live holds by seat, scored by expiry.
-    pub fn held(event: EventId) -> String {
-        format!("held:{{{event}}}")
-    }
-    /// One user's held seats, scored by expiry.
-    pub fn user(event: EventId, user: &str) -> String {
-        format!("holduser:{{{event}}}:{user}")
-    }
-    /// A user's hold rate in the event (when their next ask would arrive at the rate).
-    pub fn hold_rate(event: EventId, user: &str) -> String {
-        format!("holdrate:{{{event}}}:{user}")
-    }
-    /// Sold seats.
-    pub fn sold(event: EventId) -> String {
-        format!("sold:{{{event}}}")
-    }
-    /// Seats sold since the last load began.
-    pub fn sold_new(event: EventId) -> String {
-        format!("soldnew:{{{event}}}")
-    }
-    /// Sold seats staged by one loader.
-    pub fn sold_stage(event: EventId, loader: Uuid) -> String {
-        format!("soldstage:{{{event}}}:{loader}")
-    }
-    /// The loaded state: layout version and start.
-    pub fn sync(event: EventId) -> String {
-        format!("sync:{{{event}}}")
-    }
-    /// Who is loading the state.
-    pub fn loading(event: EventId) -> String {
-        format!("loading:{{{event}}}")
-    }
-    /// Present while allocations change.
-    pub fn fence(event: EventId) -> String {
-        format!("fence:{{{event}}}")
-    }
-}
-
-/// The Lua scripts, each sent by SHA1 (EVALSHA) and loaded again when Redis answers
-/// NOSCRIPT (after a restart or a failover).
-struct Scripts {
-    acquire: Script,
-    read: Script,
-    release: Script,
-    extend: Script,
-    checkout: Script,
-    sold: Script,
-    restore: Script,
-    held: Script,
-    load_begin: Script,
-    load_finish: Script,
-    fence: Script,
-    compare_and_delete: Script,
-    unsell: Script,
-}
-
-impl Scripts {
-    fn new() -> Self {
-        Self {
-            acquire: Script::new(include_str!("../scripts/hold_acquire.lua")),
-            read: Script::new(include_str!("../scripts/hold_read.lua")),
-            release: Script::new(include_str!("../scripts/hold_release.lua")),
-            extend: Script::new(include_str!("../scripts/hold_extend.lua")),
-            checkout: Script::new(include_str!("../scripts/hold_checkout.lua")),
-            sold: Script::new(include_str!("../scripts/hold_sold.lua")),
-            restore: Script::new(include_str!("../scripts/hold_restore.lua")),
-            held: Script::new(include_str!("../scripts/event_held.lua")),
-            load_begin: Script::new(include_str!("../scripts/event_load_begin.lua")),
-            load_finish: Script::new(include_str!("../scripts/event_load_finish.lua")),
-            fence: Script::new(include_str!("../scripts/event_fence.lua")),
-            compare_and_delete: Script::new(include_str!("../scripts/compare_and_delete.lua")),
-            unsell: Script::new(include_str!("../scripts/event_unsell.lua")),
-        }
-    }
-}
-
-/// A seat with its quote, as a hold keeps it in Redis.
-#[derive(Serialize, Deserialize)]
-struct StoredSeat {
-    id: String,
-    #[serde(rename = "t")]
-    ticket_type: String,
-    #[serde(rename = "p")]
-    price_cents: i64,
-}
-
-/// A hold as read back from `holdtok:{E}:<token>`.
-struct StoredHold {
-    user: String,
-    created_ms: i64,
-    expires_ms: i64,
-    seats: Vec<ClaimedSeat>,
-    /// Being checked out: the key outlives `expires_ms` to protect the commit.
-    checking_out: bool,
-    /// Redis' clock when the hold was read.
-    now_ms: i64,
-}
-
-fn millis(ms: i64) -> Result<DateTime<Utc>, StoreError> {
-    DateTime::from_timestamp_millis(ms)
-        .ok_or_else(|| StoreError::Other(format!("timestamp {ms} is out of range").into()))
-}
-
-fn decode<T: FromRedisValue>(value: &Value) -> Result<T, StoreError> {
-    T::from_redis_value(value).map_err(|e| StoreError::Other(Box::new(e)))
-}
-
-fn encode_seats(seats: &[ClaimedSeat]) -> String {
-    let stored: Vec<StoredSeat> = seats
-        .iter()
-        .map(|s| StoredSeat {
-            id: s.seat_id.clone(),
-            ticket_type: s.ticket_type.clone(),
-            price_cents: s.price_cents,
-        })
-        .collect();
-    serde_json::to_string(&stored).expect("seats always serialize")
-}
-
-fn decode_seats(json: &str) -> Result<Vec<ClaimedSeat>, StoreError> {
-    let stored: Vec<StoredSeat> =
-        serde_json::from_str(json).map_err(|e| StoreError::Other(Box::new(e)))?;
-    Ok(stored
-        .into_iter()
-        .map(|s| ClaimedSeat {
-            seat_id: s.id,
-            ticket_type: s.ticket_type,
-            price_cents: s.price_cents,
-        })
-        .collect())
-}
-
-/// `{seat, score, seat, score, ...}` from ZRANGEBYSCORE WITHSCORES.
-fn held_pairs(flat: Vec<String>) -> Result<Vec<HeldSeat>, StoreError> {
-    flat.chunks_exact(2)
-        .map(|pair| {
-            let ms: f64 = pair[1]
-                .parse()
-                .map_err(|e| StoreError::Other(Box::new(e)))?;
-            Ok(HeldSeat {
-                seat_id: pair[0].clone(),
-                held_until: millis(ms as i64)?,
-            })
-        })
-        .collect()
-}
-
-/// What loading an event's state came to.
-enum Load {
-    /// The state is in Redis now.
-    Ready,
-    /// Another server is loading it, or its allocations are changing: wait.
-    Busy,
-}
 
 /// Holds in Redis; orders and the truth in Postgres.
 pub struct RedisHoldStore {
@@ -277,129 +108,6 @@ impl RedisHoldStore {
 
     async fn conn(&self) -> Result<Connection, StoreError> {
         self.redis.connection().await
-    }
-
-    /// Loads the event's layout version, start and sold seats from Postgres into Redis,
-    /// unless another server is doing so; with `refresh`, even though they are loaded
-    /// (holds go on meanwhile with the state loaded before).
-    async fn load(&self, event: EventId, refresh: bool) -> Result<Load, StoreError> {
-        let mut conn = self.conn().await?;
-        let loader = Uuid::new_v4();
-        let claim: i64 = self
-            .scripts
-            .load_begin
-            .key(keys::sync(event))
-            .key(keys::fence(event))
-            .key(keys::loading(event))
-            .key(keys::sold_new(event))
-            .arg(loader.to_string())
-            .arg(LOAD_CLAIM.as_millis() as u64)
-            .arg(if refresh { "1" } else { "0" })
-            .invoke_async(&mut conn)
-            .await
-            .map_err(redis_error)?;
-        match claim {
-            2 => return Ok(Load::Ready),
-            0 => return Ok(Load::Busy),
-            _ => {}
-        }
-        let installed = self.install_event_state(&mut conn, event, loader).await;
-        if installed.is_err() {
-            // Let another server load at once rather than after the claim lapses.
-            let _ = self
-                .scripts
-                .compare_and_delete
-                .key(keys::loading(event))
-                .arg(loader.to_string())
-                .invoke_async::<i64>(&mut conn)
-                .await;
-        }
-        installed
-    }
-
-    /// Reads the event's state from Postgres and installs it in Redis under the claim
-    /// `loader`.
-    async fn install_event_state(
-        &self,
-        conn: &mut Connection,
-        event: EventId,
-        loader: Uuid,
-    ) -> Result<Load, StoreError> {
-        let row = Self::read_event_state(&self.pool, event).await?;
-        let Some((version, starts_at, sold)) = row else {
-            return Err(StoreError::NotFound);
-        };
-        let stage = keys::sold_stage(event, loader);
-        for chunk in sold.chunks(STAGE_CHUNK) {
-            redis::cmd("SADD")
-                .arg(&stage)
-                .arg(chunk)
-                .query_async::<()>(conn)
-                .await
-                .map_err(redis_error)?;
-        }
-        if !sold.is_empty() {
-            redis::cmd("PEXPIRE")
-                .arg(&stage)
-                .arg(LOAD_CLAIM.as_millis() as u64)
-                .query_async::<()>(conn)
-                .await
-                .map_err(redis_error)?;
-        }
-        let installed: i64 = self
-            .scripts
-            .load_finish
-            .key(keys::loading(event))
-            .key(&stage)
-            .key(keys::sold_new(event))
-            .key(keys::sold(event))
-            .key(keys::sync(event))
-            .arg(loader.to_string())
-            .arg(version)
-            .arg(starts_at.timestamp_millis())
-            .arg(SYNC_TTL.as_millis() as u64)
-            .arg(REFRESH_AHEAD.as_millis() as u64)
-            .invoke_async(conn)
-            .await
-            .map_err(redis_error)?;
-        if installed == 1 {
-            self.loads.fetch_add(1, Ordering::Relaxed);
-            tracing::debug!(%event, version, sold = sold.len(), "loaded the event's state into redis");
-            Ok(Load::Ready)
-        } else {
-            Ok(Load::Busy)
-        }
-    }
-
-    /// The event's layout version, start and sold seats, as Postgres has them once no
-    /// allocation change is in flight.
-    async fn read_event_state(
-        pool: &PgPool,
-        event: EventId,
-    ) -> Result<Option<(i64, DateTime<Utc>, Vec<String>)>, StoreError> {
-        let mut tx = pool.begin().await?;
-        // An allocation change holds the event row (`for no key update`) until it commits,
-        // so this waits for it and reads the new version, even if the change outlived its
-        // fence in Redis.
-        let Some((version, starts_at)): Option<(i64, DateTime<Utc>)> = sqlx::query_as(
-            "select layout_version, starts_at from event where event_id = $1 for share",
-        )
-        .bind(event.0)
-        .fetch_optional(&mut *tx)
-        .await?
-        else {
-            return Ok(None);
-        };
-        // Sales that commit after this read are added by their checkouts to `soldnew`,
-        // which the load merges in.
-        let sold: Vec<String> = sqlx::query_scalar(
-            "select seat_id from order_seat where event_id = $1 and not released",
-        )
-        .bind(event.0)
-        .fetch_all(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(Some((version, starts_at, sold)))
     }
 
     /// The hold stored under `token`, if it is live (or being checked out).
@@ -519,91 +227,6 @@ impl RedisHoldStore {
                 }
             }
         });
-    }
-
-    /// Marks the order's seats sold in Redis and ends the hold. The order is committed
-    /// either way: if Redis cannot be reached, the seats stay protected until the checkout's
-    /// protection lapses, and the event's next load from Postgres (within [`SYNC_TTL`])
-    /// refuses them; a hold taken on one meanwhile fails at checkout, where Postgres
-    /// decides.
-    async fn finish_sold(&self, event: EventId, token: Uuid, user: &UserId, seats: &[ClaimedSeat]) {
-        let head = [
-            keys::held(event),
-            keys::user(event, user.as_str()),
-            keys::sold(event),
-            keys::sold_new(event),
-        ];
-        let result = match self.conn().await {
-            Ok(mut conn) => {
-                let keep = [(2 * SYNC_TTL.as_millis()).to_string()];
-                Self::hold_invocation(&self.scripts.sold, event, token, &head, &keep, seats)
-                    .invoke_async::<i64>(&mut conn)
-                    .await
-                    .map_err(redis_error)
-            }
-            Err(e) => Err(e),
-        };
-        if let Err(e) = result {
-            tracing::warn!(%event, %token, error = %e, "could not mark sold seats in redis; postgres has the order, and the event's next load from postgres will refuse them");
-        }
-    }
-
-    /// Ends a checkout that did not sell: the hold gets its own expiry back, or is dropped
-    /// (and the event's sold seats reloaded) when Postgres refused the order.
-    async fn restore(
-        &self,
-        event: EventId,
-        token: Uuid,
-        user: &UserId,
-        seats: &[ClaimedSeat],
-        drop: bool,
-    ) {
-        let head = [
-            keys::held(event),
-            keys::user(event, user.as_str()),
-            keys::sync(event),
-        ];
-        let args = [if drop { "1" } else { "0" }.to_owned()];
-        let result = match self.conn().await {
-            Ok(mut conn) => {
-                Self::hold_invocation(&self.scripts.restore, event, token, &head, &args, seats)
-                    .invoke_async::<i64>(&mut conn)
-                    .await
-                    .map_err(redis_error)
-            }
-            Err(e) => Err(e),
-        };
-        if let Err(e) = result {
-            tracing::warn!(%event, %token, error = %e, "could not end a checkout's protection in redis; it lapses by itself");
-        }
-    }
-
-    /// The order already made from `token`, as the answer to a checkout.
-    async fn existing_order(
-        &self,
-        event: EventId,
-        token: Uuid,
-        user: &UserId,
-    ) -> Result<Option<CheckoutOutcome>, StoreError> {
-        let mut conn = self.pool.acquire().await?;
-        Ok(orders::find_by_token(&mut conn, event, token)
-            .await?
-            .map(|order| existing(order, user)))
-    }
-
-    /// Writes the order in Postgres: the unique indexes decide.
-    async fn commit_order(
-        &self,
-        event: EventId,
-        token: Uuid,
-        user: &UserId,
-        seats: &[ClaimedSeat],
-    ) -> Result<boxoffice_core::hold::Order, StoreError> {
-        // Orders keep synchronous commit: success is answered only once the order is durable.
-        let mut tx = self.pool.begin().await?;
-        let order = orders::insert_order(&mut tx, event, user, token, seats).await?;
-        tx.commit().await?;
-        Ok(order)
     }
 }
 
@@ -818,76 +441,8 @@ impl HoldStore for RedisHoldStore {
         token: Uuid,
         user: &UserId,
     ) -> Result<CheckoutOutcome, StoreError> {
-        // A token already checked out has no hold left in Redis (or, if the last step of
-        // its checkout never reached Redis, a protected one whose order Postgres refuses
-        // to write twice): either way Postgres has the order, so it is looked up only then.
-        let mut conn = self.conn().await?;
-        let Some(hold) = self.stored(&mut conn, event, token).await? else {
-            return Ok(self
-                .existing_order(event, token, user)
-                .await?
-                .unwrap_or(CheckoutOutcome::NotLive));
-        };
-        if hold.user != user.as_str() {
-            return Ok(CheckoutOutcome::Forbidden);
-        }
-        // Check the token still owns every seat, and protect them for the commit.
-        let protect = [
-            user.as_str().to_owned(),
-            CHECKOUT_PROTECTION.as_millis().to_string(),
-        ];
-        let reply: Vec<Value> = Self::hold_invocation(
-            &self.scripts.checkout,
-            event,
-            token,
-            &[keys::held(event)],
-            &protect,
-            &hold.seats,
-        )
-        .invoke_async(&mut conn)
-        .await
-        .map_err(redis_error)?;
-        match decode::<i64>(reply.first().unwrap_or(&Value::Nil))? {
-            1 => {}
-            -1 => return Ok(CheckoutOutcome::Forbidden),
-            _ => {
-                return Ok(self
-                    .existing_order(event, token, user)
-                    .await?
-                    .unwrap_or(CheckoutOutcome::NotLive))
-            }
-        }
-        let seats = decode_seats(&decode::<String>(&reply[2])?)?;
-        match self.commit_order(event, token, user, &seats).await {
-            Ok(order) => {
-                self.finish_sold(event, token, user, &seats).await;
-                Ok(CheckoutOutcome::Created(order))
-            }
-            // A concurrent checkout of the same token committed first: its order stands,
-            // and that checkout finishes the hold in Redis.
-            Err(StoreError::Conflict { constraint })
-                if constraint == "ticket_order_hold_token_key" =>
-            {
-                Ok(self
-                    .existing_order(event, token, user)
-                    .await?
-                    .unwrap_or(CheckoutOutcome::NotLive))
-            }
-            // Postgres knows a seat is sold that Redis did not: Postgres decides. The hold
-            // goes, and the event's sold seats are loaded again before the next hold.
-            Err(StoreError::Conflict { constraint }) if constraint == "order_seat_sold" => {
-                self.missed_sales.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(%event, %token, "redis held a seat postgres has sold; reloading the event's sold seats");
-                self.restore(event, token, user, &seats, true).await;
-                Ok(CheckoutOutcome::NotLive)
-            }
-            Err(e) => {
-                self.restore(event, token, user, &seats, false).await;
-                Err(e)
-            }
-        }
+        self.checkout_hold(event, token, user).await
     }
-
     async fn cancel(
         &self,
         order_id: Uuid,

@@ -1,0 +1,152 @@
+//! The hold-store interface: what every place that keeps live holds answers.
+//!
+//! A hold is a buyer's short-lived, all-or-nothing claim on a basket of seats. Two stores
+//! implement it: [`crate::pg_holds`] (one `reservation` row per seat, seed 000) and
+//! [`crate::redis_holds`] (a key per seat with a TTL, seed 003). Either way Postgres
+//! decides what is sold: checkout writes the order under the `order_seat_sold` unique
+//! index, and the hold store decides only who may try.
+
+use async_trait::async_trait;
+use boxoffice_core::availability::HeldSeat;
+use boxoffice_core::hold::{
+    AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, Hold,
+    ReleaseOutcome,
+};
+use boxoffice_core::ids::{EventId, UserId};
+use uuid::Uuid;
+
+use crate::StoreError;
+
+/// A request for a basket of seats.
+#[derive(Clone, Copy, Debug)]
+pub struct HoldRequest<'a> {
+    /// The event.
+    pub event: EventId,
+    /// The buyer.
+    pub user: &'a UserId,
+    /// Seat ids, sorted and distinct (see `boxoffice_core::hold::validate_basket`).
+    pub seats: &'a [String],
+    /// What the event's seat map quotes for each seat of `seats`, in the same order: its
+    /// ticket type and price, or `None` if it is not on sale.
+    pub quotes: &'a [Option<ClaimedSeat>],
+    /// The allocation version (`layout_version`) the quotes come from. A store that keeps
+    /// the quotes with the hold answers [`AcquireOutcome::LayoutChanged`] when it is not
+    /// the event's current version; a store that reads them from Postgres in the claim
+    /// ignores both.
+    pub layout_version: i64,
+    /// Lifetime of the new hold.
+    pub ttl_seconds: u32,
+    /// The event's limit of live held seats per user.
+    pub max_seats_per_user: u32,
+    /// How many holds the user may ask for in this event a minute (all at once, at most);
+    /// 0 for no limit. Only a store whose [`HoldStore::limits_hold_rate`] is true applies
+    /// it; the server applies it in front of the others.
+    pub holds_per_minute: u32,
+}
+
+/// The live holds of an event as an allocation change begins, and what ends the change's
+/// hold on the store.
+#[derive(Debug)]
+pub struct AllocationFence {
+    /// Every live hold when the change began: the change leaves these seats alone.
+    pub held: Vec<HeldSeat>,
+    /// Set by stores that keep new holds out until the fence is lifted.
+    pub id: Option<Uuid>,
+}
+
+/// Where live holds are kept.
+///
+/// Every implementation judges expiry by one clock of its own store (Postgres `now()`, or
+/// Redis' `TIME`), never by a server's clock, so several server instances agree.
+/// A withdrawal must never race a hold on the same seat: an implementation either takes a
+/// share lock on a seat's allocation row while claiming it (the change locks those rows
+/// for update), or keeps new holds out between [`HoldStore::fence_allocations`] and
+/// [`HoldStore::lift_fence`]. See [`crate::events::change_allocations`].
+#[async_trait]
+pub trait HoldStore: Send + Sync + 'static {
+    /// The store's name in configuration (`postgres`, `redis`).
+    fn kind(&self) -> &'static str;
+
+    /// Whether the store applies [`HoldRequest::holds_per_minute`] itself, inside the
+    /// hold's own round trip (answering [`AcquireOutcome::RateLimited`]).
+    fn limits_hold_rate(&self) -> bool {
+        false
+    }
+
+    /// The store's own counters since it was made, by Prometheus name, for `/metrics`.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+
+    /// Holds every seat of the basket under a new token, or none of them.
+    async fn acquire(&self, request: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError>;
+
+    /// The live hold with this token, whoever owns it.
+    async fn get(&self, event: EventId, token: Uuid) -> Result<Option<Hold>, StoreError>;
+
+    /// Moves a live hold's expiry to now + `ttl_seconds`, never past its creation plus
+    /// `max_hold_seconds`.
+    async fn extend(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+        ttl_seconds: u32,
+        max_hold_seconds: u32,
+    ) -> Result<ExtendOutcome, StoreError>;
+
+    /// Frees the seats this token still owns (compare-and-delete): a stale token frees
+    /// nothing, and never a seat someone else now holds.
+    async fn release(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+    ) -> Result<ReleaseOutcome, StoreError>;
+
+    /// Turns a hold that is live when the checkout begins into an order, with its seats and
+    /// outbox row, in one Postgres transaction. A repeat finds the first order.
+    async fn checkout(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+    ) -> Result<CheckoutOutcome, StoreError>;
+
+    /// Cancels an order and puts its seats on sale again. `by` is the acting user, or
+    /// `None` for an admin.
+    async fn cancel(
+        &self,
+        order_id: Uuid,
+        by: Option<&UserId>,
+    ) -> Result<CancelOutcome, StoreError>;
+
+    /// Every live hold in the event: one round trip, however many seats are held.
+    async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError>;
+
+    /// Begins an allocation change of the event, whose allocation rows the caller has
+    /// locked for update: returns every live hold at this moment. By default that is all
+    /// it does, for stores whose claims share-lock the allocation rows.
+    async fn fence_allocations(&self, event: EventId) -> Result<AllocationFence, StoreError> {
+        Ok(AllocationFence {
+            held: self.held_seats(event).await?,
+            id: None,
+        })
+    }
+
+    /// Ends an allocation change begun by [`HoldStore::fence_allocations`], whether it
+    /// committed or not. Called after the change's transaction ends.
+    async fn lift_fence(&self, _event: EventId, _fence: AllocationFence) {}
+
+    /// Whether the store answers; `Unavailable` if not.
+    async fn ping(&self) -> Result<(), StoreError>;
+}
+
+/// The answer to a checkout whose token already made `order`.
+pub(crate) fn existing(order: boxoffice_core::hold::Order, user: &UserId) -> CheckoutOutcome {
+    if &order.user_id == user {
+        CheckoutOutcome::Existing(order)
+    } else {
+        CheckoutOutcome::Forbidden
+    }
+}

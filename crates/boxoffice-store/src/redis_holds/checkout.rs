@@ -1,0 +1,172 @@
+//! Checkout on the redis store: Redis protects the hold's seats while Postgres commits the
+//! order, where the unique indexes decide; then the seats are marked sold in Redis, or the
+//! hold is given back as it was.
+
+use boxoffice_core::hold::{CheckoutOutcome, ClaimedSeat};
+use boxoffice_core::ids::{EventId, UserId};
+use uuid::Uuid;
+
+use super::*;
+
+impl RedisHoldStore {
+    pub(super) async fn checkout_hold(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+    ) -> Result<CheckoutOutcome, StoreError> {
+        // A token already checked out has no hold left in Redis (or, if the last step of
+        // its checkout never reached Redis, a protected one whose order Postgres refuses
+        // to write twice): either way Postgres has the order, so it is looked up only then.
+        let mut conn = self.conn().await?;
+        let Some(hold) = self.stored(&mut conn, event, token).await? else {
+            return Ok(self
+                .existing_order(event, token, user)
+                .await?
+                .unwrap_or(CheckoutOutcome::NotLive));
+        };
+        if hold.user != user.as_str() {
+            return Ok(CheckoutOutcome::Forbidden);
+        }
+        // Check the token still owns every seat, and protect them for the commit.
+        let protect = [
+            user.as_str().to_owned(),
+            CHECKOUT_PROTECTION.as_millis().to_string(),
+        ];
+        let reply: Vec<Value> = Self::hold_invocation(
+            &self.scripts.checkout,
+            event,
+            token,
+            &[keys::held(event)],
+            &protect,
+            &hold.seats,
+        )
+        .invoke_async(&mut conn)
+        .await
+        .map_err(redis_error)?;
+        match decode::<i64>(reply.first().unwrap_or(&Value::Nil))? {
+            1 => {}
+            -1 => return Ok(CheckoutOutcome::Forbidden),
+            _ => {
+                return Ok(self
+                    .existing_order(event, token, user)
+                    .await?
+                    .unwrap_or(CheckoutOutcome::NotLive))
+            }
+        }
+        let seats = decode_seats(&decode::<String>(&reply[2])?)?;
+        match self.commit_order(event, token, user, &seats).await {
+            Ok(order) => {
+                self.finish_sold(event, token, user, &seats).await;
+                Ok(CheckoutOutcome::Created(order))
+            }
+            // A concurrent checkout of the same token committed first: its order stands,
+            // and that checkout finishes the hold in Redis.
+            Err(StoreError::Conflict { constraint })
+                if constraint == "ticket_order_hold_token_key" =>
+            {
+                Ok(self
+                    .existing_order(event, token, user)
+                    .await?
+                    .unwrap_or(CheckoutOutcome::NotLive))
+            }
+            // Postgres knows a seat is sold that Redis did not: Postgres decides. The hold
+            // goes, and the event's sold seats are loaded again before the next hold.
+            Err(StoreError::Conflict { constraint }) if constraint == "order_seat_sold" => {
+                self.missed_sales.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(%event, %token, "redis held a seat postgres has sold; reloading the event's sold seats");
+                self.restore(event, token, user, &seats, true).await;
+                Ok(CheckoutOutcome::NotLive)
+            }
+            Err(e) => {
+                self.restore(event, token, user, &seats, false).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Marks the order's seats sold in Redis and ends the hold. The order is committed
+    /// either way: if Redis cannot be reached, the seats stay protected until the checkout's
+    /// protection lapses, and the event's next load from Postgres (within [`SYNC_TTL`])
+    /// refuses them; a hold taken on one meanwhile fails at checkout, where Postgres
+    /// decides.
+    async fn finish_sold(&self, event: EventId, token: Uuid, user: &UserId, seats: &[ClaimedSeat]) {
+        let head = [
+            keys::held(event),
+            keys::user(event, user.as_str()),
+            keys::sold(event),
+            keys::sold_new(event),
+        ];
+        let result = match self.conn().await {
+            Ok(mut conn) => {
+                let keep = [(2 * SYNC_TTL.as_millis()).to_string()];
+                Self::hold_invocation(&self.scripts.sold, event, token, &head, &keep, seats)
+                    .invoke_async::<i64>(&mut conn)
+                    .await
+                    .map_err(redis_error)
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
+            tracing::warn!(%event, %token, error = %e, "could not mark sold seats in redis; postgres has the order, and the event's next load from postgres will refuse them");
+        }
+    }
+
+    /// Ends a checkout that did not sell: the hold gets its own expiry back, or is dropped
+    /// (and the event's sold seats reloaded) when Postgres refused the order.
+    async fn restore(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+        seats: &[ClaimedSeat],
+        drop: bool,
+    ) {
+        let head = [
+            keys::held(event),
+            keys::user(event, user.as_str()),
+            keys::sync(event),
+        ];
+        let args = [if drop { "1" } else { "0" }.to_owned()];
+        let result = match self.conn().await {
+            Ok(mut conn) => {
+                Self::hold_invocation(&self.scripts.restore, event, token, &head, &args, seats)
+                    .invoke_async::<i64>(&mut conn)
+                    .await
+                    .map_err(redis_error)
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
+            tracing::warn!(%event, %token, error = %e, "could not end a checkout's protection in redis; it lapses by itself");
+        }
+    }
+
+    /// The order already made from `token`, as the answer to a checkout.
+    async fn existing_order(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+    ) -> Result<Option<CheckoutOutcome>, StoreError> {
+        let mut conn = self.pool.acquire().await?;
+        Ok(orders::find_by_token(&mut conn, event, token)
+            .await?
+            .map(|order| existing(order, user)))
+    }
+
+    /// Writes the order in Postgres: the unique indexes decide.
+    async fn commit_order(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+        seats: &[ClaimedSeat],
+    ) -> Result<boxoffice_core::hold::Order, StoreError> {
+        // Orders keep synchronous commit: success is answered only once the order is durable.
+        let mut tx = self.pool.begin().await?;
+        let order = orders::insert_order(&mut tx, event, user, token, seats).await?;
+        tx.commit().await?;
+        Ok(order)
+    }
+}

@@ -1,0 +1,80 @@
+//! How holds and seats are written to and read back from Redis values.
+
+use boxoffice_core::availability::HeldSeat;
+use boxoffice_core::hold::ClaimedSeat;
+use chrono::{DateTime, Utc};
+use redis::{FromRedisValue, Value};
+use serde::{Deserialize, Serialize};
+
+use crate::StoreError;
+
+/// A seat with its quote, as a hold keeps it in Redis.
+#[derive(Serialize, Deserialize)]
+pub(super) struct StoredSeat {
+    id: String,
+    #[serde(rename = "t")]
+    ticket_type: String,
+    #[serde(rename = "p")]
+    price_cents: i64,
+}
+
+/// A hold as read back from `holdtok:{E}:<token>`.
+pub(super) struct StoredHold {
+    pub(super) user: String,
+    pub(super) created_ms: i64,
+    pub(super) expires_ms: i64,
+    pub(super) seats: Vec<ClaimedSeat>,
+    /// Being checked out: the key outlives `expires_ms` to protect the commit.
+    pub(super) checking_out: bool,
+    /// Redis' clock when the hold was read.
+    pub(super) now_ms: i64,
+}
+
+pub(super) fn millis(ms: i64) -> Result<DateTime<Utc>, StoreError> {
+    DateTime::from_timestamp_millis(ms)
+        .ok_or_else(|| StoreError::Other(format!("timestamp {ms} is out of range").into()))
+}
+
+pub(super) fn decode<T: FromRedisValue>(value: &Value) -> Result<T, StoreError> {
+    T::from_redis_value(value).map_err(|e| StoreError::Other(Box::new(e)))
+}
+
+pub(super) fn encode_seats(seats: &[ClaimedSeat]) -> String {
+    let stored: Vec<StoredSeat> = seats
+        .iter()
+        .map(|s| StoredSeat {
+            id: s.seat_id.clone(),
+            ticket_type: s.ticket_type.clone(),
+            price_cents: s.price_cents,
+        })
+        .collect();
+    serde_json::to_string(&stored).expect("seats always serialize")
+}
+
+pub(super) fn decode_seats(json: &str) -> Result<Vec<ClaimedSeat>, StoreError> {
+    let stored: Vec<StoredSeat> =
+        serde_json::from_str(json).map_err(|e| StoreError::Other(Box::new(e)))?;
+    Ok(stored
+        .into_iter()
+        .map(|s| ClaimedSeat {
+            seat_id: s.id,
+            ticket_type: s.ticket_type,
+            price_cents: s.price_cents,
+        })
+        .collect())
+}
+
+/// `{seat, score, seat, score, ...}` from ZRANGEBYSCORE WITHSCORES.
+pub(super) fn held_pairs(flat: Vec<String>) -> Result<Vec<HeldSeat>, StoreError> {
+    flat.chunks_exact(2)
+        .map(|pair| {
+            let ms: f64 = pair[1]
+                .parse()
+                .map_err(|e| StoreError::Other(Box::new(e)))?;
+            Ok(HeldSeat {
+                seat_id: pair[0].clone(),
+                held_until: millis(ms as i64)?,
+            })
+        })
+        .collect()
+}
