@@ -3,6 +3,7 @@
 use boxoffice_core::event::EventSpec;
 use boxoffice_core::ids::{EventId, VenueId};
 use boxoffice_core::venue::VenueSpec;
+use boxoffice_store::error::Constraint;
 use boxoffice_store::{events, venues, StoreError};
 use chrono::{Duration, Timelike, Utc};
 use serde_json::json;
@@ -108,7 +109,9 @@ pub async fn ensure_demo(state: &AppState) -> anyhow::Result<(EventId, bool)> {
 fn ignore_duplicate(result: Result<(), StoreError>) -> Result<bool, StoreError> {
     match result {
         Ok(()) => Ok(true),
-        Err(StoreError::Conflict { constraint }) if constraint.ends_with("_pkey") => Ok(false),
+        Err(StoreError::Conflict {
+            constraint: Constraint::PrimaryKey(_),
+        }) => Ok(false),
         Err(e) => Err(e),
     }
 }

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
+use crate::error::Constraint;
 use crate::StoreError;
 
 /// A general-admission booking.
@@ -207,9 +208,9 @@ async fn take_places(
         Ok(_) => {}
         // Unreachable while the lock above is taken; the schema says so regardless.
         Err(e) => match StoreError::from(e) {
-            StoreError::Conflict { constraint } if constraint == "ga_area_seats_left_check" => {
-                return Ok(BookingOutcome::SoldOut { left: left as u32 })
-            }
+            StoreError::Conflict {
+                constraint: Constraint::PlacesLeft,
+            } => return Ok(BookingOutcome::SoldOut { left: left as u32 }),
             other => return Err(other),
         },
     }

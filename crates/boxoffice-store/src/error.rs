@@ -8,12 +8,12 @@ pub enum StoreError {
     /// The row asked for does not exist.
     #[error("not found")]
     NotFound,
-    /// A named constraint refused the write: the caller lost a race or broke a rule the
-    /// schema enforces.
+    /// A constraint refused the write: the caller lost a race or broke a rule the schema
+    /// enforces.
     #[error("constraint {constraint} refused the write")]
     Conflict {
-        /// The constraint's name, as declared in the migrations.
-        constraint: String,
+        /// Which constraint.
+        constraint: Constraint,
     },
     /// Postgres aborted the transaction as a deadlock or serialization failure; it changed
     /// nothing and may be tried again.
@@ -30,6 +30,50 @@ pub enum StoreError {
     /// Anything else: a bug or an unexpected database state.
     #[error(transparent)]
     Other(Box<dyn std::error::Error + Send + Sync + 'static>),
+}
+
+/// The constraints callers act on, by what they protect; any other is named as declared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Constraint {
+    /// `order_seat_sold`: a seat of a live order is sold once per event.
+    SeatSold,
+    /// `ticket_order_hold_token_key`: one order per hold token.
+    OrderOfToken,
+    /// `ga_area_seats_left_check`: a general-admission area never has fewer than 0 places.
+    PlacesLeft,
+    /// A primary key (`<table>_pkey`): the row exists already.
+    PrimaryKey(String),
+    /// Any other constraint, by its name in the migrations.
+    Other(String),
+}
+
+impl Constraint {
+    /// The constraint named `name` in the migrations.
+    pub fn named(name: &str) -> Self {
+        match name {
+            "order_seat_sold" => Constraint::SeatSold,
+            "ticket_order_hold_token_key" => Constraint::OrderOfToken,
+            "ga_area_seats_left_check" => Constraint::PlacesLeft,
+            pkey if pkey.ends_with("_pkey") => Constraint::PrimaryKey(pkey.to_owned()),
+            other => Constraint::Other(other.to_owned()),
+        }
+    }
+
+    /// Its name in the migrations.
+    pub fn name(&self) -> &str {
+        match self {
+            Constraint::SeatSold => "order_seat_sold",
+            Constraint::OrderOfToken => "ticket_order_hold_token_key",
+            Constraint::PlacesLeft => "ga_area_seats_left_check",
+            Constraint::PrimaryKey(name) | Constraint::Other(name) => name,
+        }
+    }
+}
+
+impl std::fmt::Display for Constraint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// A user id read back from a store, which wrote only valid ones.
@@ -79,7 +123,7 @@ impl From<sqlx::Error> for StoreError {
                     StoreError::unavailable(format!("database: {} ({code})", db.message()))
                 } else if let (Some(constraint), true) = (db.constraint(), code.starts_with("23")) {
                     StoreError::Conflict {
-                        constraint: constraint.to_owned(),
+                        constraint: Constraint::named(constraint),
                     }
                 } else {
                     StoreError::Other(Box::new(sqlx::Error::Database(db)))
@@ -87,5 +131,32 @@ impl From<sqlx::Error> for StoreError {
             }
             other => StoreError::Other(Box::new(other)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constraints_are_known_by_what_they_protect_and_keep_their_names() {
+        for name in [
+            "order_seat_sold",
+            "ticket_order_hold_token_key",
+            "ga_area_seats_left_check",
+            "venue_pkey",
+            "seat_allocation_seat_fkey",
+        ] {
+            assert_eq!(Constraint::named(name).name(), name);
+        }
+        assert_eq!(Constraint::named("order_seat_sold"), Constraint::SeatSold);
+        assert!(matches!(
+            Constraint::named("event_pkey"),
+            Constraint::PrimaryKey(_)
+        ));
+        assert!(matches!(
+            Constraint::named("event_venue_fkey"),
+            Constraint::Other(_)
+        ));
     }
 }

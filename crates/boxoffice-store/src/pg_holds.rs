@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use crate::error::stored_user_id;
+use crate::error::{stored_user_id, Constraint};
 use crate::hold_store::{existing, HoldRequest, HoldStore};
 use crate::orders::{self, CancelStep};
 use crate::StoreError;
@@ -300,7 +300,9 @@ impl PgHoldStore {
             Ok(order) => order,
             // The hold store and the orders disagree (a seat is already in a live order):
             // Postgres decides, and this checkout does not happen.
-            Err(StoreError::Conflict { constraint }) if constraint == "order_seat_sold" => {
+            Err(StoreError::Conflict {
+                constraint: Constraint::SeatSold,
+            }) => {
                 tx.rollback().await?;
                 return Ok(CheckoutOutcome::NotLive);
             }
@@ -440,9 +442,9 @@ impl HoldStore for PgHoldStore {
         match retry_contention(|| self.try_checkout(event, token, user)).await {
             // Two checkouts of one token that both found no order insert under the same
             // unique key; the loser finds the winner's order.
-            Err(StoreError::Conflict { constraint })
-                if constraint == "ticket_order_hold_token_key" =>
-            {
+            Err(StoreError::Conflict {
+                constraint: Constraint::OrderOfToken,
+            }) => {
                 let mut conn = self.pool.acquire().await?;
                 match orders::find_by_token(&mut conn, event, token).await? {
                     Some(order) => Ok(existing(order, user)),

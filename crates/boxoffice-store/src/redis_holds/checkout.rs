@@ -7,6 +7,7 @@ use boxoffice_core::ids::{EventId, UserId};
 use uuid::Uuid;
 
 use super::*;
+use crate::error::Constraint;
 
 impl RedisHoldStore {
     pub(super) async fn checkout_hold(
@@ -62,17 +63,17 @@ impl RedisHoldStore {
             }
             // A concurrent checkout of the same token committed first: its order stands,
             // and that checkout finishes the hold in Redis.
-            Err(StoreError::Conflict { constraint })
-                if constraint == "ticket_order_hold_token_key" =>
-            {
-                Ok(self
-                    .existing_order(event, token, user)
-                    .await?
-                    .unwrap_or(CheckoutOutcome::NotLive))
-            }
+            Err(StoreError::Conflict {
+                constraint: Constraint::OrderOfToken,
+            }) => Ok(self
+                .existing_order(event, token, user)
+                .await?
+                .unwrap_or(CheckoutOutcome::NotLive)),
             // Postgres knows a seat is sold that Redis did not: Postgres decides. The hold
             // goes, and the event's sold seats are loaded again before the next hold.
-            Err(StoreError::Conflict { constraint }) if constraint == "order_seat_sold" => {
+            Err(StoreError::Conflict {
+                constraint: Constraint::SeatSold,
+            }) => {
                 self.missed_sales.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(%event, %token, "redis held a seat postgres has sold; reloading the event's sold seats");
                 self.restore(event, token, user, &seats, true).await;
