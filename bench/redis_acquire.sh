@@ -9,9 +9,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 event=b0000000-0000-4000-8000-$(date +%s%N | tail -c 13)
 far=$(( ($(date +%s) + 86400) * 1000 ))
 redis-cli -p "$port" HSET "sync:{$event}" v 1 s "$far" r "$far" >/dev/null
-sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat "$here/crates/boxoffice-store/scripts/hold_acquire.lua")")
-head="sync:{$event} fence:{$event} sold:{$event} held:{$event} holduser:{$event}:u__rand_int__ holdtok:{$event}:t__rand_int__"
-args='tok user 30000 100 1 []'
+# Loaded as the store loads it: the shared prelude first.
+scripts="$here/crates/boxoffice-store/scripts"
+sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat "$scripts/prelude.lua"; echo; cat "$scripts/hold_acquire.lua")")
+head="sync:{$event} fence:{$event} sold:{$event} held:{$event} holduser:{$event}:u__rand_int__ holdtok:{$event}:t__rand_int__ holdrate:{$event}:u__rand_int__"
+# The hold rate on, as the service runs it (a rate no user reaches: the limiter's cost is in).
+args='tok user 30000 100 1 [] 0.00001 4294967295'
 run() { # name, key count, seat keys, seat args
   local rps
   # shellcheck disable=SC2086
@@ -19,9 +22,9 @@ run() { # name, key count, seat keys, seat args
     | tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1)
   echo "redis-benchmark hold_acquire.lua $1: $rps"
 }
-run spread 7 "hold:{$event}:s__rand_int__" "s__rand_int__ 1"
-run hot 7 "hold:{$event}:s0" "s0 1"
-run basket4 10 "hold:{$event}:a__rand_int__ hold:{$event}:b__rand_int__ hold:{$event}:c__rand_int__ hold:{$event}:d__rand_int__" \
+run spread 8 "hold:{$event}:s__rand_int__" "s__rand_int__ 1"
+run hot 8 "hold:{$event}:s0" "s0 1"
+run basket4 11 "hold:{$event}:a__rand_int__ hold:{$event}:b__rand_int__ hold:{$event}:c__rand_int__ hold:{$event}:d__rand_int__" \
   "a__rand_int__ 1 b__rand_int__ 1 c__rand_int__ 1 d__rand_int__ 1"
 # Leave nothing behind.
 redis-cli -p "$port" --scan --pattern "*{$event}*" | xargs -r -n 1000 redis-cli -p "$port" DEL >/dev/null

@@ -39,18 +39,14 @@
 --         {'load'}                 the event's state must first be loaded from Postgres
 --                                  (never loaded, due for a refresh, or lost with Redis' data)
 --         {'busy'}                 the event's allocations are changing; try again shortly
--- Nothing is written unless the answer is 'held', but for the rate key, which counts every
--- ask the event's state lets through ('taken' and 'limit' too, as the server's own limiter
--- does). The index keys (held, user) expire with their latest hold, and the rate key once
--- the user is back to a full minute's worth, so nothing outlives a sale.
+-- No hold is written unless the answer is 'held'. Two writes come before the answer is
+-- known, and stand whatever it is: the rate key counts every ask the event's state lets
+-- through ('taken' and 'limit' too, as the server's own limiter does), and the user's
+-- index drops entries that have lapsed (they count for nothing either way). The index
+-- keys (held, user) expire with their latest hold, and the rate key once the user is back
+-- to a full minute's worth, so nothing outlives a sale.
 
--- Keeps an index key alive exactly as long as its latest entry (the key may have no
--- expiry yet, which PEXPIREAT ... GT would treat as infinite).
-local function outlive(key, at)
-  if redis.call('PEXPIREAT', key, at, 'GT') == 0 then
-    redis.call('PEXPIREAT', key, at, 'NX')
-  end
-end
+-- outlive(key, at) comes from prelude.lua, prepended when the script is loaded.
 local sync = redis.call('HMGET', KEYS[1], 'v', 's', 'r')
 if not sync[1] then
   if redis.call('EXISTS', KEYS[2]) == 1 then

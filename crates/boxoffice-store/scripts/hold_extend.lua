@@ -13,13 +13,7 @@
 --
 -- Returns the new expiry (ms); 0 not live (expired, released, or being checked out);
 -- -1 another user's hold. Nothing changes unless the answer is an expiry.
--- Keeps an index key alive exactly as long as its latest entry (the key may have no
--- expiry yet, which PEXPIREAT ... GT would treat as infinite).
-local function outlive(key, at)
-  if redis.call('PEXPIREAT', key, at, 'GT') == 0 then
-    redis.call('PEXPIREAT', key, at, 'NX')
-  end
-end
+-- outlive(key, at) comes from prelude.lua, prepended when the script is loaded.
 
 local hold = redis.call('HMGET', KEYS[1], 'u', 'c', 'x', 'co')
 if not hold[1] then

@@ -24,11 +24,11 @@ pub(super) struct Scripts {
 impl Scripts {
     pub(super) fn new() -> Self {
         Self {
-            acquire: Script::new(include_str!("../../scripts/hold_acquire.lua")),
+            acquire: with_prelude(include_str!("../../scripts/hold_acquire.lua")),
             read: Script::new(include_str!("../../scripts/hold_read.lua")),
             release: Script::new(include_str!("../../scripts/hold_release.lua")),
-            extend: Script::new(include_str!("../../scripts/hold_extend.lua")),
-            checkout: Script::new(include_str!("../../scripts/hold_checkout.lua")),
+            extend: with_prelude(include_str!("../../scripts/hold_extend.lua")),
+            checkout: with_prelude(include_str!("../../scripts/hold_checkout.lua")),
             sold: Script::new(include_str!("../../scripts/hold_sold.lua")),
             restore: Script::new(include_str!("../../scripts/hold_restore.lua")),
             held: Script::new(include_str!("../../scripts/event_held.lua")),
@@ -39,4 +39,12 @@ impl Scripts {
             unsell: Script::new(include_str!("../../scripts/event_unsell.lua")),
         }
     }
+}
+
+/// The helpers several scripts share (`scripts/prelude.lua`).
+const PRELUDE: &str = include_str!("../../scripts/prelude.lua");
+
+/// A script that calls the prelude's helpers, with the prelude in front.
+fn with_prelude(body: &str) -> Script {
+    Script::new(&format!("{PRELUDE}\n{body}"))
 }
