@@ -78,14 +78,7 @@ pub enum ApiError {
     Internal(String),
 }
 
-/// A seat named in a problem.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
-pub struct SeatRef {
-    /// Seat id.
-    pub id: String,
-    /// Seat label.
-    pub label: String,
-}
+pub use crate::service::SeatRef;
 
 fn unavailable_detail(seats: &[SeatRef]) -> String {
     match seats {
@@ -346,6 +339,39 @@ impl From<StoreError> for ApiError {
                 ApiError::Internal(format!("unexpected conflict on {constraint}"))
             }
             StoreError::Other(e) => ApiError::Internal(e.to_string()),
+        }
+    }
+}
+
+impl From<crate::service::Error> for ApiError {
+    fn from(e: crate::service::Error) -> Self {
+        use crate::service::Error;
+        let not_found = |code, detail: &str| ApiError::NotFound {
+            code,
+            detail: detail.to_owned(),
+        };
+        match e {
+            Error::EventNotFound => ApiError::event_not_found(),
+            Error::AreaNotFound => not_found("area_not_found", "the event has no such area"),
+            Error::HoldNotFound => not_found("not_found", "no live hold with this token"),
+            Error::OrderNotFound => not_found("order_not_found", "no such order"),
+            Error::BookingNotFound => not_found("not_found", "no such booking"),
+            Error::Forbidden(why) => ApiError::Forbidden(why),
+            Error::Invalid(errors) => ApiError::Validation(errors),
+            Error::EventStarted => ApiError::EventStarted,
+            Error::SeatsUnavailable(seats) => ApiError::SeatUnavailable(seats),
+            Error::HoldLimitExceeded(max) => ApiError::HoldLimitExceeded(max),
+            Error::HoldNotLive => ApiError::HoldNotLive,
+            Error::SoldOut(left) => ApiError::SoldOut(left),
+            Error::RateLimited(wait) => ApiError::RateLimited(wait),
+            Error::Unavailable {
+                reason,
+                retry_after,
+            } => ApiError::Unavailable {
+                reason,
+                retry_after,
+            },
+            Error::Store(e) => e.into(),
         }
     }
 }

@@ -8,9 +8,10 @@
 //! - [`serve`]: the accept loop: header and idle timeouts, a cap on connections, shutdown
 //!   with a grace period.
 //! - [`state`]: what every handler shares.
-//! - [`routes`]: one module per resource; handlers extract, call the store or a service,
-//!   and map the result.
-//! - [`availability`]: composing seat status from the seat map, Postgres and the hold store.
+//! - [`routes`]: one module per resource; handlers extract, call a service (or, for plain
+//!   reads and admin writes, the store), and map the result to HTTP.
+//! - [`service`]: the flows between routes and stores (holds, orders, bookings,
+//!   availability), with no HTTP type in them.
 //! - [`seat_map`]: per-server cache of rendered seat maps, invalidated by allocation version.
 //! - [`auth`]: the admin token, user JWTs and the extractors that check them.
 //! - [`error`]: [`error::ApiError`], rendered as problem+json with API.md's stable codes.
@@ -23,7 +24,6 @@
 
 pub mod app;
 pub mod auth;
-pub mod availability;
 pub mod config;
 pub mod demo;
 pub mod error;
@@ -34,6 +34,7 @@ pub mod relay;
 pub mod routes;
 pub mod seat_map;
 pub mod serve;
+pub mod service;
 pub mod state;
 
 pub use app::Application;

@@ -17,8 +17,6 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 use ipnet::IpNet;
 
-use crate::error::ApiError;
-
 /// One named limit of so many requests a minute per key.
 pub struct Limit {
     name: &'static str,
@@ -86,9 +84,9 @@ impl RateLimits {
         }
     }
 
-    /// Counts one request of `key` against `limit`: 429 `rate_limited` with how long to
-    /// wait once the key is over it.
-    pub async fn check(&self, limit: &Limit, key: &str) -> Result<(), ApiError> {
+    /// Counts one request of `key` against `limit`; once the key is over it, how long to
+    /// wait before the next request is allowed.
+    pub async fn check(&self, limit: &Limit, key: &str) -> Result<(), Duration> {
         let Some(per_minute) = limit.per_minute else {
             return Ok(());
         };
@@ -109,7 +107,7 @@ impl RateLimits {
             None => Ok(()),
             Some(wait) => {
                 limit.refused();
-                Err(ApiError::RateLimited(wait))
+                Err(wait)
             }
         }
     }
@@ -235,7 +233,7 @@ mod tests {
             l.check(&l.sessions, "a").await.unwrap();
         }
         match l.check(&l.sessions, "a").await {
-            Err(ApiError::RateLimited(wait)) => {
+            Err(wait) => {
                 assert!(
                     wait > Duration::ZERO && wait <= Duration::from_secs(20),
                     "{wait:?}"

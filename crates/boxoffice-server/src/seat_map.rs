@@ -168,6 +168,20 @@ impl SeatMapCache {
         self.get(pool, event, 0).await
     }
 
+    /// The event's hold settings (which never change): from a cached seat map if there is
+    /// one, else from the event's row alone, without rendering a map; `None` if there is
+    /// no such event.
+    pub async fn policy(
+        &self,
+        pool: &PgPool,
+        event: EventId,
+    ) -> Result<Option<HoldPolicy>, StoreError> {
+        if let Some(map) = self.lock().get(&event) {
+            return Ok(Some(map.policy.clone()));
+        }
+        events::hold_policy(pool, event).await
+    }
+
     fn cached(&self, event: EventId, version: i64) -> Option<Arc<RenderedSeatMap>> {
         self.lock()
             .get(&event)

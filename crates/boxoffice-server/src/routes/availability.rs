@@ -8,9 +8,9 @@ use boxoffice_core::ids::EventId;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::availability::{event_availability, HOLDS_UNKNOWN};
 use crate::error::{ApiError, Problem};
 use crate::seat_map::SeatView;
+use crate::service::availability::event_availability;
 use crate::state::AppState;
 
 /// Answer to `GET /v1/events/{id}/seats`.
@@ -96,6 +96,11 @@ pub async fn get_availability(
         }),
     ))
 }
+
+/// Header (and its value) on an answer composed without the hold store, which was
+/// unreachable: sold and not-for-sale seats are exact, held seats read as available (no
+/// hold can be taken or bought meanwhile either).
+pub const HOLDS_UNKNOWN: (&str, &str) = ("boxoffice-holds", "unavailable");
 
 /// The [`HOLDS_UNKNOWN`] header when availability was composed without the hold store.
 pub(crate) fn holds_unknown(

@@ -19,9 +19,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::auth::Admin;
-use crate::availability::event_availability;
 use crate::error::{ApiError, Problem};
 use crate::extract::Json;
+use crate::service::availability::event_availability;
 use crate::state::AppState;
 
 /// Answer to `POST /v1/events`.

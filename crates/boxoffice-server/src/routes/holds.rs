@@ -2,22 +2,17 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use boxoffice_core::hold::{
-    validate_basket, AcquireOutcome, ClaimedSeat, ExtendOutcome, Hold, PricedSeat, ReleaseOutcome,
-};
+use boxoffice_core::hold::PricedSeat;
 use boxoffice_core::ids::EventId;
-use std::sync::Arc;
-
-use boxoffice_store::hold_store::HoldRequest;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::auth::Buyer;
-use crate::error::{ApiError, Problem, SeatRef};
+use crate::error::{ApiError, Problem};
 use crate::extract::Json;
-use crate::seat_map::RenderedSeatMap;
+use crate::service::holds::{self, LabelledHold};
 use crate::state::AppState;
 
 /// Body of `POST /v1/events/{id}/holds`: either seats by id, or best available.
@@ -64,77 +59,22 @@ pub struct Extended {
     pub expires_at: DateTime<Utc>,
 }
 
-/// The event's seat map and hold settings, cached; 404 if there is no such event.
-pub(crate) async fn event_layout(
-    state: &AppState,
-    event: EventId,
-) -> Result<Arc<RenderedSeatMap>, ApiError> {
-    state
-        .seat_maps
-        .get_any(&state.pool, event)
-        .await?
-        .ok_or_else(ApiError::event_not_found)
-}
-
-/// Labels for seat ids, from the event's seat map.
-pub(crate) fn priced(
-    map: &RenderedSeatMap,
-    seats: &[boxoffice_core::hold::ClaimedSeat],
-) -> Vec<PricedSeat> {
-    seats
-        .iter()
-        .map(|s| PricedSeat {
-            label: map
-                .map
-                .get(&s.seat_id)
-                .map(|m| m.label.clone())
-                .unwrap_or_default(),
-            id: s.seat_id.clone(),
-            ticket_type: s.ticket_type.clone(),
-            price_cents: s.price_cents,
-        })
-        .collect()
-}
-
-fn view(map: &RenderedSeatMap, hold: Hold, currency: String) -> HoldView {
-    HoldView {
-        hold_token: hold.token,
-        event_id: hold.event_id,
-        total_cents: hold.seats.iter().map(|s| s.price_cents).sum(),
-        seats: priced(map, &hold.seats),
-        currency,
-        expires_at: hold.expires_at,
+impl From<LabelledHold> for HoldView {
+    fn from(h: LabelledHold) -> Self {
+        Self {
+            hold_token: h.hold.token,
+            event_id: h.hold.event_id,
+            seats: h.seats,
+            total_cents: h.total_cents,
+            currency: h.currency,
+            expires_at: h.hold.expires_at,
+        }
     }
 }
 
-/// How often a hold quotes its seats again from a newer seat map before giving up.
-const MAX_LAYOUT_RELOADS: usize = 3;
-
-/// What the seat map quotes for each seat of the basket: its ticket type and price, or
-/// `None` if it is not on sale.
-fn quotes(map: &RenderedSeatMap, basket: &[String]) -> Vec<Option<ClaimedSeat>> {
-    basket
-        .iter()
-        .map(|id| {
-            let seat = map.map.get(id)?;
-            Some(ClaimedSeat {
-                seat_id: id.clone(),
-                ticket_type: seat.ticket_type.clone()?,
-                price_cents: seat.price_cents?,
-            })
-        })
-        .collect()
-}
-
+/// A hold token from a path; a malformed one names no hold.
 fn token(text: &str) -> Option<Uuid> {
     boxoffice_core::ids::parse_canonical_uuid(text)
-}
-
-fn hold_not_found() -> ApiError {
-    ApiError::NotFound {
-        code: "not_found",
-        detail: "no live hold with this token".into(),
-    }
 }
 
 /// Holds every seat asked for under one new token, or none.
@@ -158,13 +98,6 @@ pub async fn create_hold(
     Json(body): Json<HoldBody>,
 ) -> Result<(StatusCode, axum::Json<HoldView>), ApiError> {
     let event = super::event_id(&id)?;
-    // A store that limits the rate inside the hold's own round trip is left to it.
-    if !state.holds.limits_hold_rate() {
-        state
-            .rate_limits
-            .check(&state.rate_limits.holds, &format!("{event}:{user}"))
-            .await?;
-    }
     let seats = match (body.seats, body.best_available) {
         (Some(seats), None) => seats,
         (None, Some(_)) => {
@@ -180,74 +113,8 @@ pub async fn create_hold(
             ))
         }
     };
-    let mut map = event_layout(&state, event).await?;
-    let mut basket = validate_basket(&seats, &map.map, map.policy.max_seats_per_user)?;
-    let mut reloads = 0;
-    let outcome = loop {
-        let quotes = quotes(&map, &basket);
-        let policy = &map.policy;
-        let outcome = state
-            .holds
-            .acquire(&HoldRequest {
-                event,
-                user: &user,
-                seats: &basket,
-                quotes: &quotes,
-                layout_version: map.version,
-                ttl_seconds: policy.hold_ttl_seconds,
-                max_seats_per_user: policy.max_seats_per_user,
-                holds_per_minute: state.rate_limits.holds.per_minute(),
-            })
-            .await?;
-        match outcome {
-            // The allocations changed since this server cached the map: quote again.
-            AcquireOutcome::LayoutChanged(version) if reloads < MAX_LAYOUT_RELOADS => {
-                reloads += 1;
-                map = state
-                    .seat_maps
-                    .get(&state.pool, event, version)
-                    .await?
-                    .ok_or_else(ApiError::event_not_found)?;
-                basket = validate_basket(&seats, &map.map, map.policy.max_seats_per_user)?;
-            }
-            outcome => break outcome,
-        }
-    };
-    let policy = &map.policy;
-    match outcome {
-        AcquireOutcome::Held(hold) => Ok((
-            StatusCode::CREATED,
-            axum::Json(view(
-                &map,
-                hold,
-                policy.currency.clone().unwrap_or_default(),
-            )),
-        )),
-        AcquireOutcome::Unavailable(ids) => Err(ApiError::SeatUnavailable(
-            ids.into_iter()
-                .map(|id| SeatRef {
-                    label: map
-                        .map
-                        .get(&id)
-                        .map(|s| s.label.clone())
-                        .unwrap_or_default(),
-                    id,
-                })
-                .collect(),
-        )),
-        AcquireOutcome::EventStarted => Err(ApiError::EventStarted),
-        AcquireOutcome::LimitExceeded => {
-            Err(ApiError::HoldLimitExceeded(policy.max_seats_per_user))
-        }
-        AcquireOutcome::RateLimited(wait) => {
-            state.rate_limits.holds.refused();
-            Err(ApiError::RateLimited(wait))
-        }
-        AcquireOutcome::LayoutChanged(_) => Err(ApiError::Unavailable {
-            reason: "the event's allocations keep changing".into(),
-            retry_after: std::time::Duration::from_secs(1),
-        }),
-    }
+    let hold = holds::create_hold(&state, event, &user, &seats).await?;
+    Ok((StatusCode::CREATED, axum::Json(hold.into())))
 }
 
 /// The hold, if it is live and the caller's.
@@ -266,18 +133,8 @@ pub async fn get_hold(
     Path((id, token_text)): Path<(String, String)>,
 ) -> Result<axum::Json<HoldView>, ApiError> {
     let event = super::event_id(&id)?;
-    let map = event_layout(&state, event).await?;
-    let token = token(&token_text).ok_or_else(hold_not_found)?;
-    let hold = state
-        .holds
-        .get(event, token)
-        .await?
-        .ok_or_else(hold_not_found)?;
-    if hold.user_id != user {
-        return Err(ApiError::Forbidden("this hold belongs to another user"));
-    }
-    let currency = map.policy.currency.clone().unwrap_or_default();
-    Ok(axum::Json(view(&map, hold, currency)))
+    let hold = holds::get_hold(&state, event, token(&token_text), &user).await?;
+    Ok(axum::Json(hold.into()))
 }
 
 /// Extends a live hold by the event's hold TTL, capped at creation + `max_hold_seconds`.
@@ -297,23 +154,8 @@ pub async fn extend_hold(
     Path((id, token_text)): Path<(String, String)>,
 ) -> Result<axum::Json<Extended>, ApiError> {
     let event = super::event_id(&id)?;
-    let policy = event_layout(&state, event).await?.policy.clone();
-    let token = token(&token_text).ok_or(ApiError::HoldNotLive)?;
-    match state
-        .holds
-        .extend(
-            event,
-            token,
-            &user,
-            policy.hold_ttl_seconds,
-            policy.max_hold_seconds,
-        )
-        .await?
-    {
-        ExtendOutcome::Extended(expires_at) => Ok(axum::Json(Extended { expires_at })),
-        ExtendOutcome::NotLive => Err(ApiError::HoldNotLive),
-        ExtendOutcome::Forbidden => Err(ApiError::Forbidden("this hold belongs to another user")),
-    }
+    let expires_at = holds::extend_hold(&state, event, token(&token_text), &user).await?;
+    Ok(axum::Json(Extended { expires_at }))
 }
 
 /// Releases the seats this token still owns (compare-and-delete).
@@ -332,11 +174,6 @@ pub async fn release_hold(
     Path((id, token_text)): Path<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     let event = super::event_id(&id)?;
-    event_layout(&state, event).await?;
-    let token = token(&token_text).ok_or_else(hold_not_found)?;
-    match state.holds.release(event, token, &user).await? {
-        ReleaseOutcome::Released => Ok(StatusCode::NO_CONTENT),
-        ReleaseOutcome::NotLive => Err(hold_not_found()),
-        ReleaseOutcome::Forbidden => Err(ApiError::Forbidden("this hold belongs to another user")),
-    }
+    holds::release_hold(&state, event, token(&token_text), &user).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -2,17 +2,17 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use boxoffice_core::hold::{CancelOutcome, CheckoutOutcome, Order, OrderStatus, PricedSeat};
+use boxoffice_core::hold::{OrderStatus, PricedSeat};
 use boxoffice_core::ids::EventId;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::holds::{event_layout, priced};
 use crate::auth::{Buyer, Caller};
 use crate::error::{ApiError, Problem};
 use crate::extract::Json;
+use crate::service::orders::{self, Checkout, LabelledOrder};
 use crate::state::AppState;
 
 /// Body of `POST /v1/events/{id}/orders`.
@@ -44,28 +44,19 @@ pub struct OrderView {
     pub created_at: DateTime<Utc>,
 }
 
-async fn view(state: &AppState, order: Order) -> Result<OrderView, ApiError> {
-    let map = state
-        .seat_maps
-        .get_any(&state.pool, order.event_id)
-        .await?
-        .ok_or_else(ApiError::event_not_found)?;
-    Ok(OrderView {
-        order_id: order.order_id,
-        event_id: order.event_id,
-        user_id: order.user_id.to_string(),
-        seats: priced(&map, &order.seats),
-        total_cents: order.total_cents,
-        currency: order.currency,
-        status: order.status,
-        created_at: order.created_at,
-    })
-}
-
-fn order_not_found() -> ApiError {
-    ApiError::NotFound {
-        code: "order_not_found",
-        detail: "no such order".into(),
+impl From<LabelledOrder> for OrderView {
+    fn from(o: LabelledOrder) -> Self {
+        let order = o.order;
+        Self {
+            order_id: order.order_id,
+            event_id: order.event_id,
+            user_id: order.user_id.to_string(),
+            seats: o.seats,
+            total_cents: order.total_cents,
+            currency: order.currency,
+            status: order.status,
+            created_at: order.created_at,
+        }
     }
 }
 
@@ -90,17 +81,12 @@ pub async fn create_order(
     Json(body): Json<CheckoutBody>,
 ) -> Result<(StatusCode, axum::Json<OrderView>), ApiError> {
     let event = super::event_id(&id)?;
-    event_layout(&state, event).await?;
-    match state.holds.checkout(event, body.hold_token, &user).await? {
-        CheckoutOutcome::Created(order) => {
-            Ok((StatusCode::CREATED, axum::Json(view(&state, order).await?)))
-        }
-        CheckoutOutcome::Existing(order) => {
-            Ok((StatusCode::OK, axum::Json(view(&state, order).await?)))
-        }
-        CheckoutOutcome::NotLive => Err(ApiError::HoldNotLive),
-        CheckoutOutcome::Forbidden => Err(ApiError::Forbidden("this hold belongs to another user")),
-    }
+    Ok(
+        match orders::checkout(&state, event, body.hold_token, &user).await? {
+            Checkout::Created(order) => (StatusCode::CREATED, axum::Json(order.into())),
+            Checkout::Existing(order) => (StatusCode::OK, axum::Json(order.into())),
+        },
+    )
 }
 
 /// An order, for its owner or an admin.
@@ -118,14 +104,10 @@ pub async fn get_order(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<OrderView>, ApiError> {
-    let id = boxoffice_core::ids::parse_canonical_uuid(&id).ok_or_else(order_not_found)?;
-    let order = boxoffice_store::orders::load_order(&state.pool, id)
-        .await?
-        .ok_or_else(order_not_found)?;
-    if caller.user().is_some_and(|u| u != &order.user_id) {
-        return Err(ApiError::Forbidden("this order belongs to another user"));
-    }
-    Ok(axum::Json(view(&state, order).await?))
+    let id = boxoffice_core::ids::parse_canonical_uuid(&id);
+    Ok(axum::Json(
+        orders::get_order(&state, id, caller.user()).await?.into(),
+    ))
 }
 
 /// Cancels an order (owner or admin); its seats are on sale again. Cancelling a cancelled
@@ -144,10 +126,10 @@ pub async fn cancel_order(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<OrderView>, ApiError> {
-    let id = boxoffice_core::ids::parse_canonical_uuid(&id).ok_or_else(order_not_found)?;
-    match state.holds.cancel(id, caller.user()).await? {
-        CancelOutcome::Cancelled(order) => Ok(axum::Json(view(&state, order).await?)),
-        CancelOutcome::NotFound => Err(order_not_found()),
-        CancelOutcome::Forbidden => Err(ApiError::Forbidden("this order belongs to another user")),
-    }
+    let id = boxoffice_core::ids::parse_canonical_uuid(&id);
+    Ok(axum::Json(
+        orders::cancel_order(&state, id, caller.user())
+            .await?
+            .into(),
+    ))
 }

@@ -46,7 +46,8 @@ pub async fn create_session(
     state
         .rate_limits
         .check(&state.rate_limits.sessions, &client.to_string())
-        .await?;
+        .await
+        .map_err(ApiError::RateLimited)?;
     let user = UserId::parse(&uuid::Uuid::new_v4().to_string()).expect("a UUID is a valid user id");
     // JWT expiry has whole-second precision; say exactly what the token carries.
     let expires_at = (Utc::now() + SESSION_TTL).trunc_subsecs(0);

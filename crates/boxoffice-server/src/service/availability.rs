@@ -8,7 +8,7 @@ use boxoffice_core::ids::EventId;
 use boxoffice_store::events::{self, GaLeft};
 use boxoffice_store::StoreError;
 
-use crate::error::ApiError;
+use super::Error;
 use crate::seat_map::RenderedSeatMap;
 use crate::state::AppState;
 
@@ -20,29 +20,23 @@ pub struct EventAvailability {
     pub states: Vec<SeatState>,
     /// Places left per area.
     pub ga: Vec<GaLeft>,
-    /// The hold store could not be reached: held seats read as available, and the
-    /// answer carries [`HOLDS_UNKNOWN`].
+    /// The hold store could not be reached: held seats read as available (the answer
+    /// says so).
     pub holds_unknown: bool,
 }
 
-/// Header (and its value) on an availability answer composed without the hold store,
-/// which was unreachable: sold and not-for-sale seats are exact, held seats read as
-/// available (no hold can be taken or bought meanwhile either).
-pub const HOLDS_UNKNOWN: (&str, &str) = ("boxoffice-holds", "unavailable");
-
 /// Composes the event's availability: two round trips run concurrently (Postgres for sold
 /// seats and the allocation version, the hold store for live holds), never a query per seat.
-/// Postgres is needed; the hold store is not: without it the answer says so (see
-/// [`HOLDS_UNKNOWN`]).
+/// Postgres is needed; the hold store is not: without it `holds_unknown` says so.
 pub async fn event_availability(
     state: &AppState,
     event: EventId,
-) -> Result<EventAvailability, ApiError> {
+) -> Result<EventAvailability, Error> {
     let (event_state, held) = tokio::join!(
         events::event_state(&state.pool, event),
         state.holds.held_seats(event)
     );
-    let event_state = event_state?.ok_or_else(ApiError::event_not_found)?;
+    let event_state = event_state?.ok_or(Error::EventNotFound)?;
     let (held, holds_unknown) = match held {
         Ok(held) => (held, false),
         Err(StoreError::Unavailable { reason, .. }) => {
@@ -55,7 +49,7 @@ pub async fn event_availability(
         .seat_maps
         .get(&state.pool, event, event_state.layout_version)
         .await?
-        .ok_or_else(ApiError::event_not_found)?;
+        .ok_or(Error::EventNotFound)?;
     let states = map
         .map
         .compose(event_state.sold.iter().map(String::as_str), &held);

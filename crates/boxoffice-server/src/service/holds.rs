@@ -1,0 +1,240 @@
+//! Holds: a basket held all or nothing (quoted again from a newer seat map when the
+//! event's allocations changed meanwhile), read, extended and released.
+
+use std::sync::Arc;
+
+use boxoffice_core::hold::{
+    validate_basket, AcquireOutcome, ClaimedSeat, ExtendOutcome, Hold, PricedSeat, ReleaseOutcome,
+};
+use boxoffice_core::ids::{EventId, UserId};
+use boxoffice_store::events::HoldPolicy;
+use boxoffice_store::hold_store::HoldRequest;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::{Error, SeatRef};
+use crate::seat_map::RenderedSeatMap;
+use crate::state::AppState;
+
+/// How often a hold quotes its seats again from a newer seat map before giving up.
+const MAX_LAYOUT_RELOADS: usize = 3;
+
+/// A live hold with its seats' labels and its total.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelledHold {
+    /// The hold.
+    pub hold: Hold,
+    /// Its seats with labels and the prices quoted.
+    pub seats: Vec<PricedSeat>,
+    /// Sum of the seat prices.
+    pub total_cents: i64,
+    /// The event's currency.
+    pub currency: String,
+}
+
+/// The event's seat map and hold settings, cached.
+pub(crate) async fn event_layout(
+    state: &AppState,
+    event: EventId,
+) -> Result<Arc<RenderedSeatMap>, Error> {
+    state
+        .seat_maps
+        .get_any(&state.pool, event)
+        .await?
+        .ok_or(Error::EventNotFound)
+}
+
+/// The event's hold settings, without rendering its seat map when none is cached.
+async fn event_policy(state: &AppState, event: EventId) -> Result<HoldPolicy, Error> {
+    state
+        .seat_maps
+        .policy(&state.pool, event)
+        .await?
+        .ok_or(Error::EventNotFound)
+}
+
+/// Seats with the labels of the event's seat map.
+pub(crate) fn priced(map: &RenderedSeatMap, seats: &[ClaimedSeat]) -> Vec<PricedSeat> {
+    seats
+        .iter()
+        .map(|s| PricedSeat {
+            label: label(map, &s.seat_id),
+            id: s.seat_id.clone(),
+            ticket_type: s.ticket_type.clone(),
+            price_cents: s.price_cents,
+        })
+        .collect()
+}
+
+fn label(map: &RenderedSeatMap, seat: &str) -> String {
+    map.map
+        .get(seat)
+        .map(|m| m.label.clone())
+        .unwrap_or_default()
+}
+
+fn labelled(map: &RenderedSeatMap, hold: Hold) -> LabelledHold {
+    LabelledHold {
+        seats: priced(map, &hold.seats),
+        total_cents: hold.seats.iter().map(|s| s.price_cents).sum(),
+        currency: map.policy.currency.clone().unwrap_or_default(),
+        hold,
+    }
+}
+
+/// What the seat map quotes for each seat of the basket: its ticket type and price, or
+/// `None` if it is not on sale.
+fn quotes(map: &RenderedSeatMap, basket: &[String]) -> Vec<Option<ClaimedSeat>> {
+    basket
+        .iter()
+        .map(|id| {
+            let seat = map.map.get(id)?;
+            Some(ClaimedSeat {
+                seat_id: id.clone(),
+                ticket_type: seat.ticket_type.clone()?,
+                price_cents: seat.price_cents?,
+            })
+        })
+        .collect()
+}
+
+/// Holds every seat of `seats` for `user` under one new token, or none.
+///
+/// The basket is checked against the event's seat map first (unknown, repeated or too
+/// many seats are refused before any store is asked). The user's hold rate is counted
+/// here, unless the hold store counts it in the hold's own round trip. Should the event's
+/// allocations have changed since this server cached its map, the seats are quoted again
+/// from the new one.
+pub async fn create_hold(
+    state: &AppState,
+    event: EventId,
+    user: &UserId,
+    seats: &[String],
+) -> Result<LabelledHold, Error> {
+    let limits = &state.rate_limits;
+    if !state.holds.limits_hold_rate() {
+        limits
+            .check(&limits.holds, &format!("{event}:{user}"))
+            .await
+            .map_err(Error::RateLimited)?;
+    }
+    let mut map = event_layout(state, event).await?;
+    let mut basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
+    let mut reloads = 0;
+    let outcome = loop {
+        let quotes = quotes(&map, &basket);
+        let policy = &map.policy;
+        let outcome = state
+            .holds
+            .acquire(&HoldRequest {
+                event,
+                user,
+                seats: &basket,
+                quotes: &quotes,
+                layout_version: map.version,
+                ttl_seconds: policy.hold_ttl_seconds,
+                max_seats_per_user: policy.max_seats_per_user,
+                holds_per_minute: limits.holds.per_minute(),
+            })
+            .await?;
+        match outcome {
+            // The allocations changed since this server cached the map: quote again.
+            AcquireOutcome::LayoutChanged(version) if reloads < MAX_LAYOUT_RELOADS => {
+                reloads += 1;
+                map = state
+                    .seat_maps
+                    .get(&state.pool, event, version)
+                    .await?
+                    .ok_or(Error::EventNotFound)?;
+                basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
+            }
+            outcome => break outcome,
+        }
+    };
+    match outcome {
+        AcquireOutcome::Held(hold) => Ok(labelled(&map, hold)),
+        AcquireOutcome::Unavailable(ids) => Err(Error::SeatsUnavailable(
+            ids.into_iter()
+                .map(|id| SeatRef {
+                    label: label(&map, &id),
+                    id,
+                })
+                .collect(),
+        )),
+        AcquireOutcome::EventStarted => Err(Error::EventStarted),
+        AcquireOutcome::LimitExceeded => {
+            Err(Error::HoldLimitExceeded(map.policy.max_seats_per_user))
+        }
+        AcquireOutcome::RateLimited(wait) => {
+            limits.holds.refused();
+            Err(Error::RateLimited(wait))
+        }
+        AcquireOutcome::LayoutChanged(_) => Err(Error::Unavailable {
+            reason: "the event's allocations keep changing".into(),
+            retry_after: std::time::Duration::from_secs(1),
+        }),
+    }
+}
+
+/// The live hold `token`, if it is `user`'s.
+pub async fn get_hold(
+    state: &AppState,
+    event: EventId,
+    token: Option<Uuid>,
+    user: &UserId,
+) -> Result<LabelledHold, Error> {
+    let map = event_layout(state, event).await?;
+    let token = token.ok_or(Error::HoldNotFound)?;
+    let hold = state
+        .holds
+        .get(event, token)
+        .await?
+        .ok_or(Error::HoldNotFound)?;
+    if &hold.user_id != user {
+        return Err(Error::Forbidden("this hold belongs to another user"));
+    }
+    Ok(labelled(&map, hold))
+}
+
+/// Extends the live hold `token` of `user` by the event's hold TTL, capped at its creation
+/// plus `max_hold_seconds`; answers the new expiry.
+pub async fn extend_hold(
+    state: &AppState,
+    event: EventId,
+    token: Option<Uuid>,
+    user: &UserId,
+) -> Result<DateTime<Utc>, Error> {
+    let policy = event_policy(state, event).await?;
+    let token = token.ok_or(Error::HoldNotLive)?;
+    match state
+        .holds
+        .extend(
+            event,
+            token,
+            user,
+            policy.hold_ttl_seconds,
+            policy.max_hold_seconds,
+        )
+        .await?
+    {
+        ExtendOutcome::Extended(expires_at) => Ok(expires_at),
+        ExtendOutcome::NotLive => Err(Error::HoldNotLive),
+        ExtendOutcome::Forbidden => Err(Error::Forbidden("this hold belongs to another user")),
+    }
+}
+
+/// Frees the seats `token` still owns (compare-and-delete).
+pub async fn release_hold(
+    state: &AppState,
+    event: EventId,
+    token: Option<Uuid>,
+    user: &UserId,
+) -> Result<(), Error> {
+    event_policy(state, event).await?;
+    let token = token.ok_or(Error::HoldNotFound)?;
+    match state.holds.release(event, token, user).await? {
+        ReleaseOutcome::Released => Ok(()),
+        ReleaseOutcome::NotLive => Err(Error::HoldNotFound),
+        ReleaseOutcome::Forbidden => Err(Error::Forbidden("this hold belongs to another user")),
+    }
+}

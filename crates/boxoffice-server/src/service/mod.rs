@@ -1,0 +1,102 @@
+//! The service layer: one module per flow, between the routes and the stores.
+//!
+//! A service takes typed input (ids, the buyer, a basket), uses the stores and the
+//! seat-map cache, and answers a domain outcome or an [`Error`]. It knows nothing of HTTP:
+//! the routes extract, call one service function, and map what it answers to a status and
+//! a body ([`crate::error`] maps [`Error`]). Best available, live updates and the waiting
+//! room belong here too.
+//!
+//! - [`availability`]: seat status composed from the seat map, Postgres and the hold store.
+//! - [`holds`]: holding a basket (quoting it again when the allocations changed), reading,
+//!   extending and releasing holds.
+//! - [`orders`]: checkout, reading and cancelling orders.
+
+pub mod availability;
+pub mod holds;
+pub mod orders;
+
+use std::time::Duration;
+
+use boxoffice_core::validation::ValidationErrors;
+use boxoffice_store::StoreError;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// A seat named in an answer: its id and label.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct SeatRef {
+    /// Seat id.
+    pub id: String,
+    /// Seat label.
+    pub label: String,
+}
+
+/// Why a service could not do what it was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No such event.
+    #[error("no such event")]
+    EventNotFound,
+    /// The event has no such general-admission area.
+    #[error("the event has no such area")]
+    AreaNotFound,
+    /// No live hold with this token.
+    #[error("no live hold with this token")]
+    HoldNotFound,
+    /// No such order.
+    #[error("no such order")]
+    OrderNotFound,
+    /// No such booking.
+    #[error("no such booking")]
+    BookingNotFound,
+    /// The caller may not act on this (another user's hold, order or booking).
+    #[error("{0}")]
+    Forbidden(&'static str),
+    /// The request breaks a rule; every field that does is listed.
+    #[error("{0}")]
+    Invalid(ValidationErrors),
+    /// The event has started.
+    #[error("the event has started")]
+    EventStarted,
+    /// These seats are held by someone else, sold or not on sale; nothing was held.
+    #[error("seats unavailable")]
+    SeatsUnavailable(Vec<SeatRef>),
+    /// The user's live held seats plus these would exceed the event's limit.
+    #[error("at most {0} seats may be held at once in this event")]
+    HoldLimitExceeded(u32),
+    /// The token does not, or no longer, own its seats.
+    #[error("this hold has expired, was released or was already used")]
+    HoldNotLive,
+    /// Fewer general-admission places left than asked.
+    #[error("only {0} places left")]
+    SoldOut(u32),
+    /// The caller asks faster than its limit; the next ask is allowed after this long.
+    #[error("too many requests")]
+    RateLimited(Duration),
+    /// A store cannot serve now; retrying later may succeed.
+    #[error("{reason}")]
+    Unavailable {
+        /// For the logs.
+        reason: String,
+        /// How long to wait before retrying.
+        retry_after: Duration,
+    },
+    /// A store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl Error {
+    /// A request with one invalid field.
+    pub fn invalid(field: &str, message: &str) -> Self {
+        let mut errors = ValidationErrors::default();
+        errors.add(field, message);
+        Error::Invalid(errors)
+    }
+}
+
+impl From<ValidationErrors> for Error {
+    fn from(e: ValidationErrors) -> Self {
+        Error::Invalid(e)
+    }
+}
