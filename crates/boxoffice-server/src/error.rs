@@ -280,13 +280,6 @@ impl ApiError {
     }
 }
 
-impl ApiError {
-    /// The problem document as JSON, for answers kept to be sent again.
-    pub fn problem_json(self) -> serde_json::Value {
-        serde_json::to_value(self.problem()).expect("a problem serializes")
-    }
-}
-
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();

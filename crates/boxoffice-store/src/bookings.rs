@@ -68,20 +68,23 @@ pub enum BookingOutcome {
         /// The area's `max_per_booking`.
         max: u32,
     },
-    /// The idempotency key was used before for this same request: its first answer.
-    Replay {
-        /// HTTP status of the first answer.
-        status: u16,
-        /// Body of the first answer.
-        body: Value,
-    },
+    /// The idempotency key was used before for this same request: what it came to then
+    /// ([`BookingOutcome::Booked`] or [`BookingOutcome::SoldOut`]). Nothing was booked now.
+    Replay(Box<BookingOutcome>),
     /// The idempotency key was used before for a different request.
     KeyReused,
 }
 
-/// Books places, or answers why not. `remember` turns an outcome into the answer to keep
-/// for the idempotency key (`None`: keep nothing, as for invalid requests; a booking must
-/// always be remembered).
+/// How a remembered answer is kept in `idempotency.status`: the HTTP status it was first
+/// sent with, as rows written before the answer was kept by kind have it too.
+const REMEMBERED_BOOKED: i16 = 201;
+/// See [`REMEMBERED_BOOKED`].
+const REMEMBERED_SOLD_OUT: i16 = 409;
+
+/// Books places, or answers why not. With an idempotency key, a booking and a sold-out
+/// refusal are remembered for the key (in the same transaction), and a repeat of the same
+/// request answers [`BookingOutcome::Replay`] of what it came to; other refusals keep
+/// nothing, so the key can be used again once the request is put right.
 ///
 /// Why it never oversells: the area row is locked (`for update`) before its places are
 /// read, so concurrent bookings of one area take turns and each sees the places the one
@@ -90,7 +93,6 @@ pub enum BookingOutcome {
 pub async fn book(
     pool: &PgPool,
     request: &BookingRequest<'_>,
-    remember: impl Fn(&BookingOutcome) -> Option<(u16, Value)> + Send,
 ) -> Result<BookingOutcome, StoreError> {
     let mut tx = pool.begin().await?;
     let fingerprint = format!(
@@ -119,41 +121,68 @@ pub async fn book(
             .bind(key)
             .fetch_one(&mut *tx)
             .await?;
-            return Ok(if stored != fingerprint {
-                BookingOutcome::KeyReused
-            } else {
-                BookingOutcome::Replay {
-                    status: status as u16,
-                    body: serde_json::from_str(&body)
-                        .map_err(|e| StoreError::Other(Box::new(e)))?,
-                }
-            });
+            if stored != fingerprint {
+                return Ok(BookingOutcome::KeyReused);
+            }
+            let body: Value =
+                serde_json::from_str(&body).map_err(|e| StoreError::Other(Box::new(e)))?;
+            let first = remembered(&mut tx, status, &body).await?;
+            return Ok(BookingOutcome::Replay(Box::new(first)));
         }
     }
 
     let outcome = take_places(&mut tx, request).await?;
-    let answer = remember(&outcome);
+    let answer = match &outcome {
+        BookingOutcome::Booked(b) => Some((REMEMBERED_BOOKED, json!({"booking_id": b.booking_id}))),
+        BookingOutcome::SoldOut { left } => Some((REMEMBERED_SOLD_OUT, json!({"left": left}))),
+        _ => None,
+    };
     match (request.idempotency_key, answer) {
         (Some(key), Some((status, body))) => {
             sqlx::query("update idempotency set status = $3, body = $4::jsonb where user_id = $1 and key = $2")
                 .bind(request.user.as_str())
                 .bind(key)
-                .bind(status as i16)
+                .bind(status)
                 .bind(body.to_string())
                 .execute(&mut *tx)
                 .await?;
             tx.commit().await?;
         }
         (None, _) if matches!(outcome, BookingOutcome::Booked(_)) => tx.commit().await?,
-        (Some(_), None) if matches!(outcome, BookingOutcome::Booked(_)) => {
-            return Err(StoreError::Other(
-                "a booking must leave an answer for its idempotency key".into(),
-            ));
-        }
         // Nothing changed; an answer not worth keeping releases the key with the rest.
         _ => tx.rollback().await?,
     }
     Ok(outcome)
+}
+
+/// What a remembered answer came to. A booking is read back from its row (rows written by
+/// earlier versions kept the whole answer, of which the id is all that is needed), so a
+/// repeat after a cancellation shows the booking as it is now.
+async fn remembered(
+    tx: &mut PgConnection,
+    status: i16,
+    body: &Value,
+) -> Result<BookingOutcome, StoreError> {
+    let corrupt = || StoreError::Other(format!("unreadable remembered answer {body}").into());
+    match status {
+        REMEMBERED_BOOKED => {
+            let id: Uuid = body["booking_id"]
+                .as_str()
+                .and_then(|id| id.parse().ok())
+                .ok_or_else(corrupt)?;
+            find_booking(tx, id, false)
+                .await?
+                .map(BookingOutcome::Booked)
+                .ok_or_else(corrupt)
+        }
+        REMEMBERED_SOLD_OUT => Ok(BookingOutcome::SoldOut {
+            left: body["left"]
+                .as_u64()
+                .and_then(|l| u32::try_from(l).ok())
+                .ok_or_else(corrupt)?,
+        }),
+        _ => Err(corrupt()),
+    }
 }
 
 async fn take_places(
@@ -303,43 +332,15 @@ pub async fn cancel_booking(
     booking_id: Uuid,
     by: Option<&UserId>,
 ) -> Result<BookingCancel, StoreError> {
-    type Row = (
-        Uuid,
-        String,
-        String,
-        i32,
-        i64,
-        String,
-        String,
-        DateTime<Utc>,
-    );
     let mut tx = pool.begin().await?;
     // Lock the booking so two cancellations cannot both return its places.
-    let row: Option<Row> = sqlx::query_as(
-        "select event_id, area, user_id, quantity, total_cents, currency, status, created_at
-           from ga_booking where booking_id = $1 for update",
-    )
-    .bind(booking_id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some((event_id, area, user_id, quantity, total_cents, currency, status, created_at)) = row
-    else {
+    let Some(mut booking) = find_booking(&mut tx, booking_id, true).await? else {
         return Ok(BookingCancel::NotFound);
     };
-    if by.is_some_and(|u| u.as_str() != user_id) {
+    if by.is_some_and(|u| u.as_str() != booking.user_id) {
         return Ok(BookingCancel::Forbidden);
     }
-    let mut booking = Booking {
-        booking_id,
-        event_id: EventId(event_id),
-        area,
-        user_id,
-        quantity: quantity as u32,
-        total_cents,
-        currency,
-        status,
-        created_at,
-    };
+    let (event_id, quantity) = (booking.event_id.0, booking.quantity as i32);
     if booking.status == "cancelled" {
         return Ok(BookingCancel::AlreadyCancelled(booking));
     }
@@ -360,4 +361,49 @@ pub async fn cancel_booking(
     write_outbox(&mut tx, "booking.cancelled", &booking).await?;
     tx.commit().await?;
     Ok(BookingCancel::Cancelled(booking))
+}
+
+type BookingRow = (
+    Uuid,
+    String,
+    String,
+    i32,
+    i64,
+    String,
+    String,
+    DateTime<Utc>,
+);
+
+fn booking_of(booking_id: Uuid, row: BookingRow) -> Booking {
+    let (event_id, area, user_id, quantity, total_cents, currency, status, created_at) = row;
+    Booking {
+        booking_id,
+        event_id: EventId(event_id),
+        area,
+        user_id,
+        quantity: quantity as u32,
+        total_cents,
+        currency,
+        status,
+        created_at,
+    }
+}
+
+/// The booking, if there is one; with `lock`, locked for update until the transaction
+/// ends.
+async fn find_booking(
+    tx: &mut PgConnection,
+    booking_id: Uuid,
+    lock: bool,
+) -> Result<Option<Booking>, StoreError> {
+    let query = format!(
+        "select event_id, area, user_id, quantity, total_cents, currency, status, created_at
+           from ga_booking where booking_id = $1{}",
+        if lock { " for update" } else { "" }
+    );
+    let row: Option<BookingRow> = sqlx::query_as(&query)
+        .bind(booking_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+    Ok(row.map(|row| booking_of(booking_id, row)))
 }

@@ -10,8 +10,10 @@
 //! - [`holds`]: holding a basket (quoting it again when the allocations changed), reading,
 //!   extending and releasing holds.
 //! - [`orders`]: checkout, reading and cancelling orders.
+//! - [`bookings`]: general-admission bookings, the sale-day gate in front of Postgres.
 
 pub mod availability;
+pub mod bookings;
 pub mod holds;
 pub mod orders;
 

@@ -1,0 +1,157 @@
+//! General-admission bookings: the sale-day gate in front of Postgres, which decides.
+
+use boxoffice_core::ids::{EventId, UserId};
+use boxoffice_store::bookings::{self, Booking, BookingCancel, BookingOutcome, BookingRequest};
+use boxoffice_store::gate::GateTake;
+use uuid::Uuid;
+
+use super::Error;
+use crate::state::AppState;
+
+/// A request for general-admission places.
+#[derive(Clone, Copy, Debug)]
+pub struct PlacesWanted<'a> {
+    /// Area code.
+    pub area: &'a str,
+    /// How many places.
+    pub quantity: u32,
+    /// The client's idempotency key, if it sent one: a repeat gets the first answer.
+    pub idempotency_key: Option<&'a str>,
+}
+
+/// Books places for `user`. With the sale-day gate on, the places are first taken from the
+/// gate's counter, which turns most requests away once the area is sold out; Postgres then
+/// decides under the area's row lock, and places the gate let through that were not booked
+/// go back to it.
+pub async fn create_booking(
+    state: &AppState,
+    event: EventId,
+    user: &UserId,
+    wanted: PlacesWanted<'_>,
+) -> Result<Booking, Error> {
+    if wanted.quantity < 1 {
+        return Err(Error::invalid("quantity", "must be at least 1"));
+    }
+    let through_gate = match pass_gate(state, event, wanted.area, wanted.quantity).await? {
+        Gate::Refused(left) => {
+            state.metrics.increment("ga_gate_rejected_total");
+            return Err(Error::SoldOut(left));
+        }
+        Gate::Passed => true,
+        Gate::Off => false,
+    };
+    state
+        .metrics
+        .increment("ga_bookings_reached_postgres_total");
+    let request = BookingRequest {
+        event,
+        user,
+        area: wanted.area,
+        quantity: wanted.quantity,
+        idempotency_key: wanted.idempotency_key,
+    };
+    let outcome = bookings::book(&state.pool, &request).await;
+    // Places the gate let through come back to it unless they were really booked now.
+    if through_gate && !matches!(outcome, Ok(BookingOutcome::Booked(_))) {
+        give_back(state, event, wanted.area, wanted.quantity).await;
+    }
+    match outcome? {
+        BookingOutcome::Replay(first) => answer(*first),
+        other => answer(other),
+    }
+}
+
+/// The answer a booking outcome comes to.
+fn answer(outcome: BookingOutcome) -> Result<Booking, Error> {
+    match outcome {
+        BookingOutcome::Booked(booking) => Ok(booking),
+        BookingOutcome::SoldOut { left } => Err(Error::SoldOut(left)),
+        BookingOutcome::EventNotFound => Err(Error::EventNotFound),
+        BookingOutcome::AreaNotFound => Err(Error::AreaNotFound),
+        BookingOutcome::EventStarted => Err(Error::EventStarted),
+        BookingOutcome::TooMany { max } => Err(Error::invalid(
+            "quantity",
+            &format!("at most {max} places per booking in this area"),
+        )),
+        BookingOutcome::KeyReused => Err(Error::invalid(
+            "Idempotency-Key",
+            "this key was used before for a different request",
+        )),
+        BookingOutcome::Replay(_) => Err(Error::Store(boxoffice_store::StoreError::Other(
+            "a remembered answer is never a replay".into(),
+        ))),
+    }
+}
+
+/// Cancels the booking `id` (its owner `by`, or an admin: `None`) and returns its places
+/// to the area. A cancelled booking is answered as it is.
+pub async fn cancel_booking(
+    state: &AppState,
+    id: Option<Uuid>,
+    by: Option<&UserId>,
+) -> Result<Booking, Error> {
+    let id = id.ok_or(Error::BookingNotFound)?;
+    match bookings::cancel_booking(&state.pool, id, by).await? {
+        BookingCancel::Cancelled(booking) => {
+            give_back(state, booking.event_id, &booking.area, booking.quantity).await;
+            Ok(booking)
+        }
+        BookingCancel::AlreadyCancelled(booking) => Ok(booking),
+        BookingCancel::NotFound => Err(Error::BookingNotFound),
+        BookingCancel::Forbidden => Err(Error::Forbidden("this booking belongs to another user")),
+    }
+}
+
+/// What the sale-day gate said.
+enum Gate {
+    /// No gate (off, or Redis unreachable): Postgres alone decides.
+    Off,
+    /// Places taken from the gate's counter; on to Postgres.
+    Passed,
+    /// Sold out as far as the gate knows.
+    Refused(u32),
+}
+
+/// Takes the places from the gate's counter, building the counter from Postgres the first
+/// time (or after Redis lost it). Redis being down never fails a booking: the gate is an
+/// optimisation, so the booking goes on to Postgres as if there were no gate.
+async fn pass_gate(
+    state: &AppState,
+    event: EventId,
+    area: &str,
+    quantity: u32,
+) -> Result<Gate, Error> {
+    let Some(gate) = &state.gate else {
+        return Ok(Gate::Off);
+    };
+    for _ in 0..2 {
+        match gate.take(event, area, quantity).await {
+            Ok(GateTake::Taken) => return Ok(Gate::Passed),
+            Ok(GateTake::Refused { left }) => return Ok(Gate::Refused(left)),
+            Ok(GateTake::Missing) => match bookings::area_left(&state.pool, event, area).await? {
+                Some(left) => {
+                    if let Err(error) = gate.init(event, area, left).await {
+                        tracing::warn!(%error, "sale-day gate unavailable; booking without it");
+                        return Ok(Gate::Off);
+                    }
+                }
+                // No such event or area: let the booking path say which.
+                None => return Ok(Gate::Off),
+            },
+            Err(error) => {
+                tracing::warn!(%error, "sale-day gate unavailable; booking without it");
+                return Ok(Gate::Off);
+            }
+        }
+    }
+    Ok(Gate::Off)
+}
+
+async fn give_back(state: &AppState, event: EventId, area: &str, quantity: u32) {
+    if let Some(gate) = &state.gate {
+        if let Err(error) = gate.give_back(event, area, quantity).await {
+            // The counter is then low until Redis rebuilds it; it refuses early, never oversells.
+            tracing::warn!(%error, "could not return places to the sale-day gate");
+        }
+    }
+}
