@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
-use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, Value};
+use redis::{
+    Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, RedisResult, ServerErrorKind, Value,
+};
 use tokio::sync::OnceCell;
 
 use crate::StoreError;
@@ -45,7 +47,7 @@ impl RedisConfig {
 
 enum Client {
     Single(redis::Client),
-    Cluster(ClusterClient),
+    Cluster(Box<ClusterClient>),
 }
 
 /// A multiplexed connection, cheap to clone; one per request. Every command through it is
@@ -228,14 +230,14 @@ impl RedisLink {
         let invalid = |e: RedisError| StoreError::Other(Box::new(e));
         let client = if config.cluster {
             let nodes: Vec<&str> = config.url.split(',').map(str::trim).collect();
-            Client::Cluster(
+            Client::Cluster(Box::new(
                 ClusterClient::builder(nodes)
                     .connection_timeout(config.timeout)
                     .response_timeout(config.timeout)
                     .retries(2)
                     .build()
                     .map_err(invalid)?,
-            )
+            ))
         } else {
             Client::Single(redis::Client::open(config.url.as_str()).map_err(invalid)?)
         };
@@ -267,7 +269,8 @@ impl RedisLink {
                             // No response timeout either: the guard times every command,
                             // and a second timer per command would only cost.
                             let config = ConnectionManagerConfig::new()
-                                .set_connection_timeout(timeout)
+                                .set_connection_timeout(Some(timeout))
+                                .set_response_timeout(None)
                                 .set_number_of_retries(0);
                             ConnectionManager::new_with_config(client.clone(), config)
                                 .await
@@ -328,11 +331,13 @@ fn is_unreachable(e: &RedisError) -> bool {
         || e.is_cluster_error()
         || matches!(
             e.kind(),
-            ErrorKind::BusyLoadingError
-                | ErrorKind::TryAgain
-                | ErrorKind::ClusterDown
-                | ErrorKind::MasterDown
-                | ErrorKind::ReadOnly
-                | ErrorKind::ClusterConnectionNotFound
+            ErrorKind::ClusterConnectionNotFound
+                | ErrorKind::Server(
+                    ServerErrorKind::BusyLoading
+                        | ServerErrorKind::TryAgain
+                        | ServerErrorKind::ClusterDown
+                        | ServerErrorKind::MasterDown
+                        | ServerErrorKind::ReadOnly
+                )
         )
 }

@@ -36,7 +36,7 @@ pub(super) fn millis(ms: i64) -> Result<DateTime<Utc>, StoreError> {
 }
 
 pub(super) fn decode<T: FromRedisValue>(value: &Value) -> Result<T, StoreError> {
-    T::from_redis_value(value).map_err(|e| StoreError::Other(Box::new(e)))
+    T::from_redis_value_ref(value).map_err(|e| StoreError::Other(Box::new(e)))
 }
 
 pub(super) fn encode_seats(seats: &[ClaimedSeat]) -> String {

@@ -210,7 +210,7 @@ impl RedisHoldStore {
                         .await
                     }
                     Err(_) => Err(redis::RedisError::from((
-                        redis::ErrorKind::IoError,
+                        redis::ErrorKind::Io,
                         "not connected",
                     ))),
                 };
