@@ -8,12 +8,12 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// A seat as one event sells it: the venue seat, plus its ticket type and price when it is
 /// allocated.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct EventSeat {
     /// Seat id, e.g. `stalls-C-12`.
     pub id: String,
@@ -36,7 +36,7 @@ pub struct EventSeat {
 }
 
 /// What a buyer can do with a seat right now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SeatStatus {
     /// On sale and free.
@@ -80,7 +80,7 @@ pub struct SeatState {
 }
 
 /// How many seats of an event are in each status.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct SeatCounts {
     /// Seats on sale and free.
     pub available: u32,

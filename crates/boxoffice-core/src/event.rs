@@ -32,7 +32,7 @@ pub const MAX_GA_CAPACITY: u32 = 1_000_000;
 pub const MAX_PRICE_CENTS: i64 = 100_000_000_000;
 
 /// `POST /v1/events`: an event as a client describes it.
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EventSpec {
     /// The venue whose seat map this event sells.
@@ -89,7 +89,7 @@ pub struct TicketType {
 }
 
 /// A general-admission area as a client describes it.
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GaAreaSpec {
     /// `[A-Za-z0-9_]{1,32}`, unique among the event's areas.
@@ -107,7 +107,7 @@ pub struct GaAreaSpec {
 }
 
 /// A validated general-admission area.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct GaArea {
     /// Area code.
     pub code: String,
@@ -125,7 +125,7 @@ pub struct GaArea {
 
 /// One allocation entry: a ticket type and the seats it applies to, named by section (whole,
 /// or some of its rows) or by seat id.
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AllocationEntry {
     /// Code of one of the event's ticket types.
@@ -139,7 +139,7 @@ pub struct AllocationEntry {
 }
 
 /// `POST /v1/events/{id}/allocations/withdraw`: the seats to take off sale.
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WithdrawSpec {
     /// A section id; with `rows`, only those rows of it.

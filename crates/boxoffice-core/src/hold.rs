@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -13,7 +13,7 @@ use crate::ids::{EventId, UserId};
 use crate::validation::ValidationErrors;
 
 /// A seat as a hold or an order carries it: what the buyer was quoted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct PricedSeat {
     /// Seat id.
     pub id: String,
@@ -97,7 +97,7 @@ pub enum ReleaseOutcome {
 }
 
 /// Status of an order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OrderStatus {
     /// Paid for and valid.

@@ -1,10 +1,10 @@
 //! Per-field validation errors, collected so a client learns every problem at once.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 /// One field that failed validation: a JSON path (`sections[0].rows[2].label`) and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct FieldError {
     /// Path of the offending field in the request body.
     pub field: String,

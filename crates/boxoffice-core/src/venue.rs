@@ -37,7 +37,7 @@ pub struct Point {
 }
 
 /// `POST /v1/venues`: a venue as a client describes it.
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VenueSpec {
     /// Display name, 1–200 characters.
@@ -47,7 +47,7 @@ pub struct VenueSpec {
 }
 
 /// One section of a [`VenueSpec`].
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SectionSpec {
     /// `[A-Za-z0-9_]{1,32}`, unique in the venue; the first part of every seat id.
@@ -72,7 +72,7 @@ fn one() -> f64 {
 }
 
 /// One row of a [`SectionSpec`].
-#[derive(Clone, Debug, Deserialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RowSpec {
     /// `[A-Za-z0-9_]{1,16}`, unique in the section.
@@ -143,7 +143,7 @@ pub struct SeatSpec {
 }
 
 /// A venue's seat map after validation: every seat with its id, label and position.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct VenueLayout {
     /// Display name.
     pub name: String,
@@ -152,7 +152,7 @@ pub struct VenueLayout {
 }
 
 /// A section of a [`VenueLayout`].
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Section {
     /// Section id.
     pub id: String,
@@ -169,7 +169,7 @@ pub struct Section {
 }
 
 /// A row of a [`Section`].
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Row {
     /// Row label.
     pub label: String,
@@ -178,7 +178,7 @@ pub struct Row {
 }
 
 /// One seat of the venue.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Seat {
     /// `<section id>-<row label>-<number>`, e.g. `stalls-C-12`.
     pub id: String,

@@ -1,14 +1,13 @@
 //! The API's errors, rendered as `application/problem+json` (RFC 9457) with the stable
 //! `code` values of API.md.
 
+pub use boxoffice_api::Problem;
 use std::time::Duration;
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use boxoffice_core::validation::{FieldError, ValidationErrors};
 use boxoffice_store::StoreError;
-use serde::Serialize;
-use utoipa::ToSchema;
 
 /// Everything a handler can answer other than success. Each variant documents its status.
 #[derive(Debug, thiserror::Error)]
@@ -122,34 +121,6 @@ fn bounded_errors(mut errors: Vec<FieldError>) -> (Vec<FieldError>, Option<usize
         })
         .collect();
     (errors, (omitted > 0).then_some(omitted))
-}
-
-/// The problem document every error answer carries.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Problem {
-    /// A URI reference naming the problem type, e.g. `/problems/seat-unavailable`.
-    #[serde(rename = "type")]
-    pub type_: String,
-    /// Short summary of the problem type.
-    pub title: &'static str,
-    /// HTTP status.
-    pub status: u16,
-    /// Stable machine-readable name.
-    pub code: &'static str,
-    /// What happened in this case.
-    pub detail: String,
-    /// Per-field errors (`validation_failed` only), at most [`MAX_FIELD_ERRORS`].
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub errors: Option<Vec<FieldError>>,
-    /// How many more field errors there were than `errors` lists.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub errors_omitted: Option<usize>,
-    /// The seats that could not be had (`seat_unavailable` only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub seats: Option<Vec<SeatRef>>,
-    /// Places left (`sold_out` only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub left: Option<u32>,
 }
 
 impl ApiError {
@@ -268,9 +239,9 @@ impl ApiError {
         };
         Problem {
             type_: format!("/problems/{}", code.replace('_', "-")),
-            title,
+            title: title.to_owned(),
             status,
-            code,
+            code: code.to_owned(),
             detail,
             errors,
             errors_omitted,

@@ -8,33 +8,17 @@
 //! statement), and only appends each seat's status per request. A change made through any
 //! server instance is seen by all of them on their next read.
 
+pub use boxoffice_api::SeatView;
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
-use boxoffice_core::availability::{EventSeat, SeatMap, SeatState, SeatStatus};
+use boxoffice_core::availability::{EventSeat, SeatMap, SeatState};
 use boxoffice_core::ids::EventId;
 use boxoffice_store::events::HoldPolicy;
 use boxoffice_store::{events, StoreError};
-use chrono::{DateTime, Utc};
 use lru::LruCache;
-use serde::Serialize;
 use sqlx::PgPool;
-use utoipa::ToSchema;
-
-/// One seat of `GET /v1/events/{id}/seats`. Rendered by [`RenderedSeatMap::render_seats`];
-/// this type documents the shape and pins it in tests.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SeatView {
-    /// The seat with its ticket type and price.
-    #[serde(flatten)]
-    pub seat: EventSeat,
-    /// What a buyer can do with it now.
-    pub status: SeatStatus,
-    /// When the hold lapses; held seats only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub held_until: Option<DateTime<Utc>>,
-}
 
 /// An event's seat map with each seat's static JSON pre-rendered, and the event's hold
 /// settings (which never change, so they are cached with it).
@@ -200,6 +184,8 @@ impl SeatMapCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use boxoffice_core::availability::SeatStatus;
+    use chrono::DateTime;
 
     fn seat(id: &str, on_sale: bool) -> EventSeat {
         EventSeat {

@@ -3,45 +3,12 @@
 use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::IntoResponse;
+use boxoffice_api::{AvailabilityView, GaAvailability, SeatsView};
 use boxoffice_core::availability::SeatCounts;
-use boxoffice_core::ids::EventId;
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use crate::error::{ApiError, Problem};
-use crate::seat_map::SeatView;
 use crate::service::availability::event_availability;
 use crate::state::AppState;
-
-/// Answer to `GET /v1/events/{id}/seats`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SeatsView {
-    /// The event.
-    pub event_id: EventId,
-    /// Every seat of the venue in venue order, with its status.
-    pub seats: Vec<SeatView>,
-}
-
-/// Places left in one general-admission area.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct GaAvailability {
-    /// Area code.
-    pub code: String,
-    /// Places in all.
-    pub capacity: u32,
-    /// Places not yet booked.
-    pub left: u32,
-}
-
-/// Answer to `GET /v1/events/{id}/availability`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AvailabilityView {
-    /// Seats per status.
-    #[serde(flatten)]
-    pub counts: SeatCounts,
-    /// General-admission areas.
-    pub ga: Vec<GaAvailability>,
-}
 
 /// Every seat with its status, composed from Postgres and the hold store at read time.
 #[utoipa::path(get, path = "/v1/events/{id}/seats", tag = "availability",

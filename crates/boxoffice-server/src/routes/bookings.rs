@@ -2,11 +2,8 @@
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use boxoffice_core::ids::EventId;
+use boxoffice_api::{BookingBody, BookingView};
 use boxoffice_store::bookings::Booking;
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-use uuid::Uuid;
 
 use crate::auth::{Buyer, Caller};
 use crate::error::{ApiError, Problem};
@@ -17,46 +14,16 @@ use crate::state::AppState;
 /// Longest idempotency key accepted.
 const MAX_KEY_LEN: usize = 255;
 
-/// Body of `POST /v1/events/{id}/bookings`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BookingBody {
-    /// Area code.
-    pub area: String,
-    /// Places wanted, 1 to the area's `max_per_booking`.
-    pub quantity: u32,
-}
-
-/// A general-admission booking.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct BookingView {
-    /// Booking id.
-    pub booking_id: Uuid,
-    /// The event.
-    pub event_id: EventId,
-    /// Area code.
-    pub area: String,
-    /// Places booked.
-    pub quantity: u32,
-    /// Price of all the places.
-    pub total_cents: i64,
-    /// ISO 4217 code.
-    pub currency: String,
-    /// `confirmed`, or `cancelled` once cancelled.
-    pub status: String,
-}
-
-impl From<Booking> for BookingView {
-    fn from(b: Booking) -> Self {
-        Self {
-            booking_id: b.booking_id,
-            event_id: b.event_id,
-            area: b.area,
-            quantity: b.quantity,
-            total_cents: b.total_cents,
-            currency: b.currency,
-            status: b.status,
-        }
+/// A booking as the API shows it.
+fn booking_view(b: Booking) -> BookingView {
+    BookingView {
+        booking_id: b.booking_id,
+        event_id: b.event_id,
+        area: b.area,
+        quantity: b.quantity,
+        total_cents: b.total_cents,
+        currency: b.currency,
+        status: b.status,
     }
 }
 
@@ -103,7 +70,7 @@ pub async fn create_booking(
         idempotency_key: key,
     };
     let booking = bookings::create_booking(&state, event, &user, wanted).await?;
-    Ok((StatusCode::CREATED, axum::Json(BookingView::from(booking))))
+    Ok((StatusCode::CREATED, axum::Json(booking_view(booking))))
 }
 
 /// Cancels a booking (owner or admin) and returns its places to the area. Cancelling a
@@ -124,5 +91,5 @@ pub async fn cancel_booking(
 ) -> Result<axum::Json<BookingView>, ApiError> {
     let id = boxoffice_core::ids::parse_canonical_uuid(&id);
     let booking = bookings::cancel_booking(&state, id, caller.user()).await?;
-    Ok(axum::Json(booking.into()))
+    Ok(axum::Json(booking_view(booking)))
 }

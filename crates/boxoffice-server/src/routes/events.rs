@@ -1,120 +1,27 @@
 //! Events: create, list, read; allocation changes.
 
+use boxoffice_api::{
+    AllocationsChanged, AllocationsRequest, EventCreated, EventList, EventListItem, EventView,
+    GaAreaView, SkippedSeat,
+};
 use std::collections::{HashMap, HashSet};
 
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
-use boxoffice_core::availability::{SeatCounts, SeatStatus};
-use boxoffice_core::event::{
-    resolve_allocations, AllocationEntry, EventSpec, GaArea, TicketType, WithdrawSpec,
-};
-use boxoffice_core::ids::{EventId, VenueId};
+use boxoffice_core::availability::SeatCounts;
+use boxoffice_core::event::{resolve_allocations, EventSpec, WithdrawSpec};
+use boxoffice_core::ids::EventId;
 use boxoffice_core::validation::ValidationErrors;
 use boxoffice_core::venue::VenueLayout;
 use boxoffice_store::events::{self, AllocationChange, AllocationOutcome, EventRecord};
 use boxoffice_store::venues;
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use crate::auth::Admin;
 use crate::error::{ApiError, Problem};
 use crate::extract::Json;
 use crate::service::availability::event_availability;
 use crate::state::AppState;
-
-/// Answer to `POST /v1/events`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EventCreated {
-    /// The new event's id.
-    pub id: EventId,
-}
-
-/// One event in a list.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EventListItem {
-    /// Event id.
-    pub id: EventId,
-    /// Display name.
-    pub name: String,
-    /// Venue id.
-    pub venue_id: VenueId,
-    /// Start time.
-    pub starts_at: DateTime<Utc>,
-}
-
-/// Answer to `GET /v1/events`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EventList {
-    /// Every event, soonest first.
-    pub events: Vec<EventListItem>,
-}
-
-/// A general-admission area with the places left.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct GaAreaView {
-    /// The area.
-    #[serde(flatten)]
-    pub area: GaArea,
-    /// Places not yet booked.
-    pub left: u32,
-}
-
-/// Answer to `GET /v1/events/{id}`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EventView {
-    /// Event id.
-    pub id: EventId,
-    /// Venue id.
-    pub venue_id: VenueId,
-    /// Display name.
-    pub name: String,
-    /// Start time.
-    pub starts_at: DateTime<Utc>,
-    /// Hold lifetime in seconds.
-    pub hold_ttl_seconds: u32,
-    /// Cap on a hold's lifetime with extensions, in seconds.
-    pub max_hold_seconds: u32,
-    /// Live held seats one user may have at once.
-    pub max_seats_per_user: u32,
-    /// Every section, best first.
-    pub section_order: Vec<String>,
-    /// Ticket types.
-    pub ticket_types: Vec<TicketType>,
-    /// General-admission areas.
-    pub ga_areas: Vec<GaAreaView>,
-    /// Seats per status right now.
-    pub counts: SeatCounts,
-}
-
-/// Body of `PUT /v1/events/{id}/allocations`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AllocationsRequest {
-    /// Entries applied in order; later ones override earlier ones for the same seat.
-    pub allocations: Vec<AllocationEntry>,
-}
-
-/// A seat an allocation change left alone.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SkippedSeat {
-    /// Seat id.
-    pub id: String,
-    /// Seat label.
-    pub label: String,
-    /// Why it was left alone: `held` or `sold`.
-    pub status: SeatStatus,
-}
-
-/// Answer to an allocation change.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AllocationsChanged {
-    /// Seats put on sale, re-priced or withdrawn.
-    pub changed: u64,
-    /// Seats not changed because they are held or sold.
-    pub skipped: Vec<SkippedSeat>,
-}
 
 /// Creates an event on a venue with ticket types, allocations and GA areas.
 #[utoipa::path(post, path = "/v1/events", tag = "events", request_body = EventSpec,

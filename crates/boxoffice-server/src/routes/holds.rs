@@ -2,11 +2,7 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use boxoffice_core::hold::PricedSeat;
-use boxoffice_core::ids::EventId;
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use boxoffice_api::{Extended, HoldBody, HoldView};
 use uuid::Uuid;
 
 use crate::auth::Buyer;
@@ -14,50 +10,6 @@ use crate::error::{ApiError, Problem};
 use crate::extract::Json;
 use crate::service::holds::{self, LabelledHold};
 use crate::state::AppState;
-
-/// Body of `POST /v1/events/{id}/holds`: either seats by id, or best available.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct HoldBody {
-    /// Seat ids to hold, all or none.
-    pub seats: Option<Vec<String>>,
-    /// Let the server pick adjacent seats.
-    pub best_available: Option<BestAvailable>,
-}
-
-/// A best-available request.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BestAvailable {
-    /// How many seats.
-    pub quantity: u32,
-    /// Only seats of this ticket type.
-    pub ticket_type: Option<String>,
-}
-
-/// A live hold.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct HoldView {
-    /// Proof of ownership: extend, release and check out with it.
-    pub hold_token: Uuid,
-    /// The event.
-    pub event_id: EventId,
-    /// The held seats with the prices quoted.
-    pub seats: Vec<PricedSeat>,
-    /// Sum of the seat prices.
-    pub total_cents: i64,
-    /// ISO 4217 code.
-    pub currency: String,
-    /// When the hold lapses unless extended.
-    pub expires_at: DateTime<Utc>,
-}
-
-/// Answer to an extension.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Extended {
-    /// The new expiry.
-    pub expires_at: DateTime<Utc>,
-}
 
 impl From<LabelledHold> for HoldView {
     fn from(h: LabelledHold) -> Self {

@@ -1,12 +1,11 @@
 //! Operations: liveness, readiness, metrics.
 
+use boxoffice_api::Health;
 use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
@@ -14,18 +13,13 @@ use crate::state::AppState;
 /// How long a readiness probe waits for each store.
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Answer to `GET /healthz` and `GET /readyz`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Health {
-    /// `ok` or `ready`.
-    pub status: &'static str,
-}
-
 /// The process is up.
 #[utoipa::path(get, path = "/healthz", tag = "operations",
     responses((status = 200, description = "Up", body = Health)))]
 pub async fn healthz() -> axum::Json<Health> {
-    axum::Json(Health { status: "ok" })
+    axum::Json(Health {
+        status: "ok".into(),
+    })
 }
 
 /// The database and the hold store answer; 503 otherwise.
@@ -40,7 +34,11 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
         Ok::<_, ApiError>(())
     };
     match tokio::time::timeout(READY_TIMEOUT, check).await {
-        Ok(result) => result.map(|()| axum::Json(Health { status: "ready" })),
+        Ok(result) => result.map(|()| {
+            axum::Json(Health {
+                status: "ready".into(),
+            })
+        }),
         Err(_) => Err(ApiError::Unavailable {
             reason: "readiness check timed out".into(),
             retry_after: Duration::from_secs(1),

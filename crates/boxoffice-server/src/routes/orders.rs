@@ -2,47 +2,13 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use boxoffice_core::hold::{OrderStatus, PricedSeat};
-use boxoffice_core::ids::EventId;
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-use uuid::Uuid;
+use boxoffice_api::{CheckoutBody, OrderView};
 
 use crate::auth::{Buyer, Caller};
 use crate::error::{ApiError, Problem};
 use crate::extract::Json;
 use crate::service::orders::{self, Checkout, LabelledOrder};
 use crate::state::AppState;
-
-/// Body of `POST /v1/events/{id}/orders`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CheckoutBody {
-    /// The token of a live hold of the caller's.
-    pub hold_token: Uuid,
-}
-
-/// An order.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct OrderView {
-    /// Order id.
-    pub order_id: Uuid,
-    /// The event.
-    pub event_id: EventId,
-    /// The buyer.
-    pub user_id: String,
-    /// The seats sold, with the prices charged.
-    pub seats: Vec<PricedSeat>,
-    /// Sum of the seat prices.
-    pub total_cents: i64,
-    /// ISO 4217 code.
-    pub currency: String,
-    /// `confirmed`, or `cancelled` once cancelled.
-    pub status: OrderStatus,
-    /// When the order was committed.
-    pub created_at: DateTime<Utc>,
-}
 
 impl From<LabelledOrder> for OrderView {
     fn from(o: LabelledOrder) -> Self {

@@ -1,28 +1,16 @@
 //! `POST /v1/sessions`: anonymous buyer sessions for demos and tests.
 
+use boxoffice_api::SessionCreated;
 use std::net::SocketAddr;
 
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, StatusCode};
 use boxoffice_core::ids::UserId;
-use chrono::{DateTime, SubsecRound, Utc};
-use serde::Serialize;
-use utoipa::ToSchema;
+use chrono::{SubsecRound, Utc};
 
 use crate::auth::SESSION_TTL;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
-
-/// Answer to `POST /v1/sessions`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SessionCreated {
-    /// The new anonymous user's id.
-    pub user_id: String,
-    /// Bearer token for buyer calls.
-    pub token: String,
-    /// When the token stops working.
-    pub expires_at: DateTime<Utc>,
-}
 
 /// Mints an anonymous user and a token for it, unless anonymous sessions are disabled.
 #[utoipa::path(post, path = "/v1/sessions", tag = "sessions",

@@ -3,37 +3,15 @@
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
+use boxoffice_api::{VenueCreated, VenueView};
 use boxoffice_core::ids::VenueId;
-use boxoffice_core::venue::{VenueLayout, VenueSpec};
+use boxoffice_core::venue::VenueSpec;
 use boxoffice_store::venues;
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use crate::auth::Admin;
 use crate::error::{ApiError, Problem};
 use crate::extract::Json;
 use crate::state::AppState;
-
-/// Answer to `POST /v1/venues`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct VenueCreated {
-    /// The new venue's id.
-    pub id: VenueId,
-    /// How many seats it has.
-    pub seat_count: usize,
-}
-
-/// A venue with its whole seat map.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct VenueView {
-    /// Venue id.
-    pub id: VenueId,
-    /// Number of seats.
-    pub seat_count: usize,
-    /// Name and sections with rows and seats.
-    #[serde(flatten)]
-    pub layout: VenueLayout,
-}
 
 /// Creates a venue: sections, rows given by seat count or as explicit seats.
 #[utoipa::path(post, path = "/v1/venues", tag = "venues", request_body = VenueSpec,

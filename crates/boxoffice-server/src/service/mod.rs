@@ -17,21 +17,11 @@ pub mod bookings;
 pub mod holds;
 pub mod orders;
 
+pub use boxoffice_api::SeatRef;
 use std::time::Duration;
 
 use boxoffice_core::validation::ValidationErrors;
 use boxoffice_store::StoreError;
-use serde::Serialize;
-use utoipa::ToSchema;
-
-/// A seat named in an answer: its id and label.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
-pub struct SeatRef {
-    /// Seat id.
-    pub id: String,
-    /// Seat label.
-    pub label: String,
-}
 
 /// Why a service could not do what it was asked.
 #[derive(Debug, thiserror::Error)]

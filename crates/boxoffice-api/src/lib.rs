@@ -1,0 +1,355 @@
+//! The wire types of the Boxoffice HTTP API (`API.md`): request bodies and answers,
+//! defined once and used by the server (which serializes them and documents them in its
+//! OpenAPI document) and by `boxoffice-client` (which deserializes them).
+//!
+//! # Layout
+//!
+//! One section per resource, in API.md's order: venues, events, availability, holds,
+//! orders, general admission, sessions, operations, and [`Problem`], the body of every
+//! error answer.
+
+use boxoffice_core::availability::{EventSeat, SeatCounts, SeatStatus};
+use boxoffice_core::event::{AllocationEntry, GaArea, TicketType};
+use boxoffice_core::hold::{OrderStatus, PricedSeat};
+use boxoffice_core::ids::{EventId, VenueId};
+use boxoffice_core::validation::FieldError;
+use boxoffice_core::venue::VenueLayout;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+// Venues.
+
+/// Answer to `POST /v1/venues`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct VenueCreated {
+    /// The new venue's id.
+    pub id: VenueId,
+    /// How many seats it has.
+    pub seat_count: usize,
+}
+
+/// A venue with its whole seat map.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct VenueView {
+    /// Venue id.
+    pub id: VenueId,
+    /// Number of seats.
+    pub seat_count: usize,
+    /// Name and sections with rows and seats.
+    #[serde(flatten)]
+    pub layout: VenueLayout,
+}
+
+// Events.
+
+/// Answer to `POST /v1/events`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct EventCreated {
+    /// The new event's id.
+    pub id: EventId,
+}
+
+/// One event in a list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct EventListItem {
+    /// Event id.
+    pub id: EventId,
+    /// Display name.
+    pub name: String,
+    /// Venue id.
+    pub venue_id: VenueId,
+    /// Start time.
+    pub starts_at: DateTime<Utc>,
+}
+
+/// Answer to `GET /v1/events`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct EventList {
+    /// Every event, soonest first.
+    pub events: Vec<EventListItem>,
+}
+
+/// A general-admission area with the places left.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct GaAreaView {
+    /// The area.
+    #[serde(flatten)]
+    pub area: GaArea,
+    /// Places not yet booked.
+    pub left: u32,
+}
+
+/// Answer to `GET /v1/events/{id}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct EventView {
+    /// Event id.
+    pub id: EventId,
+    /// Venue id.
+    pub venue_id: VenueId,
+    /// Display name.
+    pub name: String,
+    /// Start time.
+    pub starts_at: DateTime<Utc>,
+    /// Hold lifetime in seconds.
+    pub hold_ttl_seconds: u32,
+    /// Cap on a hold's lifetime with extensions, in seconds.
+    pub max_hold_seconds: u32,
+    /// Live held seats one user may have at once.
+    pub max_seats_per_user: u32,
+    /// Every section, best first.
+    pub section_order: Vec<String>,
+    /// Ticket types.
+    pub ticket_types: Vec<TicketType>,
+    /// General-admission areas.
+    pub ga_areas: Vec<GaAreaView>,
+    /// Seats per status right now.
+    pub counts: SeatCounts,
+}
+
+/// Body of `PUT /v1/events/{id}/allocations`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AllocationsRequest {
+    /// Entries applied in order; later ones override earlier ones for the same seat.
+    pub allocations: Vec<AllocationEntry>,
+}
+
+/// A seat an allocation change left alone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SkippedSeat {
+    /// Seat id.
+    pub id: String,
+    /// Seat label.
+    pub label: String,
+    /// Why it was left alone: `held` or `sold`.
+    pub status: SeatStatus,
+}
+
+/// Answer to an allocation change.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AllocationsChanged {
+    /// Seats put on sale, re-priced or withdrawn.
+    pub changed: u64,
+    /// Seats not changed because they are held or sold.
+    pub skipped: Vec<SkippedSeat>,
+}
+
+// Availability.
+
+/// One seat of `GET /v1/events/{id}/seats`. The server renders this shape from
+/// pre-rendered fragments; this type documents it and reads it back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SeatView {
+    /// The seat with its ticket type and price.
+    #[serde(flatten)]
+    pub seat: EventSeat,
+    /// What a buyer can do with it now.
+    pub status: SeatStatus,
+    /// When the hold lapses; held seats only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_until: Option<DateTime<Utc>>,
+}
+
+/// Answer to `GET /v1/events/{id}/seats`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SeatsView {
+    /// The event.
+    pub event_id: EventId,
+    /// Every seat of the venue in venue order, with its status.
+    pub seats: Vec<SeatView>,
+}
+
+/// Places left in one general-admission area.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct GaAvailability {
+    /// Area code.
+    pub code: String,
+    /// Places in all.
+    pub capacity: u32,
+    /// Places not yet booked.
+    pub left: u32,
+}
+
+/// Answer to `GET /v1/events/{id}/availability`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AvailabilityView {
+    /// Seats per status.
+    #[serde(flatten)]
+    pub counts: SeatCounts,
+    /// General-admission areas.
+    pub ga: Vec<GaAvailability>,
+}
+
+// Holds.
+
+/// Body of `POST /v1/events/{id}/holds`: either seats by id, or best available.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HoldBody {
+    /// Seat ids to hold, all or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seats: Option<Vec<String>>,
+    /// Let the server pick adjacent seats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_available: Option<BestAvailable>,
+}
+
+/// A best-available request.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BestAvailable {
+    /// How many seats.
+    pub quantity: u32,
+    /// Only seats of this ticket type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticket_type: Option<String>,
+}
+
+/// A live hold.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct HoldView {
+    /// Proof of ownership: extend, release and check out with it.
+    pub hold_token: Uuid,
+    /// The event.
+    pub event_id: EventId,
+    /// The held seats with the prices quoted.
+    pub seats: Vec<PricedSeat>,
+    /// Sum of the seat prices.
+    pub total_cents: i64,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// When the hold lapses unless extended.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Answer to an extension.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Extended {
+    /// The new expiry.
+    pub expires_at: DateTime<Utc>,
+}
+
+// Orders.
+
+/// Body of `POST /v1/events/{id}/orders`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckoutBody {
+    /// The token of a live hold of the caller's.
+    pub hold_token: Uuid,
+}
+
+/// An order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OrderView {
+    /// Order id.
+    pub order_id: Uuid,
+    /// The event.
+    pub event_id: EventId,
+    /// The buyer.
+    pub user_id: String,
+    /// The seats sold, with the prices charged.
+    pub seats: Vec<PricedSeat>,
+    /// Sum of the seat prices.
+    pub total_cents: i64,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// `confirmed`, or `cancelled` once cancelled.
+    pub status: OrderStatus,
+    /// When the order was committed.
+    pub created_at: DateTime<Utc>,
+}
+
+// General admission.
+
+/// Body of `POST /v1/events/{id}/bookings`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BookingBody {
+    /// Area code.
+    pub area: String,
+    /// Places wanted, 1 to the area's `max_per_booking`.
+    pub quantity: u32,
+}
+
+/// A general-admission booking.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct BookingView {
+    /// Booking id.
+    pub booking_id: Uuid,
+    /// The event.
+    pub event_id: EventId,
+    /// Area code.
+    pub area: String,
+    /// Places booked.
+    pub quantity: u32,
+    /// Price of all the places.
+    pub total_cents: i64,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// `confirmed`, or `cancelled` once cancelled.
+    pub status: String,
+}
+
+// Sessions.
+
+/// Answer to `POST /v1/sessions`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SessionCreated {
+    /// The new anonymous user's id.
+    pub user_id: String,
+    /// Bearer token for buyer calls.
+    pub token: String,
+    /// When the token stops working.
+    pub expires_at: DateTime<Utc>,
+}
+
+// Operations.
+
+/// Answer to `GET /healthz` and `GET /readyz`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Health {
+    /// `ok` or `ready`.
+    pub status: String,
+}
+
+// Errors.
+
+/// A seat named in an answer: its id and label.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SeatRef {
+    /// Seat id.
+    pub id: String,
+    /// Seat label.
+    pub label: String,
+}
+
+/// The body of every error answer (`application/problem+json`, RFC 9457).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Problem {
+    /// A URI reference naming the problem type, e.g. `/problems/seat-unavailable`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Short summary of the problem type.
+    pub title: String,
+    /// HTTP status.
+    pub status: u16,
+    /// Stable machine-readable name (API.md lists them).
+    pub code: String,
+    /// What happened in this case.
+    pub detail: String,
+    /// Per-field errors (`validation_failed` only), at most 20.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<Vec<FieldError>>,
+    /// How many more field errors there were than `errors` lists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors_omitted: Option<usize>,
+    /// The seats that could not be had (`seat_unavailable` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seats: Option<Vec<SeatRef>>,
+    /// Places left (`sold_out` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left: Option<u32>,
+}
