@@ -1,30 +1,28 @@
-//! The HTTP calls the demos make.
+//! The server the demos race against, through the typed client, and how they get buyers.
 
-use anyhow::{bail, Context};
-use reqwest::StatusCode;
-use serde_json::{json, Value};
+use anyhow::Context;
+use boxoffice_client::Client;
+use boxoffice_core::event::EventSpec;
+use boxoffice_core::ids::EventId;
+use boxoffice_core::venue::VenueSpec;
+use serde_json::json;
 
-/// A server and the admin token to set things up with.
+/// A server, its admin token and, if known, its JWT secret.
 #[derive(Clone, Debug)]
 pub struct Server {
-    /// Base URL, e.g. `http://127.0.0.1:3000`.
-    pub base: String,
-    /// Admin bearer token.
-    pub admin_token: String,
+    /// The typed client, making admin calls with the admin token.
+    pub client: Client,
     /// The server's JWT secret, if known: buyers' tokens are then minted here instead of
     /// asked for one session at a time (which the server limits per address).
     pub jwt_secret: Option<String>,
-    http: reqwest::Client,
 }
 
 impl Server {
-    /// A client for the server at `base`.
+    /// A server at `base` whose admin token is `admin_token`.
     pub fn new(base: &str, admin_token: &str) -> Self {
         Self {
-            base: base.trim_end_matches('/').to_owned(),
-            admin_token: admin_token.to_owned(),
+            client: Client::new(base).admin(admin_token),
             jwt_secret: None,
-            http: reqwest::Client::new(),
         }
     }
 
@@ -37,38 +35,19 @@ impl Server {
     /// A new buyer's token: minted with the JWT secret when there is one, else an
     /// anonymous session.
     pub async fn buyer(&self) -> anyhow::Result<String> {
-        let Some(secret) = &self.jwt_secret else {
-            return self.session().await;
-        };
-        let claims = json!({
-            "sub": uuid::Uuid::new_v4().to_string(),
-            "exp": std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)?
-                .as_secs()
-                + 3600,
-        });
-        Ok(jsonwebtoken::encode(
-            &jsonwebtoken::Header::default(),
-            &claims,
-            &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
-        )?)
-    }
-
-    async fn admin_post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
-        let response = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .bearer_auth(&self.admin_token)
-            .json(body)
-            .send()
-            .await
-            .with_context(|| format!("POST {path}: is the server running at {}?", self.base))?;
-        let status = response.status();
-        let body: Value = response.json().await.unwrap_or(Value::Null);
-        if !status.is_success() {
-            bail!("POST {path} answered {status}: {body}");
+        match &self.jwt_secret {
+            Some(secret) => Ok(boxoffice_client::mint_user_token(
+                secret,
+                &uuid::Uuid::new_v4().to_string(),
+                chrono::Utc::now() + chrono::Duration::hours(1),
+            )),
+            None => Ok(self
+                .client
+                .create_session()
+                .await
+                .context("POST /v1/sessions: anonymous sessions must be enabled")?
+                .token),
         }
-        Ok(body)
     }
 
     /// Creates a one-section venue with `seats` seats in one row, and an event on it
@@ -78,67 +57,21 @@ impl Server {
         seats: u32,
         places: u32,
         max_per_booking: u32,
-    ) -> anyhow::Result<String> {
+    ) -> anyhow::Result<EventId> {
+        let venue: VenueSpec =
+            serde_json::from_value(json!({"name": "Race demo hall", "sections": [
+            {"id": "hall", "name": "Hall", "rows": [{"label": "A", "seats": seats}]}]}))?;
         let venue = self
-            .admin_post(
-                "/v1/venues",
-                &json!({"name": "Race demo hall", "sections": [
-                    {"id": "hall", "name": "Hall", "rows": [{"label": "A", "seats": seats}]}]}),
-            )
-            .await?;
-        let event = self
-            .admin_post(
-                "/v1/events",
-                &json!({"venue_id": venue["id"], "name": "Race demo", "starts_at": "2099-01-01T20:00:00Z",
-                    "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
-                    "allocations": [{"ticket_type": "standard", "section": "hall"}],
-                    "ga_areas": [{"code": "floor", "name": "Floor", "capacity": places,
-                                  "price_cents": 1000, "currency": "EUR", "max_per_booking": max_per_booking}]}),
-            )
-            .await?;
-        Ok(event["id"]
-            .as_str()
-            .context("the event has an id")?
-            .to_owned())
-    }
-
-    /// A new anonymous buyer's token.
-    pub async fn session(&self) -> anyhow::Result<String> {
-        let response = self
-            .http
-            .post(format!("{}/v1/sessions", self.base))
-            .send()
-            .await?;
-        if response.status() != StatusCode::CREATED {
-            bail!(
-                "POST /v1/sessions answered {}: anonymous sessions must be enabled",
-                response.status()
-            );
-        }
-        let body: Value = response.json().await?;
-        Ok(body["token"]
-            .as_str()
-            .context("the session has a token")?
-            .to_owned())
-    }
-
-    /// A buyer's `POST` to `path`, not yet sent.
-    pub fn buyer_post(&self, token: &str, path: &str, body: &Value) -> reqwest::RequestBuilder {
-        self.http
-            .post(format!("{}{path}", self.base))
-            .bearer_auth(token)
-            .json(body)
-    }
-
-    /// `GET path` as JSON.
-    pub async fn get(&self, path: &str) -> anyhow::Result<Value> {
-        Ok(self
-            .http
-            .get(format!("{}{path}", self.base))
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?)
+            .client
+            .create_venue(&venue)
+            .await
+            .with_context(|| format!("is the server running at {}?", self.client.base()))?;
+        let event: EventSpec = serde_json::from_value(json!({
+            "venue_id": venue.id, "name": "Race demo", "starts_at": "2099-01-01T20:00:00Z",
+            "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
+            "allocations": [{"ticket_type": "standard", "section": "hall"}],
+            "ga_areas": [{"code": "floor", "name": "Floor", "capacity": places,
+                          "price_cents": 1000, "currency": "EUR", "max_per_booking": max_per_booking}]}))?;
+        Ok(self.client.create_event(&event).await?.id)
     }
 }

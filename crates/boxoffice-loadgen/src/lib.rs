@@ -3,7 +3,8 @@
 //!
 //! # Layout
 //!
-//! - [`client`]: the few HTTP calls the demos make, as admin and as buyers.
+//! - [`client`]: the server the demos race against (through `boxoffice-client`) and how
+//!   they get buyers.
 //! - [`race`]: `boxoffice race ga` (general admission, and its deliberately naive
 //!   `--unsafe` twin on a scratch table) and `boxoffice race seat` (one hot seat).
 

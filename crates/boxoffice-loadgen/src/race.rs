@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use serde_json::{json, Value};
+use boxoffice_client::api::BookingBody;
 use sqlx::Connection;
 use tokio::sync::Barrier;
 
@@ -14,18 +14,26 @@ use crate::client::Server;
 /// Answers by HTTP status.
 pub type Tally = BTreeMap<u16, usize>;
 
-/// Sends every request at the same moment; returns each answer's status and body.
-async fn release(requests: Vec<reqwest::RequestBuilder>) -> anyhow::Result<Vec<(u16, Value)>> {
-    let barrier = Arc::new(Barrier::new(requests.len()));
-    let tasks: Vec<_> = requests
-        .into_iter()
-        .map(|request| {
+/// Runs `call` once per buyer, every one released at the same moment; returns each
+/// answer's status (a problem's status, or the call's success status).
+async fn release<F, Fut>(tokens: &[String], success: u16, call: F) -> anyhow::Result<Vec<u16>>
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = boxoffice_client::Result<()>> + Send + 'static,
+{
+    let barrier = Arc::new(Barrier::new(tokens.len()));
+    let tasks: Vec<_> = tokens
+        .iter()
+        .map(|token| {
             let barrier = barrier.clone();
+            let answer = call(token.clone());
             tokio::spawn(async move {
                 barrier.wait().await;
-                let response = request.send().await?;
-                let status = response.status().as_u16();
-                Ok::<_, anyhow::Error>((status, response.json().await.unwrap_or(Value::Null)))
+                match answer.await {
+                    Ok(()) => Ok(success),
+                    Err(boxoffice_client::Error::Problem(p)) => Ok(p.status),
+                    Err(e) => Err(anyhow::Error::from(e)),
+                }
             })
         })
         .collect();
@@ -36,9 +44,9 @@ async fn release(requests: Vec<reqwest::RequestBuilder>) -> anyhow::Result<Vec<(
     Ok(answers)
 }
 
-fn tally(answers: &[(u16, Value)]) -> Tally {
+fn tally(answers: &[u16]) -> Tally {
     let mut counts = Tally::new();
-    for (status, _) in answers {
+    for status in answers {
         *counts.entry(*status).or_default() += 1;
     }
     counts
@@ -57,23 +65,26 @@ async fn sessions(server: &Server, n: usize) -> anyhow::Result<Vec<String>> {
 pub async fn race_ga(server: &Server, buyers: usize, places: u32) -> anyhow::Result<String> {
     let event = server.create_race_event(1, places, 1).await?;
     let tokens = sessions(server, buyers).await?;
-    let path = format!("/v1/events/{event}/bookings");
-    let answers = release(
-        tokens
-            .iter()
-            .map(|t| server.buyer_post(t, &path, &json!({"area": "floor", "quantity": 1})))
-            .collect(),
-    )
+    let answers = release(&tokens, 201, |token| {
+        let client = server.client.clone();
+        async move {
+            let body = BookingBody {
+                area: "floor".into(),
+                quantity: 1,
+            };
+            client.book(event, &token, &body, None).await.map(drop)
+        }
+    })
     .await?;
     let counts = tally(&answers);
     let booked = counts.get(&201).copied().unwrap_or(0);
     let refused = counts.get(&409).copied().unwrap_or(0);
-    let availability = server
-        .get(&format!("/v1/events/{event}/availability"))
-        .await?;
-    let left = availability["ga"][0]["left"]
-        .as_u64()
-        .context("the area reports places left")? as usize;
+    let availability = server.client.availability(event).await?;
+    let left = availability
+        .ga
+        .first()
+        .context("the area reports places left")?
+        .left as usize;
     let line = format!("{booked} bookings, {refused} answers of 409, {left} places left");
     if booked + refused != buyers || booked + left != places as usize || booked > places as usize {
         bail!("the numbers do not add up: {line} (all answers: {counts:?})");
@@ -85,22 +96,22 @@ pub async fn race_ga(server: &Server, buyers: usize, places: u32) -> anyhow::Res
 pub async fn race_seat(server: &Server, buyers: usize) -> anyhow::Result<String> {
     let event = server.create_race_event(1, 1, 1).await?;
     let tokens = sessions(server, buyers).await?;
-    let path = format!("/v1/events/{event}/holds");
-    let answers = release(
-        tokens
-            .iter()
-            .map(|t| server.buyer_post(t, &path, &json!({"seats": ["hall-A-1"]})))
-            .collect(),
-    )
+    let answers = release(&tokens, 201, |token| {
+        let client = server.client.clone();
+        async move {
+            client
+                .hold_seats(event, &token, &["hall-A-1"])
+                .await
+                .map(drop)
+        }
+    })
     .await?;
     let counts = tally(&answers);
     let held = counts.get(&201).copied().unwrap_or(0);
     let refused = counts.get(&409).copied().unwrap_or(0);
-    let availability = server
-        .get(&format!("/v1/events/{event}/availability"))
-        .await?;
+    let availability = server.client.availability(event).await?;
     let line = format!("{held} hold, {refused} answers of 409 (all answers: {counts:?})");
-    if held != 1 || refused != buyers - 1 || availability["held"] != 1 {
+    if held != 1 || refused != buyers - 1 || availability.counts.held != 1 {
         bail!("exactly one buyer should hold the seat: {line}");
     }
     Ok(line)

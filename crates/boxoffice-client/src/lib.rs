@@ -1,0 +1,375 @@
+//! A typed async client of the Boxoffice HTTP API (`API.md`).
+//!
+//! Every call answers the API's own wire types ([`boxoffice_api`]); every error answer
+//! becomes [`Error::Problem`] with the server's problem document, so a caller matches on
+//! its stable `code` rather than on text. [`mint_user_token`] makes buyers' tokens for a
+//! server whose JWT secret the caller shares (load generators, tests, a ticketing
+//! platform's back end).
+//!
+//! # Layout
+//!
+//! - [`Client`]: one server, one connection pool; admin calls use its admin token, buyer
+//!   calls take the buyer's token.
+//! - [`Error`]: the problem document, or a failure to reach the server or read its answer.
+//! - [`mint_user_token`]: an HS256 user token with `sub` and `exp`.
+
+use boxoffice_api::{
+    AllocationsChanged, AllocationsRequest, AvailabilityView, BookingBody, BookingView,
+    CheckoutBody, EventCreated, EventList, EventView, Extended, Health, HoldBody, HoldView,
+    OrderView, Problem, SeatsView, SessionCreated, VenueCreated, VenueView,
+};
+use boxoffice_core::event::{EventSpec, WithdrawSpec};
+use boxoffice_core::ids::{EventId, VenueId};
+use boxoffice_core::venue::VenueSpec;
+use chrono::{DateTime, Utc};
+use reqwest::{Method, RequestBuilder, StatusCode};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use uuid::Uuid;
+
+pub use boxoffice_api as api;
+
+/// Why a call did not answer what it was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The server answered with a problem document (every 4xx and 5xx).
+    #[error("{} {}: {}", .0.status, .0.code, .0.detail)]
+    Problem(Box<Problem>),
+    /// The server could not be reached, or its answer could not be read.
+    #[error(transparent)]
+    Transport(#[from] reqwest::Error),
+    /// The server answered something this client does not understand.
+    #[error("unexpected answer {status}: {body}")]
+    Unexpected {
+        /// Its status.
+        status: StatusCode,
+        /// Its body, as text.
+        body: String,
+    },
+}
+
+impl Error {
+    /// The problem's stable `code` (`seat_unavailable`, `rate_limited`, …), if the server
+    /// answered one.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            Error::Problem(p) => Some(&p.code),
+            _ => None,
+        }
+    }
+
+    /// The problem document, if the server answered one.
+    pub fn problem(&self) -> Option<&Problem> {
+        match self {
+            Error::Problem(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+/// What a call answers.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// What a checkout came to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ordered {
+    /// The order.
+    pub order: OrderView,
+    /// `true` when this call made it (201); `false` when the hold had become this order
+    /// before (200).
+    pub created: bool,
+}
+
+/// A client of one Boxoffice server. Cheap to clone: clones share one connection pool.
+#[derive(Clone, Debug)]
+pub struct Client {
+    base: String,
+    admin_token: Option<String>,
+    http: reqwest::Client,
+}
+
+impl Client {
+    /// A client of the server at `base` (`http://127.0.0.1:3000`).
+    pub fn new(base: &str) -> Self {
+        Self::with_http(base, reqwest::Client::new())
+    }
+
+    /// A client over an HTTP client of the caller's (timeouts, pool sizes).
+    pub fn with_http(base: &str, http: reqwest::Client) -> Self {
+        Self {
+            base: base.trim_end_matches('/').to_owned(),
+            admin_token: None,
+            http,
+        }
+    }
+
+    /// The same client, making admin calls with `token`.
+    pub fn admin(mut self, token: &str) -> Self {
+        self.admin_token = Some(token.to_owned());
+        self
+    }
+
+    /// The server's base URL.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// A request to `path`, with `token` as its bearer if given.
+    pub fn request(&self, method: Method, path: &str, token: Option<&str>) -> RequestBuilder {
+        let request = self.http.request(method, format!("{}{path}", self.base));
+        match token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    }
+
+    fn admin_token(&self) -> Option<&str> {
+        self.admin_token.as_deref()
+    }
+
+    async fn call<T: DeserializeOwned>(&self, request: RequestBuilder) -> Result<(StatusCode, T)> {
+        let response = request.send().await?;
+        let status = response.status();
+        let bytes = response.bytes().await?;
+        if status.is_success() {
+            let body = if bytes.is_empty() {
+                &b"null"[..]
+            } else {
+                &bytes[..]
+            };
+            return serde_json::from_slice(body)
+                .map(|value| (status, value))
+                .map_err(|_| unexpected(status, &bytes));
+        }
+        match serde_json::from_slice::<Problem>(&bytes) {
+            Ok(problem) => Err(Error::Problem(Box::new(problem))),
+            Err(_) => Err(unexpected(status, &bytes)),
+        }
+    }
+
+    async fn send<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&B>,
+    ) -> Result<T> {
+        let mut request = self.request(method, path, token);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        Ok(self.call(request).await?.1)
+    }
+
+    async fn get<T: DeserializeOwned>(&self, path: &str, token: Option<&str>) -> Result<T> {
+        self.send::<(), T>(Method::GET, path, token, None).await
+    }
+
+    // Operations.
+
+    /// `GET /healthz`.
+    pub async fn health(&self) -> Result<Health> {
+        self.get("/healthz", None).await
+    }
+
+    // Sessions.
+
+    /// `POST /v1/sessions`: a new anonymous buyer and its token.
+    pub async fn create_session(&self) -> Result<SessionCreated> {
+        self.send::<(), _>(Method::POST, "/v1/sessions", None, None)
+            .await
+    }
+
+    // Venues and events (admin writes, public reads).
+
+    /// `POST /v1/venues` (admin).
+    pub async fn create_venue(&self, venue: &VenueSpec) -> Result<VenueCreated> {
+        self.send(Method::POST, "/v1/venues", self.admin_token(), Some(venue))
+            .await
+    }
+
+    /// `GET /v1/venues/{id}`.
+    pub async fn get_venue(&self, venue: VenueId) -> Result<VenueView> {
+        self.get(&format!("/v1/venues/{venue}"), None).await
+    }
+
+    /// `POST /v1/events` (admin).
+    pub async fn create_event(&self, event: &EventSpec) -> Result<EventCreated> {
+        self.send(Method::POST, "/v1/events", self.admin_token(), Some(event))
+            .await
+    }
+
+    /// `GET /v1/events`.
+    pub async fn list_events(&self) -> Result<EventList> {
+        self.get("/v1/events", None).await
+    }
+
+    /// `GET /v1/events/{id}`.
+    pub async fn get_event(&self, event: EventId) -> Result<EventView> {
+        self.get(&format!("/v1/events/{event}"), None).await
+    }
+
+    /// `PUT /v1/events/{id}/allocations` (admin).
+    pub async fn put_allocations(
+        &self,
+        event: EventId,
+        allocations: &AllocationsRequest,
+    ) -> Result<AllocationsChanged> {
+        let path = format!("/v1/events/{event}/allocations");
+        self.send(Method::PUT, &path, self.admin_token(), Some(allocations))
+            .await
+    }
+
+    /// `POST /v1/events/{id}/allocations/withdraw` (admin).
+    pub async fn withdraw(
+        &self,
+        event: EventId,
+        seats: &WithdrawSpec,
+    ) -> Result<AllocationsChanged> {
+        let path = format!("/v1/events/{event}/allocations/withdraw");
+        self.send(Method::POST, &path, self.admin_token(), Some(seats))
+            .await
+    }
+
+    // Availability.
+
+    /// `GET /v1/events/{id}/seats`.
+    pub async fn seats(&self, event: EventId) -> Result<SeatsView> {
+        self.get(&format!("/v1/events/{event}/seats"), None).await
+    }
+
+    /// `GET /v1/events/{id}/availability`.
+    pub async fn availability(&self, event: EventId) -> Result<AvailabilityView> {
+        self.get(&format!("/v1/events/{event}/availability"), None)
+            .await
+    }
+
+    // Holds (buyer).
+
+    /// `POST /v1/events/{id}/holds`.
+    pub async fn hold(&self, event: EventId, buyer: &str, body: &HoldBody) -> Result<HoldView> {
+        let path = format!("/v1/events/{event}/holds");
+        self.send(Method::POST, &path, Some(buyer), Some(body))
+            .await
+    }
+
+    /// `POST /v1/events/{id}/holds` for these seats, all or none.
+    pub async fn hold_seats(
+        &self,
+        event: EventId,
+        buyer: &str,
+        seats: &[&str],
+    ) -> Result<HoldView> {
+        let body = HoldBody {
+            seats: Some(seats.iter().map(|s| (*s).to_owned()).collect()),
+            best_available: None,
+        };
+        self.hold(event, buyer, &body).await
+    }
+
+    /// `GET /v1/events/{id}/holds/{token}`.
+    pub async fn get_hold(&self, event: EventId, buyer: &str, token: Uuid) -> Result<HoldView> {
+        self.get(&format!("/v1/events/{event}/holds/{token}"), Some(buyer))
+            .await
+    }
+
+    /// `POST /v1/events/{id}/holds/{token}/extend`.
+    pub async fn extend_hold(&self, event: EventId, buyer: &str, token: Uuid) -> Result<Extended> {
+        let path = format!("/v1/events/{event}/holds/{token}/extend");
+        self.send::<(), _>(Method::POST, &path, Some(buyer), None)
+            .await
+    }
+
+    /// `DELETE /v1/events/{id}/holds/{token}`.
+    pub async fn release_hold(&self, event: EventId, buyer: &str, token: Uuid) -> Result<()> {
+        let path = format!("/v1/events/{event}/holds/{token}");
+        self.send::<(), ()>(Method::DELETE, &path, Some(buyer), None)
+            .await
+    }
+
+    // Orders.
+
+    /// `POST /v1/events/{id}/orders`: checks out a live hold.
+    pub async fn checkout(&self, event: EventId, buyer: &str, hold_token: Uuid) -> Result<Ordered> {
+        let request = self
+            .request(
+                Method::POST,
+                &format!("/v1/events/{event}/orders"),
+                Some(buyer),
+            )
+            .json(&CheckoutBody { hold_token });
+        let (status, order) = self.call(request).await?;
+        Ok(Ordered {
+            order,
+            created: status == StatusCode::CREATED,
+        })
+    }
+
+    /// `GET /v1/orders/{id}` as `who` (the buyer's token, or the admin token).
+    pub async fn get_order(&self, order: Uuid, who: &str) -> Result<OrderView> {
+        self.get(&format!("/v1/orders/{order}"), Some(who)).await
+    }
+
+    /// `POST /v1/orders/{id}/cancel` as `who`.
+    pub async fn cancel_order(&self, order: Uuid, who: &str) -> Result<OrderView> {
+        let path = format!("/v1/orders/{order}/cancel");
+        self.send::<(), _>(Method::POST, &path, Some(who), None)
+            .await
+    }
+
+    // General admission.
+
+    /// `POST /v1/events/{id}/bookings`, with an `Idempotency-Key` if given.
+    pub async fn book(
+        &self,
+        event: EventId,
+        buyer: &str,
+        body: &BookingBody,
+        idempotency_key: Option<&str>,
+    ) -> Result<BookingView> {
+        let mut request = self
+            .request(
+                Method::POST,
+                &format!("/v1/events/{event}/bookings"),
+                Some(buyer),
+            )
+            .json(body);
+        if let Some(key) = idempotency_key {
+            request = request.header("idempotency-key", key);
+        }
+        Ok(self.call(request).await?.1)
+    }
+
+    /// `POST /v1/bookings/{id}/cancel` as `who`.
+    pub async fn cancel_booking(&self, booking: Uuid, who: &str) -> Result<BookingView> {
+        let path = format!("/v1/bookings/{booking}/cancel");
+        self.send::<(), _>(Method::POST, &path, Some(who), None)
+            .await
+    }
+}
+
+fn unexpected(status: StatusCode, body: &[u8]) -> Error {
+    Error::Unexpected {
+        status,
+        body: String::from_utf8_lossy(body).chars().take(500).collect(),
+    }
+}
+
+/// A user token for `user` (the `sub` claim) until `expires_at`, signed with the server's
+/// JWT secret (HS256), as a ticketing platform mints them for its logged-in buyers.
+pub fn mint_user_token(secret: &str, user: &str, expires_at: DateTime<Utc>) -> String {
+    #[derive(Serialize)]
+    struct Claims<'a> {
+        sub: &'a str,
+        exp: i64,
+    }
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::default(),
+        &Claims {
+            sub: user,
+            exp: expires_at.timestamp(),
+        },
+        &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .expect("HS256 signs any claims")
+}
