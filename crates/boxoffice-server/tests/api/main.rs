@@ -6,6 +6,7 @@ mod stores;
 
 mod availability;
 mod bookings;
+mod client;
 mod connections;
 mod events;
 mod holds;
