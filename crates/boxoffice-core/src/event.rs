@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::ids::VenueId;
-use crate::validation::{is_name, is_word, ValidationErrors};
-use crate::venue::{VenueIndex, VenueLayout, MAX_NAME_LEN};
+use crate::validation::ValidationErrors;
+use crate::venue::{VenueIndex, VenueLayout};
 
 /// Default lifetime of a hold, in seconds.
 pub const DEFAULT_HOLD_TTL_SECONDS: u32 = 120;
@@ -191,21 +191,78 @@ fn check_starts_at(starts_at: DateTime<Utc>, now: DateTime<Utc>, errors: &mut Va
     }
 }
 
+/// The prices of one event: each a non-negative amount, all in one currency (the first
+/// valid one seen).
+#[derive(Default)]
+struct Prices {
+    currency: Option<String>,
+}
+
+impl Prices {
+    /// Checks the price at `at` (`<at>.price_cents`, `<at>.currency`).
+    fn check(&mut self, errors: &mut ValidationErrors, at: &str, price: i64, code: &str) {
+        errors.check(
+            (0..=MAX_PRICE_CENTS).contains(&price),
+            format!("{at}.price_cents"),
+            "must be a non-negative amount in minor units",
+        );
+        let field = format!("{at}.currency");
+        if !errors.check(
+            is_currency(code),
+            field.clone(),
+            "must be an ISO 4217 code such as EUR",
+        ) {
+            return;
+        }
+        match &self.currency {
+            None => self.currency = Some(code.to_owned()),
+            Some(c) => {
+                errors.check(
+                    c == code,
+                    field,
+                    format!("every price of an event must be in one currency ({c})"),
+                );
+            }
+        }
+    }
+}
+
 impl EventSpec {
     /// Checks the specification against the venue's layout and resolves its allocations;
-    /// `now` is the time the event is created at (it must start later).
+    /// `now` is the time the event is created at (it must start later). Every problem is
+    /// reported at once.
     pub fn validate(
         self,
         venue: &VenueLayout,
         now: DateTime<Utc>,
     ) -> Result<NewEvent, ValidationErrors> {
         let mut errors = ValidationErrors::default();
-        errors.check(
-            is_name(&self.name, MAX_NAME_LEN),
-            "name",
-            "must be 1–200 characters",
-        );
-        check_starts_at(self.starts_at, now, &mut errors);
+        self.check_settings(now, &mut errors);
+        let index = venue.index();
+        let section_order =
+            resolve_section_order(venue, &index, self.section_order.as_deref(), &mut errors);
+        let mut prices = Prices::default();
+        let codes = self.check_ticket_types(&mut prices, &mut errors);
+        let ga_areas = self.check_ga_areas(&mut prices, &mut errors);
+        let allocations = resolve_allocations(&self.allocations, &index, &codes, &mut errors);
+        errors.into_result(NewEvent {
+            venue_id: self.venue_id,
+            name: self.name,
+            starts_at: self.starts_at,
+            hold_ttl_seconds: self.hold_ttl_seconds,
+            max_hold_seconds: self.max_hold_seconds,
+            max_seats_per_user: self.max_seats_per_user,
+            section_order,
+            ticket_types: self.ticket_types,
+            ga_areas,
+            allocations,
+        })
+    }
+
+    /// The name, the start and the hold settings.
+    fn check_settings(&self, now: DateTime<Utc>, errors: &mut ValidationErrors) {
+        errors.check_name("name", &self.name);
+        check_starts_at(self.starts_at, now, errors);
         errors.check(
             (1..=3600).contains(&self.hold_ttl_seconds),
             "hold_ttl_seconds",
@@ -221,85 +278,42 @@ impl EventSpec {
             "max_seats_per_user",
             "must be between 1 and 100",
         );
+    }
 
-        let index = venue.index();
-        let section_order =
-            resolve_section_order(venue, &index, self.section_order.as_deref(), &mut errors);
-
-        let mut currency: Option<String> = None;
-        let mut check_price =
-            |errors: &mut ValidationErrors, at: String, price: i64, code: &str| {
-                errors.check(
-                    (0..=MAX_PRICE_CENTS).contains(&price),
-                    format!("{at}.price_cents"),
-                    "must be a non-negative amount in minor units",
-                );
-                if errors.check(
-                    is_currency(code),
-                    format!("{at}.currency"),
-                    "must be an ISO 4217 code such as EUR",
-                ) {
-                    match &currency {
-                        None => currency = Some(code.to_owned()),
-                        Some(c) => {
-                            errors.check(
-                                c == code,
-                                format!("{at}.currency"),
-                                format!("every price of an event must be in one currency ({c})"),
-                            );
-                        }
-                    }
-                }
-            };
-
+    /// The ticket types; answers their codes, for the allocations to name.
+    fn check_ticket_types(
+        &self,
+        prices: &mut Prices,
+        errors: &mut ValidationErrors,
+    ) -> HashSet<&str> {
         let mut codes = HashSet::new();
         for (i, t) in self.ticket_types.iter().enumerate() {
             let at = format!("ticket_types[{i}]");
-            if errors.check(
-                is_word(&t.code, 32),
-                format!("{at}.code"),
-                "must match [A-Za-z0-9_]{1,32}",
-            ) {
-                errors.check(
-                    codes.insert(t.code.as_str()),
-                    format!("{at}.code"),
-                    format!("ticket type {:?} is defined twice", t.code),
-                );
-            }
-            errors.check(
-                is_name(&t.name, MAX_NAME_LEN),
-                format!("{at}.name"),
-                "must be 1–200 characters",
-            );
-            check_price(&mut errors, at, t.price_cents, &t.currency);
+            errors.check_identifier(format!("{at}.code"), &t.code, 32, &mut codes, || {
+                format!("ticket type {:?} is defined twice", t.code)
+            });
+            errors.check_name(format!("{at}.name"), &t.name);
+            prices.check(errors, &at, t.price_cents, &t.currency);
         }
+        codes
+    }
 
-        let mut ga_codes = HashSet::new();
-        let mut ga_areas = Vec::with_capacity(self.ga_areas.len());
+    /// The general-admission areas, with their `max_per_booking` resolved.
+    fn check_ga_areas(&self, prices: &mut Prices, errors: &mut ValidationErrors) -> Vec<GaArea> {
+        let mut codes = HashSet::new();
+        let mut areas = Vec::with_capacity(self.ga_areas.len());
         for (i, a) in self.ga_areas.iter().enumerate() {
             let at = format!("ga_areas[{i}]");
-            if errors.check(
-                is_word(&a.code, 32),
-                format!("{at}.code"),
-                "must match [A-Za-z0-9_]{1,32}",
-            ) {
-                errors.check(
-                    ga_codes.insert(a.code.as_str()),
-                    format!("{at}.code"),
-                    format!("area {:?} is defined twice", a.code),
-                );
-            }
-            errors.check(
-                is_name(&a.name, MAX_NAME_LEN),
-                format!("{at}.name"),
-                "must be 1–200 characters",
-            );
+            errors.check_identifier(format!("{at}.code"), &a.code, 32, &mut codes, || {
+                format!("area {:?} is defined twice", a.code)
+            });
+            errors.check_name(format!("{at}.name"), &a.name);
             errors.check(
                 (1..=MAX_GA_CAPACITY).contains(&a.capacity),
                 format!("{at}.capacity"),
                 "must be between 1 and 1000000",
             );
-            check_price(&mut errors, at.clone(), a.price_cents, &a.currency);
+            prices.check(errors, &at, a.price_cents, &a.currency);
             let max_per_booking = a
                 .max_per_booking
                 .unwrap_or(DEFAULT_MAX_PER_BOOKING.min(a.capacity.max(1)));
@@ -308,7 +322,7 @@ impl EventSpec {
                 format!("{at}.max_per_booking"),
                 "must be between 1 and the area's capacity",
             );
-            ga_areas.push(GaArea {
+            areas.push(GaArea {
                 code: a.code.clone(),
                 name: a.name.clone(),
                 capacity: a.capacity,
@@ -317,20 +331,7 @@ impl EventSpec {
                 max_per_booking,
             });
         }
-
-        let allocations = resolve_allocations(&self.allocations, &index, &codes, &mut errors);
-        errors.into_result(NewEvent {
-            venue_id: self.venue_id,
-            name: self.name,
-            starts_at: self.starts_at,
-            hold_ttl_seconds: self.hold_ttl_seconds,
-            max_hold_seconds: self.max_hold_seconds,
-            max_seats_per_user: self.max_seats_per_user,
-            section_order,
-            ticket_types: self.ticket_types,
-            ga_areas,
-            allocations,
-        })
+        areas
     }
 }
 

@@ -67,6 +67,40 @@ impl std::fmt::Display for ValidationErrors {
 
 impl std::error::Error for ValidationErrors {}
 
+/// Longest display name (of a venue, section, event, ticket type or area), in characters.
+pub const MAX_NAME_LEN: usize = 200;
+
+impl ValidationErrors {
+    /// Checks a display name: 1–[`MAX_NAME_LEN`] characters, not blank, no control
+    /// characters.
+    pub fn check_name(&mut self, field: impl Into<String>, name: &str) -> bool {
+        self.check(
+            is_name(name, MAX_NAME_LEN),
+            field,
+            "must be 1–200 characters",
+        )
+    }
+
+    /// Checks an identifier: `[A-Za-z0-9_]{1,max}`, and not one already in `seen` (where it
+    /// is then added); `twice` says what a repeat is, e.g. `ticket type "vip" is defined
+    /// twice`. A malformed identifier is not checked for repeats.
+    pub fn check_identifier<'a>(
+        &mut self,
+        field: impl Into<String>,
+        word: &'a str,
+        max: usize,
+        seen: &mut std::collections::HashSet<&'a str>,
+        twice: impl FnOnce() -> String,
+    ) -> bool {
+        let field = field.into();
+        self.check(
+            is_word(word, max),
+            field.clone(),
+            format!("must match [A-Za-z0-9_]{{1,{max}}}"),
+        ) && self.check(seen.insert(word), field, twice())
+    }
+}
+
 /// True for an identifier of 1–`max` ASCII letters, digits and underscores.
 pub fn is_word(text: &str, max: usize) -> bool {
     !text.is_empty()

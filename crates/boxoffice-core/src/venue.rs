@@ -13,7 +13,7 @@ use std::ops::Range;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::validation::{is_name, is_word, ValidationErrors};
+use crate::validation::{is_word, ValidationErrors};
 
 /// Most seats one venue may have.
 pub const MAX_SEATS_PER_VENUE: usize = 200_000;
@@ -22,7 +22,7 @@ pub const MAX_SECTION_ID_LEN: usize = 32;
 /// Longest row label or seat number (`[A-Za-z0-9_]`).
 pub const MAX_LABEL_LEN: usize = 16;
 /// Longest venue, section or event name.
-pub const MAX_NAME_LEN: usize = 200;
+pub use crate::validation::MAX_NAME_LEN;
 /// Largest coordinate, spacing or numbering value accepted, to keep maps sane.
 const MAX_COORDINATE: f64 = 1e6;
 
@@ -209,174 +209,217 @@ fn finite(v: f64) -> bool {
 impl VenueSpec {
     /// Checks the specification and generates every seat; all problems are reported at once.
     pub fn into_layout(self) -> Result<VenueLayout, ValidationErrors> {
-        let mut errors = ValidationErrors::default();
-        errors.check(
-            is_name(&self.name, MAX_NAME_LEN),
-            "name",
-            "must be 1–200 characters",
-        );
+        let mut builder = LayoutBuilder::default();
+        let errors = &mut builder.errors;
+        errors.check_name("name", &self.name);
         errors.check(
             !self.sections.is_empty(),
             "sections",
             "a venue needs at least one section",
         );
-
-        let mut section_ids = HashSet::new();
-        let mut seat_ids = HashSet::new();
-        let mut total = 0usize;
-        let mut sections = Vec::with_capacity(self.sections.len());
-        for (si, spec) in self.sections.into_iter().enumerate() {
-            let at = format!("sections[{si}]");
-            // A section whose id is wrong would only repeat that problem in its seat ids.
-            let section_ok = errors.check(
-                is_word(&spec.id, MAX_SECTION_ID_LEN),
-                format!("{at}.id"),
-                "must match [A-Za-z0-9_]{1,32}",
-            ) && errors.check(
-                section_ids.insert(spec.id.clone()),
-                format!("{at}.id"),
-                format!("section id {:?} is used twice", spec.id),
-            );
-            errors.check(
-                is_name(&spec.name, MAX_NAME_LEN),
-                format!("{at}.name"),
-                "must be 1–200 characters",
-            );
-            errors.check(
-                finite(spec.origin.x) && finite(spec.origin.y),
-                format!("{at}.origin"),
-                "coordinates must be finite numbers",
-            );
-            for (field, v) in [
-                ("seat_spacing", spec.seat_spacing),
-                ("row_spacing", spec.row_spacing),
-            ] {
-                errors.check(
-                    finite(v) && v > 0.0,
-                    format!("{at}.{field}"),
-                    "must be a positive number",
-                );
-            }
-            errors.check(
-                !spec.rows.is_empty(),
-                format!("{at}.rows"),
-                "a section needs at least one row",
-            );
-
-            let mut row_labels = HashSet::new();
-            let mut rows = Vec::with_capacity(spec.rows.len());
-            for (ri, row) in spec.rows.into_iter().enumerate() {
-                let at = format!("{at}.rows[{ri}]");
-                let label_ok = errors.check(
-                    is_word(&row.label, MAX_LABEL_LEN),
-                    format!("{at}.label"),
-                    "must match [A-Za-z0-9_]{1,16}",
-                ) && errors.check(
-                    row_labels.insert(row.label.clone()),
-                    format!("{at}.label"),
-                    format!("row {:?} is used twice in this section", row.label),
-                );
-                if !label_ok {
-                    // Its seats' ids would only repeat the same problem.
-                    continue;
-                }
-                let y = spec.origin.y + ri as f64 * spec.row_spacing;
-                let numbered: Vec<(String, f64, f64)> = match row.seats {
-                    RowSeats::Count(n) => {
-                        let first = row.first_number.unwrap_or(1);
-                        let ok = errors.check(
-                            n >= 1,
-                            format!("{at}.seats"),
-                            "a row needs at least one seat",
-                        ) & errors.check(
-                            total + n as usize <= MAX_SEATS_PER_VENUE,
-                            format!("{at}.seats"),
-                            format!("a venue has at most {MAX_SEATS_PER_VENUE} seats"),
-                        ) & errors.check(
-                            u64::from(first) + u64::from(n) <= MAX_COORDINATE as u64,
-                            format!("{at}.first_number"),
-                            "seat numbers must stay below 1000000",
-                        );
-                        if !ok {
-                            continue;
-                        }
-                        (0..n)
-                            .map(|i| {
-                                let x = spec.origin.x + f64::from(i) * spec.seat_spacing;
-                                ((first + i).to_string(), x, y)
-                            })
-                            .collect()
-                    }
-                    RowSeats::List(list) => {
-                        errors.check(
-                            row.first_number.is_none(),
-                            format!("{at}.first_number"),
-                            "only applies to a row given by a seat count",
-                        );
-                        let ok = errors.check(
-                            !list.is_empty(),
-                            format!("{at}.seats"),
-                            "a row needs at least one seat",
-                        ) & errors.check(
-                            total + list.len() <= MAX_SEATS_PER_VENUE,
-                            format!("{at}.seats"),
-                            format!("a venue has at most {MAX_SEATS_PER_VENUE} seats"),
-                        );
-                        if !ok {
-                            continue;
-                        }
-                        for (i, s) in list.iter().enumerate() {
-                            errors.check(
-                                is_word(&s.number, MAX_LABEL_LEN),
-                                format!("{at}.seats[{i}].number"),
-                                "must match [A-Za-z0-9_]{1,16}",
-                            );
-                            errors.check(
-                                finite(s.x) && finite(s.y),
-                                format!("{at}.seats[{i}]"),
-                                "coordinates must be finite numbers",
-                            );
-                        }
-                        list.into_iter().map(|s| (s.number, s.x, s.y)).collect()
-                    }
-                };
-                total += numbered.len();
-                let mut seats = Vec::with_capacity(numbered.len());
-                for (i, (number, x, y)) in numbered.into_iter().enumerate() {
-                    let id = seat_id(&spec.id, &row.label, &number);
-                    if section_ok && !seat_ids.insert(id.clone()) {
-                        errors.add(
-                            format!("{at}.seats[{i}]"),
-                            format!("seat id {id:?} is used twice in the venue"),
-                        );
-                    }
-                    let label = seat_label(&spec.name, &row.label, &number);
-                    seats.push(Seat {
-                        id,
-                        number,
-                        label,
-                        x,
-                        y,
-                    });
-                }
-                rows.push(Row {
-                    label: row.label,
-                    seats,
-                });
-            }
-            sections.push(Section {
-                id: spec.id,
-                name: spec.name,
-                origin: spec.origin,
-                seat_spacing: spec.seat_spacing,
-                row_spacing: spec.row_spacing,
-                rows,
-            });
-        }
-        errors.into_result(VenueLayout {
+        let sections = self
+            .sections
+            .into_iter()
+            .enumerate()
+            .map(|(si, spec)| builder.section(&format!("sections[{si}]"), spec))
+            .collect();
+        builder.errors.into_result(VenueLayout {
             name: self.name,
             sections,
         })
+    }
+}
+
+/// What generating a venue's seats keeps track of across its sections.
+#[derive(Default)]
+struct LayoutBuilder {
+    errors: ValidationErrors,
+    section_ids: HashSet<String>,
+    seat_ids: HashSet<String>,
+    /// Seats generated so far, against [`MAX_SEATS_PER_VENUE`].
+    total: usize,
+}
+
+impl LayoutBuilder {
+    /// Checks a section (at `at`) and generates its rows.
+    fn section(&mut self, at: &str, spec: SectionSpec) -> Section {
+        let errors = &mut self.errors;
+        // A section whose id is wrong would only repeat that problem in its seat ids.
+        let id_ok = errors.check(
+            is_word(&spec.id, MAX_SECTION_ID_LEN),
+            format!("{at}.id"),
+            "must match [A-Za-z0-9_]{1,32}",
+        ) && errors.check(
+            self.section_ids.insert(spec.id.clone()),
+            format!("{at}.id"),
+            format!("section id {:?} is used twice", spec.id),
+        );
+        errors.check_name(format!("{at}.name"), &spec.name);
+        errors.check(
+            finite(spec.origin.x) && finite(spec.origin.y),
+            format!("{at}.origin"),
+            "coordinates must be finite numbers",
+        );
+        for (field, v) in [
+            ("seat_spacing", spec.seat_spacing),
+            ("row_spacing", spec.row_spacing),
+        ] {
+            errors.check(
+                finite(v) && v > 0.0,
+                format!("{at}.{field}"),
+                "must be a positive number",
+            );
+        }
+        errors.check(
+            !spec.rows.is_empty(),
+            format!("{at}.rows"),
+            "a section needs at least one row",
+        );
+        let mut labels = HashSet::new();
+        let rows = spec
+            .rows
+            .iter()
+            .enumerate()
+            .filter_map(|(ri, row)| {
+                self.row(
+                    &format!("{at}.rows[{ri}]"),
+                    &spec,
+                    ri,
+                    row,
+                    id_ok,
+                    &mut labels,
+                )
+            })
+            .collect();
+        Section {
+            id: spec.id,
+            name: spec.name,
+            origin: spec.origin,
+            seat_spacing: spec.seat_spacing,
+            row_spacing: spec.row_spacing,
+            rows,
+        }
+    }
+
+    /// Checks the `ri`th row of `section` (at `at`) and generates its seats; `None` when
+    /// its label is wrong (its seats' ids would only repeat that problem) or its seats are.
+    fn row(
+        &mut self,
+        at: &str,
+        section: &SectionSpec,
+        ri: usize,
+        row: &RowSpec,
+        section_ok: bool,
+        labels: &mut HashSet<String>,
+    ) -> Option<Row> {
+        let label_ok = self.errors.check(
+            is_word(&row.label, MAX_LABEL_LEN),
+            format!("{at}.label"),
+            "must match [A-Za-z0-9_]{1,16}",
+        ) && self.errors.check(
+            labels.insert(row.label.clone()),
+            format!("{at}.label"),
+            format!("row {:?} is used twice in this section", row.label),
+        );
+        if !label_ok {
+            return None;
+        }
+        let y = section.origin.y + ri as f64 * section.row_spacing;
+        let numbered = self.numbered_seats(at, section, row, y)?;
+        self.total += numbered.len();
+        let mut seats = Vec::with_capacity(numbered.len());
+        for (i, (number, x, y)) in numbered.into_iter().enumerate() {
+            let id = seat_id(&section.id, &row.label, &number);
+            if section_ok && !self.seat_ids.insert(id.clone()) {
+                self.errors.add(
+                    format!("{at}.seats[{i}]"),
+                    format!("seat id {id:?} is used twice in the venue"),
+                );
+            }
+            let label = seat_label(&section.name, &row.label, &number);
+            seats.push(Seat {
+                id,
+                number,
+                label,
+                x,
+                y,
+            });
+        }
+        Some(Row {
+            label: row.label.clone(),
+            seats,
+        })
+    }
+
+    /// The row's seat numbers with their coordinates: counted from `first_number` along a
+    /// line from the section's origin, or as listed; `None` if they are not valid.
+    fn numbered_seats(
+        &mut self,
+        at: &str,
+        section: &SectionSpec,
+        row: &RowSpec,
+        y: f64,
+    ) -> Option<Vec<(String, f64, f64)>> {
+        let errors = &mut self.errors;
+        let fits = |n: usize| self.total + n <= MAX_SEATS_PER_VENUE;
+        match &row.seats {
+            RowSeats::Count(n) => {
+                let (n, first) = (*n, row.first_number.unwrap_or(1));
+                let ok = errors.check(
+                    n >= 1,
+                    format!("{at}.seats"),
+                    "a row needs at least one seat",
+                ) & errors.check(
+                    fits(n as usize),
+                    format!("{at}.seats"),
+                    format!("a venue has at most {MAX_SEATS_PER_VENUE} seats"),
+                ) & errors.check(
+                    u64::from(first) + u64::from(n) <= MAX_COORDINATE as u64,
+                    format!("{at}.first_number"),
+                    "seat numbers must stay below 1000000",
+                );
+                ok.then(|| {
+                    (0..n)
+                        .map(|i| {
+                            let x = section.origin.x + f64::from(i) * section.seat_spacing;
+                            ((first + i).to_string(), x, y)
+                        })
+                        .collect()
+                })
+            }
+            RowSeats::List(list) => {
+                errors.check(
+                    row.first_number.is_none(),
+                    format!("{at}.first_number"),
+                    "only applies to a row given by a seat count",
+                );
+                let ok = errors.check(
+                    !list.is_empty(),
+                    format!("{at}.seats"),
+                    "a row needs at least one seat",
+                ) & errors.check(
+                    fits(list.len()),
+                    format!("{at}.seats"),
+                    format!("a venue has at most {MAX_SEATS_PER_VENUE} seats"),
+                );
+                if !ok {
+                    return None;
+                }
+                for (i, s) in list.iter().enumerate() {
+                    errors.check(
+                        is_word(&s.number, MAX_LABEL_LEN),
+                        format!("{at}.seats[{i}].number"),
+                        "must match [A-Za-z0-9_]{1,16}",
+                    );
+                    errors.check(
+                        finite(s.x) && finite(s.y),
+                        format!("{at}.seats[{i}]"),
+                        "coordinates must be finite numbers",
+                    );
+                }
+                Some(list.iter().map(|s| (s.number.clone(), s.x, s.y)).collect())
+            }
+        }
     }
 }
 
