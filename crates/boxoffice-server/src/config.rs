@@ -7,7 +7,7 @@ use std::time::Duration;
 use boxoffice_store::db::DbConfig;
 use boxoffice_store::redis_link::RedisConfig;
 use boxoffice_store::sweep::Retention;
-use rand::distributions::{Alphanumeric, DistString};
+use rand::distr::{Alphanumeric, SampleString};
 
 /// The defaults of the settings that have no other home; `boxoffice serve`'s flags and
 /// [`Settings::new`] both take them from here.
@@ -66,7 +66,7 @@ impl Secret {
 
     /// A random 32-character secret.
     pub fn random() -> Self {
-        Self(Alphanumeric.sample_string(&mut rand::thread_rng(), 32))
+        Self(Alphanumeric.sample_string(&mut rand::rng(), 32))
     }
 
     /// The secret itself; call only where it is used.
