@@ -378,3 +378,19 @@ fn sigterm_ends_the_server_within_its_grace_period_even_with_a_half_sent_request
     );
     drop(stalled);
 }
+
+#[test]
+fn an_empty_jwt_secret_is_refused_with_a_message_not_a_panic() {
+    let output = Command::new(env!("CARGO_BIN_EXE_boxoffice"))
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .args(["serve", "--bind", "127.0.0.1:0", "--jwt-secret", ""])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("BOXOFFICE_JWT_SECRET must not be empty") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}

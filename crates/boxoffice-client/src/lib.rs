@@ -357,6 +357,10 @@ fn unexpected(status: StatusCode, body: &[u8]) -> Error {
 
 /// A user token for `user` (the `sub` claim) until `expires_at`, signed with the server's
 /// JWT secret (HS256), as a ticketing platform mints them for its logged-in buyers.
+///
+/// # Panics
+///
+/// If `secret` is empty, which no server accepts as its JWT secret.
 pub fn mint_user_token(secret: &str, user: &str, expires_at: DateTime<Utc>) -> String {
     #[derive(Serialize)]
     struct Claims<'a> {
@@ -369,7 +373,8 @@ pub fn mint_user_token(secret: &str, user: &str, expires_at: DateTime<Utc>) -> S
             sub: user,
             exp: expires_at.timestamp(),
         },
-        &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
+        &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes())
+            .expect("a JWT secret is not empty"),
     )
     .expect("HS256 signs any claims")
 }

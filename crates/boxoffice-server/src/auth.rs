@@ -42,8 +42,10 @@ impl Auth {
         validation.leeway = 5;
         Self {
             admin_token: admin_token.clone(),
-            encoding: EncodingKey::from_secret(jwt_secret.expose().as_bytes()),
-            decoding: DecodingKey::from_secret(jwt_secret.expose().as_bytes()),
+            encoding: EncodingKey::from_secret(jwt_secret.expose().as_bytes())
+                .expect("the JWT secret is not empty (settings refuse an empty one)"),
+            decoding: DecodingKey::from_secret(jwt_secret.expose().as_bytes())
+                .expect("the JWT secret is not empty (settings refuse an empty one)"),
             validation,
         }
     }

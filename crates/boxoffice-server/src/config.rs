@@ -260,6 +260,11 @@ impl ServeArgs {
     /// Resolves the flags into settings; generated secrets are flagged so the caller can
     /// print or warn about them.
     pub fn settings(&self) -> anyhow::Result<(Settings, GeneratedSecrets)> {
+        if self.jwt_secret.as_deref() == Some("") {
+            anyhow::bail!(
+                "BOXOFFICE_JWT_SECRET must not be empty: leave it unset for a random one"
+            );
+        }
         let generated = GeneratedSecrets {
             admin_token: self.admin_token.is_none(),
             jwt_secret: self.jwt_secret.is_none(),

@@ -151,7 +151,7 @@ async fn a_token_whose_user_has_a_nul_is_401_and_holds_nothing(store: Store) {
     let token = jsonwebtoken::encode(
         &jsonwebtoken::Header::default(),
         &claims,
-        &jsonwebtoken::EncodingKey::from_secret(app.jwt_secret.as_bytes()),
+        &jsonwebtoken::EncodingKey::from_secret(app.jwt_secret.as_bytes()).unwrap(),
     )
     .unwrap();
     let (status, problem) = app
