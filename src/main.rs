@@ -178,7 +178,7 @@ async fn run_race(
             places,
             r#unsafe: true,
             database_url,
-        } => race::race_ga_unsafe(&database_url, buyers, places).await,
+        } => boxoffice_loadgen::unsafe_demo::race_ga_unsafe(&database_url, buyers, places).await,
         Race::Ga { buyers, places, .. } => race::race_ga(&server()?, buyers, places).await,
         Race::Seat { buyers } => race::race_seat(&server()?, buyers).await,
     }

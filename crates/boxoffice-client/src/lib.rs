@@ -12,6 +12,7 @@
 //!   calls take the buyer's token.
 //! - [`Error`]: the problem document, or a failure to reach the server or read its answer.
 //! - [`mint_user_token`]: an HS256 user token with `sub` and `exp`.
+//! - [`release`]: many calls released at the same moment, as races are run.
 
 use boxoffice_api::{
     AllocationsChanged, AllocationsRequest, AvailabilityView, BookingBody, BookingView,
@@ -28,6 +29,8 @@ use serde::Serialize;
 use uuid::Uuid;
 
 pub use boxoffice_api as api;
+
+pub mod release;
 
 /// Why a call did not answer what it was asked.
 #[derive(Debug, thiserror::Error)]

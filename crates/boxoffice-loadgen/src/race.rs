@@ -1,13 +1,9 @@
 //! The races: release every buyer at once, tally the answers, check the totals.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{bail, Context};
 use boxoffice_client::api::BookingBody;
-use sqlx::Connection;
-use tokio::sync::Barrier;
 
 use crate::client::Server;
 
@@ -21,27 +17,23 @@ where
     F: Fn(String) -> Fut,
     Fut: std::future::Future<Output = boxoffice_client::Result<()>> + Send + 'static,
 {
-    let barrier = Arc::new(Barrier::new(tokens.len()));
-    let tasks: Vec<_> = tokens
+    let calls = tokens
         .iter()
         .map(|token| {
-            let barrier = barrier.clone();
             let answer = call(token.clone());
-            tokio::spawn(async move {
-                barrier.wait().await;
+            async move {
                 match answer.await {
                     Ok(()) => Ok(success),
                     Err(boxoffice_client::Error::Problem(p)) => Ok(p.status),
                     Err(e) => Err(anyhow::Error::from(e)),
                 }
-            })
+            }
         })
         .collect();
-    let mut answers = Vec::with_capacity(tasks.len());
-    for task in tasks {
-        answers.push(task.await??);
-    }
-    Ok(answers)
+    boxoffice_client::release::together(calls)
+        .await
+        .into_iter()
+        .collect()
 }
 
 fn tally(answers: &[u16]) -> Tally {
@@ -115,71 +107,4 @@ pub async fn race_seat(server: &Server, buyers: usize) -> anyhow::Result<String>
         bail!("exactly one buyer should hold the seat: {line}");
     }
     Ok(line)
-}
-
-/// The naive booking this product exists to avoid: read the places left, let the app
-/// compute the new number, write it back. Runs against a scratch table of its own (never
-/// the server's tables) and drops it afterwards. Returns the line to print.
-pub async fn race_ga_unsafe(
-    database_url: &str,
-    buyers: usize,
-    places: u32,
-) -> anyhow::Result<String> {
-    let table = format!("race_demo_unsafe_{}", uuid::Uuid::new_v4().simple());
-    let mut setup = sqlx::PgConnection::connect(database_url).await?;
-    sqlx::query(&format!(
-        "create table {table} (seats_left integer not null, bookings integer not null)"
-    ))
-    .execute(&mut setup)
-    .await?;
-    sqlx::query(&format!("insert into {table} values ($1, 0)"))
-        .bind(places as i32)
-        .execute(&mut setup)
-        .await?;
-
-    let outcome = async {
-        let barrier = Arc::new(Barrier::new(buyers));
-        let tasks: Vec<_> = (0..buyers)
-            .map(|_| {
-                let (barrier, url, table) =
-                    (barrier.clone(), database_url.to_owned(), table.clone());
-                tokio::spawn(async move {
-                    let mut conn = sqlx::PgConnection::connect(&url).await?;
-                    barrier.wait().await;
-                    // Read …
-                    let left: i32 = sqlx::query_scalar(&format!("select seats_left from {table}"))
-                        .fetch_one(&mut conn)
-                        .await?;
-                    if left < 1 {
-                        return Ok::<bool, anyhow::Error>(false);
-                    }
-                    // … the app thinks for a moment (payment, validation) …
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    // … then writes the number it computed. Nothing stops two buyers who
-                    // both read "1 left" from both booking it.
-                    sqlx::query(&format!(
-                        "update {table} set seats_left = $1, bookings = bookings + 1"
-                    ))
-                    .bind(left - 1)
-                    .execute(&mut conn)
-                    .await?;
-                    Ok(true)
-                })
-            })
-            .collect();
-        let mut booked = 0usize;
-        for task in tasks {
-            booked += usize::from(task.await??);
-        }
-        Ok::<usize, anyhow::Error>(booked)
-    }
-    .await;
-    sqlx::query(&format!("drop table {table}"))
-        .execute(&mut setup)
-        .await?;
-    let booked = outcome?;
-    let oversold = booked.saturating_sub(places as usize);
-    Ok(format!(
-        "{booked} bookings for {places} places: {oversold} oversold"
-    ))
 }

@@ -2,12 +2,10 @@
 //! answers and the state of the database. A single request succeeding proves nothing.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde_json::{json, Value};
-use tokio::sync::Barrier;
 
 use crate::helpers::{held, read, rewind_hold, seat_set, spawn_app_with, TestApp};
 use crate::stores::Store;
@@ -30,22 +28,15 @@ pub async fn spawn_race_app_on(store: Store) -> TestApp {
 
 /// Sends every request at the same moment and returns the answers in the same order.
 pub async fn race(requests: Vec<RequestBuilder>) -> Vec<(StatusCode, Value)> {
-    let barrier = Arc::new(Barrier::new(requests.len()));
-    let tasks: Vec<_> = requests
-        .into_iter()
-        .map(|request| {
-            let barrier = barrier.clone();
-            tokio::spawn(async move {
-                barrier.wait().await;
-                read(request.send().await.expect("request is sent")).await
-            })
-        })
-        .collect();
-    let mut answers = Vec::with_capacity(tasks.len());
-    for task in tasks {
-        answers.push(task.await.unwrap());
-    }
-    answers
+    boxoffice_client::release::together(
+        requests
+            .into_iter()
+            .map(
+                |request| async move { read(request.send().await.expect("request is sent")).await },
+            )
+            .collect(),
+    )
+    .await
 }
 
 /// How many answers had each status.
