@@ -46,7 +46,8 @@
 -- keys (held, user) expire with their latest hold, and the rate key once the user is back
 -- to a full minute's worth, so nothing outlives a sale.
 
--- outlive(key, at) comes from prelude.lua, prepended when the script is loaded.
+-- outlive(key, at) and take_rate(key, interval, burst, now) come from prelude.lua,
+-- prepended when the script is loaded.
 local sync = redis.call('HMGET', KEYS[1], 'v', 's', 'r')
 if not sync[1] then
   if redis.call('EXISTS', KEYS[2]) == 1 then
@@ -63,21 +64,14 @@ if now >= tonumber(sync[2]) then
   return {'started'}
 end
 
--- The hold rate, by the generic cell rate algorithm (as scripts/rate_limit.lua): here,
+-- The hold rate (take_rate, as scripts/rate_limit.lua counts every other limit): here,
 -- in the hold's own round trip, so limiting costs Redis no extra call.
 local interval = tonumber(ARGV[7])
 if interval > 0 then
-  local burst = tonumber(ARGV[8])
-  local tat = tonumber(redis.call('GET', KEYS[7]) or now)
-  if tat < now then
-    tat = now
+  local wait = take_rate(KEYS[7], interval, tonumber(ARGV[8]), now)
+  if wait > 0 then
+    return {'rate', wait}
   end
-  local allowed_at = tat + interval - burst * interval
-  if now < allowed_at then
-    return {'rate', math.ceil(allowed_at - now)}
-  end
-  local next_tat = tat + interval
-  redis.call('SET', KEYS[7], next_tat, 'PX', math.max(1, math.ceil(next_tat - now)))
 end
 
 local count = #KEYS - 7

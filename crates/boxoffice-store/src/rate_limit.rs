@@ -25,7 +25,7 @@ impl RedisRateLimit {
     pub fn new(config: &RedisConfig) -> Result<Self, StoreError> {
         Ok(Self {
             redis: RedisLink::new(config)?,
-            script: Script::new(include_str!("../scripts/rate_limit.lua")),
+            script: crate::redis_holds::with_prelude(include_str!("../scripts/rate_limit.lua")),
         })
     }
 

@@ -64,6 +64,7 @@ mod scripts;
 use codec::{decode, decode_seats, encode_seats, held_pairs, millis, StoredHold};
 use event_state::Load;
 pub use event_state::SYNC_TTL;
+pub(crate) use scripts::with_prelude;
 use scripts::Scripts;
 
 /// How long a checkout protects its seats while Postgres commits: longer than any

@@ -45,6 +45,6 @@ impl Scripts {
 const PRELUDE: &str = include_str!("../../scripts/prelude.lua");
 
 /// A script that calls the prelude's helpers, with the prelude in front.
-fn with_prelude(body: &str) -> Script {
+pub(crate) fn with_prelude(body: &str) -> Script {
     Script::new(&format!("{PRELUDE}\n{body}"))
 }
