@@ -11,7 +11,7 @@ use crate::helpers::{gala, hall, spawn_app_on, TestApp};
 use crate::stores::{conformance, Store};
 
 fn client(app: &TestApp) -> Client {
-    Client::new(&app.base).admin(&app.admin_token)
+    app.typed()
 }
 
 fn buyer(app: &TestApp, user: &str) -> String {

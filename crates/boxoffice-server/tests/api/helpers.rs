@@ -275,14 +275,20 @@ impl TestApp {
         .await
     }
 
-    /// A user token for `user`, signed with this server's secret.
+    /// A user token for `user`, signed with this server's secret, as a ticketing platform
+    /// mints them (through the typed client's helper).
     pub fn user_token(&self, user: &str) -> String {
-        let auth = boxoffice_server::auth::Auth::new(
-            &Secret::new("unused"),
-            &Secret::new(self.jwt_secret.clone()),
-        );
-        let user = boxoffice_core::ids::UserId::parse(user).unwrap();
-        auth.mint_user(&user, chrono::Utc::now() + chrono::Duration::hours(1))
+        boxoffice_client::mint_user_token(
+            &self.jwt_secret,
+            user,
+            chrono::Utc::now() + chrono::Duration::hours(1),
+        )
+    }
+
+    /// The typed client of this server, making admin calls with its admin token.
+    pub fn typed(&self) -> boxoffice_client::Client {
+        boxoffice_client::Client::with_http(&self.base, self.client.clone())
+            .admin(&self.admin_token)
     }
 
     /// Creates the standard test venue and returns its id.
