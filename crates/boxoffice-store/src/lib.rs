@@ -21,8 +21,9 @@
 //! - [`hold_store`]: the [`hold_store::HoldStore`] interface every hold store implements.
 //! - [`pg_holds`]: its Postgres implementation (seed 000).
 //! - [`redis_holds`]: its Redis implementation (seed 003; `scripts/hold_*.lua`,
-//!   `scripts/event_*.lua`): key schema, script registry, the event's state loaded from
-//!   Postgres, and the store itself, a module each.
+//!   `scripts/event_*.lua`): key schema, script registry, value codec, the event's state
+//!   loaded from Postgres, checkout, undoing a timed-out acquire, and the store itself, a
+//!   module each.
 //! - [`rate_limit`]: per-minute limits shared by every server instance
 //!   (`scripts/rate_limit.lua`).
 //! - [`redis_link`]: one lazily made connection to a Redis server or a Redis Cluster.
