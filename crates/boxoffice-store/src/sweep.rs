@@ -48,43 +48,45 @@ pub struct Swept {
 /// statement (each its own short transaction) until none is left. Rows another sweep (on
 /// another server) is deleting right now are skipped, not waited for.
 pub async fn sweep(pool: &PgPool, retention: Retention) -> Result<Swept, StoreError> {
-    let mut swept = Swept::default();
-    loop {
-        let n = sqlx::query(
+    Ok(Swept {
+        idempotency: delete_in_batches(
+            pool,
             "delete from idempotency
               where (user_id, key) in (select user_id, key from idempotency
                                         where created_at < now() - make_interval(secs => $1)
                                         limit $2
                                           for update skip locked)",
+            retention.idempotency,
         )
-        .bind(retention.idempotency.as_secs_f64())
-        .bind(BATCH)
-        .execute(pool)
-        .await?
-        .rows_affected();
-        swept.idempotency += n;
-        if n < BATCH as u64 {
-            break;
-        }
-    }
-    loop {
-        let n = sqlx::query(
+        .await?,
+        outbox: delete_in_batches(
+            pool,
             "delete from outbox
               where outbox_id in (select outbox_id from outbox
                                    where delivered_at < now() - make_interval(secs => $1)
                                    order by delivered_at
                                    limit $2
                                      for update skip locked)",
+            retention.delivered_outbox,
         )
-        .bind(retention.delivered_outbox.as_secs_f64())
-        .bind(BATCH)
-        .execute(pool)
-        .await?
-        .rows_affected();
-        swept.outbox += n;
+        .await?,
+    })
+}
+
+/// Runs `delete` (whose `$1` is an age in seconds and `$2` the batch size) until a batch
+/// deletes fewer rows than it may; answers how many rows went.
+async fn delete_in_batches(pool: &PgPool, delete: &str, age: Duration) -> Result<u64, StoreError> {
+    let mut deleted = 0;
+    loop {
+        let n = sqlx::query(delete)
+            .bind(age.as_secs_f64())
+            .bind(BATCH)
+            .execute(pool)
+            .await?
+            .rows_affected();
+        deleted += n;
         if n < BATCH as u64 {
-            break;
+            return Ok(deleted);
         }
     }
-    Ok(swept)
 }

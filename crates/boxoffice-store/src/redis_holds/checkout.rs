@@ -98,16 +98,10 @@ impl RedisHoldStore {
             keys::sold(event),
             keys::sold_new(event),
         ];
-        let result = match self.conn().await {
-            Ok(mut conn) => {
-                let keep = [(2 * SYNC_TTL.as_millis()).to_string()];
-                Self::hold_invocation(&self.scripts.sold, event, token, &head, &keep, seats)
-                    .invoke_async::<i64>(&mut conn)
-                    .await
-                    .map_err(redis_error)
-            }
-            Err(e) => Err(e),
-        };
+        let keep = [(2 * SYNC_TTL.as_millis()).to_string()];
+        let result = self
+            .run_hold_script(&self.scripts.sold, event, token, &head, &keep, seats)
+            .await;
         if let Err(e) = result {
             tracing::warn!(%event, %token, error = %e, "could not mark sold seats in redis; postgres has the order, and the event's next load from postgres will refuse them");
         }
@@ -129,15 +123,9 @@ impl RedisHoldStore {
             keys::sync(event),
         ];
         let args = [if drop { "1" } else { "0" }.to_owned()];
-        let result = match self.conn().await {
-            Ok(mut conn) => {
-                Self::hold_invocation(&self.scripts.restore, event, token, &head, &args, seats)
-                    .invoke_async::<i64>(&mut conn)
-                    .await
-                    .map_err(redis_error)
-            }
-            Err(e) => Err(e),
-        };
+        let result = self
+            .run_hold_script(&self.scripts.restore, event, token, &head, &args, seats)
+            .await;
         if let Err(e) = result {
             tracing::warn!(%event, %token, error = %e, "could not end a checkout's protection in redis; it lapses by itself");
         }

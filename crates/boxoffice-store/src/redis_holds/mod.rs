@@ -147,6 +147,24 @@ impl RedisHoldStore {
         }
     }
 
+    /// Connects and runs one of the scripts that take a hold's key, its seats' keys and
+    /// their ids (see [`RedisHoldStore::hold_invocation`]); answers its number.
+    async fn run_hold_script(
+        &self,
+        script: &Script,
+        event: EventId,
+        token: Uuid,
+        head: &[String],
+        args: &[String],
+        seats: &[ClaimedSeat],
+    ) -> Result<i64, StoreError> {
+        let mut conn = self.conn().await?;
+        Self::hold_invocation(script, event, token, head, args, seats)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_error)
+    }
+
     /// Runs one of the scripts that take a hold's key, its seats' keys and their ids.
     fn hold_invocation<'a>(
         script: &'a Script,
