@@ -9,6 +9,9 @@
 //!   seat), through the typed client.
 //! - [`unsafe_demo`]: `boxoffice race ga --unsafe`, the naive booking overselling on a
 //!   scratch table of its own (plain SQL; never the server).
+//!
+//! The benchmarks (`examples/holds_bench.rs`, `examples/seats_bench.rs`) start a server in
+//! process on a scratch database and measure it through the typed client and plain HTTP.
 
 pub mod client;
 pub mod race;

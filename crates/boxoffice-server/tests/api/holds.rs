@@ -1,5 +1,5 @@
-//! Holds: all or nothing, read, extend (capped), release (compare-and-delete), and every
-//! bad input of API.md's Holds section.
+//! Holds: all or nothing, read, extend (capped), release (compare-and-delete), expiry and
+//! allocation changes under live holds. Refusals are in `hold_refusals`.
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -293,152 +293,6 @@ async fn extending_moves_the_expiry_but_never_past_the_cap(store: Store) {
     );
 }
 
-async fn bad_hold_requests_answer_their_4xx_and_change_nothing(store: Store) {
-    let app = spawn_app_on(store).await;
-    let event = app.create_event().await;
-    let alice = app.buyer("alice");
-    let holds = format!("/v1/events/{event}/holds");
-    let cases: Vec<(As, Value, StatusCode, &str)> = vec![
-        (
-            As::Nobody,
-            json!({"seats": ["stalls-A-1"]}),
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-        ),
-        (
-            As::Token("nope".into()),
-            json!({"seats": ["stalls-A-1"]}),
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-        ),
-        (
-            As::Admin,
-            json!({"seats": ["stalls-A-1"]}),
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-        ),
-        (
-            alice.clone(),
-            json!({"seats": []}),
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "validation_failed",
-        ),
-        (
-            alice.clone(),
-            json!({"seats": ["stalls-A-1", "stalls-A-1"]}),
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "validation_failed",
-        ),
-        (
-            alice.clone(),
-            json!({"seats": ["stalls-Q-1"]}),
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "validation_failed",
-        ),
-        (
-            alice.clone(),
-            json!({"seats": ["stalls-A-1", "stalls-A-2", "stalls-A-3", "stalls-A-4", "stalls-B-1"]}),
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "validation_failed",
-        ),
-        (
-            alice.clone(),
-            json!({"seats": "stalls-A-1"}),
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "validation_failed",
-        ),
-        (
-            alice.clone(),
-            json!({}),
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "validation_failed",
-        ),
-    ];
-    for (who, body, status, code) in cases {
-        let (got, problem) = app.send(Method::POST, &holds, &who, Some(&body)).await;
-        assert_eq!(
-            (got, problem["code"].as_str()),
-            (status, Some(code)),
-            "{body} as {who:?}: {problem}"
-        );
-    }
-    let response = app
-        .request(Method::POST, &holds, &alice)
-        .header("content-type", "application/json")
-        .body("{\"seats\": [")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(
-        crate::helpers::read(response).await.0,
-        StatusCode::BAD_REQUEST
-    );
-    let (status, problem) = app
-        .post_holds(
-            "6f1c1d9e-8d2c-4a53-9d55-2f6f0f5a1b2c",
-            &alice,
-            &["stalls-A-1"],
-        )
-        .await;
-    assert_eq!(
-        (status, problem["code"].as_str()),
-        (StatusCode::NOT_FOUND, Some("event_not_found"))
-    );
-    assert!(held(&app, &event).await.is_empty());
-
-    let unknown = uuid::Uuid::new_v4().to_string();
-    let (status, _) = app
-        .hold_call(Method::GET, &event, &unknown, "", &alice)
-        .await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, problem) = app
-        .hold_call(Method::POST, &event, &unknown, "/extend", &alice)
-        .await;
-    assert_eq!(
-        (status, problem["code"].as_str()),
-        (StatusCode::CONFLICT, Some("hold_not_live"))
-    );
-}
-
-async fn holds_are_refused_once_the_event_has_started(store: Store) {
-    let app = spawn_app_on(store).await;
-    let event = app.create_event().await;
-    sqlx::query("update event set starts_at = now() - interval '1 minute'")
-        .execute(&app.db)
-        .await
-        .unwrap();
-    let (status, problem) = app
-        .post_holds(&event, &app.buyer("alice"), &["stalls-A-1"])
-        .await;
-    assert_eq!(
-        (status, problem["code"].as_str()),
-        (StatusCode::BAD_REQUEST, Some("event_started"))
-    );
-    assert!(held(&app, &event).await.is_empty());
-}
-
-async fn another_users_hold_cannot_be_read(store: Store) {
-    let app = spawn_app_on(store).await;
-    let event = app.create_event().await;
-    let (_, hold) = app
-        .post_holds(&event, &app.buyer("alice"), &["stalls-A-4"])
-        .await;
-    let path = format!(
-        "/v1/events/{event}/holds/{}",
-        hold["hold_token"].as_str().unwrap()
-    );
-    assert_eq!(
-        app.send(Method::GET, &path, &app.buyer("bob"), None)
-            .await
-            .0,
-        StatusCode::FORBIDDEN
-    );
-    assert_eq!(
-        app.send(Method::GET, &path, &As::Nobody, None).await.0,
-        StatusCode::UNAUTHORIZED
-    );
-}
-
 async fn allocation_changes_skip_held_seats_and_holds_follow_them(store: Store) {
     let app = spawn_app_on(store).await;
     let event = app.create_event().await;
@@ -525,36 +379,6 @@ async fn a_hold_whose_time_runs_out_reads_as_available_and_resells(store: Store)
     );
 }
 
-async fn the_limit_is_judged_before_the_seats(store: Store) {
-    let app = spawn_app_on(store).await;
-    let event = app.create_event().await; // max_seats_per_user = 4
-    let (alice, bob) = (app.buyer("alice"), app.buyer("bob"));
-    let (status, _) = app
-        .post_holds(&event, &alice, &["stalls-B-1", "stalls-B-2", "stalls-B-3"])
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
-    let (status, _) = app.post_holds(&event, &bob, &["stalls-C-1"]).await;
-    assert_eq!(status, StatusCode::CREATED);
-    // One free seat and one of bob's: alice would go over her limit either way.
-    let (status, problem) = app
-        .post_holds(&event, &alice, &["stalls-C-1", "stalls-C-2"])
-        .await;
-    assert_eq!(
-        (status, problem["code"].as_str()),
-        (StatusCode::CONFLICT, Some("hold_limit_exceeded"))
-    );
-    // Within her limit, the taken seat is what she is told about.
-    let (status, problem) = app.post_holds(&event, &alice, &["stalls-C-1"]).await;
-    assert_eq!(
-        (status, problem["code"].as_str()),
-        (StatusCode::CONFLICT, Some("seat_unavailable"))
-    );
-    assert_eq!(
-        held(&app, &event).await,
-        ["stalls-B-1", "stalls-B-2", "stalls-B-3", "stalls-C-1"]
-    );
-}
-
 crate::stores::conformance!(
     a_hold_takes_every_seat_asked_for_and_quotes_their_prices,
     a_basket_with_one_taken_seat_holds_nothing_and_names_that_seat,
@@ -563,10 +387,6 @@ crate::stores::conformance!(
     an_expired_hold_resells_and_its_stale_token_can_do_nothing,
     release_frees_only_its_own_live_seats,
     extending_moves_the_expiry_but_never_past_the_cap,
-    bad_hold_requests_answer_their_4xx_and_change_nothing,
-    holds_are_refused_once_the_event_has_started,
-    another_users_hold_cannot_be_read,
     allocation_changes_skip_held_seats_and_holds_follow_them,
     a_hold_whose_time_runs_out_reads_as_available_and_resells,
-    the_limit_is_judged_before_the_seats,
 );

@@ -3,7 +3,7 @@
 //! one granted).
 //!
 //! ```sh
-//! cargo run --release -p boxoffice-server --example holds_bench [seconds] [concurrency] [pool size] [postgres|redis]
+//! cargo run --release -p boxoffice-loadgen --example holds_bench [seconds] [concurrency] [pool size] [postgres|redis]
 //! ```
 //!
 //! Starts a server on a scratch database (see `common`), a 100,000-seat venue and an event;
@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use boxoffice_core::ids::UserId;
-use boxoffice_server::auth::Auth;
-use boxoffice_server::config::{HoldStoreKind, Secret};
+use boxoffice_client::{mint_user_token, Client};
+use boxoffice_core::ids::{EventId, VenueId};
+use boxoffice_server::config::HoldStoreKind;
 use serde_json::json;
 
 mod common;
@@ -58,24 +58,13 @@ async fn main() -> anyhow::Result<()> {
 
 /// The event sells the whole venue; holds last one second, so a seat is free again by the
 /// time the spread phase comes back round to it and every spread hold is granted.
-async fn create_event(
-    bench: &Bench,
-    client: &reqwest::Client,
-    venue: &serde_json::Value,
-) -> anyhow::Result<String> {
-    let event: serde_json::Value = client
-        .post(format!("{}/v1/events", bench.base))
-        .bearer_auth("bench")
-        .json(&json!({"venue_id": venue["id"], "name": "Bench", "starts_at": "2030-01-01T20:00:00Z",
-            "hold_ttl_seconds": 1, "max_hold_seconds": 1, "max_seats_per_user": 100,
-            "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
-            "allocations": [{"ticket_type": "standard", "section": "floor"}]}))
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
-    Ok(event["id"].as_str().unwrap_or_default().to_owned())
+async fn create_event(api: &Client, venue: VenueId) -> anyhow::Result<EventId> {
+    let spec = serde_json::from_value(json!({"venue_id": venue, "name": "Bench",
+        "starts_at": "2030-01-01T20:00:00Z", "hold_ttl_seconds": 1, "max_hold_seconds": 1,
+        "max_seats_per_user": 100,
+        "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
+        "allocations": [{"ticket_type": "standard", "section": "floor"}]}))?;
+    Ok(api.create_event(&spec).await?.id)
 }
 
 async fn run(
@@ -85,25 +74,21 @@ async fn run(
     pool_size: u32,
 ) -> anyhow::Result<()> {
     let client = reqwest::Client::new();
+    let api = Client::with_http(&bench.base, client.clone()).admin("bench");
     let rows: Vec<_> = (0..ROWS)
         .map(|r| json!({"label": format!("R{r}"), "seats": PER_ROW}))
         .collect();
-    let venue: serde_json::Value = client
-        .post(format!("{}/v1/venues", bench.base))
-        .bearer_auth("bench")
-        .json(
-            &json!({"name": "Arena", "sections": [{"id": "floor", "name": "Floor", "rows": rows}]}),
-        )
-        .send()
+    let venue = api
+        .create_venue(&serde_json::from_value(json!(
+            {"name": "Arena", "sections": [{"id": "floor", "name": "Floor", "rows": rows}]}
+        ))?)
         .await?
-        .error_for_status()?
-        .json()
-        .await?;
-    let auth = Auth::new(&Secret::new("unused"), &bench.jwt_secret);
+        .id;
     let expiry = chrono::Utc::now() + chrono::Duration::hours(1);
+    let secret = bench.jwt_secret.expose();
     let tokens: Arc<Vec<String>> = Arc::new(
         (0..USERS)
-            .map(|u| auth.mint_user(&UserId::parse(&format!("user-{u}")).expect("valid"), expiry))
+            .map(|u| mint_user_token(secret, &format!("user-{u}"), expiry))
             .collect(),
     );
     println!(
@@ -112,7 +97,7 @@ async fn run(
     );
 
     for phase in [Phase::Floor, Phase::Spread, Phase::Hot] {
-        let event = create_event(bench, &client, &venue).await?;
+        let event = create_event(&api, venue).await?;
         sqlx::query("checkpoint").execute(&bench.pool).await?;
         tokio::time::sleep(Duration::from_secs(3)).await; // let WAL I/O settle between phases
         let next = Arc::new(AtomicUsize::new(0));

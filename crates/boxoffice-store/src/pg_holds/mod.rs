@@ -16,6 +16,9 @@ use crate::hold_store::{existing, HoldRequest, HoldStore};
 use crate::orders::{self, CancelStep};
 use crate::StoreError;
 
+mod tx;
+use tx::{begin_hold_tx, lock_user, retry_contention};
+
 /// Holds as rows of the `reservation` table (seed 000).
 #[derive(Clone, Debug)]
 pub struct PgHoldStore {
@@ -27,53 +30,6 @@ impl PgHoldStore {
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
-}
-
-/// How often a hold transaction that Postgres aborted as a deadlock or serialization
-/// failure is tried again before the request is answered as contended.
-const CONTENTION_ATTEMPTS: usize = 3;
-
-/// Runs `attempt` again when Postgres aborted it as a deadlock or serialization failure:
-/// the aborted transaction changed nothing, so trying again is safe.
-async fn retry_contention<T, F, Fut>(mut attempt: F) -> Result<T, StoreError>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, StoreError>>,
-{
-    let mut tries = 1;
-    loop {
-        match attempt().await {
-            Err(StoreError::Contention) if tries < CONTENTION_ATTEMPTS => tries += 1,
-            other => return other,
-        }
-    }
-}
-
-/// Starts a hold transaction: explicit READ COMMITTED (the per-user limit relies on each
-/// statement seeing what committed before it; under REPEATABLE READ the snapshot taken
-/// before the advisory lock would hide the holds it waited for), and asynchronous commit:
-/// a hold is ephemeral, so a crash may lose the last moments of holds, never an order.
-async fn begin_hold_tx(
-    pool: &PgPool,
-) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
-    // One round trip: both settings travel with the BEGIN.
-    Ok(pool
-        .begin_with("begin isolation level read committed; set local synchronous_commit = off")
-        .await?)
-}
-
-/// Serializes every path that creates or extends holds for one (event, user) pair, until
-/// the transaction ends. One key recipe for every caller: `hashtextextended` of a
-/// namespaced string of the event UUID's canonical text and the user id, seed 0. A hash
-/// collision only makes two unrelated pairs take turns; it never lets two requests of the
-/// same pair past each other.
-async fn lock_user(tx: &mut PgConnection, event: EventId, user: &UserId) -> Result<(), StoreError> {
-    sqlx::query("select pg_advisory_xact_lock(hashtextextended('boxoffice.hold:' || $1::uuid::text || ':' || $2, 0))")
-        .bind(event.0)
-        .bind(user.as_str())
-        .execute(&mut *tx)
-        .await?;
-    Ok(())
 }
 
 /// A reservation row as the hold paths read it back.
