@@ -5,6 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use std::sync::Arc;
 
+use boxoffice_core::ids::EventId;
 use boxoffice_server::config::{HoldStoreKind, Secret};
 use boxoffice_server::{Application, Settings};
 use boxoffice_store::db;
@@ -292,35 +293,42 @@ impl TestApp {
             .admin(&self.admin_token)
     }
 
-    /// Creates the standard test venue and returns its id.
+    /// Creates the standard test venue through the typed client and returns its id.
     pub async fn create_venue(&self) -> String {
-        let (status, body) = self.post_venues(&hall()).await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        body["id"].as_str().unwrap().to_owned()
+        let spec = serde_json::from_value(hall()).expect("the test venue is a venue spec");
+        let created = self
+            .typed()
+            .create_venue(&spec)
+            .await
+            .expect("venue created");
+        created.id.to_string()
     }
 
-    /// Creates the standard test venue and an event on it; returns the event id.
+    /// Creates the standard test venue and an event on it through the typed client; returns
+    /// the event id.
     pub async fn create_event(&self) -> String {
         let venue = self.create_venue().await;
-        let (status, body) = self.post_events(&gala(&venue)).await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        body["id"].as_str().unwrap().to_owned()
+        let spec = serde_json::from_value(gala(&venue)).expect("the test event is an event spec");
+        let created = self
+            .typed()
+            .create_event(&spec)
+            .await
+            .expect("event created");
+        created.id.to_string()
     }
 
-    /// Each seat's status in `GET /v1/events/{event}/seats`, by seat id.
+    /// Each seat's status in `GET /v1/events/{event}/seats` (read through the typed client),
+    /// by seat id.
     pub async fn seat_statuses(&self, event: &str) -> std::collections::BTreeMap<String, String> {
-        let (status, body) = self.get(&format!("/v1/events/{event}/seats")).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        body["seats"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| {
-                (
-                    s["id"].as_str().unwrap().to_owned(),
-                    s["status"].as_str().unwrap().to_owned(),
-                )
-            })
+        let seats = self
+            .typed()
+            .seats(EventId::parse(event).expect("an event id"))
+            .await
+            .expect("the seat map answers");
+        seats
+            .seats
+            .into_iter()
+            .map(|s| (s.seat.id, s.status.as_str().to_owned()))
             .collect()
     }
 
