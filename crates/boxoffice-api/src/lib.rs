@@ -4,7 +4,8 @@
 //!
 //! # Layout
 //!
-//! One section per resource, in API.md's order: venues, events, availability, holds,
+//! One section per resource, in API.md's order: venues, events, availability (with the
+//! live stream's events), holds,
 //! orders, general admission, sessions, operations, and [`Problem`], the body of every
 //! error answer.
 
@@ -180,6 +181,37 @@ pub struct AvailabilityView {
     pub counts: SeatCounts,
     /// General-admission areas.
     pub ga: Vec<GaAvailability>,
+}
+
+// Live updates (`GET /v1/events/{id}/stream`).
+
+/// One seat's new status, in a `seats` event of the stream.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SeatChange {
+    /// Seat id.
+    pub id: String,
+    /// Its status now.
+    pub status: SeatStatus,
+    /// When the hold lapses; held seats only. Nothing is sent when it does: clients turn
+    /// the seat available at this time themselves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_until: Option<DateTime<Utc>>,
+}
+
+/// Data of a `seats` event of the stream: seats whose status changed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SeatsChanged {
+    /// The seats, each with its new status.
+    pub seats: Vec<SeatChange>,
+}
+
+/// Data of a `ga` event of the stream: places left in one general-admission area.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GaChanged {
+    /// Area code.
+    pub code: String,
+    /// Places not yet booked.
+    pub left: u32,
 }
 
 // Holds.

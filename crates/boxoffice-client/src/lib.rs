@@ -12,6 +12,7 @@
 //!   calls take the buyer's token.
 //! - [`Error`]: the problem document, or a failure to reach the server or read its answer.
 //! - [`mint_user_token`]: an HS256 user token with `sub` and `exp`.
+//! - [`live`]: the live stream of an event's seats as typed events.
 //! - [`release`]: many calls released at the same moment, as races are run.
 
 use boxoffice_api::{
@@ -30,6 +31,7 @@ use uuid::Uuid;
 
 pub use boxoffice_api as api;
 
+pub mod live;
 pub mod release;
 
 /// Why a call did not answer what it was asked.
@@ -41,6 +43,9 @@ pub enum Error {
     /// The server could not be reached, or its answer could not be read.
     #[error(transparent)]
     Transport(#[from] reqwest::Error),
+    /// A live stream broke off, or carried an event this client could not read.
+    #[error("stream: {0}")]
+    Stream(String),
     /// The server answered something this client does not understand.
     #[error("unexpected answer {status}: {body}")]
     Unexpected {
@@ -239,6 +244,28 @@ impl Client {
     /// `GET /v1/events/{id}/seats`.
     pub async fn seats(&self, event: EventId) -> Result<SeatsView> {
         self.get(&format!("/v1/events/{event}/seats"), None).await
+    }
+
+    /// `GET /v1/events/{id}/stream`: a snapshot of the seats, then their changes as they
+    /// happen, until the server ends the stream or the caller drops it.
+    pub async fn stream(
+        &self,
+        event: EventId,
+    ) -> Result<impl futures::Stream<Item = Result<live::LiveEvent>> + Send + Unpin> {
+        let response = self
+            .request(Method::GET, &format!("/v1/events/{event}/stream"), None)
+            .header(reqwest::header::ACCEPT, "text/event-stream")
+            .send()
+            .await?;
+        let status = response.status();
+        if !status.is_success() {
+            let bytes = response.bytes().await?;
+            return Err(match serde_json::from_slice::<Problem>(&bytes) {
+                Ok(problem) => Error::Problem(Box::new(problem)),
+                Err(_) => unexpected(status, &bytes),
+            });
+        }
+        Ok(live::events(response))
     }
 
     /// `GET /v1/events/{id}/availability`.

@@ -27,7 +27,7 @@ use utoipa_axum::routes;
 use crate::auth::Auth;
 use crate::config::{HoldStoreKind, Settings};
 use crate::error::ApiError;
-use crate::routes::{availability, bookings, events, holds, ops, orders, sessions, venues};
+use crate::routes::{availability, bookings, events, holds, ops, orders, sessions, stream, venues};
 use crate::seat_map::SeatMapCache;
 use crate::state::{AppState, Inner};
 
@@ -67,6 +67,7 @@ fn api() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(events::withdraw_allocations))
         .routes(routes!(availability::get_seats))
         .routes(routes!(availability::get_availability))
+        .routes(routes!(stream::stream))
         .routes(routes!(holds::create_hold))
         .routes(routes!(holds::get_hold, holds::release_hold))
         .routes(routes!(holds::extend_hold))
@@ -218,6 +219,7 @@ impl Application {
             anonymous_sessions: settings.anonymous_sessions,
             gate,
             metrics: crate::metrics::Metrics::new(),
+            live: crate::live::Live::new(),
             rate_limits,
         });
         let router = router(
@@ -269,12 +271,17 @@ impl Application {
             self.sweep_interval,
             stopped.clone(),
         ));
+        let live = crate::live::run(self.state.clone(), stopped.clone());
         let upkeep = tokio::spawn(upkeep(self.state.clone(), stopped));
+        let state = self.state.clone();
         crate::serve::serve(self.listener, self.router, self.limits, async move {
             shutdown.await;
+            // Streams never end by themselves: end them so the drain does not wait.
+            state.live.close();
             let _ = stop.send(true);
         })
         .await;
+        let _ = live.await;
         if let Some(relay) = relay {
             let _ = relay.await;
         }

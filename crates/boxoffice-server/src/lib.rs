@@ -12,6 +12,8 @@
 //!   reads and admin writes, the store), and map the result to HTTP.
 //! - [`service`]: the flows between routes and stores (holds, orders, bookings,
 //!   availability), with no HTTP type in them.
+//! - [`live`]: live updates: changes published onto a Postgres `NOTIFY` bus by the
+//!   services, fanned out to each instance's stream subscribers, one channel per event.
 //! - [`seat_map`]: per-server cache of rendered seat maps, invalidated by allocation version.
 //! - [`auth`]: the admin token, user JWTs and the extractors that check them.
 //! - [`error`]: [`error::ApiError`], rendered as problem+json with API.md's stable codes.
@@ -29,6 +31,7 @@ pub mod demo;
 pub mod error;
 pub mod extract;
 pub mod limits;
+pub mod live;
 pub mod metrics;
 pub mod relay;
 pub mod routes;

@@ -29,6 +29,8 @@ pub struct Inner {
     pub gate: Option<boxoffice_store::gate::Gate>,
     /// This server's metrics.
     pub metrics: crate::metrics::Metrics,
+    /// Live updates: this instance's stream subscribers and its way onto the bus.
+    pub live: crate::live::Live,
     /// Abuse limits (sessions per address, holds per user).
     pub rate_limits: crate::limits::RateLimits,
 }

@@ -186,6 +186,8 @@ pub async fn put_allocations(
     )
     .await?
     .ok_or_else(ApiError::event_not_found)?;
+    // Every page of the event takes the new seat map.
+    state.live.publish(id, crate::live::Change::Layout).await;
     Ok(axum::Json(changed(&venue, outcome)))
 }
 
@@ -216,5 +218,7 @@ pub async fn withdraw_allocations(
     )
     .await?
     .ok_or_else(ApiError::event_not_found)?;
+    // Every page of the event takes the new seat map.
+    state.live.publish(id, crate::live::Change::Layout).await;
     Ok(axum::Json(changed(&venue, outcome)))
 }

@@ -8,6 +8,7 @@ pub mod holds;
 pub mod ops;
 pub mod orders;
 pub mod sessions;
+pub mod stream;
 pub mod venues;
 
 use boxoffice_core::ids::{EventId, VenueId};

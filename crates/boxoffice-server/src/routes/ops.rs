@@ -47,16 +47,23 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
 }
 
 /// Prometheus text: `http_requests_total` and `http_request_duration_seconds` by method,
-/// route and status, and the counters of the hold store and the sale-day gate.
+/// route and status, the counters of the hold store and the sale-day gate, the live
+/// streams open (`boxoffice_live_subscribers`) and live changes lost on their way to the
+/// bus (`boxoffice_live_dropped_total`).
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
 pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
+    let subscribers = state.live.subscribers() as f64;
+    state
+        .metrics
+        .record(|| metrics::gauge!("boxoffice_live_subscribers").set(subscribers));
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics.render(
             &[
                 state.holds.counters(),
                 state.rate_limits.counters().to_vec(),
+                vec![("boxoffice_live_dropped_total", state.live.dropped_total())],
             ]
             .concat(),
         ),

@@ -60,3 +60,21 @@ pub async fn event_availability(
         holds_unknown,
     })
 }
+
+/// The body of `GET /v1/events/{id}/seats`, as the stream's `snapshot` event carries it.
+pub struct SeatsSnapshot {
+    /// The JSON body.
+    pub body: String,
+    /// Composed without the hold store, which was unreachable.
+    pub holds_unknown: bool,
+}
+
+/// Composes `event`'s seats with their statuses now.
+pub async fn seats_snapshot(state: &AppState, event: EventId) -> Result<SeatsSnapshot, Error> {
+    let availability = event_availability(state, event).await?;
+    let body = availability.map.render_seats(event, &availability.states);
+    Ok(SeatsSnapshot {
+        body: String::from_utf8(body).expect("the seat map renders UTF-8 JSON"),
+        holds_unknown: availability.holds_unknown,
+    })
+}

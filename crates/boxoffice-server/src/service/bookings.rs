@@ -1,5 +1,7 @@
 //! General-admission bookings: the sale-day gate in front of Postgres, which decides.
 
+use crate::live::Change;
+use boxoffice_api::GaChanged;
 use boxoffice_core::ids::{EventId, UserId};
 use boxoffice_store::bookings::{self, Booking, BookingCancel, BookingOutcome, BookingRequest};
 use boxoffice_store::gate::GateTake;
@@ -55,9 +57,27 @@ pub async fn create_booking(
     if through_gate && !matches!(outcome, Ok(BookingOutcome::Booked(_))) {
         give_back(state, event, wanted.area, wanted.quantity).await;
     }
-    match outcome? {
-        BookingOutcome::Replay(first) => answer(*first),
-        other => answer(other),
+    let booked = match outcome? {
+        BookingOutcome::Replay(first) => return answer(*first),
+        BookingOutcome::Booked(booking) => booking,
+        other => return answer(other),
+    };
+    publish_left(state, event, wanted.area).await;
+    Ok(booked)
+}
+
+/// Publishes the places left in `area` now, as Postgres counts them.
+async fn publish_left(state: &AppState, event: EventId, area: &str) {
+    match bookings::area_left(&state.pool, event, area).await {
+        Ok(Some(left)) => {
+            let change = Change::Ga(GaChanged {
+                code: area.to_owned(),
+                left,
+            });
+            state.live.publish(event, change).await;
+        }
+        Ok(None) => {}
+        Err(error) => tracing::warn!(%event, area, %error, "places left not published"),
     }
 }
 
@@ -94,6 +114,7 @@ pub async fn cancel_booking(
     match bookings::cancel_booking(&state.pool, id, by).await? {
         BookingCancel::Cancelled(booking) => {
             give_back(state, booking.event_id, &booking.area, booking.quantity).await;
+            publish_left(state, booking.event_id, &booking.area).await;
             Ok(booking)
         }
         BookingCancel::AlreadyCancelled(booking) => Ok(booking),

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::hold::{
     validate_basket, AcquireOutcome, ClaimedSeat, ExtendOutcome, Hold, PricedSeat, ReleaseOutcome,
 };
@@ -13,6 +14,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{Error, SeatRef};
+use crate::live::Change;
 use crate::seat_map::RenderedSeatMap;
 use crate::state::AppState;
 
@@ -152,7 +154,12 @@ pub async fn create_hold(
         }
     };
     match outcome {
-        AcquireOutcome::Held(hold) => Ok(labelled(&map, hold)),
+        AcquireOutcome::Held(hold) => {
+            let seats = hold.seats.iter().map(|s| s.seat_id.as_str());
+            let change = Change::held(seats, hold.expires_at);
+            state.live.publish(event, change).await;
+            Ok(labelled(&map, hold))
+        }
         AcquireOutcome::Unavailable(ids) => Err(Error::SeatsUnavailable(
             ids.into_iter()
                 .map(|id| SeatRef {
@@ -206,6 +213,8 @@ pub async fn extend_hold(
 ) -> Result<DateTime<Utc>, Error> {
     let policy = event_policy(state, event).await?;
     let token = token.ok_or(Error::HoldNotLive)?;
+    // Its seats, for the live update; the extension itself decides what is live.
+    let seats = held_seat_ids(state, event, token).await;
     match state
         .holds
         .extend(
@@ -217,7 +226,11 @@ pub async fn extend_hold(
         )
         .await?
     {
-        ExtendOutcome::Extended(expires_at) => Ok(expires_at),
+        ExtendOutcome::Extended(expires_at) => {
+            let change = Change::held(seats.iter().map(String::as_str), expires_at);
+            state.live.publish(event, change).await;
+            Ok(expires_at)
+        }
         ExtendOutcome::NotLive => Err(Error::HoldNotLive),
         ExtendOutcome::Forbidden => Err(Error::Forbidden("this hold belongs to another user")),
     }
@@ -232,9 +245,23 @@ pub async fn release_hold(
 ) -> Result<(), Error> {
     event_policy(state, event).await?;
     let token = token.ok_or(Error::HoldNotFound)?;
+    let seats = held_seat_ids(state, event, token).await;
     match state.holds.release(event, token, user).await? {
-        ReleaseOutcome::Released => Ok(()),
+        ReleaseOutcome::Released => {
+            let change = Change::now(seats.iter().map(String::as_str), SeatStatus::Available);
+            state.live.publish(event, change).await;
+            Ok(())
+        }
         ReleaseOutcome::NotLive => Err(Error::HoldNotFound),
         ReleaseOutcome::Forbidden => Err(Error::Forbidden("this hold belongs to another user")),
+    }
+}
+
+/// The seats of the live hold `token`, read before it is extended or released so the
+/// change can be published; none if it is not live (nothing will change then either).
+async fn held_seat_ids(state: &AppState, event: EventId, token: Uuid) -> Vec<String> {
+    match state.holds.get(event, token).await {
+        Ok(Some(hold)) => hold.seats.into_iter().map(|s| s.seat_id).collect(),
+        _ => Vec::new(),
     }
 }

@@ -6,7 +6,10 @@ use uuid::Uuid;
 
 use super::holds::{event_layout, priced};
 use super::Error;
+use crate::live::Change;
 use crate::state::AppState;
+use boxoffice_api::SeatChange;
+use boxoffice_core::availability::SeatStatus;
 
 /// An order with its seats' labels.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,7 +47,12 @@ pub async fn checkout(
 ) -> Result<Checkout, Error> {
     event_layout(state, event).await?;
     match state.holds.checkout(event, token, user).await? {
-        CheckoutOutcome::Created(order) => Ok(Checkout::Created(labelled(state, order).await?)),
+        CheckoutOutcome::Created(order) => {
+            let seats = order.seats.iter().map(|s| s.seat_id.as_str());
+            let change = Change::now(seats, SeatStatus::Sold);
+            state.live.publish(event, change).await;
+            Ok(Checkout::Created(labelled(state, order).await?))
+        }
         CheckoutOutcome::Existing(order) => Ok(Checkout::Existing(labelled(state, order).await?)),
         CheckoutOutcome::NotLive => Err(Error::HoldNotLive),
         CheckoutOutcome::Forbidden => Err(Error::Forbidden("this hold belongs to another user")),
@@ -76,7 +84,26 @@ pub async fn cancel_order(
 ) -> Result<LabelledOrder, Error> {
     let id = id.ok_or(Error::OrderNotFound)?;
     match state.holds.cancel(id, by).await? {
-        CancelOutcome::Cancelled(order) => labelled(state, order).await,
+        CancelOutcome::Cancelled(order) => {
+            let map = event_layout(state, order.event_id).await?;
+            // Back on sale, unless the seat has since been taken off sale.
+            let change = Change::Seats(
+                order
+                    .seats
+                    .iter()
+                    .map(|s| SeatChange {
+                        id: s.seat_id.clone(),
+                        status: match map.map.get(&s.seat_id) {
+                            Some(seat) if seat.ticket_type.is_some() => SeatStatus::Available,
+                            _ => SeatStatus::NotForSale,
+                        },
+                        held_until: None,
+                    })
+                    .collect(),
+            );
+            state.live.publish(order.event_id, change).await;
+            labelled(state, order).await
+        }
         CancelOutcome::NotFound => Err(Error::OrderNotFound),
         CancelOutcome::Forbidden => Err(Error::Forbidden("this order belongs to another user")),
     }

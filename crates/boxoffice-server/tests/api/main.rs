@@ -15,6 +15,7 @@ mod holds;
 mod housekeeping;
 mod input;
 mod limits;
+mod live;
 mod ops;
 mod orders;
 mod outage;

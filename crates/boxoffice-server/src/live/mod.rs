@@ -1,0 +1,306 @@
+//! Live updates: what changed in an event, delivered to every stream subscribed to it on
+//! every server instance.
+//!
+//! A change is published where it happens (the service that made it, once its store has
+//! committed it) onto a bus every instance listens to: Postgres `NOTIFY` on one channel,
+//! whichever hold store is in use ([`bus`]). Each instance has one listener, and one
+//! broadcast channel per event with subscribers (the [`Hub`]): a change costs one message
+//! per instance and one queue slot per event, never a task or a query per subscriber.
+//!
+//! A change goes round the bus even to the instance that made it, so every instance
+//! delivers the changes of all instances in one order, the order Postgres received them.
+//! [`Live::publish`] waits (briefly) until its change is on the bus before the service
+//! answers: a buyer who acts on an answer (releases the seats just held, say) can then
+//! never have their second change overtake the first on its way to other pages.
+//!
+//! When a listener may have missed messages (its connection dropped) or the event's
+//! allocations changed, subscribers are sent a fresh snapshot instead of a delta. A
+//! subscriber that falls too far behind gets one of its own.
+
+mod bus;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use boxoffice_api::{GaChanged, SeatChange, SeatsChanged};
+use boxoffice_core::availability::SeatStatus;
+use boxoffice_core::ids::EventId;
+use chrono::{DateTime, Utc};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+
+pub use bus::run;
+
+/// Frames queued per event before a slow subscriber is told to take a fresh snapshot.
+const FRAMES_PER_EVENT: usize = 1024;
+/// Changes waiting for the bus before new ones are dropped (and counted).
+const PUBLISH_QUEUE: usize = 65_536;
+/// How long a service waits for its change to reach the bus before answering anyway.
+const PUBLISH_WAIT: Duration = Duration::from_millis(250);
+/// Longest NOTIFY payload sent; Postgres refuses more than 8000 bytes.
+const MAX_PAYLOAD: usize = 7_500;
+
+/// What a subscriber of an event receives.
+#[derive(Clone, Debug)]
+pub enum Frame {
+    /// A server-sent event, rendered once for every subscriber: its name and its data.
+    Event(Arc<(&'static str, String)>),
+    /// The subscriber may have missed changes: it takes a fresh snapshot.
+    Resync,
+}
+
+/// A change to publish.
+#[derive(Clone, Debug)]
+pub enum Change {
+    /// Seats whose status changed.
+    Seats(Vec<SeatChange>),
+    /// Places left in a general-admission area.
+    Ga(GaChanged),
+    /// The event's allocations changed: every subscriber takes a fresh snapshot.
+    Layout,
+}
+
+impl Change {
+    /// These seats now held until `until`.
+    pub fn held<'a>(seats: impl IntoIterator<Item = &'a str>, until: DateTime<Utc>) -> Self {
+        Self::seats(seats, SeatStatus::Held, Some(until))
+    }
+
+    /// These seats now in `status` (never held).
+    pub fn now<'a>(seats: impl IntoIterator<Item = &'a str>, status: SeatStatus) -> Self {
+        Self::seats(seats, status, None)
+    }
+
+    fn seats<'a>(
+        seats: impl IntoIterator<Item = &'a str>,
+        status: SeatStatus,
+        held_until: Option<DateTime<Utc>>,
+    ) -> Self {
+        Change::Seats(
+            seats
+                .into_iter()
+                .map(|id| SeatChange {
+                    id: id.to_owned(),
+                    status,
+                    held_until,
+                })
+                .collect(),
+        )
+    }
+
+    /// The bus messages for this change, `<event> <kind> <data>`, each short enough for
+    /// `NOTIFY` (seats are split across messages as needed).
+    fn messages(&self, event: EventId) -> Vec<String> {
+        let head = |kind: &str| format!("{event} {kind} ");
+        match self {
+            Change::Seats(seats) => {
+                let mut messages = Vec::new();
+                let mut chunk: Vec<SeatChange> = Vec::new();
+                let mut size = 0;
+                for seat in seats {
+                    let len = serde_json::to_string(seat).map_or(0, |s| s.len()) + 1;
+                    if size + len > MAX_PAYLOAD && !chunk.is_empty() {
+                        messages.push(seats_message(&head("seats"), std::mem::take(&mut chunk)));
+                        size = 0;
+                    }
+                    size += len;
+                    chunk.push(seat.clone());
+                }
+                if !chunk.is_empty() {
+                    messages.push(seats_message(&head("seats"), chunk));
+                }
+                messages
+            }
+            Change::Ga(ga) => vec![head("ga") + &serde_json::to_string(ga).unwrap_or_default()],
+            Change::Layout => vec![head("layout") + "{}"],
+        }
+    }
+}
+
+fn seats_message(head: &str, seats: Vec<SeatChange>) -> String {
+    head.to_owned() + &serde_json::to_string(&SeatsChanged { seats }).unwrap_or_default()
+}
+
+/// A message on its way to the bus, and who waits for it to get there.
+struct Outgoing {
+    payload: String,
+    sent: Option<oneshot::Sender<()>>,
+}
+
+/// This instance's side of live updates: the subscribers per event and the way out to
+/// the bus. Cheap to share (it lives in the application state).
+pub struct Live {
+    hub: Arc<Hub>,
+    outgoing: mpsc::Sender<Outgoing>,
+    /// Taken by [`run`], which owns the receiving end.
+    queue: Mutex<Option<mpsc::Receiver<Outgoing>>>,
+    closing: watch::Sender<bool>,
+    /// Changes that never reached the bus.
+    dropped: AtomicU64,
+}
+
+impl Live {
+    /// Live updates for one instance; nothing moves until [`run`] starts its tasks.
+    pub fn new() -> Self {
+        let (outgoing, queue) = mpsc::channel(PUBLISH_QUEUE);
+        Self {
+            hub: Arc::new(Hub::default()),
+            outgoing,
+            queue: Mutex::new(Some(queue)),
+            closing: watch::channel(false).0,
+            dropped: AtomicU64::new(0),
+        }
+    }
+
+    /// Publishes `change` of `event` to every instance, and waits until it is on the bus
+    /// (at most a quarter of a second: the change itself has been made either way).
+    pub async fn publish(&self, event: EventId, change: Change) {
+        let mut waits = Vec::new();
+        for payload in change.messages(event) {
+            let (sent, done) = oneshot::channel();
+            let outgoing = Outgoing {
+                payload,
+                sent: Some(sent),
+            };
+            if self.outgoing.try_send(outgoing).is_ok() {
+                waits.push(done);
+            } else {
+                self.dropped(1);
+                tracing::warn!(%event, "live update queue full: change dropped");
+            }
+        }
+        let _ = tokio::time::timeout(PUBLISH_WAIT, futures::future::join_all(waits)).await;
+    }
+
+    /// Subscribes to `event`'s changes from now on.
+    pub fn subscribe(&self, event: EventId) -> Subscription {
+        Subscription {
+            frames: self.hub.subscribe(event),
+            event,
+            hub: self.hub.clone(),
+            closing: self.closing.subscribe(),
+        }
+    }
+
+    /// Ends every stream (the server is shutting down).
+    pub fn close(&self) {
+        let _ = self.closing.send(true);
+    }
+
+    /// Counts changes that never reached the bus.
+    fn dropped(&self, n: usize) {
+        self.dropped.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// Changes that never reached the bus (queue full, or Postgres refused them).
+    pub fn dropped_total(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Streams open now, across all events.
+    pub fn subscribers(&self) -> usize {
+        self.hub.subscribers()
+    }
+}
+
+impl Default for Live {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// One stream's subscription; dropping it unsubscribes.
+pub struct Subscription {
+    /// Frames for this event, in bus order.
+    pub frames: broadcast::Receiver<Frame>,
+    /// Turns true when the server shuts down.
+    pub closing: watch::Receiver<bool>,
+    event: EventId,
+    hub: Arc<Hub>,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.hub.unsubscribed(self.event);
+    }
+}
+
+/// One broadcast channel per event with subscribers on this instance.
+#[derive(Default)]
+struct Hub {
+    events: Mutex<HashMap<EventId, broadcast::Sender<Frame>>>,
+}
+
+impl Hub {
+    fn subscribe(&self, event: EventId) -> broadcast::Receiver<Frame> {
+        let mut events = self.events.lock().expect("hub lock");
+        events
+            .entry(event)
+            .or_insert_with(|| broadcast::channel(FRAMES_PER_EVENT).0)
+            .subscribe()
+    }
+
+    /// Forgets an event's channel once its last subscriber has gone.
+    fn unsubscribed(&self, event: EventId) {
+        let mut events = self.events.lock().expect("hub lock");
+        // The dropping receiver still counts while its `Drop` runs.
+        if events.get(&event).is_some_and(|s| s.receiver_count() <= 1) {
+            events.remove(&event);
+        }
+    }
+
+    /// Sends `frame` to `event`'s subscribers on this instance, if it has any.
+    fn send(&self, event: EventId, frame: Frame) {
+        if let Some(sender) = self.events.lock().expect("hub lock").get(&event) {
+            let _ = sender.send(frame);
+        }
+    }
+
+    /// Events with subscribers on this instance.
+    fn events(&self) -> Vec<EventId> {
+        self.events
+            .lock()
+            .expect("hub lock")
+            .keys()
+            .copied()
+            .collect()
+    }
+
+    fn subscribers(&self) -> usize {
+        self.events
+            .lock()
+            .expect("hub lock")
+            .values()
+            .map(|s| s.receiver_count())
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_change_is_split_into_messages_notify_accepts() {
+        let event = EventId::new();
+        let seats: Vec<SeatChange> = (0..500)
+            .map(|i| SeatChange {
+                id: format!("stalls-{i:0>16}-{i:0>16}"),
+                status: SeatStatus::Held,
+                held_until: Some(chrono::Utc::now()),
+            })
+            .collect();
+        let messages = Change::Seats(seats.clone()).messages(event);
+        assert!(messages.len() > 1);
+        let mut back = Vec::new();
+        for m in &messages {
+            assert!(m.len() < 8000, "{} bytes", m.len());
+            let (e, rest) = m.split_once(' ').unwrap();
+            let (kind, data) = rest.split_once(' ').unwrap();
+            assert_eq!((e, kind), (event.to_string().as_str(), "seats"));
+            back.extend(serde_json::from_str::<SeatsChanged>(data).unwrap().seats);
+        }
+        assert_eq!(back, seats);
+    }
+}

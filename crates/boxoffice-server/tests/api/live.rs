@@ -1,0 +1,308 @@
+//! Live updates: `GET /v1/events/{id}/stream` sends a snapshot, then every hold, extend,
+//! release, order, cancellation and booking as it commits, on whichever server instance
+//! it happened, read through the typed client's stream.
+
+use std::time::Duration;
+
+use boxoffice_client::api::{GaChanged, SeatChange, SeatsView};
+use boxoffice_client::live::LiveEvent;
+use boxoffice_core::availability::SeatStatus;
+use boxoffice_core::ids::EventId;
+use futures::{Stream, StreamExt};
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::helpers::{spawn_app, spawn_app_on, spawn_app_with, As, TestApp};
+use crate::stores::Store;
+
+/// How long a change may take to arrive before the test fails.
+const ARRIVES_WITHIN: Duration = Duration::from_secs(5);
+
+type Events = Box<dyn Stream<Item = boxoffice_client::Result<LiveEvent>> + Send + Unpin>;
+
+/// Subscribes to `event` on `app` and returns the stream after its snapshot.
+async fn subscribe(app: &TestApp, event: &str) -> (SeatsView, Events) {
+    let mut events: Events = Box::new(app.typed().stream(id(event)).await.expect("streams"));
+    match next(&mut events).await {
+        LiveEvent::Snapshot(snapshot) => (snapshot, events),
+        other => panic!("the stream began with {other:?}"),
+    }
+}
+
+async fn next(events: &mut Events) -> LiveEvent {
+    tokio::time::timeout(ARRIVES_WITHIN, events.next())
+        .await
+        .expect("an event arrives in time")
+        .expect("the stream is open")
+        .expect("the event reads")
+}
+
+/// The next `seats` event's changes.
+async fn next_seats(events: &mut Events) -> Vec<SeatChange> {
+    match next(events).await {
+        LiveEvent::Seats(changed) => changed.seats,
+        other => panic!("expected seats, got {other:?}"),
+    }
+}
+
+fn id(event: &str) -> EventId {
+    EventId::parse(event).expect("an event id")
+}
+
+/// `(id, status)` of each change, with whether it has `held_until`.
+fn summary(changes: &[SeatChange]) -> Vec<(&str, SeatStatus, bool)> {
+    changes
+        .iter()
+        .map(|c| (c.id.as_str(), c.status, c.held_until.is_some()))
+        .collect()
+}
+
+async fn every_change_of_a_seat_reaches_the_stream_in_order(store: Store) {
+    let app = spawn_app_on(store).await;
+    let event = app.create_event().await;
+    let (snapshot, mut events) = subscribe(&app, &event).await;
+    let seat = |id: &str| snapshot.seats.iter().find(|s| s.seat.id == id).unwrap();
+    assert_eq!(seat("stalls-B-1").status, SeatStatus::Available);
+    assert_eq!(seat("circle-A-1").status, SeatStatus::NotForSale);
+
+    let alice = app.buyer("alice");
+    let (status, hold) = app
+        .post_holds(&event, &alice, &["stalls-B-1", "stalls-B-2"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    let token = hold["hold_token"].as_str().unwrap();
+    let held = next_seats(&mut events).await;
+    assert_eq!(
+        summary(&held),
+        [
+            ("stalls-B-1", SeatStatus::Held, true),
+            ("stalls-B-2", SeatStatus::Held, true)
+        ]
+    );
+    let expires: chrono::DateTime<chrono::Utc> =
+        hold["expires_at"].as_str().unwrap().parse().unwrap();
+    assert_eq!(held[0].held_until, Some(expires));
+
+    let (status, extended) = app
+        .hold_call(Method::POST, &event, token, "/extend", &alice)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{extended}");
+    let until: chrono::DateTime<chrono::Utc> =
+        extended["expires_at"].as_str().unwrap().parse().unwrap();
+    let changes = next_seats(&mut events).await;
+    assert_eq!(summary(&changes).len(), 2);
+    assert!(changes
+        .iter()
+        .all(|c| c.held_until == Some(until) && c.status == SeatStatus::Held));
+
+    let (status, _) = app
+        .hold_call(Method::DELETE, &event, token, "", &alice)
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        summary(&next_seats(&mut events).await),
+        [
+            ("stalls-B-1", SeatStatus::Available, false),
+            ("stalls-B-2", SeatStatus::Available, false)
+        ]
+    );
+
+    // Held again, bought, then the order cancelled.
+    let (_, hold) = app.post_holds(&event, &alice, &["stalls-B-3"]).await;
+    let token = hold["hold_token"].as_str().unwrap();
+    assert_eq!(
+        summary(&next_seats(&mut events).await),
+        [("stalls-B-3", SeatStatus::Held, true)]
+    );
+    let (status, order) = app.post_orders(&event, &alice, token).await;
+    assert_eq!(status, StatusCode::CREATED, "{order}");
+    assert_eq!(
+        summary(&next_seats(&mut events).await),
+        [("stalls-B-3", SeatStatus::Sold, false)]
+    );
+    let order_id = order["order_id"].as_str().unwrap();
+    let (status, _) = app
+        .send(
+            Method::POST,
+            &format!("/v1/orders/{order_id}/cancel"),
+            &alice,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        summary(&next_seats(&mut events).await),
+        [("stalls-B-3", SeatStatus::Available, false)]
+    );
+
+    // Refusals change nothing and send nothing: the next event is the next real change.
+    let bob = app.buyer("bob");
+    let (_, hold) = app.post_holds(&event, &bob, &["stalls-C-1"]).await;
+    assert!(hold["hold_token"].is_string());
+    let (status, _) = app.post_holds(&event, &alice, &["stalls-C-1"]).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let (_, _) = app.post_holds(&event, &alice, &["stalls-C-2"]).await;
+    assert_eq!(
+        summary(&next_seats(&mut events).await),
+        [("stalls-C-1", SeatStatus::Held, true)]
+    );
+    assert_eq!(
+        summary(&next_seats(&mut events).await),
+        [("stalls-C-2", SeatStatus::Held, true)]
+    );
+}
+
+async fn a_change_on_one_instance_reaches_subscribers_of_another(store: Store) {
+    let first = spawn_app_on(store).await;
+    let event = first.create_event().await;
+    let url = first.database_url.clone();
+    let secret = first.jwt_secret.clone();
+    let second = spawn_app_with(move |s| {
+        store.configure(s);
+        s.database.url = url;
+        s.jwt_secret = boxoffice_server::config::Secret::new(secret);
+    })
+    .await;
+    let (_, mut on_first) = subscribe(&first, &event).await;
+    let (_, mut on_second) = subscribe(&second, &event).await;
+
+    // Held through the second instance, released through the first.
+    let alice = second.buyer("alice");
+    let (status, hold) = second.post_holds(&event, &alice, &["stalls-A-1"]).await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    let token = hold["hold_token"].as_str().unwrap();
+    let (status, _) = first
+        .hold_call(Method::DELETE, &event, token, "", &alice)
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    for events in [&mut on_first, &mut on_second] {
+        assert_eq!(
+            summary(&next_seats(events).await),
+            [("stalls-A-1", SeatStatus::Held, true)]
+        );
+        assert_eq!(
+            summary(&next_seats(events).await),
+            [("stalls-A-1", SeatStatus::Available, false)]
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bookings_and_their_cancellations_send_the_places_left() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let (_, mut events) = subscribe(&app, &event).await;
+    let alice = app.buyer("alice");
+    let (status, booking) = app
+        .send(
+            Method::POST,
+            &format!("/v1/events/{event}/bookings"),
+            &alice,
+            Some(&json!({"area": "floor", "quantity": 3})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{booking}");
+    let ga = |code: &str, left| {
+        LiveEvent::Ga(GaChanged {
+            code: code.into(),
+            left,
+        })
+    };
+    assert_eq!(next(&mut events).await, ga("floor", 47));
+    let booking_id = booking["booking_id"].as_str().unwrap();
+    let (status, _) = app
+        .send(
+            Method::POST,
+            &format!("/v1/bookings/{booking_id}/cancel"),
+            &alice,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(next(&mut events).await, ga("floor", 50));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_allocation_change_sends_a_fresh_snapshot() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let (_, mut events) = subscribe(&app, &event).await;
+    let (status, body) = app
+        .send(
+            Method::PUT,
+            &format!("/v1/events/{event}/allocations"),
+            &As::Admin,
+            Some(&json!({"allocations": [{"ticket_type": "standard", "section": "circle"}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    match next(&mut events).await {
+        LiveEvent::Snapshot(snapshot) => {
+            let circle = snapshot
+                .seats
+                .iter()
+                .find(|s| s.seat.id == "circle-A-1")
+                .unwrap();
+            assert_eq!(circle.status, SeatStatus::Available);
+            assert_eq!(circle.seat.ticket_type.as_deref(), Some("standard"));
+        }
+        other => panic!("expected a snapshot, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_stream_of_an_unknown_event_is_a_404_problem() {
+    let app = spawn_app().await;
+    for path in [
+        format!("/v1/events/{}/stream", uuid::Uuid::new_v4()),
+        "/v1/events/not-an-id/stream".to_owned(),
+    ] {
+        let (status, problem) = app.get(&path).await;
+        assert_eq!(
+            (status, problem["code"].as_str()),
+            (StatusCode::NOT_FOUND, Some("event_not_found")),
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_stream_is_an_uncached_event_stream_and_counts_its_subscribers() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let response = app
+        .request(
+            Method::GET,
+            &format!("/v1/events/{event}/stream"),
+            &As::Nobody,
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    assert_eq!(response.headers()["cache-control"], "no-cache");
+    let (_, _second) = subscribe(&app, &event).await;
+    assert!(app
+        .metrics()
+        .await
+        .lines()
+        .any(|l| l == "boxoffice_live_subscribers 2"));
+    drop(response);
+    drop(_second);
+    // Both gone: the gauge falls back once the server notices the closed connections.
+    let deadline = tokio::time::Instant::now() + ARRIVES_WITHIN;
+    loop {
+        let metrics = app.metrics().await;
+        if metrics.lines().any(|l| l == "boxoffice_live_subscribers 0") {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{metrics}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+crate::stores::conformance!(
+    every_change_of_a_seat_reaches_the_stream_in_order,
+    a_change_on_one_instance_reaches_subscribers_of_another,
+);
