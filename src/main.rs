@@ -217,6 +217,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             event,
             if created { "created" } else { "already there" }
         );
+        println!("seat map page: {base}/?event={event}");
     }
     app.run_until(shutdown_signal()).await?;
     Ok(())

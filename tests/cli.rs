@@ -76,9 +76,9 @@ fn serve(db: &TestDb, args: &[&str], until: &str) -> (Server, BufReader<ChildStd
     }
 }
 
-/// Starts `boxoffice serve --demo` and reads what it prints until the demo line.
+/// Starts `boxoffice serve --demo` and reads what it prints until the seat-map page line.
 fn serve_demo(db: &TestDb) -> (Server, BufReader<ChildStdout>, Vec<String>) {
-    serve(db, &["--demo"], "demo event")
+    serve(db, &["--demo"], "seat map page")
 }
 
 fn after<'a>(lines: &'a [String], prefix: &str) -> &'a str {
@@ -129,6 +129,16 @@ async fn serve_demo_creates_the_demo_once_prints_where_it_is_and_stops_on_sigter
     assert!(seats_url.starts_with(&base), "{seats_url}");
 
     let client = reqwest::Client::new();
+    let page_url = after(&lines, "seat map page: ").to_owned();
+    assert_eq!(
+        page_url,
+        format!("{base}/?event=5eed0000-0000-4000-8000-000000000002")
+    );
+    let page = client.get(&page_url).send().await.unwrap();
+    assert!(page.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
     let seats = get_json(&client, &seats_url).await;
     let seats = seats["seats"].as_array().unwrap();
     assert_eq!(seats.len(), 328);

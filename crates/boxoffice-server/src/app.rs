@@ -27,7 +27,9 @@ use utoipa_axum::routes;
 use crate::auth::Auth;
 use crate::config::{HoldStoreKind, Settings};
 use crate::error::ApiError;
-use crate::routes::{availability, bookings, events, holds, ops, orders, sessions, stream, venues};
+use crate::routes::{
+    availability, bookings, events, holds, ops, orders, page, sessions, stream, venues,
+};
 use crate::seat_map::SeatMapCache;
 use crate::state::{AppState, Inner};
 
@@ -77,6 +79,7 @@ fn api() -> (Router<AppState>, OpenApiDoc) {
         .routes(routes!(bookings::create_booking))
         .routes(routes!(bookings::cancel_booking))
         .routes(routes!(sessions::create_session))
+        .routes(routes!(page::index))
         .routes(routes!(ops::healthz))
         .routes(routes!(ops::readyz))
         .routes(routes!(ops::get_metrics))
@@ -100,6 +103,8 @@ pub fn router(state: AppState, request_timeout: Duration, max_body_bytes: usize)
                 async move { axum::Json(doc.as_ref().clone()) }
             }),
         )
+        .route("/assets/app.js", axum::routing::get(page::script))
+        .route("/assets/app.css", axum::routing::get(page::style))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             crate::metrics::track,

@@ -7,6 +7,7 @@ pub mod events;
 pub mod holds;
 pub mod ops;
 pub mod orders;
+pub mod page;
 pub mod sessions;
 pub mod stream;
 pub mod venues;

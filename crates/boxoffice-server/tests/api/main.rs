@@ -7,6 +7,7 @@ mod stores;
 mod allocations;
 mod availability;
 mod bookings;
+mod browser;
 mod client;
 mod connections;
 mod events;

@@ -1,0 +1,527 @@
+//! The seat-map page in a real headless Chromium (Debian's `chromium` and
+//! `chromium-driver`, driven over WebDriver): two buyers' pages kept live, conflicts named,
+//! hold, countdown, extend, release, expiry and checkout, the keyboard, two instances,
+//! and a 20,000-seat map. Screenshots of the key states go to `target/screenshots/`.
+//!
+//! These tests need `/usr/bin/chromium` and `/usr/bin/chromedriver`; without them they
+//! fail and say so (`.ci/run` installs both).
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::key::Key;
+use fantoccini::{Client, ClientBuilder, Locator};
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::helpers::{hold_directly, spawn_app, spawn_app_with, As, TestApp};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+/// How long a change may take to show on another buyer's page.
+const LIVE_WITHIN: Duration = Duration::from_secs(2);
+/// How long the page may take to load and draw.
+const LOADS_WITHIN: Duration = Duration::from_secs(20);
+
+/// One browser test at a time: each runs two Chromiums, and two cores are all there is.
+static ONE_AT_A_TIME: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
+/// A chromedriver of this test's own, stopped when dropped.
+struct Driver {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn driver() -> Driver {
+    for tool in [CHROMIUM, CHROMEDRIVER] {
+        assert!(
+            std::path::Path::new(tool).exists(),
+            "{tool} is missing: browser tests need Debian's chromium and chromium-driver \
+             (apt-get install chromium chromium-driver; .ci/run installs them)"
+        );
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(CHROMEDRIVER)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromedriver starts");
+    let driver = Driver {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+    };
+    let deadline = Instant::now() + LOADS_WITHIN;
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(Instant::now() < deadline, "chromedriver did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    driver
+}
+
+/// A new browser with a profile of its own (so its own buyer session).
+async fn browser(driver: &Driver) -> Client {
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({"binary": CHROMIUM, "args": [
+            "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--disable-quic", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--window-size=1280,900"]}),
+    );
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&driver.url)
+        .await
+        .expect("a Chromium session starts")
+}
+
+/// Opens `event`'s page and waits until its map is drawn and live.
+async fn open(page: &Client, app: &TestApp, event: &str) {
+    page.goto(&format!("{}/?event={event}", app.base))
+        .await
+        .unwrap();
+    wait_until(page, LOADS_WITHIN, "the map is live", |p| async move {
+        script(&p, "return document.getElementById('live').dataset.state === 'live' && document.querySelectorAll('.seat').length > 0").await == json!(true)
+    })
+    .await;
+}
+
+async fn script(page: &Client, js: &str) -> Value {
+    page.execute(js, vec![]).await.expect("the script runs")
+}
+
+/// Polls `ready` until it holds, failing with `what` after `within`.
+async fn wait_until<F, Fut>(page: &Client, within: Duration, what: &str, ready: F)
+where
+    F: Fn(Client) -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if ready(page.clone()).await {
+            return;
+        }
+        assert!(Instant::now() < deadline, "not within {within:?}: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn seat(id: &str) -> String {
+    format!("[data-seat-id=\"{id}\"]")
+}
+
+async fn status(page: &Client, id: &str) -> String {
+    attr(page, id, "data-status").await
+}
+
+async fn attr(page: &Client, id: &str, name: &str) -> String {
+    page.find(Locator::Css(&seat(id)))
+        .await
+        .unwrap()
+        .attr(name)
+        .await
+        .unwrap()
+        .unwrap_or_default()
+}
+
+async fn wait_status(page: &Client, id: &str, want: &str, within: Duration) {
+    wait_until(
+        page,
+        within,
+        &format!("{id} turns {want}"),
+        |p| async move { status(&p, id).await == want },
+    )
+    .await;
+}
+
+async fn click_seat(page: &Client, id: &str) {
+    page.find(Locator::Css(&seat(id)))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+async fn click(page: &Client, id: &str) {
+    page.find(Locator::Id(id))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+async fn text(page: &Client, id: &str) -> String {
+    page.find(Locator::Id(id))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+async fn visible(page: &Client, id: &str) -> bool {
+    page.find(Locator::Id(id))
+        .await
+        .unwrap()
+        .is_displayed()
+        .await
+        .unwrap()
+}
+
+async fn screenshot(page: &Client, name: &str) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = page.screenshot().await.expect("a screenshot");
+    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_buyers_see_each_others_holds_conflicts_and_sales_live() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let driver = driver().await;
+    let (alice, bob) = (browser(&driver).await, browser(&driver).await);
+    open(&alice, &app, &event).await;
+    open(&bob, &app, &event).await;
+    assert_eq!(status(&bob, "stalls-B-1").await, "available");
+    assert_eq!(status(&bob, "circle-A-1").await, "not_for_sale");
+    screenshot(&bob, "01-map").await;
+
+    // Bob picks B-2 and B-3; alice then holds B-1 and B-2.
+    click_seat(&bob, "stalls-B-2").await;
+    click_seat(&bob, "stalls-B-3").await;
+    click_seat(&alice, "stalls-B-1").await;
+    click_seat(&alice, "stalls-B-2").await;
+    assert_eq!(attr(&alice, "stalls-B-1", "aria-checked").await, "true");
+    click(&alice, "hold").await;
+    wait_until(&alice, LOADS_WITHIN, "alice's hold shows", |p| async move {
+        visible(&p, "hold-info").await
+    })
+    .await;
+    // Bob's page turns both held without a reload, and says which of his seats just went.
+    wait_status(&bob, "stalls-B-1", "held", LIVE_WITHIN).await;
+    wait_status(&bob, "stalls-B-2", "held", LIVE_WITHIN).await;
+    assert!(text(&bob, "message")
+        .await
+        .contains("Stalls, Row B, Seat 2 just went"));
+    assert_eq!(attr(&bob, "stalls-B-2", "aria-checked").await, "false");
+    assert_eq!(attr(&bob, "stalls-B-3", "aria-checked").await, "true");
+    screenshot(&alice, "02-alice-holds").await;
+    screenshot(&bob, "03-bob-sees-held").await;
+
+    // A held seat cannot be picked.
+    click_seat(&bob, "stalls-B-1").await;
+    assert_eq!(attr(&bob, "stalls-B-1", "aria-checked").await, "false");
+    assert!(text(&bob, "message")
+        .await
+        .contains("Stalls, Row B, Seat 1 is held"));
+
+    // A seat taken where this page could not see it: the hold's conflict names it and
+    // keeps the rest of the selection.
+    hold_directly(&app, &event, &["stalls-C-1"], chrono::Duration::minutes(5)).await;
+    click_seat(&bob, "stalls-C-1").await;
+    click(&bob, "hold").await;
+    wait_until(
+        &bob,
+        LOADS_WITHIN,
+        "bob hears of the conflict",
+        |p| async move {
+            text(&p, "message")
+                .await
+                .contains("Stalls, Row C, Seat 1 just went")
+        },
+    )
+    .await;
+    assert_eq!(attr(&bob, "stalls-C-1", "aria-checked").await, "false");
+    assert_eq!(attr(&bob, "stalls-B-3", "aria-checked").await, "true");
+    assert!(!visible(&bob, "hold-info").await, "nothing was held");
+    screenshot(&bob, "04-bob-conflict").await;
+
+    // Alice buys: sold on both pages.
+    click(&alice, "buy").await;
+    wait_until(
+        &alice,
+        LOADS_WITHIN,
+        "alice's order shows",
+        |p| async move { visible(&p, "order").await },
+    )
+    .await;
+    assert!(text(&alice, "order").await.contains("Order confirmed"));
+    for page in [&alice, &bob] {
+        wait_status(page, "stalls-B-1", "sold", LIVE_WITHIN).await;
+        wait_status(page, "stalls-B-2", "sold", LIVE_WITHIN).await;
+    }
+    screenshot(&alice, "05-alice-bought").await;
+    screenshot(&bob, "06-bob-sees-sold").await;
+    alice.close().await.unwrap();
+    bob.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn countdown_extend_release_and_a_hold_that_expires_by_itself() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let app = spawn_app().await;
+    let venue = app.create_venue().await;
+    let (status_code, body) = app
+        .post_events(&json!({"venue_id": venue, "name": "Matinee", "starts_at": "2030-03-01T14:00:00Z",
+            "hold_ttl_seconds": 4, "max_hold_seconds": 60, "max_seats_per_user": 4,
+            "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 2500, "currency": "EUR"}],
+            "allocations": [{"ticket_type": "standard", "section": "stalls"}]}))
+        .await;
+    assert_eq!(status_code, StatusCode::CREATED, "{body}");
+    let event = body["id"].as_str().unwrap().to_owned();
+    let driver = driver().await;
+    let (alice, bob) = (browser(&driver).await, browser(&driver).await);
+    open(&alice, &app, &event).await;
+    open(&bob, &app, &event).await;
+
+    click_seat(&alice, "stalls-A-1").await;
+    assert!(text(&alice, "total").await.contains("25"));
+    click(&alice, "hold").await;
+    wait_until(
+        &alice,
+        LOADS_WITHIN,
+        "the countdown shows",
+        |p| async move { visible(&p, "hold-info").await },
+    )
+    .await;
+    let countdown = text(&alice, "countdown").await;
+    assert!(
+        ["0:04", "0:03", "0:02"].contains(&countdown.as_str()),
+        "{countdown}"
+    );
+    wait_status(&bob, "stalls-A-1", "held", LIVE_WITHIN).await;
+    screenshot(&alice, "07-countdown").await;
+
+    // Extend moves the expiry on (the countdown back near the TTL); release frees it.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    click(&alice, "extend").await;
+    wait_until(
+        &alice,
+        LOADS_WITHIN,
+        "the hold is extended",
+        |p| async move { text(&p, "message").await.contains("Extended") },
+    )
+    .await;
+    let countdown = text(&alice, "countdown").await;
+    assert!(
+        ["0:04", "0:03"].contains(&countdown.as_str()),
+        "{countdown}"
+    );
+    click(&alice, "release").await;
+    wait_status(&bob, "stalls-A-1", "available", LIVE_WITHIN).await;
+    assert_eq!(status(&alice, "stalls-A-1").await, "available");
+    assert!(!visible(&alice, "hold-info").await);
+
+    // Held again and left alone: both pages turn it available at its expiry, with no
+    // message from the server.
+    click_seat(&alice, "stalls-A-2").await;
+    click(&alice, "hold").await;
+    wait_status(&bob, "stalls-A-2", "held", LIVE_WITHIN).await;
+    let held_at = Instant::now();
+    for page in [&bob, &alice] {
+        wait_status(page, "stalls-A-2", "available", Duration::from_secs(8)).await;
+    }
+    assert!(
+        held_at.elapsed() >= Duration::from_secs(2),
+        "not before its time"
+    );
+    wait_until(&alice, LIVE_WITHIN, "alice is told", |p| async move {
+        text(&p, "message").await.contains("expired")
+    })
+    .await;
+    screenshot(&alice, "08-expired").await;
+    alice.close().await.unwrap();
+    bob.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn seats_are_named_and_chosen_with_the_keyboard() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let driver = driver().await;
+    let page = browser(&driver).await;
+    // The event list links to the event's map.
+    page.goto(&format!("{}/", app.base)).await.unwrap();
+    let link = page
+        .wait()
+        .at_most(LOADS_WITHIN)
+        .for_element(Locator::Css("#event-list a"))
+        .await
+        .expect("the event is listed");
+    assert!(link.text().await.unwrap().contains("Spring Gala"));
+    assert_eq!(
+        link.attr("href").await.unwrap().as_deref(),
+        Some(format!("/?event={event}").as_str())
+    );
+    link.click().await.unwrap();
+    wait_until(
+        &page,
+        LOADS_WITHIN,
+        "the linked map is live",
+        |p| async move {
+            script(
+                &p,
+                "return document.getElementById('live').dataset.state === 'live'",
+            )
+            .await
+                == json!(true)
+        },
+    )
+    .await;
+    assert_eq!(text(&page, "event-name").await, "Spring Gala");
+    assert_eq!(
+        attr(&page, "stalls-A-1", "aria-label").await,
+        "Stalls, Row A, Seat 1, Premium, €90.00"
+    );
+    assert_eq!(
+        attr(&page, "stalls-B-4", "aria-label").await,
+        "Stalls, Row B, Seat 4, Standard, €45.00"
+    );
+    // Exactly one seat is in the tab order; the arrows move between seats.
+    let tabbable = script(
+        &page,
+        "return document.querySelectorAll('.seat[tabindex=\"0\"]').length",
+    )
+    .await;
+    assert_eq!(tabbable, json!(1));
+    let active = |p: Client| async move {
+        script(
+            &p,
+            "return document.activeElement && document.activeElement.dataset.seatId",
+        )
+        .await
+    };
+    page.find(Locator::Css(&seat("stalls-A-1")))
+        .await
+        .unwrap()
+        .send_keys(&String::from(char::from(Key::Right)))
+        .await
+        .unwrap();
+    assert_eq!(active(page.clone()).await, json!("stalls-A-2"));
+    let focused = page.active_element().await.unwrap();
+    focused
+        .send_keys(&String::from(char::from(Key::Down)))
+        .await
+        .unwrap();
+    assert_eq!(active(page.clone()).await, json!("stalls-B-2"));
+    let focused = page.active_element().await.unwrap();
+    focused
+        .send_keys(&String::from(char::from(Key::Enter)))
+        .await
+        .unwrap();
+    assert_eq!(attr(&page, "stalls-B-2", "aria-checked").await, "true");
+    focused
+        .send_keys(&String::from(char::from(Key::Right)))
+        .await
+        .unwrap();
+    let focused = page.active_element().await.unwrap();
+    focused.send_keys(" ").await.unwrap();
+    assert_eq!(attr(&page, "stalls-B-3", "aria-checked").await, "true");
+    assert!(text(&page, "basket")
+        .await
+        .contains("Stalls, Row B, Seat 3"));
+    screenshot(&page, "09-keyboard").await;
+    page.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_page_on_one_instance_sees_a_hold_made_through_another() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let first = spawn_app().await;
+    let event = first.create_event().await;
+    let url = first.database_url.clone();
+    let second = spawn_app_with(move |s| s.database.url = url).await;
+    let driver = driver().await;
+    let page = browser(&driver).await;
+    open(&page, &second, &event).await;
+    let (status_code, hold) = first
+        .post_holds(&event, &first.buyer("carol"), &["box-L-1"])
+        .await;
+    assert_eq!(status_code, StatusCode::CREATED, "{hold}");
+    wait_status(&page, "box-L-1", "held", LIVE_WITHIN).await;
+    page.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_twenty_thousand_seat_map_draws_every_seat() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let app = spawn_app().await;
+    let rows: Vec<Value> = (0..100)
+        .map(|r| json!({"label": format!("R{r}"), "seats": 200}))
+        .collect();
+    let (code, venue) = app
+        .post_venues(
+            &json!({"name": "Arena", "sections": [{"id": "floor", "name": "Floor", "rows": rows}]}),
+        )
+        .await;
+    assert_eq!(code, StatusCode::CREATED, "{venue}");
+    let (code, body) = app
+        .post_events(&json!({"venue_id": venue["id"], "name": "Arena night", "starts_at": "2030-05-01T20:00:00Z",
+            "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 5000, "currency": "EUR"}],
+            "allocations": [{"ticket_type": "standard", "section": "floor"}]}))
+        .await;
+    assert_eq!(code, StatusCode::CREATED, "{body}");
+    let event = body["id"].as_str().unwrap();
+    let driver = driver().await;
+    let page = browser(&driver).await;
+    open(&page, &app, event).await;
+    let drawn = script(
+        &page,
+        "return document.querySelectorAll('.seat[data-status=\"available\"]').length",
+    )
+    .await;
+    assert_eq!(drawn, json!(20_000));
+    let timings = script(&page, "return window.boxoffice.timings").await;
+    eprintln!("20,000-seat map, ms since navigation: {timings}");
+    // A change applies to its one seat.
+    let (_, hold) = app
+        .post_holds(event, &app.buyer("dave"), &["floor-R50-100"])
+        .await;
+    assert!(hold["hold_token"].is_string(), "{hold}");
+    wait_status(&page, "floor-R50-100", "held", LIVE_WITHIN).await;
+    screenshot(&page, "10-twenty-thousand").await;
+    page.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_page_is_served_at_the_root_with_its_assets() {
+    let app = spawn_app().await;
+    for (path, kind) in [
+        ("/", "text/html"),
+        ("/?event=x", "text/html"),
+        ("/assets/app.js", "text/javascript"),
+        ("/assets/app.css", "text/css"),
+    ] {
+        let response = app
+            .request(Method::GET, path, &As::Nobody)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        let headers = response.headers();
+        assert!(headers["content-type"].to_str().unwrap().starts_with(kind));
+        assert!(headers.contains_key("content-security-policy"));
+        assert!(!response.text().await.unwrap().is_empty());
+    }
+}

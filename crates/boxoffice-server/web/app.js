@@ -1,0 +1,582 @@
+// The Boxoffice seat-map page: the event list, one event's map kept live from
+// GET /v1/events/{id}/stream, a basket held all or nothing, checkout, and GA bookings.
+// Plain JavaScript, no build step. Every seat is one SVG circle carrying data-seat-id and
+// data-status; changes touch single elements; one listener per kind of input on the map.
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+const SESSION_KEY = "boxoffice.session";
+const PALETTE = ["#2f6fb3", "#c2571a", "#2a8a57", "#8a4fb5", "#b0306a", "#6b7a1f", "#1f7f8a", "#8a6a1f"];
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  event: null,          // GET /v1/events/{id}
+  seats: new Map(),     // id -> {seat, el, status, heldUntil}
+  rows: [],             // [[id...]] in venue order, for arrow keys
+  rowOf: new Map(),     // id -> [row index, index in row]
+  selected: new Set(),
+  hold: null,           // {token, expiresAt, seats: [ids]}
+  typeIndex: new Map(), // ticket type code -> palette index
+  view: null,           // {x, y, w, h}
+  fit: null,
+  stream: null,
+  focusId: null,
+  pending: new Set(),   // seats of a hold request on its way
+};
+
+window.boxoffice = { timings: {}, state };
+
+// ---- money, time, session ----
+
+function money(cents, currency) {
+  try {
+    return new Intl.NumberFormat(undefined, { style: "currency", currency }).format(cents / 100);
+  } catch (_) {
+    return (cents / 100).toFixed(2) + " " + currency;
+  }
+}
+
+function typeOf(code) {
+  return state.event.ticket_types.find((t) => t.code === code);
+}
+
+async function session() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(SESSION_KEY) || "null");
+    if (saved && Date.parse(saved.expires_at) - Date.now() > 60_000) return saved;
+  } catch (_) { /* start a new one */ }
+  const created = await api("POST", "/v1/sessions", null, false);
+  localStorage.setItem(SESSION_KEY, JSON.stringify(created));
+  return created;
+}
+
+class Problem extends Error {
+  constructor(status, body) {
+    super((body && body.detail) || "HTTP " + status);
+    this.status = status;
+    this.body = body || {};
+  }
+}
+
+async function api(method, path, body, auth = true) {
+  const headers = { Accept: "application/json" };
+  if (body !== null && body !== undefined) headers["Content-Type"] = "application/json";
+  if (auth) headers.Authorization = "Bearer " + (await session()).token;
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === null || body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  const parsed = text ? JSON.parse(text) : null;
+  if (!response.ok) throw new Problem(response.status, parsed);
+  return parsed;
+}
+
+function say(text, kind) {
+  const m = $("message");
+  m.textContent = text;
+  m.dataset.kind = kind || "warn";
+  m.hidden = !text;
+}
+
+// ---- event list ----
+
+async function showEvents() {
+  $("events").hidden = false;
+  const { events } = await api("GET", "/v1/events", null, false);
+  const list = $("event-list");
+  list.replaceChildren();
+  for (const e of events) {
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    a.href = "/?event=" + encodeURIComponent(e.id);
+    a.innerHTML = "<strong></strong><br><span class=\"when\"></span>";
+    a.querySelector("strong").textContent = e.name;
+    a.querySelector(".when").textContent = new Date(e.starts_at).toLocaleString();
+    li.append(a);
+    list.append(li);
+  }
+  $("events-empty").hidden = events.length > 0;
+}
+
+// ---- one event ----
+
+async function showEvent(id) {
+  state.event = await api("GET", "/v1/events/" + encodeURIComponent(id), null, false);
+  const e = state.event;
+  document.title = e.name + " · Boxoffice";
+  $("event-name").textContent = e.name;
+  $("event-meta").textContent = new Date(e.starts_at).toLocaleString() +
+    " · up to " + e.max_seats_per_user + " seats per buyer";
+  e.ticket_types.forEach((t, i) => state.typeIndex.set(t.code, i % PALETTE.length));
+  $("event").hidden = false;
+  renderLegend();
+  renderGa();
+  renderBasket();
+  wireMap();
+  wirePanel();
+  connect();
+}
+
+function connect() {
+  const live = $("live");
+  const source = new EventSource("/v1/events/" + encodeURIComponent(state.event.id) + "/stream");
+  state.stream = source;
+  source.addEventListener("snapshot", (m) => {
+    live.textContent = "Live";
+    live.dataset.state = "live";
+    applySnapshot(JSON.parse(m.data));
+  });
+  source.addEventListener("seats", (m) => {
+    for (const c of JSON.parse(m.data).seats) setStatus(c.id, c.status, c.held_until);
+    renderBasket();
+  });
+  source.addEventListener("ga", (m) => {
+    const g = JSON.parse(m.data);
+    const left = document.querySelector(`[data-ga-left="${CSS.escape(g.code)}"]`);
+    if (left) left.textContent = g.left;
+  });
+  source.onerror = () => {
+    live.textContent = "Reconnecting…";
+    live.dataset.state = "reconnecting";
+  };
+}
+
+function applySnapshot(body) {
+  const first = state.seats.size === 0;
+  const sameSeats = !first && body.seats.length === state.seats.size &&
+    body.seats.every((s) => state.seats.has(s.id) && state.seats.get(s.id).seat.ticket_type === s.ticket_type);
+  if (sameSeats) {
+    for (const s of body.seats) setStatus(s.id, s.status, s.held_until);
+  } else {
+    drawMap(body.seats);
+  }
+  for (const id of [...state.selected]) {
+    if (!isFree(id)) state.selected.delete(id);
+  }
+  renderBasket();
+  if (first) {
+    window.boxoffice.timings.mapDrawn = performance.now();
+    requestAnimationFrame(() => { window.boxoffice.timings.firstPaint = performance.now(); });
+  }
+}
+
+// ---- the map ----
+
+function ariaLabel(s) {
+  const type = s.ticket_type ? typeOf(s.ticket_type) : null;
+  const price = type ? type.name + ", " + money(s.price_cents, type.currency) : "not for sale";
+  return s.label + ", " + price;
+}
+
+function drawMap(seats) {
+  const svg = $("map");
+  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  for (const s of seats) {
+    if (s.x < minX) minX = s.x;
+    if (s.y < minY) minY = s.y;
+    if (s.x > maxX) maxX = s.x;
+    if (s.y > maxY) maxY = s.y;
+  }
+  if (!seats.length) { minX = minY = 0; maxX = maxY = 1; }
+  // One string, parsed once: far faster than 20,000 createElement calls.
+  const parts = [defs()];
+  const sections = new Map();
+  state.rows = [];
+  state.rowOf = new Map();
+  let rowKey = null;
+  for (const s of seats) {
+    const key = s.section + "\u0000" + s.row;
+    if (key !== rowKey) { state.rows.push([]); rowKey = key; }
+    const row = state.rows[state.rows.length - 1];
+    state.rowOf.set(s.id, [state.rows.length - 1, row.length]);
+    row.push(s.id);
+    const sec = sections.get(s.section);
+    if (!sec) sections.set(s.section, { name: s.label.split(", Row ")[0], x: s.x, y: s.y });
+    else { sec.x = Math.min(sec.x, s.x); sec.y = Math.min(sec.y, s.y); }
+    const colour = s.ticket_type ? PALETTE[state.typeIndex.get(s.ticket_type) ?? 0] : "#fff";
+    parts.push(`<circle class="seat" cx="${s.x}" cy="${s.y}" r="0.4" fill="${colour}" data-seat-id="${esc(s.id)}" data-status="${s.status}" role="checkbox" aria-checked="false" tabindex="-1" aria-label="${esc(ariaLabel(s))}"/>`);
+  }
+  for (const sec of sections.values()) {
+    parts.push(`<text class="section-label" x="${sec.x - 0.4}" y="${sec.y - 0.9}">${esc(sec.name)}</text>`);
+  }
+  svg.innerHTML = parts.join("");
+  state.seats = new Map();
+  for (const el of svg.querySelectorAll(".seat")) {
+    state.seats.set(el.dataset.seatId, { el, seat: null, status: el.dataset.status, heldUntil: null });
+  }
+  for (const s of seats) {
+    const entry = state.seats.get(s.id);
+    entry.seat = s;
+    entry.heldUntil = s.held_until ? Date.parse(s.held_until) : null;
+  }
+  markMine();
+  const pad = 1.5;
+  state.fit = { x: minX - pad, y: minY - pad - 1, w: maxX - minX + 2 * pad, h: maxY - minY + 2 * pad + 1 };
+  setView(state.fit);
+  const firstFree = seats.find((s) => s.status === "available") || seats[0];
+  if (firstFree) rove(firstFree.id, false);
+}
+
+function defs() {
+  return `<defs>
+<pattern id="pat-held" patternUnits="userSpaceOnUse" width="0.25" height="0.25" patternTransform="rotate(45)"><rect width="0.25" height="0.25" fill="#d9dee3"/><rect width="0.1" height="0.25" fill="#8a949e"/></pattern>
+<pattern id="pat-sold" patternUnits="userSpaceOnUse" width="0.3" height="0.3"><rect width="0.3" height="0.3" fill="#4a525a"/><path d="M0 0L0.3 0.3M0.3 0L0 0.3" stroke="#9aa3ab" stroke-width="0.05"/></pattern>
+<pattern id="pat-mine" patternUnits="userSpaceOnUse" width="0.25" height="0.25" patternTransform="rotate(45)"><rect width="0.25" height="0.25" fill="#ffd24d"/><rect width="0.1" height="0.25" fill="#e0a800"/></pattern>
+</defs>`;
+}
+
+function esc(text) {
+  return String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;" })[c]);
+}
+
+function setStatus(id, status, heldUntil) {
+  const entry = state.seats.get(id);
+  if (!entry) return;
+  entry.status = status;
+  entry.heldUntil = heldUntil ? Date.parse(heldUntil) : null;
+  entry.el.setAttribute("data-status", status);
+  if (status !== "available" && state.selected.has(id) && !isMine(id) && !state.pending.has(id)) {
+    state.selected.delete(id);
+    entry.el.setAttribute("aria-checked", "false");
+    say(entry.seat.label + " just went", "warn");
+  }
+  entry.el.classList.toggle("mine", isMine(id) && status === "held");
+  entry.el.setAttribute("aria-disabled", String(status !== "available" && !isMine(id)));
+}
+
+function isMine(id) {
+  return !!state.hold && state.hold.seats.includes(id);
+}
+
+function isFree(id) {
+  const e = state.seats.get(id);
+  return !!e && e.status === "available";
+}
+
+function markMine() {
+  for (const [id, e] of state.seats) {
+    e.el.classList.toggle("mine", isMine(id) && e.status === "held");
+    e.el.setAttribute("aria-checked", String(state.selected.has(id)));
+  }
+}
+
+// Holds lapse without a message: turn their seats available at held_until.
+function expireHolds() {
+  const now = Date.now();
+  for (const [id, e] of state.seats) {
+    if (e.status === "held" && e.heldUntil !== null && e.heldUntil <= now) setStatus(id, "available", null);
+  }
+  if (state.hold) {
+    const left = Math.max(0, Math.round((state.hold.expiresAt - now) / 1000));
+    $("countdown").textContent = Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0");
+    if (left === 0) {
+      state.hold = null;
+      say("Your hold expired; the seats are back on sale.", "warn");
+      state.selected.clear();
+      markMine();
+      renderBasket();
+    }
+  }
+}
+
+function toggle(id) {
+  const entry = state.seats.get(id);
+  if (!entry || state.hold) return;
+  if (state.selected.has(id)) {
+    state.selected.delete(id);
+  } else if (entry.status !== "available") {
+    say(entry.seat.label + " is " + entry.status.replace(/_/g, " ") + ".", "warn");
+    return;
+  } else if (state.selected.size >= state.event.max_seats_per_user) {
+    say("You can choose at most " + state.event.max_seats_per_user + " seats.", "warn");
+    return;
+  } else {
+    state.selected.add(id);
+    say("");
+  }
+  entry.el.setAttribute("aria-checked", String(state.selected.has(id)));
+  renderBasket();
+}
+
+function rove(id, focus) {
+  if (state.focusId && state.seats.has(state.focusId)) state.seats.get(state.focusId).el.setAttribute("tabindex", "-1");
+  state.focusId = id;
+  const el = state.seats.get(id).el;
+  el.setAttribute("tabindex", "0");
+  if (focus) el.focus();
+}
+
+function neighbour(id, key) {
+  const [r, i] = state.rowOf.get(id);
+  const row = state.rows[r];
+  if (key === "ArrowLeft") return row[Math.max(0, i - 1)];
+  if (key === "ArrowRight") return row[Math.min(row.length - 1, i + 1)];
+  const target = state.rows[key === "ArrowUp" ? r - 1 : r + 1];
+  if (!target) return id;
+  const x = state.seats.get(id).seat.x;
+  let best = target[0];
+  for (const other of target) {
+    if (Math.abs(state.seats.get(other).seat.x - x) < Math.abs(state.seats.get(best).seat.x - x)) best = other;
+  }
+  return best;
+}
+
+function wireMap() {
+  const svg = $("map");
+  svg.addEventListener("click", (e) => {
+    if (state.dragged) return;
+    const el = e.target.closest(".seat");
+    if (!el) return;
+    rove(el.dataset.seatId, true);
+    toggle(el.dataset.seatId);
+  });
+  svg.addEventListener("keydown", (e) => {
+    const el = e.target.closest(".seat");
+    if (!el) return;
+    const id = el.dataset.seatId;
+    if (e.key === "Enter" || e.key === " ") {
+      e.preventDefault();
+      toggle(id);
+    } else if (e.key.startsWith("Arrow")) {
+      e.preventDefault();
+      rove(neighbour(id, e.key), true);
+    }
+  });
+  svg.addEventListener("wheel", (e) => {
+    e.preventDefault();
+    zoom(e.deltaY < 0 ? 0.8 : 1.25, pointIn(svg, e));
+  }, { passive: false });
+  let drag = null;
+  svg.addEventListener("pointerdown", (e) => {
+    drag = { x: e.clientX, y: e.clientY, view: { ...state.view }, moved: false };
+    state.dragged = false;
+  });
+  svg.addEventListener("pointermove", (e) => {
+    if (!drag) return;
+    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+    if (!drag.moved && Math.hypot(dx, dy) < 4) return;
+    drag.moved = true;
+    svg.classList.add("dragging");
+    const scale = drag.view.w / svg.clientWidth;
+    setView({ ...drag.view, x: drag.view.x - dx * scale, y: drag.view.y - dy * scale });
+  });
+  const end = () => {
+    if (drag && drag.moved) { state.dragged = true; setTimeout(() => { state.dragged = false; }, 0); }
+    drag = null;
+    svg.classList.remove("dragging");
+  };
+  svg.addEventListener("pointerup", end);
+  svg.addEventListener("pointerleave", end);
+  $("zoom-in").onclick = () => zoom(0.7);
+  $("zoom-out").onclick = () => zoom(1 / 0.7);
+  $("zoom-fit").onclick = () => setView(state.fit);
+}
+
+function pointIn(svg, e) {
+  const box = svg.getBoundingClientRect();
+  const v = state.view;
+  const scale = Math.max(v.w / box.width, v.h / box.height);
+  return {
+    x: v.x + v.w / 2 + (e.clientX - box.left - box.width / 2) * scale,
+    y: v.y + v.h / 2 + (e.clientY - box.top - box.height / 2) * scale,
+  };
+}
+
+function zoom(factor, at) {
+  const v = state.view;
+  const c = at || { x: v.x + v.w / 2, y: v.y + v.h / 2 };
+  const w = Math.min(state.fit.w * 4, Math.max(4, v.w * factor));
+  const h = v.h * (w / v.w);
+  setView({ x: c.x - (c.x - v.x) * (w / v.w), y: c.y - (c.y - v.y) * (h / v.h), w, h });
+}
+
+function setView(v) {
+  state.view = v;
+  $("map").setAttribute("viewBox", `${v.x} ${v.y} ${v.w} ${v.h}`);
+}
+
+function renderLegend() {
+  const legend = $("legend");
+  const swatch = (fill, extra) =>
+    `<svg viewBox="-0.5 -0.5 1 1" aria-hidden="true">${defs()}<circle r="0.4" class="seat" ${extra || ""} fill="${fill}"/></svg>`;
+  const items = state.event.ticket_types.map((t) =>
+    `<li>${swatch(PALETTE[state.typeIndex.get(t.code)])}${esc(t.name)} · ${esc(money(t.price_cents, t.currency))}</li>`);
+  items.push(`<li>${swatch("#fff", "aria-checked=\"true\"")}Your choice</li>`);
+  items.push(`<li>${swatch("#fff", "data-status=\"held\"")}Held</li>`);
+  items.push(`<li>${swatch("#fff", "data-status=\"sold\"")}Sold</li>`);
+  items.push(`<li>${swatch("#fff", "data-status=\"not_for_sale\"")}Not for sale</li>`);
+  legend.innerHTML = items.join("");
+}
+
+// ---- the basket ----
+
+function renderBasket() {
+  const list = $("basket");
+  list.replaceChildren();
+  const ids = state.hold ? state.hold.seats : [...state.selected];
+  let total = 0, currency = null;
+  for (const id of ids) {
+    const s = state.seats.get(id)?.seat;
+    if (!s) continue;
+    const type = s.ticket_type ? typeOf(s.ticket_type) : null;
+    const li = document.createElement("li");
+    li.dataset.seatId = id;
+    const name = document.createElement("span");
+    name.textContent = s.label + (type ? " (" + type.name + ")" : "");
+    const price = document.createElement("span");
+    price.textContent = type ? money(s.price_cents, type.currency) : "";
+    li.append(name, price);
+    list.append(li);
+    if (type) { total += s.price_cents; currency = type.currency; }
+  }
+  if (!ids.length) {
+    const li = document.createElement("li");
+    li.className = "empty";
+    li.textContent = "Choose seats on the map.";
+    list.append(li);
+  }
+  $("total").textContent = ids.length ? "Total " + money(total, currency || "EUR") : "";
+  const held = !!state.hold;
+  $("hold").hidden = held;
+  $("hold").disabled = !state.selected.size;
+  for (const b of ["extend", "buy", "release"]) $(b).hidden = !held;
+  $("hold-info").hidden = !held;
+}
+
+function wirePanel() {
+  $("hold").onclick = holdSelection;
+  $("extend").onclick = async () => {
+    try {
+      const r = await api("POST", `/v1/events/${state.event.id}/holds/${state.hold.token}/extend`, null);
+      state.hold.expiresAt = Date.parse(r.expires_at);
+      say("Extended.", "ok");
+      expireHolds();
+    } catch (e) { fail(e); }
+  };
+  $("buy").onclick = async () => {
+    try {
+      const order = await api("POST", `/v1/events/${state.event.id}/orders`, { hold_token: state.hold.token });
+      const box = $("order");
+      box.hidden = false;
+      box.textContent = "";
+      const title = document.createElement("strong");
+      title.textContent = "Order confirmed";
+      const lines = document.createElement("ul");
+      for (const s of order.seats) {
+        const li = document.createElement("li");
+        li.textContent = s.label;
+        lines.append(li);
+      }
+      const total = document.createElement("p");
+      total.textContent = "Paid " + money(order.total_cents, order.currency) + " · order " + order.order_id;
+      box.append(title, lines, total);
+      box.dataset.orderId = order.order_id;
+      state.hold = null;
+      state.selected.clear();
+      say("");
+      markMine();
+      renderBasket();
+    } catch (e) { fail(e); }
+  };
+  $("release").onclick = async () => {
+    try {
+      await api("DELETE", `/v1/events/${state.event.id}/holds/${state.hold.token}`, null);
+    } catch (e) { if (!(e instanceof Problem && e.status === 404)) { fail(e); return; } }
+    const mine = state.hold.seats;
+    state.hold = null;
+    state.selected.clear();
+    for (const id of mine) if (state.seats.get(id)?.status === "held") setStatus(id, "available", null);
+    markMine();
+    say("Released.", "ok");
+    renderBasket();
+  };
+}
+
+async function holdSelection() {
+  const seats = [...state.selected];
+  if (!seats.length) return;
+  $("hold").disabled = true;
+  state.pending = new Set(seats);
+  try {
+    const hold = await api("POST", `/v1/events/${state.event.id}/holds`, { seats });
+    state.hold = { token: hold.hold_token, expiresAt: Date.parse(hold.expires_at), seats: hold.seats.map((s) => s.id) };
+    for (const id of state.hold.seats) setStatus(id, "held", hold.expires_at);
+    say("Held. Buy before the time runs out.", "ok");
+    markMine();
+    expireHolds();
+  } catch (e) {
+    if (e instanceof Problem && e.body.code === "seat_unavailable" && e.body.seats) {
+      const gone = e.body.seats;
+      for (const s of gone) {
+        state.selected.delete(s.id);
+        const entry = state.seats.get(s.id);
+        if (entry) entry.el.setAttribute("aria-checked", "false");
+      }
+      say(gone.map((s) => s.label).join("; ") + (gone.length > 1 ? " just went." : " just went."), "warn");
+    } else {
+      fail(e);
+    }
+  } finally {
+    state.pending = new Set();
+  }
+  renderBasket();
+}
+
+function fail(e) {
+  say(e instanceof Problem ? e.message : "Something went wrong: " + e.message, "warn");
+}
+
+// ---- general admission ----
+
+function renderGa() {
+  const box = $("ga");
+  box.replaceChildren();
+  for (const a of state.event.ga_areas) {
+    const div = document.createElement("div");
+    div.className = "ga-area";
+    div.innerHTML = `<h3></h3><p><span class="price"></span> · <span data-ga-left></span> left</p>
+<form><label>Places <input type="number" min="1" value="1" required></label><button type="submit">Book</button></form>
+<p class="ga-result" role="status"></p>`;
+    div.querySelector("h3").textContent = a.name;
+    div.querySelector(".price").textContent = money(a.price_cents, a.currency) + " each";
+    const left = div.querySelector("[data-ga-left]");
+    left.dataset.gaLeft = a.code;
+    left.textContent = a.left;
+    const input = div.querySelector("input");
+    input.max = a.max_per_booking;
+    input.setAttribute("aria-label", "Places in " + a.name);
+    div.querySelector("form").onsubmit = async (ev) => {
+      ev.preventDefault();
+      const result = div.querySelector(".ga-result");
+      try {
+        const b = await api("POST", `/v1/events/${state.event.id}/bookings`, { area: a.code, quantity: Number(input.value) });
+        result.textContent = "Booked " + b.quantity + " · " + money(b.total_cents, b.currency);
+      } catch (e) {
+        result.textContent = e instanceof Problem ? e.message : "Something went wrong.";
+      }
+    };
+    box.append(div);
+  }
+}
+
+// ---- start ----
+
+async function start() {
+  window.boxoffice.timings.start = performance.now();
+  const id = new URLSearchParams(location.search).get("event");
+  try {
+    await session();
+    if (id) await showEvent(id);
+    else await showEvents();
+  } catch (e) {
+    const fatal = $("fatal");
+    fatal.hidden = false;
+    fatal.textContent = e instanceof Problem && e.status === 404 ? "No such event." : "Could not load: " + e.message;
+  }
+  setInterval(expireHolds, 1000);
+}
+
+start();
