@@ -75,10 +75,15 @@ pub enum AcquireOutcome {
 }
 
 /// What extending a hold did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExtendOutcome {
-    /// The hold now lapses at this time.
-    Extended(DateTime<Utc>),
+    /// The hold now lapses at `expires_at`.
+    Extended {
+        /// The new expiry.
+        expires_at: DateTime<Utc>,
+        /// Ids of the seats the hold covers.
+        seats: Vec<String>,
+    },
     /// The token no longer owns live seats (expired, released, used or unknown).
     NotLive,
     /// The token is live but belongs to another user.
@@ -86,10 +91,10 @@ pub enum ExtendOutcome {
 }
 
 /// What releasing a hold did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReleaseOutcome {
-    /// The token's seats are free again.
-    Released,
+    /// The token's seats (these ids) are free again.
+    Released(Vec<String>),
     /// The token owns no live seats; nothing changed.
     NotLive,
     /// The token is live but belongs to another user; nothing changed.

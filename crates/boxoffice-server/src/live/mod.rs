@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use boxoffice_api::{GaChanged, SeatChange, SeatsChanged};
+use boxoffice_api::{GaChanged, SeatChange};
 use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::ids::EventId;
 use chrono::{DateTime, Utc};
@@ -95,20 +95,24 @@ impl Change {
         let head = |kind: &str| format!("{event} {kind} ");
         match self {
             Change::Seats(seats) => {
+                // Each seat rendered once; chunks are joined into `{"seats":[...]}`.
+                let rendered = seats
+                    .iter()
+                    .map(|seat| serde_json::to_string(seat).expect("a seat change serializes"));
                 let mut messages = Vec::new();
-                let mut chunk: Vec<SeatChange> = Vec::new();
+                let mut chunk: Vec<String> = Vec::new();
                 let mut size = 0;
-                for seat in seats {
-                    let len = serde_json::to_string(seat).map_or(0, |s| s.len()) + 1;
-                    if size + len > MAX_PAYLOAD && !chunk.is_empty() {
-                        messages.push(seats_message(&head("seats"), std::mem::take(&mut chunk)));
+                for seat in rendered {
+                    if size + seat.len() + 1 > MAX_PAYLOAD && !chunk.is_empty() {
+                        messages.push(seats_message(&head("seats"), &chunk));
+                        chunk.clear();
                         size = 0;
                     }
-                    size += len;
-                    chunk.push(seat.clone());
+                    size += seat.len() + 1;
+                    chunk.push(seat);
                 }
                 if !chunk.is_empty() {
-                    messages.push(seats_message(&head("seats"), chunk));
+                    messages.push(seats_message(&head("seats"), &chunk));
                 }
                 messages
             }
@@ -118,8 +122,8 @@ impl Change {
     }
 }
 
-fn seats_message(head: &str, seats: Vec<SeatChange>) -> String {
-    head.to_owned() + &serde_json::to_string(&SeatsChanged { seats }).unwrap_or_default()
+fn seats_message(head: &str, seats: &[String]) -> String {
+    format!("{head}{{\"seats\":[{}]}}", seats.join(","))
 }
 
 /// A message on its way to the bus, and who waits for it to get there.
@@ -280,6 +284,7 @@ impl Hub {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use boxoffice_api::SeatsChanged;
 
     #[test]
     fn a_large_change_is_split_into_messages_notify_accepts() {

@@ -213,8 +213,6 @@ pub async fn extend_hold(
 ) -> Result<DateTime<Utc>, Error> {
     let policy = event_policy(state, event).await?;
     let token = token.ok_or(Error::HoldNotLive)?;
-    // Its seats, for the live update; the extension itself decides what is live.
-    let seats = held_seat_ids(state, event, token).await;
     match state
         .holds
         .extend(
@@ -226,7 +224,7 @@ pub async fn extend_hold(
         )
         .await?
     {
-        ExtendOutcome::Extended(expires_at) => {
+        ExtendOutcome::Extended { expires_at, seats } => {
             let change = Change::held(seats.iter().map(String::as_str), expires_at);
             state.live.publish(event, change).await;
             Ok(expires_at)
@@ -245,23 +243,13 @@ pub async fn release_hold(
 ) -> Result<(), Error> {
     event_policy(state, event).await?;
     let token = token.ok_or(Error::HoldNotFound)?;
-    let seats = held_seat_ids(state, event, token).await;
     match state.holds.release(event, token, user).await? {
-        ReleaseOutcome::Released => {
+        ReleaseOutcome::Released(seats) => {
             let change = Change::now(seats.iter().map(String::as_str), SeatStatus::Available);
             state.live.publish(event, change).await;
             Ok(())
         }
         ReleaseOutcome::NotLive => Err(Error::HoldNotFound),
         ReleaseOutcome::Forbidden => Err(Error::Forbidden("this hold belongs to another user")),
-    }
-}
-
-/// The seats of the live hold `token`, read before it is extended or released so the
-/// change can be published; none if it is not live (nothing will change then either).
-async fn held_seat_ids(state: &AppState, event: EventId, token: Uuid) -> Vec<String> {
-    match state.holds.get(event, token).await {
-        Ok(Some(hold)) => hold.seats.into_iter().map(|s| s.seat_id).collect(),
-        _ => Vec::new(),
     }
 }

@@ -321,13 +321,13 @@ impl HoldStore for PgHoldStore {
             let mut tx = begin_hold_tx(&self.pool).await?;
             // Extending keeps a hold alive, so it takes the same per-user lock as creating one.
             lock_user(&mut tx, event, user).await?;
-            let expiry: Option<DateTime<Utc>> = sqlx::query_scalar(
+            let extended: Vec<(String, DateTime<Utc>)> = sqlx::query_as(
                 "update reservation
                 set expires_at = greatest(expires_at, least(now() + make_interval(secs => $4),
                                                             created_at + make_interval(secs => $5)))
               where event_id = $1 and hold_token = $2 and user_id = $3
                 and status = 'H' and expires_at > now()
-             returning expires_at",
+             returning seat_id, expires_at",
             )
             .bind(event.0)
             .bind(token)
@@ -335,11 +335,12 @@ impl HoldStore for PgHoldStore {
             .bind(f64::from(ttl_seconds))
             .bind(f64::from(max_hold_seconds))
             .fetch_all(&mut *tx)
-            .await?
-            .into_iter()
-            .next();
-            let outcome = match expiry {
-                Some(at) => ExtendOutcome::Extended(at),
+            .await?;
+            let outcome = match extended.first() {
+                Some(&(_, expires_at)) => ExtendOutcome::Extended {
+                    expires_at,
+                    seats: extended.into_iter().map(|(seat, _)| seat).collect(),
+                },
                 None => {
                     let other = Self::held_by_other(&mut tx, event, token, user).await?;
                     if other {
@@ -365,19 +366,19 @@ impl HoldStore for PgHoldStore {
         // A seat taken over after expiry carries the new holder's token and is untouched.
         retry_contention(|| async move {
             let mut conn = self.pool.acquire().await?;
-            let freed = sqlx::query(
+            let freed: Vec<String> = sqlx::query_scalar(
                 "delete from reservation
               where event_id = $1 and hold_token = $2 and user_id = $3
-                and status = 'H' and expires_at > now()",
+                and status = 'H' and expires_at > now()
+             returning seat_id",
             )
             .bind(event.0)
             .bind(token)
             .bind(user.as_str())
-            .execute(&mut *conn)
-            .await?
-            .rows_affected();
-            if freed > 0 {
-                return Ok(ReleaseOutcome::Released);
+            .fetch_all(&mut *conn)
+            .await?;
+            if !freed.is_empty() {
+                return Ok(ReleaseOutcome::Released(freed));
             }
             let other = Self::held_by_other(&mut conn, event, token, user).await?;
             Ok(if other {

@@ -361,7 +361,10 @@ impl HoldStore for RedisHoldStore {
         Ok(match expires {
             -1 => ExtendOutcome::Forbidden,
             0 => ExtendOutcome::NotLive,
-            ms => ExtendOutcome::Extended(millis(ms)?),
+            ms => ExtendOutcome::Extended {
+                expires_at: millis(ms)?,
+                seats: hold.seats.into_iter().map(|s| s.seat_id).collect(),
+            },
         })
     }
 
@@ -391,7 +394,7 @@ impl HoldStore for RedisHoldStore {
         .await
         .map_err(redis_error)?;
         Ok(match released {
-            1 => ReleaseOutcome::Released,
+            1 => ReleaseOutcome::Released(hold.seats.into_iter().map(|s| s.seat_id).collect()),
             -1 => ReleaseOutcome::Forbidden,
             _ => ReleaseOutcome::NotLive,
         })
