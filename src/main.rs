@@ -13,7 +13,9 @@ use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
 /// mimalloc: under many concurrent requests glibc's allocator spends its time on arena
-/// locks (measured with `holds_bench`).
+/// locks (measured with `holds_bench`). Built without transparent huge pages (`no_thp`):
+/// with them every open connection costs about 8 KB more resident memory
+/// (`bench/subscribers.sh`).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

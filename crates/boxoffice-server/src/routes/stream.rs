@@ -78,7 +78,9 @@ async fn next_event(
     let sse = match frame {
         Ok(Frame::Event(e)) => Event::default().event(e.0).data(&e.1),
         Ok(Frame::Resync) | Err(RecvError::Lagged(_)) => {
-            let snapshot = seats_snapshot(&state, event).await.ok()?;
+            // Boxed: composing a snapshot is rare, and its future is large. Inline, every
+            // idle stream would carry room for it.
+            let snapshot = Box::pin(seats_snapshot(&state, event)).await.ok()?;
             Event::default().event("snapshot").data(snapshot.body)
         }
         Err(RecvError::Closed) => return None,
