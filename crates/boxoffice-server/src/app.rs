@@ -224,7 +224,7 @@ impl Application {
             anonymous_sessions: settings.anonymous_sessions,
             gate,
             metrics: crate::metrics::Metrics::new(),
-            live: crate::live::Live::new(),
+            live: crate::live::Live::new(settings.stream_heartbeat),
             rate_limits,
         });
         let router = router(

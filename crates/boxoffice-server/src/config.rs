@@ -33,6 +33,8 @@ pub mod defaults {
     pub const HOLDS_PER_MINUTE: u32 = 30;
     /// `BOXOFFICE_SWEEP_INTERVAL_SECS`.
     pub const SWEEP_INTERVAL_SECS: u64 = 300;
+    /// `BOXOFFICE_STREAM_HEARTBEAT_MS`.
+    pub const STREAM_HEARTBEAT_MS: u64 = 15_000;
 
     /// The connection limits with every default.
     pub fn connection_limits() -> crate::serve::ConnectionLimits {
@@ -134,6 +136,10 @@ pub struct ServeArgs {
     /// 503 if the server was too slow.
     #[arg(long, env = "BOXOFFICE_REQUEST_TIMEOUT_MS", default_value_t = defaults::REQUEST_TIMEOUT_MS)]
     pub request_timeout_ms: u64,
+    /// Milliseconds between the comment lines a quiet live-update stream sends, so proxies
+    /// in between keep it open; keep it under the shortest idle timeout on the way.
+    #[arg(long, env = "BOXOFFICE_STREAM_HEARTBEAT_MS", default_value_t = defaults::STREAM_HEARTBEAT_MS)]
+    pub stream_heartbeat_ms: u64,
     /// Largest request body accepted, in bytes (larger answers 413).
     #[arg(long, env = "BOXOFFICE_MAX_BODY_BYTES", default_value_t = defaults::MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
@@ -213,6 +219,8 @@ pub struct Settings {
     pub request_timeout: Duration,
     /// Request body size limit.
     pub max_body_bytes: usize,
+    /// How often a quiet live-update stream sends a comment line.
+    pub stream_heartbeat: Duration,
     /// Header, idle and shutdown timeouts, and the cap on connections.
     pub connections: crate::serve::ConnectionLimits,
     /// Anonymous sessions per client address a minute (0: no limit).
@@ -244,6 +252,7 @@ impl Settings {
             anonymous_sessions: true,
             request_timeout: Duration::from_millis(defaults::REQUEST_TIMEOUT_MS),
             max_body_bytes: defaults::MAX_BODY_BYTES,
+            stream_heartbeat: Duration::from_millis(defaults::STREAM_HEARTBEAT_MS),
             connections: defaults::connection_limits(),
             sessions_per_minute: defaults::SESSIONS_PER_MINUTE,
             holds_per_minute: defaults::HOLDS_PER_MINUTE,
@@ -295,6 +304,7 @@ impl ServeArgs {
             anonymous_sessions: self.anonymous_sessions,
             request_timeout: Duration::from_millis(self.request_timeout_ms),
             max_body_bytes: self.max_body_bytes,
+            stream_heartbeat: Duration::from_millis(self.stream_heartbeat_ms.max(1)),
             connections: crate::serve::ConnectionLimits {
                 header_timeout: Duration::from_millis(self.header_timeout_ms),
                 idle_timeout: Duration::from_millis(self.idle_timeout_ms),

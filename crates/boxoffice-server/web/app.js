@@ -125,6 +125,7 @@ function connect() {
   const source = new EventSource("/v1/events/" + encodeURIComponent(state.event.id) + "/stream");
   state.stream = source;
   source.addEventListener("snapshot", (m) => {
+    window.boxoffice.timings.snapshotArrived ??= performance.now();
     live.textContent = "Live";
     live.dataset.state = "live";
     applySnapshot(JSON.parse(m.data));

@@ -142,11 +142,14 @@ pub struct Live {
     closing: watch::Sender<bool>,
     /// Changes that never reached the bus.
     dropped: AtomicU64,
+    /// How often a quiet stream sends a comment line.
+    heartbeat: Duration,
 }
 
 impl Live {
-    /// Live updates for one instance; nothing moves until [`run`] starts its tasks.
-    pub fn new() -> Self {
+    /// Live updates for one instance, whose streams send a comment line when quiet for
+    /// `heartbeat`; nothing moves until [`run`] starts its tasks.
+    pub fn new(heartbeat: Duration) -> Self {
         let (outgoing, queue) = mpsc::channel(PUBLISH_QUEUE);
         Self {
             hub: Arc::new(Hub::default()),
@@ -154,6 +157,7 @@ impl Live {
             queue: Mutex::new(Some(queue)),
             closing: watch::channel(false).0,
             dropped: AtomicU64::new(0),
+            heartbeat,
         }
     }
 
@@ -202,15 +206,14 @@ impl Live {
         self.dropped.load(Ordering::Relaxed)
     }
 
+    /// How often a quiet stream sends a comment line.
+    pub fn heartbeat(&self) -> Duration {
+        self.heartbeat
+    }
+
     /// Streams open now, across all events.
     pub fn subscribers(&self) -> usize {
         self.hub.subscribers()
-    }
-}
-
-impl Default for Live {
-    fn default() -> Self {
-        Self::new()
     }
 }
 

@@ -18,8 +18,6 @@ use crate::live::{Frame, Subscription};
 use crate::service::availability::seats_snapshot;
 use crate::state::AppState;
 
-/// How often a comment line is sent on a quiet stream, so proxies keep it open.
-const HEARTBEAT: Duration = Duration::from_secs(15);
 /// How long a client waits before reconnecting after the stream ends.
 const RECONNECT: Duration = Duration::from_secs(2);
 
@@ -43,6 +41,7 @@ pub async fn stream(
     let event = super::event_id(&id)?;
     // Subscribe before composing the snapshot: a change made in between arrives after it.
     let subscription = state.live.subscribe(event);
+    let heartbeat = state.live.heartbeat();
     let snapshot = seats_snapshot(&state, event).await?;
     let first = Event::default()
         .event("snapshot")
@@ -57,7 +56,7 @@ pub async fn stream(
             // Proxies that buffer answers (nginx) pass this one through as it comes.
             (header::HeaderName::from_static("x-accel-buffering"), "no"),
         ],
-        Sse::new(events).keep_alive(KeepAlive::new().interval(HEARTBEAT)),
+        Sse::new(events).keep_alive(KeepAlive::new().interval(heartbeat)),
     ))
 }
 

@@ -302,6 +302,36 @@ async fn the_stream_is_an_uncached_event_stream_and_counts_its_subscribers() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_quiet_stream_sends_comment_lines_so_proxies_keep_it_open() {
+    let app = spawn_app_with(|s| s.stream_heartbeat = Duration::from_millis(200)).await;
+    let event = app.create_event().await;
+    let response = app
+        .request(
+            Method::GET,
+            &format!("/v1/events/{event}/stream"),
+            &As::Nobody,
+        )
+        .send()
+        .await
+        .unwrap();
+    let mut body = response.bytes_stream();
+    let mut seen = String::new();
+    // The snapshot, then nothing happens: two heartbeats within a second.
+    let read = tokio::time::timeout(Duration::from_secs(1), async {
+        while let Some(chunk) = body.next().await {
+            seen.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
+            if seen.matches("\n:\n\n").count() + usize::from(seen.starts_with(":\n")) >= 2 {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "no heartbeats in {seen:?}");
+    assert!(seen.starts_with("event: snapshot\n"), "{seen:?}");
+    assert!(!seen.contains("event: seats"), "{seen:?}");
+}
+
 crate::stores::conformance!(
     every_change_of_a_seat_reaches_the_stream_in_order,
     a_change_on_one_instance_reaches_subscribers_of_another,
