@@ -29,12 +29,21 @@ window.boxoffice = { timings: {}, state };
 
 // ---- money, time, session ----
 
+// One formatter per currency: making one is far dearer than using it, and a map labels
+// every seat with its price.
+const formatters = new Map();
+
 function money(cents, currency) {
-  try {
-    return new Intl.NumberFormat(undefined, { style: "currency", currency }).format(cents / 100);
-  } catch (_) {
-    return (cents / 100).toFixed(2) + " " + currency;
+  if (!formatters.has(currency)) {
+    let format;
+    try {
+      format = new Intl.NumberFormat(undefined, { style: "currency", currency }).format;
+    } catch (_) {
+      format = (amount) => amount.toFixed(2) + " " + currency;
+    }
+    formatters.set(currency, format);
   }
+  return formatters.get(currency)(cents / 100);
 }
 
 function typeOf(code) {
@@ -203,17 +212,24 @@ function drawMap(seats) {
   for (const sec of sections.values()) {
     parts.push(`<text class="section-label" x="${sec.x - 0.4}" y="${sec.y - 0.9}">${esc(sec.name)}</text>`);
   }
+  const t = window.boxoffice.timings;
+  t.built = performance.now();
   svg.innerHTML = parts.join("");
+  t.parsed = performance.now();
+  // The circles come out in the order they went in: pair them with their seats by index.
+  const circles = svg.getElementsByClassName("seat");
   state.seats = new Map();
-  for (const el of svg.querySelectorAll(".seat")) {
-    state.seats.set(el.dataset.seatId, { el, seat: null, status: el.dataset.status, heldUntil: null });
-  }
-  for (const s of seats) {
-    const entry = state.seats.get(s.id);
-    entry.seat = s;
-    entry.heldUntil = s.held_until ? Date.parse(s.held_until) : null;
-  }
+  seats.forEach((s, i) => {
+    state.seats.set(s.id, {
+      el: circles[i],
+      seat: s,
+      status: s.status,
+      heldUntil: s.held_until ? Date.parse(s.held_until) : null,
+    });
+  });
+  t.indexed = performance.now();
   markMine();
+  t.marked = performance.now();
   const pad = 1.5;
   state.fit = { x: minX - pad, y: minY - pad - 1, w: maxX - minX + 2 * pad, h: maxY - minY + 2 * pad + 1 };
   setView(state.fit);
@@ -257,8 +273,16 @@ function isFree(id) {
   return !!e && e.status === "available";
 }
 
+// Marks the seats of the buyer's hold and selection, and unmarks any others marked before.
 function markMine() {
-  for (const [id, e] of state.seats) {
+  const svg = $("map");
+  for (const el of [...svg.querySelectorAll(".seat.mine, .seat[aria-checked=\"true\"]")]) {
+    el.classList.remove("mine");
+    el.setAttribute("aria-checked", "false");
+  }
+  for (const id of [...(state.hold ? state.hold.seats : []), ...state.selected]) {
+    const e = state.seats.get(id);
+    if (!e) continue;
     e.el.classList.toggle("mine", isMine(id) && e.status === "held");
     e.el.setAttribute("aria-checked", String(state.selected.has(id)));
   }
