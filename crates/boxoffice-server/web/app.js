@@ -204,13 +204,13 @@ function drawMap(seats) {
     state.rowOf.set(s.id, [state.rows.length - 1, row.length]);
     row.push(s.id);
     const sec = sections.get(s.section);
-    if (!sec) sections.set(s.section, { name: s.label.split(", Row ")[0], x: s.x, y: s.y });
-    else { sec.x = Math.min(sec.x, s.x); sec.y = Math.min(sec.y, s.y); }
+    if (!sec) sections.set(s.section, { name: s.label.split(", Row ")[0], x: s.x, maxX: s.x, y: s.y });
+    else { sec.x = Math.min(sec.x, s.x); sec.maxX = Math.max(sec.maxX, s.x); sec.y = Math.min(sec.y, s.y); }
     const colour = s.ticket_type ? PALETTE[state.typeIndex.get(s.ticket_type) ?? 0] : "#fff";
     parts.push(`<circle class="seat" cx="${s.x}" cy="${s.y}" r="0.4" fill="${colour}" data-seat-id="${esc(s.id)}" data-status="${s.status}" role="checkbox" aria-checked="false" tabindex="-1" aria-label="${esc(ariaLabel(s))}"/>`);
   }
   for (const sec of sections.values()) {
-    parts.push(`<text class="section-label" x="${sec.x - 0.4}" y="${sec.y - 0.9}">${esc(sec.name)}</text>`);
+    parts.push(`<text class="section-label" text-anchor="middle" x="${(sec.x + sec.maxX) / 2}" y="${sec.y - 0.9}">${esc(sec.name)}</text>`);
   }
   const t = window.boxoffice.timings;
   t.built = performance.now();
@@ -425,11 +425,12 @@ function setView(v) {
 
 function renderLegend() {
   const legend = $("legend");
-  const swatch = (fill, extra) =>
-    `<svg viewBox="-0.5 -0.5 1 1" aria-hidden="true">${defs()}<circle r="0.4" class="seat" ${extra || ""} fill="${fill}"/></svg>`;
+  const swatch = (fill, extra, cls) =>
+    `<svg viewBox="-0.5 -0.5 1 1" aria-hidden="true">${defs()}<circle r="0.4" class="seat ${cls || ""}" ${extra || ""} fill="${fill}"/></svg>`;
   const items = state.event.ticket_types.map((t) =>
     `<li>${swatch(PALETTE[state.typeIndex.get(t.code)])}${esc(t.name)} · ${esc(money(t.price_cents, t.currency))}</li>`);
   items.push(`<li>${swatch("#fff", "aria-checked=\"true\"")}Your choice</li>`);
+  items.push(`<li>${swatch("#fff", "data-status=\"held\"", "mine")}Your hold</li>`);
   items.push(`<li>${swatch("#fff", "data-status=\"held\"")}Held</li>`);
   items.push(`<li>${swatch("#fff", "data-status=\"sold\"")}Sold</li>`);
   items.push(`<li>${swatch("#fff", "data-status=\"not_for_sale\"")}Not for sale</li>`);
@@ -540,7 +541,7 @@ async function holdSelection() {
         const entry = state.seats.get(s.id);
         if (entry) entry.el.setAttribute("aria-checked", "false");
       }
-      say(gone.map((s) => s.label).join("; ") + (gone.length > 1 ? " just went." : " just went."), "warn");
+      say(gone.map((s) => s.label).join("; ") + " just went.", "warn");
     } else {
       fail(e);
     }
