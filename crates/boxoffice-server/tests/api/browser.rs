@@ -130,14 +130,16 @@ async fn status(page: &Client, id: &str) -> String {
     attr(page, id, "data-status").await
 }
 
+/// A seat's attribute, read in one step: the map may be redrawn between two WebDriver calls.
 async fn attr(page: &Client, id: &str, name: &str) -> String {
-    page.find(Locator::Css(&seat(id)))
+    let value = page
+        .execute(
+            "const el = document.querySelector(arguments[0]); return el && el.getAttribute(arguments[1]);",
+            vec![json!(seat(id)), json!(name)],
+        )
         .await
-        .unwrap()
-        .attr(name)
-        .await
-        .unwrap()
-        .unwrap_or_default()
+        .expect("the script runs");
+    value.as_str().unwrap_or_default().to_owned()
 }
 
 async fn wait_status(page: &Client, id: &str, want: &str, within: Duration) {
@@ -460,6 +462,24 @@ async fn a_page_on_one_instance_sees_a_hold_made_through_another() {
         .await;
     assert_eq!(status_code, StatusCode::CREATED, "{hold}");
     wait_status(&page, "box-L-1", "held", LIVE_WITHIN).await;
+    // An allocation change sends a fresh snapshot: the page redraws from it, keeping the
+    // buyer's selection and what is held.
+    click_seat(&page, "stalls-C-4").await;
+    let (status_code, body) = first
+        .send(
+            Method::PUT,
+            &format!("/v1/events/{event}/allocations"),
+            &As::Admin,
+            Some(&json!({"allocations": [{"ticket_type": "standard", "section": "circle"}]})),
+        )
+        .await;
+    assert_eq!(status_code, StatusCode::OK, "{body}");
+    wait_status(&page, "circle-A-1", "available", LIVE_WITHIN).await;
+    assert!(attr(&page, "circle-A-1", "aria-label")
+        .await
+        .contains("Standard"));
+    assert_eq!(status(&page, "box-L-1").await, "held");
+    assert_eq!(attr(&page, "stalls-C-4", "aria-checked").await, "true");
     page.close().await.unwrap();
 }
 
