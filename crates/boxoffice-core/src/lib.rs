@@ -9,6 +9,7 @@
 //! - [`event`]: the event specification, ticket types, general-admission areas and the
 //!   allocation rules that decide which seats are on sale at which ticket type.
 //! - [`hold`]: holds, orders and what hold stores answer; the rules a basket must meet.
+//! - [`best_available`]: choosing the best free seats together, without stranding one.
 //! - [`availability`]: composing each seat's status from the event layout, the sold seats
 //!   (Postgres) and the held seats (the hold store), and counting them.
 //!
@@ -16,6 +17,7 @@
 //! server crates bring the I/O.
 
 pub mod availability;
+pub mod best_available;
 pub mod event;
 pub mod hold;
 pub mod ids;

@@ -1,0 +1,263 @@
+use proptest::prelude::*;
+
+use super::*;
+
+/// A row of `pattern`: `.` free, `x` taken, `-` not for sale; every seat type `a`.
+fn row<'a>(section: &'a str, label: &'a str, pattern: &str) -> Vec<Slot<'a>> {
+    pattern
+        .chars()
+        .map(|c| Slot {
+            section,
+            row: label,
+            ticket_type: (c != '-').then_some("a"),
+            free: c == '.',
+        })
+        .collect()
+}
+
+fn ask(quantity: usize) -> Ask<'static> {
+    Ask {
+        quantity,
+        ticket_type: None,
+        section_order: &[],
+    }
+}
+
+#[test]
+fn two_together_nearest_the_centre_of_the_front_row() {
+    let slots = [row("s", "A", "........"), row("s", "B", "........")].concat();
+    let choice = choose(&slots, &ask(2)).unwrap();
+    assert_eq!(
+        choice,
+        Choice {
+            seats: vec![3, 4],
+            adjacent: true
+        }
+    );
+}
+
+#[test]
+fn a_block_that_strands_a_seat_loses_to_one_that_does_not() {
+    // Seats 0–4 free: 1-2 strands seat 0, 2-3 strands seat 4; 0-1 and 3-4 strand none,
+    // and 3-4 is nearer the centre of the six.
+    let slots = row("s", "A", ".....x");
+    let choice = choose(&slots, &ask(2)).unwrap();
+    assert!(!strands(&slots, choice.seats[0], 2), "{choice:?}");
+    assert_eq!(choice.seats, vec![3, 4]);
+}
+
+#[test]
+fn when_every_block_strands_one_the_sale_is_made_anyway() {
+    let slots = row("s", "A", "x...x");
+    let choice = choose(&slots, &ask(2)).unwrap();
+    assert!(choice.adjacent);
+    assert_eq!(choice.seats.len(), 2);
+}
+
+#[test]
+fn section_order_outranks_rows() {
+    let slots = [row("stalls", "A", "...."), row("circle", "A", "....")].concat();
+    let order = ["circle".to_owned()];
+    let choice = choose(
+        &slots,
+        &Ask {
+            quantity: 2,
+            ticket_type: None,
+            section_order: &order,
+        },
+    )
+    .unwrap();
+    // The circle, where the centre pair would strand a seat at each end: an end pair.
+    assert_eq!(choice.seats, vec![4, 5]);
+}
+
+#[test]
+fn without_room_in_one_row_the_fewest_rows_are_used() {
+    let slots = [
+        row("s", "A", ".x.x."),
+        row("s", "B", "x..x."),
+        row("s", "C", "x..x."),
+    ]
+    .concat();
+    // Three together nowhere; row A alone has three free seats.
+    let choice = choose(&slots, &ask(3)).unwrap();
+    assert_eq!(
+        choice,
+        Choice {
+            seats: vec![0, 2, 4],
+            adjacent: false
+        }
+    );
+}
+
+#[test]
+fn the_asked_type_only_and_nothing_when_too_few() {
+    let mut slots = row("s", "A", "....");
+    slots[0].ticket_type = Some("b");
+    slots[1].ticket_type = Some("b");
+    let only_b = Ask {
+        quantity: 2,
+        ticket_type: Some("b"),
+        section_order: &[],
+    };
+    assert_eq!(choose(&slots, &only_b).unwrap().seats, vec![0, 1]);
+    assert_eq!(
+        choose(
+            &slots,
+            &Ask {
+                quantity: 3,
+                ..only_b
+            }
+        ),
+        None
+    );
+    assert_eq!(choose(&slots, &ask(0)), None);
+}
+
+/// Random layouts: up to three sections of up to five rows of up to twelve seats, each
+/// seat free or taken, of type `a` or `b` or not for sale.
+fn layout() -> impl Strategy<Value = Vec<(usize, usize, Option<u8>, bool)>> {
+    prop::collection::vec(
+        prop::collection::vec(
+            prop::collection::vec(
+                (
+                    prop::option::weighted(0.9, 0u8..2),
+                    prop::bool::weighted(0.6),
+                ),
+                1..12,
+            ),
+            1..5,
+        ),
+        1..3,
+    )
+    .prop_map(|sections| {
+        let mut seats = Vec::new();
+        for (s, rows) in sections.into_iter().enumerate() {
+            for (r, row) in rows.into_iter().enumerate() {
+                for (kind, free) in row {
+                    seats.push((s, r, kind, free));
+                }
+            }
+        }
+        seats
+    })
+}
+
+const SECTIONS: [&str; 3] = ["s0", "s1", "s2"];
+const ROWS: [&str; 5] = ["A", "B", "C", "D", "E"];
+const TYPES: [&str; 2] = ["a", "b"];
+
+fn slots_of(seats: &[(usize, usize, Option<u8>, bool)]) -> Vec<Slot<'static>> {
+    seats
+        .iter()
+        .map(|&(s, r, kind, free)| Slot {
+            section: SECTIONS[s],
+            row: ROWS[r],
+            ticket_type: kind.map(|k| TYPES[usize::from(k)]),
+            free,
+        })
+        .collect()
+}
+
+/// Runs of one row: (start, len) in slot positions.
+fn rows_of(slots: &[Slot<'_>]) -> Vec<(usize, usize)> {
+    let mut rows: Vec<(usize, usize)> = Vec::new();
+    for (i, s) in slots.iter().enumerate() {
+        match rows.last_mut() {
+            Some((start, len))
+                if slots[*start].section == s.section && slots[*start].row == s.row =>
+            {
+                *len += 1
+            }
+            _ => rows.push((i, 1)),
+        }
+    }
+    rows
+}
+
+proptest! {
+    #[test]
+    fn chosen_seats_are_free_wanted_and_adjacent_whenever_a_row_has_room(
+        seats in layout(),
+        quantity in 1usize..5,
+        kind in prop::option::of(0u8..2),
+        ranked in prop::option::of(prop::sample::subsequence(vec![2usize, 0, 1], 0..3)),
+    ) {
+        let slots = slots_of(&seats);
+        let order: Vec<String> = ranked.unwrap_or_default().into_iter().map(|s| SECTIONS[s].to_owned()).collect();
+        let ask = Ask { quantity, ticket_type: kind.map(|k| TYPES[usize::from(k)]), section_order: &order };
+        let wanted = |s: &Slot<'_>| s.free && s.ticket_type.is_some() && ask.ticket_type.is_none_or(|t| s.ticket_type == Some(t));
+        let available = slots.iter().filter(|s| wanted(s)).count();
+        let choice = choose(&slots, &ask);
+        // The same input, the same answer.
+        prop_assert_eq!(&choice, &choose(&slots, &ask));
+        let Some(choice) = choice else {
+            prop_assert!(available < quantity);
+            return Ok(());
+        };
+        prop_assert_eq!(choice.seats.len(), quantity);
+        prop_assert!(choice.seats.windows(2).all(|w| w[0] < w[1]), "distinct, ascending");
+        for &i in &choice.seats {
+            prop_assert!(wanted(&slots[i]), "seat {} is taken, not for sale or of another type", i);
+        }
+        let rows = rows_of(&slots);
+        let room = |&(start, len): &(usize, usize)| {
+            slots[start..start + len].windows(quantity).any(|w| w.iter().all(&wanted))
+        };
+        let any_room = rows.iter().any(room);
+        prop_assert_eq!(choice.adjacent, any_room);
+        if !choice.adjacent {
+            // The fewest rows: no run of fewer consecutive rows of one section has enough.
+            let row_of = |i: usize| rows.iter().position(|&(s, l)| s <= i && i < s + l).unwrap();
+            let mut used: Vec<usize> = choice.seats.iter().map(|&i| row_of(i)).collect();
+            used.dedup();
+            let count = |&(start, len): &(usize, usize)| slots[start..start + len].iter().filter(|s| wanted(s)).count();
+            let mut fewest: Option<usize> = None;
+            for first in 0..rows.len() {
+                let mut have = 0;
+                for (k, r) in rows[first..].iter().enumerate() {
+                    if slots[r.0].section != slots[rows[first].0].section {
+                        break;
+                    }
+                    have += count(r);
+                    if have >= quantity {
+                        fewest = Some(fewest.map_or(k + 1, |f| f.min(k + 1)));
+                        break;
+                    }
+                }
+            }
+            if let Some(fewest) = fewest {
+                // Rows in between may give nothing, so the rows used can be fewer still.
+                prop_assert!(used.len() <= fewest, "{} rows used, {} would do", used.len(), fewest);
+                let section = slots[choice.seats[0]].section;
+                prop_assert!(choice.seats.iter().all(|&i| slots[i].section == section), "one section");
+            }
+        }
+        if choice.adjacent {
+            let first = choice.seats[0];
+            let &(start, len) = rows.iter().find(|&&(s, l)| s <= first && first < s + l).unwrap();
+            prop_assert!(choice.seats.last().copied() == Some(first + quantity - 1));
+            prop_assert!(first + quantity <= start + len, "one row");
+            // No row with room ranks before the chosen one.
+            let rank = |start: usize| {
+                let section = slots[start].section;
+                let named = order.iter().position(|s| s == section);
+                let first_seen = SECTIONS.iter().position(|s| *s == section).unwrap();
+                let section_rank = named.unwrap_or(order.len() + first_seen);
+                let row_rank = rows.iter().filter(|&&(s, _)| s < start && slots[s].section == section).count();
+                (section_rank, row_rank)
+            };
+            for r in rows.iter().filter(|r| room(r)) {
+                prop_assert!(rank(r.0) >= rank(start), "row at {} has room and ranks higher", r.0);
+            }
+            // Never a stranded seat when a block of the same row strands none.
+            let row = &slots[start..start + len];
+            if strands(row, first - start, quantity) {
+                for other in 0..=len - quantity {
+                    let fits = row[other..other + quantity].iter().all(&wanted);
+                    prop_assert!(!fits || strands(row, other, quantity), "block at {} strands nothing", other);
+                }
+            }
+        }
+    }
+}
