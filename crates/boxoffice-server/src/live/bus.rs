@@ -91,6 +91,7 @@ async fn listen(state: AppState, mut stopped: watch::Receiver<bool>) {
         };
         // Listening now: whatever happened before is in the snapshot.
         resync_all(&state, &hub).await;
+        state.live.listening.send_replace(true);
         loop {
             let notification = tokio::select! {
                 n = listener.try_recv() => n,
@@ -108,6 +109,7 @@ async fn listen(state: AppState, mut stopped: watch::Receiver<bool>) {
                 }
             }
         }
+        state.live.listening.send_replace(false);
     }
 }
 

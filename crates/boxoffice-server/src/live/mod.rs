@@ -140,6 +140,8 @@ pub struct Live {
     /// Taken by [`run`], which owns the receiving end.
     queue: Mutex<Option<mpsc::Receiver<Outgoing>>>,
     closing: watch::Sender<bool>,
+    /// True while this instance's listener is listening (and its subscribers are in step).
+    listening: watch::Sender<bool>,
     /// Changes that never reached the bus.
     dropped: AtomicU64,
     /// How often a quiet stream sends a comment line.
@@ -156,6 +158,7 @@ impl Live {
             outgoing,
             queue: Mutex::new(Some(queue)),
             closing: watch::channel(false).0,
+            listening: watch::channel(false).0,
             dropped: AtomicU64::new(0),
             heartbeat,
         }
@@ -189,6 +192,13 @@ impl Live {
             hub: self.hub.clone(),
             closing: self.closing.subscribe(),
         }
+    }
+
+    /// Waits until this instance listens to the bus: changes published from then on reach
+    /// its subscribers. (Subscribers from before are sent a snapshot once it does.)
+    pub async fn listening(&self) {
+        let mut listening = self.listening.subscribe();
+        let _ = listening.wait_for(|l| *l).await;
     }
 
     /// Ends every stream (the server is shutting down).

@@ -135,12 +135,18 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
     let app = Application::build(&settings).await.expect("server builds");
     let base = format!("http://{}", app.local_addr());
     let holds = app.state().holds.clone();
+    let state = app.state().clone();
     // The listener is bound already, so requests queue until the server polls it: no sleep.
     let server = tokio::spawn(async move {
         app.run_until(std::future::pending())
             .await
             .expect("server runs");
     });
+    // Live updates published before the server listens to the bus would reach its streams
+    // only as a later snapshot; tests expect each change as it happens.
+    tokio::time::timeout(Duration::from_secs(30), state.live.listening())
+        .await
+        .expect("the server listens for live updates");
     let db = PgPoolOptions::new()
         .max_connections(2)
         .connect(&direct_url)
