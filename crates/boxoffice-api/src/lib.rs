@@ -254,6 +254,9 @@ pub struct HoldView {
     pub currency: String,
     /// When the hold lapses unless extended.
     pub expires_at: DateTime<Utc>,
+    /// For a best-available hold: whether its seats are side by side in one row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjacent: Option<bool>,
 }
 
 /// Answer to an extension.

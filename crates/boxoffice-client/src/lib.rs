@@ -16,9 +16,9 @@
 //! - [`release`]: many calls released at the same moment, as races are run.
 
 use boxoffice_api::{
-    AllocationsChanged, AllocationsRequest, AvailabilityView, BookingBody, BookingView,
-    CheckoutBody, EventCreated, EventList, EventView, Extended, Health, HoldBody, HoldView,
-    OrderView, Problem, SeatsView, SessionCreated, VenueCreated, VenueView,
+    AllocationsChanged, AllocationsRequest, AvailabilityView, BestAvailable, BookingBody,
+    BookingView, CheckoutBody, EventCreated, EventList, EventView, Extended, Health, HoldBody,
+    HoldView, OrderView, Problem, SeatsView, SessionCreated, VenueCreated, VenueView,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_core::ids::{EventId, VenueId};
@@ -293,6 +293,26 @@ impl Client {
         let body = HoldBody {
             seats: Some(seats.iter().map(|s| (*s).to_owned()).collect()),
             best_available: None,
+        };
+        self.hold(event, buyer, &body).await
+    }
+
+    /// `POST /v1/events/{id}/holds` asking the server for the best `quantity` seats (of
+    /// `ticket_type`, or of any type); the answer's `adjacent` says whether they are side
+    /// by side.
+    pub async fn hold_best_available(
+        &self,
+        event: EventId,
+        buyer: &str,
+        quantity: u32,
+        ticket_type: Option<&str>,
+    ) -> Result<HoldView> {
+        let body = HoldBody {
+            seats: None,
+            best_available: Some(BestAvailable {
+                quantity,
+                ticket_type: ticket_type.map(str::to_owned),
+            }),
         };
         self.hold(event, buyer, &body).await
     }

@@ -136,6 +136,11 @@ impl SeatMap {
         self.by_id.get(seat_id).map(|&i| &self.seats[i])
     }
 
+    /// Where the seat with this id is in venue order.
+    pub fn index_of(&self, seat_id: &str) -> Option<usize> {
+        self.by_id.get(seat_id).copied()
+    }
+
     /// Each seat's state, in venue order. Ids the map does not know are ignored.
     pub fn compose<'a>(
         &self,

@@ -221,6 +221,9 @@ impl Application {
             seat_maps: SeatMapCache::new(
                 NonZeroUsize::new(SEAT_MAP_CACHE_EVENTS).expect("non-zero"),
             ),
+            chooser: crate::service::best_available::Chooser::new(
+                NonZeroUsize::new(SEAT_MAP_CACHE_EVENTS).expect("non-zero"),
+            ),
             anonymous_sessions: settings.anonymous_sessions,
             gate,
             metrics: crate::metrics::Metrics::new(),

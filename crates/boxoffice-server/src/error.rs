@@ -81,6 +81,7 @@ pub use crate::service::SeatRef;
 
 fn unavailable_detail(seats: &[SeatRef]) -> String {
     match seats {
+        [] => "not enough seats are available".to_owned(),
         [one] => format!("{} just went", one.label),
         many => format!(
             "{} seats just went: {}",

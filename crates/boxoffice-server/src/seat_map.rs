@@ -209,6 +209,8 @@ mod tests {
             max_hold_seconds: 900,
             max_seats_per_user: 8,
             currency: Some("EUR".into()),
+            section_order: vec!["stalls".into()],
+            ticket_types: vec!["standard".into()],
         };
         let rendered = RenderedSeatMap::new(3, seats.clone(), policy);
         let until = DateTime::from_timestamp(2_000_000_000, 123_000_000).unwrap();

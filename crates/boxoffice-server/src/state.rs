@@ -23,6 +23,8 @@ pub struct Inner {
     pub auth: Auth,
     /// Rendered seat maps of recently read events.
     pub seat_maps: SeatMapCache,
+    /// Best-available choices, one at a time per event on this instance.
+    pub chooser: crate::service::best_available::Chooser,
     /// Whether `POST /v1/sessions` is enabled.
     pub anonymous_sessions: bool,
     /// The sale-day gate in front of general-admission bookings, when it is on.

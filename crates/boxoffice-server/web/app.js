@@ -1,5 +1,6 @@
 // The Boxoffice seat-map page: the event list, one event's map kept live from
-// GET /v1/events/{id}/stream, a basket held all or nothing, checkout, and GA bookings.
+// GET /v1/events/{id}/stream, a basket held all or nothing (chosen on the map, or the
+// best available chosen by the server), checkout, and GA bookings.
 // Plain JavaScript, no build step. Every seat is one SVG circle carrying data-seat-id and
 // data-status; changes touch single elements; one listener per kind of input on the map.
 "use strict";
@@ -466,6 +467,7 @@ function renderBasket() {
   }
   $("total").textContent = ids.length ? "Total " + money(total, currency || "EUR") : "";
   const held = !!state.hold;
+  $("best").hidden = held;
   $("hold").hidden = held;
   $("hold").disabled = !state.selected.size;
   for (const b of ["extend", "buy", "release"]) $(b).hidden = !held;
@@ -474,6 +476,14 @@ function renderBasket() {
 
 function wirePanel() {
   $("hold").onclick = holdSelection;
+  const quantity = $("best-quantity");
+  quantity.replaceChildren();
+  for (let n = 1; n <= state.event.max_seats_per_user; n++) quantity.append(new Option(String(n), String(n)));
+  quantity.value = String(Math.min(2, state.event.max_seats_per_user));
+  const type = $("best-type");
+  type.replaceChildren(new Option("Any", ""));
+  for (const t of state.event.ticket_types) type.append(new Option(t.name + " · " + money(t.price_cents, t.currency), t.code));
+  $("best").onsubmit = (ev) => { ev.preventDefault(); holdBest(); };
   $("extend").onclick = async () => {
     try {
       const r = await api("POST", `/v1/events/${state.event.id}/holds/${state.hold.token}/extend`, null);
@@ -527,28 +537,66 @@ async function holdSelection() {
   $("hold").disabled = true;
   state.pending = new Set(seats);
   try {
-    const hold = await api("POST", `/v1/events/${state.event.id}/holds`, { seats });
-    state.hold = { token: hold.hold_token, expiresAt: Date.parse(hold.expires_at), seats: hold.seats.map((s) => s.id) };
-    for (const id of state.hold.seats) setStatus(id, "held", hold.expires_at);
+    took(await api("POST", `/v1/events/${state.event.id}/holds`, { seats }));
     say("Held. Buy before the time runs out.", "ok");
-    markMine();
-    expireHolds();
   } catch (e) {
-    if (e instanceof Problem && e.body.code === "seat_unavailable" && e.body.seats) {
-      const gone = e.body.seats;
-      for (const s of gone) {
-        state.selected.delete(s.id);
-        const entry = state.seats.get(s.id);
-        if (entry) entry.el.setAttribute("aria-checked", "false");
-      }
-      say(gone.map((s) => s.label).join("; ") + " just went.", "warn");
-    } else {
-      fail(e);
-    }
+    refused(e);
   } finally {
     state.pending = new Set();
   }
   renderBasket();
+}
+
+// Asks the server for the best seats free now; what it holds replaces the selection.
+async function holdBest() {
+  const quantity = Number($("best-quantity").value);
+  const type = $("best-type").value;
+  const ask = { quantity };
+  if (type) ask.ticket_type = type;
+  $("best-hold").disabled = true;
+  try {
+    const hold = await api("POST", `/v1/events/${state.event.id}/holds`, { best_available: ask });
+    state.selected = new Set(hold.seats.map((s) => s.id));
+    took(hold);
+    const n = hold.seats.length;
+    say(hold.adjacent || n === 1
+      ? `Held the best ${n === 1 ? "seat" : n + " seats together"}. Buy before the time runs out.`
+      : `No ${n} seats together are free; held the ${n} closest. Buy before the time runs out.`, "ok");
+    const first = state.seats.get(hold.seats[0].id);
+    if (first) rove(first.seat.id, false);
+  } catch (e) {
+    if (e instanceof Problem && e.body.code === "seat_unavailable") {
+      say(`Not ${quantity === 1 ? "a seat" : quantity + " seats"}${type ? " of that type" : ""} left; try fewer.`, "warn");
+    } else {
+      refused(e);
+    }
+  } finally {
+    $("best-hold").disabled = false;
+  }
+  renderBasket();
+}
+
+// The buyer's new hold: its seats turn held and theirs.
+function took(hold) {
+  state.hold = { token: hold.hold_token, expiresAt: Date.parse(hold.expires_at), seats: hold.seats.map((s) => s.id) };
+  for (const id of state.hold.seats) setStatus(id, "held", hold.expires_at);
+  markMine();
+  expireHolds();
+}
+
+// A refused hold: seats that just went leave the selection (the stream shows who has them).
+function refused(e) {
+  if (e instanceof Problem && e.body.code === "seat_unavailable" && e.body.seats && e.body.seats.length) {
+    const gone = e.body.seats;
+    for (const s of gone) {
+      state.selected.delete(s.id);
+      const entry = state.seats.get(s.id);
+      if (entry) entry.el.setAttribute("aria-checked", "false");
+    }
+    say(gone.map((s) => s.label).join("; ") + " just went.", "warn");
+  } else {
+    fail(e);
+  }
 }
 
 function fail(e) {

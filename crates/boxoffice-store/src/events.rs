@@ -57,6 +57,10 @@ pub struct HoldPolicy {
     pub max_seats_per_user: u32,
     /// The event's currency; `None` if it has no ticket types.
     pub currency: Option<String>,
+    /// Every section of the venue, best first.
+    pub section_order: Vec<String>,
+    /// The codes of the event's ticket types.
+    pub ticket_types: Vec<String>,
 }
 
 /// Places left in one general-admission area.
@@ -253,21 +257,27 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
 
 /// The settings holds are made under; `None` if there is no such event.
 pub async fn hold_policy(pool: &PgPool, id: EventId) -> Result<Option<HoldPolicy>, StoreError> {
-    type Row = (i32, i32, i32, Option<String>);
+    type Row = (i32, i32, i32, Option<String>, Vec<String>, Vec<String>);
     let row: Option<Row> = sqlx::query_as(
         "select hold_ttl_seconds, max_hold_seconds, max_seats_per_user,
-                (select currency from ticket_type t where t.event_id = e.event_id order by position limit 1)
+                (select currency from ticket_type t where t.event_id = e.event_id order by position limit 1),
+                section_order,
+                array(select code from ticket_type t where t.event_id = e.event_id order by position)
            from event e where event_id = $1",
     )
     .bind(id.0)
     .fetch_optional(pool)
     .await?;
-    Ok(row.map(|(ttl, max_hold, max_seats, currency)| HoldPolicy {
-        hold_ttl_seconds: ttl as u32,
-        max_hold_seconds: max_hold as u32,
-        max_seats_per_user: max_seats as u32,
-        currency,
-    }))
+    Ok(row.map(
+        |(ttl, max_hold, max_seats, currency, section_order, ticket_types)| HoldPolicy {
+            hold_ttl_seconds: ttl as u32,
+            max_hold_seconds: max_hold as u32,
+            max_seats_per_user: max_seats as u32,
+            currency,
+            section_order,
+            ticket_types,
+        },
+    ))
 }
 
 /// The event's seats in venue order with their ticket types and prices, and the version of

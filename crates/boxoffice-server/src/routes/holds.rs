@@ -8,6 +8,7 @@ use uuid::Uuid;
 use crate::auth::Buyer;
 use crate::error::{ApiError, Problem};
 use crate::extract::Json;
+use crate::service::best_available;
 use crate::service::holds::{self, LabelledHold};
 use crate::state::AppState;
 
@@ -20,6 +21,7 @@ impl From<LabelledHold> for HoldView {
             total_cents: h.total_cents,
             currency: h.currency,
             expires_at: h.hold.expires_at,
+            adjacent: None,
         }
     }
 }
@@ -29,7 +31,8 @@ fn token(text: &str) -> Option<Uuid> {
     boxoffice_core::ids::parse_canonical_uuid(text)
 }
 
-/// Holds every seat asked for under one new token, or none.
+/// Holds every seat asked for under one new token, or none; or, given `best_available`,
+/// the best seats free now, side by side in one row where any row has enough.
 #[utoipa::path(post, path = "/v1/events/{id}/holds", tag = "holds", request_body = HoldBody,
     params(("id" = String, Path, description = "Event id")),
     security(("user" = [])),
@@ -38,8 +41,8 @@ fn token(text: &str) -> Option<Uuid> {
         (status = 400, description = "Malformed JSON, or the event has started", body = Problem),
         (status = 401, description = "Missing or invalid user token", body = Problem),
         (status = 404, description = "No such event", body = Problem),
-        (status = 409, description = "A seat is unavailable, or the user's limit is reached", body = Problem),
-        (status = 422, description = "Empty, repeated, unknown or too many seats", body = Problem),
+        (status = 409, description = "A seat is unavailable (for best available: not enough seats, or the choice was taken every time), or the user's limit is reached", body = Problem),
+        (status = 422, description = "Empty, repeated, unknown or too many seats; a best-available quantity or ticket type the event does not allow", body = Problem),
         (status = 429, description = "Too many holds by this user; see Retry-After", body = Problem),
         (status = 503, description = "A store is unavailable", body = Problem),
     ))]
@@ -50,13 +53,23 @@ pub async fn create_hold(
     Json(body): Json<HoldBody>,
 ) -> Result<(StatusCode, axum::Json<HoldView>), ApiError> {
     let event = super::event_id(&id)?;
-    let seats = match (body.seats, body.best_available) {
-        (Some(seats), None) => seats,
-        (None, Some(_)) => {
-            return Err(ApiError::invalid(
-                "best_available",
-                "best-available selection is not offered yet; name the seats",
-            ))
+    let view = match (body.seats, body.best_available) {
+        (Some(seats), None) => holds::create_hold(&state, event, &user, &seats)
+            .await?
+            .into(),
+        (None, Some(ask)) => {
+            let best = best_available::hold_best_available(
+                &state,
+                event,
+                &user,
+                ask.quantity,
+                ask.ticket_type.as_deref(),
+            )
+            .await?;
+            HoldView {
+                adjacent: Some(best.adjacent),
+                ..best.hold.into()
+            }
         }
         _ => {
             return Err(ApiError::invalid(
@@ -65,8 +78,7 @@ pub async fn create_hold(
             ))
         }
     };
-    let hold = holds::create_hold(&state, event, &user, &seats).await?;
-    Ok((StatusCode::CREATED, axum::Json(hold.into())))
+    Ok((StatusCode::CREATED, axum::Json(view)))
 }
 
 /// The hold, if it is live and the caller's.

@@ -47,7 +47,7 @@ pub(crate) async fn event_layout(
 }
 
 /// The event's hold settings, without rendering its seat map when none is cached.
-async fn event_policy(state: &AppState, event: EventId) -> Result<HoldPolicy, Error> {
+pub(super) async fn event_policy(state: &AppState, event: EventId) -> Result<HoldPolicy, Error> {
     state
         .seat_maps
         .policy(&state.pool, event)
@@ -113,33 +113,12 @@ pub async fn create_hold(
     user: &UserId,
     seats: &[String],
 ) -> Result<LabelledHold, Error> {
-    let limits = &state.rate_limits;
-    if !state.holds.limits_hold_rate() {
-        limits
-            .check(&limits.holds, &format!("{event}:{user}"))
-            .await
-            .map_err(Error::RateLimited)?;
-    }
+    count_hold(state, event, user).await?;
     let mut map = event_layout(state, event).await?;
     let mut basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
     let mut reloads = 0;
     let outcome = loop {
-        let quotes = quotes(&map, &basket);
-        let policy = &map.policy;
-        let outcome = state
-            .holds
-            .acquire(&HoldRequest {
-                event,
-                user,
-                seats: &basket,
-                quotes: &quotes,
-                layout_version: map.version,
-                ttl_seconds: policy.hold_ttl_seconds,
-                max_seats_per_user: policy.max_seats_per_user,
-                holds_per_minute: limits.holds.per_minute(),
-            })
-            .await?;
-        match outcome {
+        match acquire(state, event, user, &map, &basket).await? {
             // The allocations changed since this server cached the map: quote again.
             AcquireOutcome::LayoutChanged(version) if reloads < MAX_LAYOUT_RELOADS => {
                 reloads += 1;
@@ -153,27 +132,72 @@ pub async fn create_hold(
             outcome => break outcome,
         }
     };
+    settle(state, event, &map, outcome).await
+}
+
+/// Counts a hold against the user's hold rate in the event, unless the hold store counts
+/// it in the hold's own round trip.
+pub(super) async fn count_hold(
+    state: &AppState,
+    event: EventId,
+    user: &UserId,
+) -> Result<(), Error> {
+    let limits = &state.rate_limits;
+    if !state.holds.limits_hold_rate() {
+        limits
+            .check(&limits.holds, &format!("{event}:{user}"))
+            .await
+            .map_err(Error::RateLimited)?;
+    }
+    Ok(())
+}
+
+/// Asks the hold store for `basket`, priced as `map` quotes it.
+pub(super) async fn acquire(
+    state: &AppState,
+    event: EventId,
+    user: &UserId,
+    map: &RenderedSeatMap,
+    basket: &[String],
+) -> Result<AcquireOutcome, Error> {
+    let policy = &map.policy;
+    Ok(state
+        .holds
+        .acquire(&HoldRequest {
+            event,
+            user,
+            seats: basket,
+            quotes: &quotes(map, basket),
+            layout_version: map.version,
+            ttl_seconds: policy.hold_ttl_seconds,
+            max_seats_per_user: policy.max_seats_per_user,
+            holds_per_minute: state.rate_limits.holds.per_minute(),
+        })
+        .await?)
+}
+
+/// The answer to an acquisition that is not retried: a new hold is published to the live
+/// streams; anything else is the error it means.
+pub(super) async fn settle(
+    state: &AppState,
+    event: EventId,
+    map: &RenderedSeatMap,
+    outcome: AcquireOutcome,
+) -> Result<LabelledHold, Error> {
     match outcome {
         AcquireOutcome::Held(hold) => {
             let seats = hold.seats.iter().map(|s| s.seat_id.as_str());
             let change = Change::held(seats, hold.expires_at);
             state.live.publish(event, change).await;
-            Ok(labelled(&map, hold))
+            Ok(labelled(map, hold))
         }
-        AcquireOutcome::Unavailable(ids) => Err(Error::SeatsUnavailable(
-            ids.into_iter()
-                .map(|id| SeatRef {
-                    label: label(&map, &id),
-                    id,
-                })
-                .collect(),
-        )),
+        AcquireOutcome::Unavailable(ids) => Err(Error::SeatsUnavailable(seat_refs(map, ids))),
         AcquireOutcome::EventStarted => Err(Error::EventStarted),
         AcquireOutcome::LimitExceeded => {
             Err(Error::HoldLimitExceeded(map.policy.max_seats_per_user))
         }
         AcquireOutcome::RateLimited(wait) => {
-            limits.holds.refused();
+            state.rate_limits.holds.refused();
             Err(Error::RateLimited(wait))
         }
         AcquireOutcome::LayoutChanged(_) => Err(Error::Unavailable {
@@ -181,6 +205,15 @@ pub async fn create_hold(
             retry_after: std::time::Duration::from_secs(1),
         }),
     }
+}
+
+pub(super) fn seat_refs(map: &RenderedSeatMap, ids: Vec<String>) -> Vec<SeatRef> {
+    ids.into_iter()
+        .map(|id| SeatRef {
+            label: label(map, &id),
+            id,
+        })
+        .collect()
 }
 
 /// The live hold `token`, if it is `user`'s.

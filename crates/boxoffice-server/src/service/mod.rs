@@ -3,16 +3,17 @@
 //! A service takes typed input (ids, the buyer, a basket), uses the stores and the
 //! seat-map cache, and answers a domain outcome or an [`Error`]. It knows nothing of HTTP:
 //! the routes extract, call one service function, and map what it answers to a status and
-//! a body ([`crate::error`] maps [`Error`]). Best available, live updates and the waiting
-//! room belong here too.
+//! a body ([`crate::error`] maps [`Error`]).
 //!
 //! - [`availability`]: seat status composed from the seat map, Postgres and the hold store.
 //! - [`holds`]: holding a basket (quoting it again when the allocations changed), reading,
 //!   extending and releasing holds.
 //! - [`orders`]: checkout, reading and cancelling orders.
+//! - [`best_available`]: the server chooses the best seats free now and holds them.
 //! - [`bookings`]: general-admission bookings, the sale-day gate in front of Postgres.
 
 pub mod availability;
+pub mod best_available;
 pub mod bookings;
 pub mod holds;
 pub mod orders;

@@ -57,7 +57,7 @@ fn winner_user(answers: &[(StatusCode, Value)]) -> String {
     format!("buyer-{i}")
 }
 
-fn hold_request(app: &TestApp, event: &str, user: &str, seats: &[String]) -> RequestBuilder {
+pub fn hold_request(app: &TestApp, event: &str, user: &str, seats: &[String]) -> RequestBuilder {
     app.request(
         Method::POST,
         &format!("/v1/events/{event}/holds"),
@@ -67,7 +67,12 @@ fn hold_request(app: &TestApp, event: &str, user: &str, seats: &[String]) -> Req
 }
 
 /// A venue with one section of `rows` × `per_row` seats, and an event selling all of it.
-async fn big_event(app: &TestApp, rows: usize, per_row: u32, max_seats_per_user: u32) -> String {
+pub async fn big_event(
+    app: &TestApp,
+    rows: usize,
+    per_row: u32,
+    max_seats_per_user: u32,
+) -> String {
     let rows: Vec<_> = (0..rows)
         .map(|r| json!({"label": format!("R{r}"), "seats": per_row}))
         .collect();

@@ -1,0 +1,323 @@
+//! Best available: the server chooses the seats ([`boxoffice_core::best_available`]) and
+//! holds them through the same hold-store path as a named basket.
+//!
+//! When a sale opens, hundreds of buyers ask at once, and every one of them would choose
+//! the same best seats from the same availability: all but one would lose, choose again,
+//! and collide again. So the choices one instance makes for one event are made one at a
+//! time, from one shared view of the event's free seats that each choice marks as taken
+//! before the next is made; buyers asking together get different seats in one round.
+//! The hold store still decides: a seat the view thought free but another buyer (on
+//! another instance, or naming seats) took meanwhile makes the hold fail, the view is
+//! read again, and the buyer's seats are chosen again, up to [`MAX_CHOICES`] times.
+//!
+//! A view is reused for at most [`VIEW_LIFETIME`], so a seat freed meanwhile (a release,
+//! an expiry) is offered again soon; before answering that there are not enough seats, a
+//! reused view is always read again. A view read while other choices are still on their
+//! way to the hold store marks their seats taken too, so a buyer never races another
+//! buyer of the same instance for seats already chosen.
+
+use std::collections::HashMap;
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use boxoffice_core::availability::SeatStatus;
+use boxoffice_core::best_available::{self, Ask, Slot};
+use boxoffice_core::hold::AcquireOutcome;
+use boxoffice_core::ids::{EventId, UserId};
+use boxoffice_core::validation::ValidationErrors;
+use lru::LruCache;
+
+use super::holds::{self, LabelledHold};
+use super::{availability, Error};
+use crate::seat_map::RenderedSeatMap;
+use crate::state::AppState;
+
+/// How often a best-available hold chooses again when its choice was taken meanwhile.
+pub const MAX_CHOICES: usize = 3;
+
+/// How long one read of an event's availability serves the choices that follow it.
+pub const VIEW_LIFETIME: Duration = Duration::from_millis(500);
+
+/// A best-available hold, and whether its seats are side by side in one row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BestHold {
+    /// The hold.
+    pub hold: LabelledHold,
+    /// Its seats are adjacent in one row.
+    pub adjacent: bool,
+}
+
+/// One event's free seats as this instance last read them, less the seats it has chosen
+/// since.
+struct View {
+    map: Arc<RenderedSeatMap>,
+    /// Per seat of `map`, in venue order: free to choose.
+    free: Vec<bool>,
+    /// When it was read; also which read it is.
+    read_at: Instant,
+}
+
+/// One event's choosing on this instance.
+#[derive(Default)]
+struct Turn {
+    /// One choice at a time.
+    choosing: tokio::sync::Mutex<()>,
+    chosen: Mutex<Chosen>,
+}
+
+/// The shared view, and the choices whose holds are still on their way to the hold store:
+/// a view read meanwhile would see their seats free, so they are marked taken in it too.
+#[derive(Default)]
+struct Chosen {
+    view: Option<View>,
+    in_flight: HashMap<u64, Vec<String>>,
+    next: u64,
+}
+
+impl Turn {
+    fn chosen(&self) -> std::sync::MutexGuard<'_, Chosen> {
+        // Nothing a panicking holder leaves half done breaks more than one choice.
+        self.chosen
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Per event, its [`Turn`] (of recently asked events; the least recently asked is
+/// forgotten first).
+pub struct Chooser {
+    events: Mutex<LruCache<EventId, Arc<Turn>>>,
+}
+
+impl Chooser {
+    /// Keeps views of at most `capacity` events.
+    pub fn new(capacity: NonZeroUsize) -> Self {
+        Self {
+            events: Mutex::new(LruCache::new(capacity)),
+        }
+    }
+
+    fn turn(&self, event: EventId) -> Arc<Turn> {
+        // The cache holds no invariant a panicking holder could break.
+        let mut events = self
+            .events
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        events.get_or_insert(event, Arc::default).clone()
+    }
+}
+
+/// What one buyer asks for, checked.
+struct Request<'a> {
+    quantity: usize,
+    ticket_type: Option<&'a str>,
+    section_order: &'a [String],
+}
+
+/// One choice, in flight until dropped.
+struct Choice<'a> {
+    turn: &'a Turn,
+    id: u64,
+    map: Arc<RenderedSeatMap>,
+    read_at: Instant,
+    basket: Vec<String>,
+    adjacent: bool,
+}
+
+impl Choice<'_> {
+    /// The hold store refused a chosen seat: the view is out of date.
+    fn stale(&self) {
+        let mut chosen = self.turn.chosen();
+        if chosen
+            .view
+            .as_ref()
+            .is_some_and(|v| v.read_at == self.read_at)
+        {
+            chosen.view = None;
+        }
+    }
+
+    /// The seats were free but this buyer may not have them: free them in the view.
+    fn refused(&self) {
+        let mut chosen = self.turn.chosen();
+        if let Some(view) = chosen.view.as_mut().filter(|v| v.read_at == self.read_at) {
+            for id in &self.basket {
+                if let Some(i) = self.map.map.index_of(id) {
+                    view.free[i] = true;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Choice<'_> {
+    /// Settled one way or another (or the request went away): no longer in flight.
+    fn drop(&mut self) {
+        self.turn.chosen().in_flight.remove(&self.id);
+    }
+}
+
+/// Holds the best `quantity` seats free now (of `ticket_type`, or of any type) for `user`
+/// under one new token, all or none.
+pub async fn hold_best_available(
+    state: &AppState,
+    event: EventId,
+    user: &UserId,
+    quantity: u32,
+    ticket_type: Option<&str>,
+) -> Result<BestHold, Error> {
+    holds::count_hold(state, event, user).await?;
+    let policy = holds::event_policy(state, event).await?;
+    let mut errors = ValidationErrors::default();
+    errors.check(
+        (1..=policy.max_seats_per_user).contains(&quantity),
+        "best_available.quantity",
+        format!(
+            "ask for 1 to {} seats (the event's max_seats_per_user)",
+            policy.max_seats_per_user
+        ),
+    );
+    if let Some(code) = ticket_type {
+        errors.check(
+            policy.ticket_types.iter().any(|t| t == code),
+            "best_available.ticket_type",
+            format!("the event has no ticket type {code:?}"),
+        );
+    }
+    errors.into_result(()).map_err(Error::Invalid)?;
+    let request = Request {
+        quantity: quantity as usize,
+        ticket_type,
+        section_order: &policy.section_order,
+    };
+    let turn = state.chooser.turn(event);
+    let mut taken = Vec::new();
+    for _ in 0..MAX_CHOICES {
+        let choice = choose(state, event, &turn, &request).await?;
+        let map = &choice.map;
+        match holds::acquire(state, event, user, map, &choice.basket).await? {
+            outcome @ AcquireOutcome::Held(_) => {
+                let hold = holds::settle(state, event, map, outcome).await?;
+                let adjacent = choice.adjacent;
+                return Ok(BestHold { hold, adjacent });
+            }
+            // Someone else took a chosen seat, or the allocations changed: what this
+            // instance knows is out of date. Read it again and choose again.
+            AcquireOutcome::Unavailable(ids) => {
+                choice.stale();
+                taken = holds::seat_refs(map, ids);
+            }
+            AcquireOutcome::LayoutChanged(_) => choice.stale(),
+            outcome => {
+                choice.refused();
+                return match holds::settle(state, event, map, outcome).await {
+                    Ok(_) => unreachable!("only a held outcome settles to a hold"),
+                    Err(e) => Err(e),
+                };
+            }
+        }
+    }
+    Err(Error::SeatsUnavailable(taken))
+}
+
+/// Waits for the event's turn and chooses from the shared view (read again if it is old or
+/// absent, and before answering that too few seats are left), marking the choice taken in
+/// it until the choice is dropped.
+async fn choose<'t>(
+    state: &AppState,
+    event: EventId,
+    turn: &'t Turn,
+    request: &Request<'_>,
+) -> Result<Choice<'t>, Error> {
+    let _turn = turn.choosing.lock().await;
+    let mut fresh = false;
+    loop {
+        let reusable = turn
+            .chosen()
+            .view
+            .as_ref()
+            .is_some_and(|v| v.read_at.elapsed() < VIEW_LIFETIME);
+        if !reusable {
+            let mut view = read(state, event).await?;
+            fresh = true;
+            let mut chosen = turn.chosen();
+            for id in chosen.in_flight.values().flatten() {
+                if let Some(i) = view.map.map.index_of(id) {
+                    view.free[i] = false;
+                }
+            }
+            chosen.view = Some(view);
+        }
+        let mut chosen = turn.chosen();
+        let view = chosen.view.as_mut().expect("a view was just read or kept");
+        match pick(view, request) {
+            Some((seats, adjacent)) => {
+                for &i in &seats {
+                    view.free[i] = false;
+                }
+                let all = view.map.map.seats();
+                let basket: Vec<String> = seats.iter().map(|&i| all[i].id.clone()).collect();
+                let (map, read_at) = (view.map.clone(), view.read_at);
+                let id = chosen.next;
+                chosen.next += 1;
+                chosen.in_flight.insert(id, basket.clone());
+                return Ok(Choice {
+                    turn,
+                    id,
+                    map,
+                    read_at,
+                    basket,
+                    adjacent,
+                });
+            }
+            None if fresh => return Err(Error::SeatsUnavailable(Vec::new())),
+            // Seats may have been freed since the view was read.
+            None => chosen.view = None,
+        }
+    }
+}
+
+/// The best seats for `request` in `view`: their positions and whether they are adjacent.
+fn pick(view: &View, request: &Request<'_>) -> Option<(Vec<usize>, bool)> {
+    let slots: Vec<Slot<'_>> = view
+        .map
+        .map
+        .seats()
+        .iter()
+        .zip(&view.free)
+        .map(|(seat, &free)| Slot {
+            section: &seat.section,
+            row: &seat.row,
+            ticket_type: seat.ticket_type.as_deref(),
+            free,
+        })
+        .collect();
+    let ask = Ask {
+        quantity: request.quantity,
+        ticket_type: request.ticket_type,
+        section_order: request.section_order,
+    };
+    best_available::choose(&slots, &ask).map(|c| (c.seats, c.adjacent))
+}
+
+/// The event's availability now, as a view. The hold store must answer: without it every
+/// held seat would look free.
+async fn read(state: &AppState, event: EventId) -> Result<View, Error> {
+    let availability = availability::event_availability(state, event).await?;
+    if availability.holds_unknown {
+        return Err(Error::Unavailable {
+            reason: "the hold store is unavailable".into(),
+            retry_after: Duration::from_secs(1),
+        });
+    }
+    Ok(View {
+        free: availability
+            .states
+            .iter()
+            .map(|s| s.status == SeatStatus::Available)
+            .collect(),
+        map: availability.map,
+        read_at: Instant::now(),
+    })
+}
