@@ -525,6 +525,103 @@ async fn a_twenty_thousand_seat_map_draws_every_seat() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_quantity_picker_holds_the_best_seats_together() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let driver = driver().await;
+    let (alice, bob) = (browser(&driver).await, browser(&driver).await);
+    open(&alice, &app, &event).await;
+    open(&bob, &app, &event).await;
+
+    // Alice asks for two standard seats: the front standard row is B, and the pair at its
+    // end strands no single seat.
+    alice
+        .find(Locator::Css("#best-quantity option[value='2']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    alice
+        .find(Locator::Css("#best-type option[value='standard']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    click(&alice, "best-hold").await;
+    wait_until(
+        &alice,
+        LIVE_WITHIN,
+        "alice holds two seats",
+        |p| async move {
+            script(
+                &p,
+                "return document.querySelectorAll('#map .seat.mine').length",
+            )
+            .await
+                == json!(2)
+        },
+    )
+    .await;
+    for id in ["stalls-B-1", "stalls-B-2"] {
+        assert_eq!(status(&alice, id).await, "held");
+        assert!(attr(&alice, id, "class").await.contains("mine"), "{id}");
+        wait_status(&bob, id, "held", LIVE_WITHIN).await;
+        assert!(!attr(&bob, id, "class").await.contains("mine"), "{id}");
+    }
+    assert!(text(&alice, "message").await.contains("2 seats together"));
+    assert!(text(&alice, "basket")
+        .await
+        .contains("Stalls, Row B, Seat 1"));
+    assert!(
+        !visible(&alice, "best").await,
+        "no second ask while holding"
+    );
+    screenshot(&alice, "11-best-available").await;
+
+    // Bob asks for four of any type: row A, the best row.
+    bob.find(Locator::Css("#best-quantity option[value='4']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    screenshot(&bob, "12-best-available-picker").await;
+    click(&bob, "best-hold").await;
+    wait_until(&bob, LIVE_WITHIN, "bob holds four seats", |p| async move {
+        script(
+            &p,
+            "return document.querySelectorAll('#map .seat.mine').length",
+        )
+        .await
+            == json!(4)
+    })
+    .await;
+    for n in 1..=4 {
+        let id = format!("stalls-A-{n}");
+        assert!(attr(&bob, &id, "class").await.contains("mine"), "{id}");
+        wait_status(&alice, &id, "held", LIVE_WITHIN).await;
+    }
+    let mut held_by_api = crate::helpers::held(&app, &event).await;
+    held_by_api.sort();
+    assert_eq!(
+        held_by_api,
+        [
+            "stalls-A-1",
+            "stalls-A-2",
+            "stalls-A-3",
+            "stalls-A-4",
+            "stalls-B-1",
+            "stalls-B-2"
+        ]
+    );
+    alice.close().await.unwrap();
+    bob.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_page_is_served_at_the_root_with_its_assets() {
     let app = spawn_app().await;
     for (path, kind) in [
