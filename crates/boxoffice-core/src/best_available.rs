@@ -82,7 +82,7 @@ pub fn choose(slots: &[Slot<'_>], ask: &Ask<'_>) -> Option<Choice> {
     let q = ask.quantity;
     let wanted =
         |s: &Slot<'_>| s.open() && ask.ticket_type.is_none_or(|t| s.ticket_type == Some(t));
-    if q == 0 || slots.iter().filter(|s| wanted(s)).count() < q {
+    if q == 0 {
         return None;
     }
     let rows = ranked_rows(slots, ask.section_order);
@@ -93,6 +93,10 @@ pub fn choose(slots: &[Slot<'_>], ask: &Ask<'_>) -> Option<Choice> {
                 adjacent: true,
             });
         }
+    }
+    // No row has enough together; counting is needed only now.
+    if slots.iter().filter(|s| wanted(s)).count() < q {
+        return None;
     }
     Some(Choice {
         seats: closest_group(slots, &rows, q, &wanted),
