@@ -3,12 +3,16 @@
 //! - `boxoffice serve [--demo]`: run the HTTP server (creating and migrating its database).
 //! - `boxoffice race ga|seat`: race demos against a running server (`ga --unsafe` shows the
 //!   naive booking overselling, on a scratch table).
+//! - `boxoffice bench hot-seat|holds|flash-sale|ga-rush|browse`: the load generator against
+//!   a running server; exits non-zero if an invariant check fails.
 //! - `boxoffice relay`: deliver outbox rows to webhooks, alongside or instead of `serve`'s.
 //! - `boxoffice migrate`: create the database if missing and apply the migrations.
 
 use boxoffice_server::app::shutdown_signal;
 use boxoffice_server::config::ServeArgs;
 use boxoffice_server::{demo, Application};
+use std::time::Duration;
+
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
@@ -80,6 +84,34 @@ enum Command {
         )]
         jwt_secret: Option<String>,
     },
+    /// Load scenarios against a running server: throughput, latency and status codes, then
+    /// the invariants checked through the API. Exits with 1 if a check fails.
+    Bench {
+        #[command(subcommand)]
+        scenario: Scenario,
+        /// The server's base URL.
+        #[arg(long, global = true, default_value = "http://127.0.0.1:3000")]
+        url: String,
+        /// The server's admin token (to create the scenario's venue and event).
+        #[arg(
+            long,
+            global = true,
+            env = "BOXOFFICE_ADMIN_TOKEN",
+            hide_env_values = true
+        )]
+        admin_token: Option<String>,
+        /// The server's JWT secret: every buyer's token is minted with it.
+        #[arg(
+            long,
+            global = true,
+            env = "BOXOFFICE_JWT_SECRET",
+            hide_env_values = true
+        )]
+        jwt_secret: Option<String>,
+        /// Print the report as JSON (no progress bars).
+        #[arg(long, global = true)]
+        json: bool,
+    },
     /// Create the database if missing and apply every pending migration.
     Migrate {
         /// Postgres URL.
@@ -122,6 +154,99 @@ enum Race {
     },
 }
 
+#[derive(Subcommand)]
+enum Scenario {
+    /// Buyers released together on one seat: exactly one must win.
+    HotSeat {
+        /// How many buyers.
+        #[arg(long, default_value_t = 2000)]
+        buyers: usize,
+    },
+    /// One-seat holds on random seats by random buyers: the throughput scenario.
+    Holds {
+        /// Seats in the event.
+        #[arg(long, default_value_t = 100_000)]
+        seats: usize,
+        /// How long to send (`10s`, `500ms`, `2m`; plain numbers are seconds).
+        #[arg(long, default_value = "10s", value_parser = duration)]
+        duration: Duration,
+        /// Concurrent workers, each sending its next request when the last is answered.
+        #[arg(long, default_value_t = 64, conflicts_with = "rate")]
+        workers: usize,
+        /// Send at this many requests per second instead (open loop).
+        #[arg(long)]
+        rate: Option<f64>,
+        /// Distinct buyers, one chosen at random per request.
+        #[arg(long, default_value_t = 50_000)]
+        users: usize,
+        /// The event's hold lifetime in seconds; the run ends by waiting it out to check
+        /// that every hold lapsed.
+        #[arg(long, default_value_t = 5)]
+        hold_ttl: u32,
+    },
+    /// Buyers arriving at once for 1–4 seats together: best available, think, check out.
+    FlashSale {
+        /// Seats in the event.
+        #[arg(long, default_value_t = 20_000)]
+        seats: usize,
+        /// Buyers.
+        #[arg(long, default_value_t = 5_000)]
+        buyers: usize,
+        /// How long a buyer thinks between hold and checkout.
+        #[arg(long, default_value = "0s", value_parser = duration)]
+        think: Duration,
+        /// Stop after this long, sold out or not.
+        #[arg(long, default_value = "120s", value_parser = duration)]
+        time_limit: Duration,
+        /// The event's hold lifetime in seconds.
+        #[arg(long, default_value_t = 30)]
+        hold_ttl: u32,
+    },
+    /// Buyers released together on a general-admission area, 1–4 places each.
+    GaRush {
+        /// Places in the area.
+        #[arg(long, default_value_t = 1000)]
+        places: u32,
+        /// Buyers.
+        #[arg(long, default_value_t = 2000)]
+        buyers: usize,
+    },
+    /// Live subscribers, availability reads and holds: memory and change delivery.
+    Browse {
+        /// Live subscribers (one stream each).
+        #[arg(long, default_value_t = 1000)]
+        subscribers: usize,
+        /// Holds made one after another, each timed until every subscriber has it.
+        #[arg(long, default_value_t = 5)]
+        changes: usize,
+        /// Buyers reading availability back to back meanwhile.
+        #[arg(long, default_value_t = 4)]
+        readers: usize,
+        /// The server's process id, to report its resident memory.
+        #[arg(long)]
+        server_pid: Option<u32>,
+    },
+}
+
+/// A duration as `10s`, `500ms`, `2m` or plain seconds.
+fn duration(text: &str) -> Result<Duration, String> {
+    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let n: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration like 10s, 500ms or 2m"))?;
+    let seconds = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        _ => return Err(format!("{text:?}: the unit is ms, s or m")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -140,6 +265,34 @@ async fn main() -> anyhow::Result<()> {
         } => {
             let line = run_race(race, &url, admin_token.as_deref(), jwt_secret).await?;
             println!("{line}");
+            Ok(())
+        }
+        Command::Bench {
+            scenario,
+            url,
+            admin_token,
+            jwt_secret,
+            json,
+        } => {
+            let (Some(admin_token), Some(jwt_secret)) = (admin_token, jwt_secret) else {
+                anyhow::bail!(
+                    "give --admin-token and --jwt-secret (or BOXOFFICE_ADMIN_TOKEN and BOXOFFICE_JWT_SECRET)"
+                );
+            };
+            let mut target =
+                boxoffice_loadgen::bench::Target::new(&url, &admin_token, &jwt_secret)?;
+            if json {
+                target = target.quiet();
+            }
+            let report = run_bench(scenario, &target).await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", report.text());
+            }
+            if !report.passed() {
+                std::process::exit(1);
+            }
             Ok(())
         }
         Command::Relay {
@@ -183,6 +336,68 @@ async fn run_race(
         } => boxoffice_loadgen::unsafe_demo::race_ga_unsafe(&database_url, buyers, places).await,
         Race::Ga { buyers, places, .. } => race::race_ga(&server()?, buyers, places).await,
         Race::Seat { buyers } => race::race_seat(&server()?, buyers).await,
+    }
+}
+
+async fn run_bench(
+    scenario: Scenario,
+    target: &boxoffice_loadgen::bench::Target,
+) -> anyhow::Result<boxoffice_loadgen::bench::Report> {
+    use boxoffice_loadgen::bench::{self, Pace};
+    match scenario {
+        Scenario::HotSeat { buyers } => bench::hot_seat::run(target, buyers).await,
+        Scenario::Holds {
+            seats,
+            duration,
+            workers,
+            rate,
+            users,
+            hold_ttl,
+        } => {
+            let pace = match rate {
+                Some(per_second) => Pace::Open { per_second },
+                None => Pace::Closed { workers },
+            };
+            let params = bench::holds::Params {
+                seats,
+                duration,
+                pace,
+                users,
+                hold_ttl_seconds: hold_ttl,
+            };
+            bench::holds::run(target, params).await
+        }
+        Scenario::FlashSale {
+            seats,
+            buyers,
+            think,
+            time_limit,
+            hold_ttl,
+        } => {
+            let params = bench::flash_sale::Params {
+                seats,
+                buyers,
+                think,
+                time_limit,
+                hold_ttl_seconds: hold_ttl,
+            };
+            bench::flash_sale::run(target, params).await
+        }
+        Scenario::GaRush { places, buyers } => bench::ga_rush::run(target, places, buyers).await,
+        Scenario::Browse {
+            subscribers,
+            changes,
+            readers,
+            server_pid,
+        } => {
+            let params = bench::browse::Params {
+                subscribers,
+                changes,
+                readers,
+                server_pid,
+            };
+            bench::browse::run(target, params).await
+        }
     }
 }
 

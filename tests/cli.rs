@@ -264,6 +264,75 @@ fn the_race_demos_show_no_overselling_and_one_seat_holder() {
     server.stop();
 }
 
+fn bench(args: &[&str], db: &TestDb) -> (bool, String, String) {
+    let output = boxoffice(db)
+        .arg("bench")
+        .args(args)
+        .env("BOXOFFICE_ADMIN_TOKEN", "race-admin")
+        .env("BOXOFFICE_JWT_SECRET", "race-secret")
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bench_reports_as_text_and_json_and_needs_the_jwt_secret() {
+    let db = TestDb::new();
+    let (server, _out, lines) = serve(
+        &db,
+        &["--admin-token", "race-admin", "--jwt-secret", "race-secret"],
+        "Boxoffice listening on",
+    );
+    let base = after(&lines, "Boxoffice listening on ").to_owned();
+
+    let (ok, out, err) = bench(&["hot-seat", "--buyers", "30", "--url", &base], &db);
+    assert!(ok, "{err}");
+    assert!(out.starts_with("hot-seat (buyers=30)"), "{out}");
+    assert!(out.contains("[201×1 409×29]"), "{out}");
+    assert!(
+        out.contains("ok   exactly one buyer holds the seat"),
+        "{out}"
+    );
+
+    let (ok, out, err) = bench(
+        &[
+            "ga-rush", "--places", "10", "--buyers", "20", "--json", "--url", &base,
+        ],
+        &db,
+    );
+    assert!(ok, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["scenario"], "ga-rush");
+    assert_eq!(report["figures"]["places_booked"], 10.0);
+    assert_eq!(report["operations"][0]["requests"], 20);
+    for key in ["p50", "p90", "p99", "p99_9", "max"] {
+        assert!(
+            report["operations"][0]["latency_ms"][key].is_number(),
+            "{report}"
+        );
+    }
+    assert!(report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["passed"] == true));
+
+    let output = boxoffice(&db)
+        .args(["bench", "hot-seat", "--url", &base])
+        .env("BOXOFFICE_ADMIN_TOKEN", "race-admin")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--jwt-secret"));
+    let (ok, _, err) = bench(&["holds", "--duration", "soon", "--url", &base], &db);
+    assert!(!ok && err.contains("not a duration"), "{err}");
+    server.stop();
+}
+
 #[test]
 fn the_seat_race_on_the_redis_hold_store_leaves_one_holder() {
     let db = TestDb::new();

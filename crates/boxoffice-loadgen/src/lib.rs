@@ -1,8 +1,10 @@
-//! Race demos: many buyers released at the same moment against a running Boxoffice server,
-//! their answers tallied, and the totals checked against what the server says afterwards.
+//! The load generator (`boxoffice bench`) and the race demos (`boxoffice race`), against a
+//! running Boxoffice server over HTTP: buyers driven through the typed client, answers
+//! tallied, and the invariants checked through the API afterwards.
 //!
 //! # Layout
 //!
+//! - [`bench`]: the scenarios of `boxoffice bench`, latency histograms and reports.
 //! - [`client`]: the server the demos race against (through `boxoffice-client`) and how
 //!   they get buyers.
 //! - [`race`]: `boxoffice race ga` (general admission) and `boxoffice race seat` (one hot
@@ -13,6 +15,7 @@
 //! The benchmarks (`examples/holds_bench.rs`, `examples/seats_bench.rs`) start a server in
 //! process on a scratch database and measure it through the typed client and plain HTTP.
 
+pub mod bench;
 pub mod client;
 pub mod race;
 pub mod unsafe_demo;

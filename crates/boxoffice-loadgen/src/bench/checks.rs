@@ -1,0 +1,107 @@
+//! The invariants, checked through the API after a run.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use boxoffice_core::ids::EventId;
+
+use super::{Check, Target};
+
+/// Every seat in at most one of `orders` (the seat ids of each order the run made), and
+/// every one of them sold now.
+pub async fn no_seat_sold_twice(
+    target: &Target,
+    event: EventId,
+    orders: &[Vec<String>],
+) -> anyhow::Result<Check> {
+    let mut owners: HashMap<&str, usize> = HashMap::new();
+    let mut twice = Vec::new();
+    for seats in orders {
+        for seat in seats {
+            *owners.entry(seat).or_default() += 1;
+            if owners[seat.as_str()] == 2 {
+                twice.push(seat.clone());
+            }
+        }
+    }
+    let seats = target.api.seats(event).await?;
+    let sold: HashSet<&str> = seats
+        .seats
+        .iter()
+        .filter(|s| s.status == boxoffice_core::availability::SeatStatus::Sold)
+        .map(|s| s.seat.id.as_str())
+        .collect();
+    let unsold: Vec<&str> = owners
+        .keys()
+        .copied()
+        .filter(|s| !sold.contains(s))
+        .collect();
+    Ok(Check::new(
+        "no seat sold twice",
+        twice.is_empty() && unsold.is_empty() && sold.len() == owners.len(),
+        format!(
+            "{} orders of {} seats; {} seats sold by the server; in two orders: {twice:?}; ordered but not sold: {unsold:?}",
+            orders.len(),
+            owners.len(),
+            sold.len()
+        ),
+    ))
+}
+
+/// Sold + held + available + not for sale = every seat of the event.
+pub async fn seats_add_up(target: &Target, event: EventId, seats: usize) -> anyhow::Result<Check> {
+    let c = target.api.availability(event).await?.counts;
+    let sum = (c.sold + c.held + c.available + c.not_for_sale) as usize;
+    Ok(Check::new(
+        "sold + held + available + not for sale = all seats",
+        sum == seats,
+        format!(
+            "{} sold + {} held + {} available + {} not for sale = {sum} of {seats}",
+            c.sold, c.held, c.available, c.not_for_sale
+        ),
+    ))
+}
+
+/// Once every hold's lifetime has passed (`wait`), no seat is held: no hold outlived its
+/// expiry.
+pub async fn no_stranded_holds(
+    target: &Target,
+    event: EventId,
+    wait: Duration,
+) -> anyhow::Result<Check> {
+    tokio::time::sleep(wait).await;
+    let held = target.api.availability(event).await?.counts.held;
+    Ok(Check::new(
+        "no stranded holds once the TTL has passed",
+        held == 0,
+        format!(
+            "{held} seats held {:.0} s after the last hold",
+            wait.as_secs_f64()
+        ),
+    ))
+}
+
+/// General admission: places booked by the run + places left = capacity, per area.
+pub async fn ga_adds_up(
+    target: &Target,
+    event: EventId,
+    area: &str,
+    booked: u64,
+) -> anyhow::Result<Check> {
+    let availability = target.api.availability(event).await?;
+    let ga = availability
+        .ga
+        .iter()
+        .find(|a| a.code == area)
+        .ok_or_else(|| anyhow::anyhow!("the event has no area {area}"))?;
+    let left = u64::from(ga.left);
+    let capacity = u64::from(ga.capacity);
+    Ok(Check::new(
+        "GA booked + left = capacity",
+        booked + left == capacity,
+        format!(
+            "{booked} booked + {left} left = {} of {capacity}",
+            booked + left
+        ),
+    ))
+}

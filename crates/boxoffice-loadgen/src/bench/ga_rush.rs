@@ -1,0 +1,79 @@
+//! `ga-rush --places P --buyers B`: buyers released together on one general-admission
+//! area, 1–4 places each. Whether the sale-day gate stands in front of Postgres is the
+//! server's setting (`BOXOFFICE_GATE`); run it both ways to compare.
+
+use boxoffice_client::api::BookingBody;
+use rand::Rng;
+use serde_json::json;
+
+use super::{checks, release_together, status_of, Check, Report, Stats, Target};
+
+/// Runs the scenario and reports it.
+pub async fn run(target: &Target, places: u32, buyers: usize) -> anyhow::Result<Report> {
+    let venue = target
+        .api
+        .create_venue(&serde_json::from_value(
+            json!({"name": "Bench field", "sections": [
+            {"id": "stand", "name": "Stand", "rows": [{"label": "A", "seats": 1}]}]}),
+        )?)
+        .await?;
+    let event = target
+        .api
+        .create_event(&serde_json::from_value(json!({
+            "venue_id": venue.id, "name": "Bench rush", "starts_at": "2099-01-01T20:00:00Z",
+            "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
+            "allocations": [],
+            "ga_areas": [{"code": "field", "name": "Field", "capacity": places,
+                          "price_cents": 1000, "currency": "EUR", "max_per_booking": 4}]}))?)
+        .await?
+        .id;
+    let calls = (0..buyers)
+        .map(|b| {
+            let (api, token) = (target.api.clone(), target.buyer(&format!("rusher-{b}")));
+            let quantity = rand::rng().random_range(1..=4);
+            async move {
+                let body = BookingBody {
+                    area: "field".into(),
+                    quantity,
+                };
+                let answer = api.book(event, &token, &body, None).await;
+                (
+                    status_of(&answer, 201),
+                    answer.map(|b| b.quantity).unwrap_or(0),
+                )
+            }
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let answers = release_together(target, calls).await;
+    let elapsed = started.elapsed();
+    let mut stats = Stats::default();
+    let mut booked = 0u64;
+    for ((status, quantity), latency) in &answers {
+        stats.record(*status, *latency);
+        booked += u64::from(*quantity);
+    }
+    let mut report = Report::new("ga-rush");
+    report
+        .parameter("places", places)
+        .parameter("buyers", buyers);
+    report.elapsed_seconds = elapsed.as_secs_f64();
+    report.operations.push(stats.report("booking", elapsed));
+    report.figure("places_booked", booked as f64).figure(
+        "bookings_per_second",
+        stats.of(201) as f64 / elapsed.as_secs_f64(),
+    );
+    report.checks.push(Check::new(
+        "every answer is a booking or sold out",
+        stats.of(201) + stats.of(409) == buyers as u64,
+        format!(
+            "{} booked, {} sold out, of {buyers}",
+            stats.of(201),
+            stats.of(409)
+        ),
+    ));
+    report
+        .checks
+        .push(checks::ga_adds_up(target, event, "field", booked).await?);
+    Ok(report)
+}

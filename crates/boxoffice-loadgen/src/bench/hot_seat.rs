@@ -1,0 +1,47 @@
+//! `hot-seat --buyers N`: N buyers released together on one seat; exactly one must win.
+
+use super::{checks, release_together, status_of, Check, Layout, Report, Stats, Target};
+
+/// Runs the scenario and reports it.
+pub async fn run(target: &Target, buyers: usize) -> anyhow::Result<Report> {
+    let layout = Layout::of(1, 60);
+    let event = target.seated_event(&layout).await?;
+    let seat = layout.seat_id(0);
+    let calls = (0..buyers)
+        .map(|b| {
+            let (api, token, seat) = (
+                target.api.clone(),
+                target.buyer(&format!("hot-{b}")),
+                seat.clone(),
+            );
+            async move { api.hold_seats(event, &token, &[seat.as_str()]).await }
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let answers = release_together(target, calls).await;
+    let elapsed = started.elapsed();
+    let mut stats = Stats::default();
+    for (answer, latency) in &answers {
+        stats.record(status_of(answer, 201), *latency);
+    }
+    let mut report = Report::new("hot-seat");
+    report.parameter("buyers", buyers);
+    report.elapsed_seconds = elapsed.as_secs_f64();
+    report.operations.push(stats.report("hold", elapsed));
+    let (won, refused) = (stats.of(201), stats.of(409));
+    report.checks.push(Check::new(
+        "exactly one buyer holds the seat",
+        won == 1 && refused == buyers as u64 - 1,
+        format!("{won} holds, {refused} refusals (409) of {buyers}"),
+    ));
+    let held = target.api.availability(event).await?.counts.held;
+    report.checks.push(Check::new(
+        "the server shows the seat held once",
+        held == 1,
+        format!("{held} seats held"),
+    ));
+    report
+        .checks
+        .push(checks::seats_add_up(target, event, layout.seats()).await?);
+    Ok(report)
+}

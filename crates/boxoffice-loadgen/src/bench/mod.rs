@@ -1,0 +1,368 @@
+//! `boxoffice bench <scenario>`: drives a running server over HTTP through the typed
+//! client, the way buyers would, and reports throughput, latency and status codes, then
+//! checks the product's invariants through the API.
+//!
+//! - [`hot_seat`]: N buyers released together on one seat; exactly one wins.
+//! - [`holds`]: one-seat holds on random seats by random buyers, closed-loop (N workers
+//!   back to back) or open-loop (a target rate).
+//! - [`flash_sale`]: buyers wanting 1–4 seats together ask for the best available, hold,
+//!   think, check out, and try again on a conflict, until the house is sold or time is up.
+//! - [`ga_rush`]: buyers released together on a general-admission area.
+//! - [`browse`]: live-update subscribers with availability reads and holds: the server's
+//!   resident memory and how long a change takes to reach every subscriber.
+//!
+//! Buyers' tokens are minted with the server's JWT secret, so no session endpoint is in the
+//! way. Latencies go into HDR histograms (microseconds, three significant digits); an
+//! open-loop request's latency counts from when it was due, not from when it was sent, so
+//! a server that falls behind is not flattered (no coordinated omission).
+
+pub mod browse;
+pub mod checks;
+pub mod flash_sale;
+pub mod ga_rush;
+pub mod holds;
+pub mod hot_seat;
+mod report;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use boxoffice_client::Client;
+use boxoffice_core::ids::EventId;
+use hdrhistogram::Histogram;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+pub use report::{Check, Latency, OperationReport, Report};
+
+/// The server under test.
+#[derive(Clone)]
+pub struct Target {
+    /// The typed client, making admin calls with the admin token.
+    pub api: Client,
+    jwt_secret: String,
+    progress: bool,
+}
+
+impl Target {
+    /// The server at `base`, with its admin token and JWT secret. One connection pool
+    /// serves every simulated buyer: connections are reused, never one per request.
+    pub fn new(base: &str, admin_token: &str, jwt_secret: &str) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(usize::MAX)
+            .tcp_nodelay(true)
+            .timeout(Duration::from_secs(60))
+            .build()?;
+        Ok(Self {
+            api: Client::with_http(base, http).admin(admin_token),
+            jwt_secret: jwt_secret.to_owned(),
+            progress: true,
+        })
+    }
+
+    /// Without progress bars (for `--json`, and when run by tests).
+    pub fn quiet(mut self) -> Self {
+        self.progress = false;
+        self
+    }
+
+    /// A token for the buyer `name`, valid for a day.
+    pub fn buyer(&self, name: &str) -> String {
+        boxoffice_client::mint_user_token(
+            &self.jwt_secret,
+            name,
+            chrono::Utc::now() + chrono::Duration::days(1),
+        )
+    }
+
+    /// A progress bar of `len` steps (hidden when quiet or not on a terminal).
+    pub fn progress(&self, len: u64, what: &str) -> ProgressBar {
+        if !self.progress {
+            return ProgressBar::hidden();
+        }
+        let bar = ProgressBar::new(len).with_message(what.to_owned());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{msg:>16} [{elapsed_precise}] {wide_bar} {pos}/{len} {per_sec}",
+            )
+            .expect("a valid template"),
+        );
+        bar
+    }
+
+    /// Creates a venue of one section, `rows` rows of `per_row` seats (ids
+    /// `floor-R<row>-<n>`), and an event selling all of it at one price.
+    pub async fn seated_event(&self, layout: &Layout) -> anyhow::Result<EventId> {
+        let rows: Vec<_> = (0..layout.rows)
+            .map(|r| json!({"label": format!("R{r}"), "seats": layout.per_row}))
+            .collect();
+        let venue = self
+            .api
+            .create_venue(&serde_json::from_value(json!(
+                {"name": "Bench arena", "sections": [{"id": "floor", "name": "Floor", "rows": rows}]}
+            ))?)
+            .await
+            .with_context(|| format!("creating a venue at {}", self.api.base()))?;
+        let event = self
+            .api
+            .create_event(&serde_json::from_value(json!({
+                "venue_id": venue.id, "name": "Bench", "starts_at": "2099-01-01T20:00:00Z",
+                "hold_ttl_seconds": layout.hold_ttl_seconds,
+                "max_hold_seconds": layout.hold_ttl_seconds.max(900),
+                "max_seats_per_user": layout.max_seats_per_user,
+                "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
+                "allocations": [{"ticket_type": "standard", "section": "floor"}]}))?)
+            .await?;
+        Ok(event.id)
+    }
+}
+
+/// The seated event a scenario sells.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    /// Rows.
+    pub rows: usize,
+    /// Seats per row.
+    pub per_row: usize,
+    /// The event's hold lifetime.
+    pub hold_ttl_seconds: u32,
+    /// The event's per-user limit.
+    pub max_seats_per_user: u32,
+}
+
+impl Layout {
+    /// About `seats` seats in rows of up to 1,000.
+    pub fn of(seats: usize, hold_ttl_seconds: u32) -> Self {
+        let per_row = seats.clamp(1, 1000);
+        Self {
+            rows: seats.div_ceil(per_row).max(1),
+            per_row,
+            hold_ttl_seconds,
+            max_seats_per_user: 8,
+        }
+    }
+
+    /// Seats in all.
+    pub fn seats(&self) -> usize {
+        self.rows * self.per_row
+    }
+
+    /// The id of seat `i` in venue order.
+    pub fn seat_id(&self, i: usize) -> String {
+        format!("floor-R{}-{}", i / self.per_row, i % self.per_row + 1)
+    }
+}
+
+/// Latencies and answers of one kind of request.
+#[derive(Clone, Debug)]
+pub struct Stats {
+    latency: Histogram<u64>,
+    /// Answers by HTTP status; 0 counts requests that got no answer.
+    pub statuses: BTreeMap<u16, u64>,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Self {
+            // Microseconds, up to ten minutes, three significant digits.
+            latency: Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid bounds"),
+            statuses: BTreeMap::new(),
+        }
+    }
+}
+
+impl Stats {
+    /// One answer of `status` after `elapsed`.
+    pub fn record(&mut self, status: u16, elapsed: Duration) {
+        let micros = (elapsed.as_micros() as u64).clamp(1, 600_000_000);
+        self.latency.saturating_record(micros);
+        *self.statuses.entry(status).or_default() += 1;
+    }
+
+    /// Adds `other`'s answers.
+    pub fn merge(&mut self, other: &Stats) {
+        self.latency
+            .add(&other.latency)
+            .expect("histograms of the same bounds");
+        for (status, n) in &other.statuses {
+            *self.statuses.entry(*status).or_default() += n;
+        }
+    }
+
+    /// Requests answered or failed.
+    pub fn count(&self) -> u64 {
+        self.statuses.values().sum()
+    }
+
+    /// Answers of `status`.
+    pub fn of(&self, status: u16) -> u64 {
+        self.statuses.get(&status).copied().unwrap_or(0)
+    }
+
+    /// The report of these requests over `elapsed`.
+    pub fn report(&self, name: &str, elapsed: Duration) -> OperationReport {
+        let at = |q: f64| self.latency.value_at_quantile(q) as f64 / 1000.0;
+        OperationReport {
+            name: name.to_owned(),
+            requests: self.count(),
+            per_second: self.count() as f64 / elapsed.as_secs_f64().max(1e-9),
+            latency_ms: Latency {
+                p50: at(0.5),
+                p90: at(0.9),
+                p99: at(0.99),
+                p99_9: at(0.999),
+                max: self.latency.max() as f64 / 1000.0,
+            },
+            statuses: self
+                .statuses
+                .iter()
+                .map(|(s, n)| (s.to_string(), *n))
+                .collect(),
+        }
+    }
+}
+
+/// The HTTP status of a typed client's answer: its success status, the problem's status,
+/// or 0 when no answer came.
+pub fn status_of<T>(answer: &boxoffice_client::Result<T>, success: u16) -> u16 {
+    match answer {
+        Ok(_) => success,
+        Err(boxoffice_client::Error::Problem(p)) => p.status,
+        Err(boxoffice_client::Error::Unexpected { status, .. }) => status.as_u16(),
+        Err(_) => 0,
+    }
+}
+
+/// How requests are paced.
+#[derive(Clone, Copy, Debug)]
+pub enum Pace {
+    /// `workers` loops, each sending its next request when its last is answered.
+    Closed {
+        /// Concurrent loops.
+        workers: usize,
+    },
+    /// Requests started at `per_second`, whether or not earlier ones were answered.
+    Open {
+        /// The target rate.
+        per_second: f64,
+    },
+}
+
+impl std::fmt::Display for Pace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Pace::Closed { workers } => write!(f, "closed loop, {workers} workers"),
+            Pace::Open { per_second } => write!(f, "open loop, {per_second} requests/s"),
+        }
+    }
+}
+
+/// Sends requests made by `request(i)` (answering its HTTP status) at `pace` for
+/// `duration`; returns their statistics and the time taken.
+pub async fn drive<F, Fut>(
+    target: &Target,
+    pace: Pace,
+    duration: Duration,
+    request: F,
+) -> (Stats, Duration)
+where
+    F: Fn(u64) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = u16> + Send + 'static,
+{
+    let request = Arc::new(request);
+    let next = Arc::new(AtomicU64::new(0));
+    let bar = target.progress(duration.as_millis() as u64, "requests");
+    let started = Instant::now();
+    let ticker = {
+        let (bar, next) = (bar.clone(), next.clone());
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                bar.set_position(started.elapsed().as_millis() as u64);
+                bar.set_message(format!("{} sent", next.load(Ordering::Relaxed)));
+            }
+        })
+    };
+    let stats = match pace {
+        Pace::Closed { workers } => {
+            let loops: Vec<_> = (0..workers)
+                .map(|_| {
+                    let (request, next) = (request.clone(), next.clone());
+                    tokio::spawn(async move {
+                        let mut stats = Stats::default();
+                        while started.elapsed() < duration {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let sent = Instant::now();
+                            let status = request(i).await;
+                            stats.record(status, sent.elapsed());
+                        }
+                        stats
+                    })
+                })
+                .collect();
+            let mut stats = Stats::default();
+            for done in futures::future::join_all(loops).await {
+                stats.merge(&done.expect("a worker never panics"));
+            }
+            stats
+        }
+        Pace::Open { per_second } => {
+            let shared = Arc::new(Mutex::new(Stats::default()));
+            let interval = Duration::from_secs_f64(1.0 / per_second.max(0.001));
+            let mut in_flight = Vec::new();
+            let mut due = started;
+            while due < started + duration {
+                tokio::time::sleep_until(due.into()).await;
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let (request, shared) = (request.clone(), shared.clone());
+                let was_due = due;
+                in_flight.push(tokio::spawn(async move {
+                    let status = request(i).await;
+                    let elapsed = was_due.elapsed();
+                    shared
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .record(status, elapsed);
+                }));
+                due += interval;
+                in_flight.retain(|t| !t.is_finished());
+            }
+            futures::future::join_all(in_flight).await;
+            let stats = shared.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            stats
+        }
+    };
+    let elapsed = started.elapsed();
+    ticker.abort();
+    bar.finish_and_clear();
+    (stats, elapsed)
+}
+
+/// Runs every call of `calls` at the same moment (once all are ready), with a progress bar
+/// of their answers; returns each call's output and its latency, in order.
+pub async fn release_together<Fut, T>(target: &Target, calls: Vec<Fut>) -> Vec<(T, Duration)>
+where
+    Fut: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let bar = target.progress(calls.len() as u64, "answers");
+    let timed = calls
+        .into_iter()
+        .map(|call| {
+            let bar = bar.clone();
+            async move {
+                let sent = Instant::now();
+                let out = call.await;
+                bar.inc(1);
+                (out, sent.elapsed())
+            }
+        })
+        .collect();
+    let answers = boxoffice_client::release::together(timed).await;
+    bar.finish_and_clear();
+    answers
+}

@@ -1,0 +1,166 @@
+//! `boxoffice bench`'s scenarios against a real server: each runs and its checks pass; and
+//! each kind of check fails when the store is deliberately broken behind the server's back.
+//! Nothing here is timed: how fast is for BENCHMARKS.md.
+
+use std::time::Duration;
+
+use boxoffice_core::ids::EventId;
+use boxoffice_loadgen::bench::{self, checks, Pace, Report, Target};
+
+use crate::helpers::{sell_directly, TestApp};
+use crate::races::spawn_race_app_on;
+use crate::stores::Store;
+
+fn target(app: &TestApp) -> Target {
+    Target::new(&app.base, &app.admin_token, &app.jwt_secret)
+        .unwrap()
+        .quiet()
+}
+
+#[track_caller]
+fn assert_passed(report: &Report) {
+    assert!(report.passed(), "{}", report.text());
+    assert!(!report.checks.is_empty(), "a scenario checks something");
+}
+
+async fn every_scenario_runs_and_its_checks_pass(store: Store) {
+    let app = spawn_race_app_on(store).await;
+    let target = target(&app);
+
+    let report = bench::hot_seat::run(&target, 60).await.unwrap();
+    assert_passed(&report);
+    assert_eq!(report.operations[0].statuses["201"], 1);
+    assert_eq!(report.operations[0].statuses["409"], 59);
+
+    let params = bench::holds::Params {
+        seats: 300,
+        duration: Duration::from_millis(800),
+        pace: Pace::Closed { workers: 4 },
+        users: 50,
+        hold_ttl_seconds: 1,
+    };
+    let report = bench::holds::run(&target, params).await.unwrap();
+    assert_passed(&report);
+    assert!(report.operations[0].requests > 0);
+
+    let params = bench::holds::Params {
+        pace: Pace::Open { per_second: 100.0 },
+        ..params
+    };
+    let report = bench::holds::run(&target, params).await.unwrap();
+    assert_passed(&report);
+    // 100 a second for 0.8 s: about 80 requests, whatever the server's speed.
+    let sent = report.operations[0].requests;
+    assert!((70..=90).contains(&sent), "{sent} requests sent");
+
+    let params = bench::flash_sale::Params {
+        seats: 120,
+        buyers: 80,
+        think: Duration::from_millis(10),
+        time_limit: Duration::from_secs(60),
+        hold_ttl_seconds: 1,
+    };
+    let report = bench::flash_sale::run(&target, params).await.unwrap();
+    assert_passed(&report);
+    // 80 buyers of 1–4 seats each want more than 120 seats, or very nearly: sold out.
+    assert!(report.figures["seats_sold"] >= 80.0, "{}", report.text());
+
+    let report = bench::ga_rush::run(&target, 40, 50).await.unwrap();
+    assert_passed(&report);
+    assert_eq!(report.figures["places_booked"], 40.0, "{}", report.text());
+
+    let params = bench::browse::Params {
+        subscribers: 20,
+        changes: 3,
+        readers: 2,
+        server_pid: Some(std::process::id()),
+    };
+    let report = bench::browse::run(&target, params).await.unwrap();
+    assert_passed(&report);
+    assert!(report.figures["server_rss_mb"] > 0.0);
+}
+
+/// A seated event made as the scenarios make theirs.
+async fn event(target: &Target, seats: usize) -> EventId {
+    target
+        .seated_event(&bench::Layout::of(seats, 60))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_checks_fail_when_the_store_is_broken() {
+    let app = spawn_race_app_on(Store::Postgres).await;
+    let target = target(&app);
+
+    // A seat sold behind the load generator's back: the orders it saw do not add up.
+    let e = event(&target, 10).await;
+    let seat = bench::Layout::of(10, 60).seat_id(3);
+    sell_directly(&app, &e.to_string(), &[seat.as_str()]).await;
+    let check = checks::no_seat_sold_twice(&target, e, &[]).await.unwrap();
+    assert!(!check.passed, "{check:?}");
+    assert!(check.detail.contains("1 seats sold"), "{check:?}");
+    // The same seat in two orders.
+    let twice = vec![vec![seat.clone()], vec![seat.clone()]];
+    let check = checks::no_seat_sold_twice(&target, e, &twice)
+        .await
+        .unwrap();
+    assert!(!check.passed, "{check:?}");
+    let once = vec![vec![seat.clone()]];
+    assert!(
+        checks::no_seat_sold_twice(&target, e, &once)
+            .await
+            .unwrap()
+            .passed
+    );
+
+    // A hold that never lapses.
+    let e = event(&target, 10).await;
+    sqlx::query(
+        "insert into reservation (event_id, seat_id, hold_token, user_id, status, ticket_type,
+                                  price_cents, created_at, expires_at)
+         values ($1, 'floor-R0-1', gen_random_uuid(), 'stuck', 'H', 'standard', 1000, now(),
+                 now() + interval '1 day')",
+    )
+    .bind(e.0)
+    .execute(&app.db)
+    .await
+    .unwrap();
+    let check = checks::no_stranded_holds(&target, e, Duration::ZERO)
+        .await
+        .unwrap();
+    assert!(!check.passed, "{check:?}");
+
+    // Seats that went missing from the count.
+    let check = checks::seats_add_up(&target, e, 11).await.unwrap();
+    assert!(!check.passed, "{check:?}");
+    assert!(checks::seats_add_up(&target, e, 10).await.unwrap().passed);
+
+    // General-admission places lost: booked + left falls short of capacity.
+    let report = bench::ga_rush::run(&target, 30, 5).await.unwrap();
+    assert_passed(&report);
+    let booked = report.figures["places_booked"] as u64;
+    let (ga_event,): (uuid::Uuid,) =
+        sqlx::query_as("select event_id from ga_area order by event_id limit 1")
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    let ga_event = EventId(ga_event);
+    assert!(
+        checks::ga_adds_up(&target, ga_event, "field", booked)
+            .await
+            .unwrap()
+            .passed
+    );
+    sqlx::query("update ga_area set seats_left = seats_left - 1 where event_id = $1")
+        .bind(ga_event.0)
+        .execute(&app.db)
+        .await
+        .unwrap();
+    let check = checks::ga_adds_up(&target, ga_event, "field", booked)
+        .await
+        .unwrap();
+    assert!(!check.passed, "{check:?}");
+}
+
+crate::stores::conformance!(every_scenario_runs_and_its_checks_pass);
