@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The redis store's own acquire script (crates/boxoffice-store/scripts/hold_acquire.lua),
 # bare under redis-benchmark: what Redis alone does per second, beside the service's
-# `holds_bench ... redis` figures and ../shared/ceilings/ceilings.sh in the same window.
+# `boxoffice bench holds` figures on the redis store (bench/run.sh) in the same window.
 #   bench/redis_acquire.sh [redis port, default 6379]
 set -euo pipefail
 port=${1:-6379}

@@ -3,8 +3,9 @@
 //! - `boxoffice serve [--demo]`: run the HTTP server (creating and migrating its database).
 //! - `boxoffice race ga|seat`: race demos against a running server (`ga --unsafe` shows the
 //!   naive booking overselling, on a scratch table).
-//! - `boxoffice bench hot-seat|holds|flash-sale|ga-rush|browse`: the load generator against
-//!   a running server; exits non-zero if an invariant check fails.
+//! - `boxoffice bench hot-seat|best|holds|flash-sale|ga-rush|browse|floor`: the load generator
+//!   against a running server; exits non-zero if an invariant check fails. `bench plot`
+//!   draws saved reports.
 //! - `boxoffice relay`: deliver outbox rows to webhooks, alongside or instead of `serve`'s.
 //! - `boxoffice migrate`: create the database if missing and apply the migrations.
 
@@ -17,9 +18,9 @@ use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
 /// mimalloc: under many concurrent requests glibc's allocator spends its time on arena
-/// locks (measured with `holds_bench`). Built without transparent huge pages (`no_thp`):
-/// with them every open connection costs about 8 KB more resident memory
-/// (`bench/subscribers.sh`).
+/// locks (measured with `boxoffice bench holds`). Built without transparent huge pages
+/// (`no_thp`): with them every open connection costs about 8 KB more resident memory
+/// (`boxoffice bench browse`).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -63,54 +64,23 @@ enum Command {
     Race {
         #[command(subcommand)]
         race: Race,
-        /// The server's base URL.
-        #[arg(long, global = true, default_value = "http://127.0.0.1:3000")]
-        url: String,
-        /// The server's admin token (to create the demo's venue and event).
-        #[arg(
-            long,
-            global = true,
-            env = "BOXOFFICE_ADMIN_TOKEN",
-            hide_env_values = true
-        )]
-        admin_token: Option<String>,
-        /// The server's JWT secret: buyers' tokens are minted with it. Without it each
-        /// buyer takes an anonymous session, which the server limits per address.
-        #[arg(
-            long,
-            global = true,
-            env = "BOXOFFICE_JWT_SECRET",
-            hide_env_values = true
-        )]
-        jwt_secret: Option<String>,
+        #[command(flatten)]
+        server: Remote,
     },
     /// Load scenarios against a running server: throughput, latency and status codes, then
     /// the invariants checked through the API. Exits with 1 if a check fails.
     Bench {
         #[command(subcommand)]
         scenario: Scenario,
-        /// The server's base URL.
-        #[arg(long, global = true, default_value = "http://127.0.0.1:3000")]
-        url: String,
-        /// The server's admin token (to create the scenario's venue and event).
-        #[arg(
-            long,
-            global = true,
-            env = "BOXOFFICE_ADMIN_TOKEN",
-            hide_env_values = true
-        )]
-        admin_token: Option<String>,
-        /// The server's JWT secret: every buyer's token is minted with it.
-        #[arg(
-            long,
-            global = true,
-            env = "BOXOFFICE_JWT_SECRET",
-            hide_env_values = true
-        )]
-        jwt_secret: Option<String>,
+        #[command(flatten)]
+        server: Remote,
         /// Print the report as JSON (no progress bars).
         #[arg(long, global = true)]
         json: bool,
+        /// A name for this run, kept in the report (the hold store, say); `plot` draws one
+        /// line per label.
+        #[arg(long, global = true)]
+        label: Option<String>,
     },
     /// Create the database if missing and apply every pending migration.
     Migrate {
@@ -122,6 +92,32 @@ enum Command {
         )]
         database_url: String,
     },
+}
+
+/// The running server that `race` and `bench` drive.
+#[derive(clap::Args)]
+struct Remote {
+    /// The server's base URL.
+    #[arg(long, global = true, default_value = "http://127.0.0.1:3000")]
+    url: String,
+    /// The server's admin token (to create the venue and event a run uses).
+    #[arg(
+        long,
+        global = true,
+        env = "BOXOFFICE_ADMIN_TOKEN",
+        hide_env_values = true
+    )]
+    admin_token: Option<String>,
+    /// The server's JWT secret: buyers' tokens are minted with it. `bench` needs it;
+    /// without it `race` gives each buyer an anonymous session, which the server limits
+    /// per address.
+    #[arg(
+        long,
+        global = true,
+        env = "BOXOFFICE_JWT_SECRET",
+        hide_env_values = true
+    )]
+    jwt_secret: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -161,6 +157,21 @@ enum Scenario {
         /// How many buyers.
         #[arg(long, default_value_t = 2000)]
         buyers: usize,
+    },
+    /// Buyers released together asking for the best seats, round after round.
+    Best {
+        /// Buyers per round.
+        #[arg(long, default_value_t = 500)]
+        buyers: usize,
+        /// Seats each asks for.
+        #[arg(long, default_value_t = 2)]
+        quantity: u32,
+        /// Seats in the event.
+        #[arg(long, default_value_t = 20_000)]
+        seats: usize,
+        /// Rounds, each of new buyers.
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
     },
     /// One-seat holds on random seats by random buyers: the throughput scenario.
     Holds {
@@ -211,6 +222,25 @@ enum Scenario {
         #[arg(long, default_value_t = 2000)]
         buyers: usize,
     },
+    /// `GET /healthz` back to back: the server's HTTP floor.
+    Floor {
+        /// How long to send.
+        #[arg(long, default_value = "10s", value_parser = duration)]
+        duration: Duration,
+        /// Concurrent workers.
+        #[arg(long, default_value_t = 64)]
+        workers: usize,
+    },
+    /// Draw throughput and p99 against workers from `--json` reports, to SVG. Needs no
+    /// server.
+    Plot {
+        /// Where to write the SVG.
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// The reports.
+        #[arg(required = true)]
+        reports: Vec<std::path::PathBuf>,
+    },
     /// Live subscribers, availability reads and holds: memory and change delivery.
     Browse {
         /// Live subscribers (one stream each).
@@ -257,23 +287,37 @@ async fn main() -> anyhow::Result<()> {
         .init();
     match Cli::parse().command {
         Command::Serve(args) => serve(*args).await,
-        Command::Race {
-            race,
-            url,
-            admin_token,
-            jwt_secret,
-        } => {
-            let line = run_race(race, &url, admin_token.as_deref(), jwt_secret).await?;
+        Command::Race { race, server } => {
+            let line = run_race(
+                race,
+                &server.url,
+                server.admin_token.as_deref(),
+                server.jwt_secret,
+            )
+            .await?;
             println!("{line}");
             Ok(())
         }
         Command::Bench {
-            scenario,
-            url,
-            admin_token,
-            jwt_secret,
-            json,
+            scenario: Scenario::Plot { out, reports },
+            ..
         } => {
+            let reports = boxoffice_loadgen::bench::plot::read(&reports)?;
+            boxoffice_loadgen::bench::plot::draw(&reports, &out)?;
+            println!("{}", out.display());
+            Ok(())
+        }
+        Command::Bench {
+            scenario,
+            server,
+            json,
+            label,
+        } => {
+            let Remote {
+                url,
+                admin_token,
+                jwt_secret,
+            } = server;
             let (Some(admin_token), Some(jwt_secret)) = (admin_token, jwt_secret) else {
                 anyhow::bail!(
                     "give --admin-token and --jwt-secret (or BOXOFFICE_ADMIN_TOKEN and BOXOFFICE_JWT_SECRET)"
@@ -284,7 +328,10 @@ async fn main() -> anyhow::Result<()> {
             if json {
                 target = target.quiet();
             }
-            let report = run_bench(scenario, &target).await?;
+            let mut report = run_bench(scenario, &target).await?;
+            if let Some(label) = label {
+                report.parameter("label", label);
+            }
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
@@ -346,6 +393,20 @@ async fn run_bench(
     use boxoffice_loadgen::bench::{self, Pace};
     match scenario {
         Scenario::HotSeat { buyers } => bench::hot_seat::run(target, buyers).await,
+        Scenario::Best {
+            buyers,
+            quantity,
+            seats,
+            rounds,
+        } => {
+            let params = bench::best::Params {
+                buyers,
+                quantity,
+                seats,
+                rounds,
+            };
+            bench::best::run(target, params).await
+        }
         Scenario::Holds {
             seats,
             duration,
@@ -384,6 +445,10 @@ async fn run_bench(
             bench::flash_sale::run(target, params).await
         }
         Scenario::GaRush { places, buyers } => bench::ga_rush::run(target, places, buyers).await,
+        Scenario::Floor { duration, workers } => {
+            bench::floor::run(target, Pace::Closed { workers }, duration).await
+        }
+        Scenario::Plot { .. } => unreachable!("plot needs no server and is run before"),
         Scenario::Browse {
             subscribers,
             changes,

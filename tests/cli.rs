@@ -226,9 +226,11 @@ fn an_unreachable_database_at_start_fails_with_a_message_not_a_panic() {
     );
 }
 
-fn race(args: &[&str], db: &TestDb) -> (bool, String, String) {
+/// `boxoffice <tool> <args>` against a server with the race credentials: whether it
+/// succeeded, its stdout and its stderr.
+fn against_server(tool: &str, args: &[&str], db: &TestDb) -> (bool, String, String) {
     let output = boxoffice(db)
-        .arg("race")
+        .arg(tool)
         .args(args)
         .env("BOXOFFICE_ADMIN_TOKEN", "race-admin")
         .env("BOXOFFICE_JWT_SECRET", "race-secret")
@@ -239,6 +241,14 @@ fn race(args: &[&str], db: &TestDb) -> (bool, String, String) {
         String::from_utf8_lossy(&output.stdout).trim().to_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
+}
+
+fn race(args: &[&str], db: &TestDb) -> (bool, String, String) {
+    against_server("race", args, db)
+}
+
+fn bench(args: &[&str], db: &TestDb) -> (bool, String, String) {
+    against_server("bench", args, db)
 }
 
 #[test]
@@ -262,21 +272,6 @@ fn the_race_demos_show_no_overselling_and_one_seat_holder() {
     assert!(ok, "{err}");
     assert!(out.starts_with("1 hold, 49 answers of 409"), "{out}");
     server.stop();
-}
-
-fn bench(args: &[&str], db: &TestDb) -> (bool, String, String) {
-    let output = boxoffice(db)
-        .arg("bench")
-        .args(args)
-        .env("BOXOFFICE_ADMIN_TOKEN", "race-admin")
-        .env("BOXOFFICE_JWT_SECRET", "race-secret")
-        .output()
-        .unwrap();
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).trim().to_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
 }
 
 #[test]

@@ -62,6 +62,20 @@ pub async fn seats_add_up(target: &Target, event: EventId, seats: usize) -> anyh
     ))
 }
 
+/// What must hold of a seated event once a run's holds are done: the seats add up, and
+/// after the hold TTL (and a second) no seat is held.
+pub async fn after_holds(
+    target: &Target,
+    event: EventId,
+    layout: &super::Layout,
+) -> anyhow::Result<Vec<Check>> {
+    let ttl = Duration::from_secs(u64::from(layout.hold_ttl_seconds) + 1);
+    Ok(vec![
+        seats_add_up(target, event, layout.seats()).await?,
+        no_stranded_holds(target, event, ttl).await?,
+    ])
+}
+
 /// Once every hold's lifetime has passed (`wait`), no seat is held: no hold outlived its
 /// expiry.
 pub async fn no_stranded_holds(

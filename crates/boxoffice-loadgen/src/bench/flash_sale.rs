@@ -119,10 +119,6 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
         .push(checks::no_seat_sold_twice(target, event, &outcome.orders).await?);
     report
         .checks
-        .push(checks::seats_add_up(target, event, layout.seats()).await?);
-    let ttl = Duration::from_secs(u64::from(params.hold_ttl_seconds) + 1);
-    report
-        .checks
-        .push(checks::no_stranded_holds(target, event, ttl).await?);
+        .extend(checks::after_holds(target, event, &layout).await?);
     Ok(report)
 }

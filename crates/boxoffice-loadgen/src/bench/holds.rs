@@ -54,7 +54,7 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
     report
         .parameter("seats", layout.seats())
         .parameter("duration_s", params.duration.as_secs_f64())
-        .parameter("pace", params.pace)
+        .pace(params.pace)
         .parameter("users", params.users)
         .parameter("hold_ttl_s", params.hold_ttl_seconds);
     report.elapsed_seconds = elapsed.as_secs_f64();
@@ -66,10 +66,6 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
     report.operations.push(op);
     report
         .checks
-        .push(checks::seats_add_up(target, event, layout.seats()).await?);
-    let ttl = Duration::from_secs(u64::from(params.hold_ttl_seconds) + 1);
-    report
-        .checks
-        .push(checks::no_stranded_holds(target, event, ttl).await?);
+        .extend(checks::after_holds(target, event, &layout).await?);
     Ok(report)
 }

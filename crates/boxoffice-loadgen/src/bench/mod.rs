@@ -3,6 +3,7 @@
 //! checks the product's invariants through the API.
 //!
 //! - [`hot_seat`]: N buyers released together on one seat; exactly one wins.
+//! - [`best`]: N buyers released together asking for the best Q seats, round after round.
 //! - [`holds`]: one-seat holds on random seats by random buyers, closed-loop (N workers
 //!   back to back) or open-loop (a target rate).
 //! - [`flash_sale`]: buyers wanting 1–4 seats together ask for the best available, hold,
@@ -10,18 +11,23 @@
 //! - [`ga_rush`]: buyers released together on a general-admission area.
 //! - [`browse`]: live-update subscribers with availability reads and holds: the server's
 //!   resident memory and how long a change takes to reach every subscriber.
+//! - [`floor`]: `GET /healthz`, the HTTP floor.
+//! - [`plot`]: throughput and p99 against concurrency from saved reports, to SVG.
 //!
 //! Buyers' tokens are minted with the server's JWT secret, so no session endpoint is in the
 //! way. Latencies go into HDR histograms (microseconds, three significant digits); an
 //! open-loop request's latency counts from when it was due, not from when it was sent, so
 //! a server that falls behind is not flattered (no coordinated omission).
 
+pub mod best;
 pub mod browse;
 pub mod checks;
 pub mod flash_sale;
+pub mod floor;
 pub mod ga_rush;
 pub mod holds;
 pub mod hot_seat;
+pub mod plot;
 mod report;
 
 use std::collections::BTreeMap;

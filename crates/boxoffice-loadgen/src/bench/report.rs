@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Latency quantiles, in milliseconds.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Latency {
     /// Median.
     pub p50: f64,
@@ -22,7 +22,7 @@ pub struct Latency {
 }
 
 /// One kind of request in a run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OperationReport {
     /// What was asked (`hold`, `checkout`, …).
     pub name: String,
@@ -37,7 +37,7 @@ pub struct OperationReport {
 }
 
 /// One invariant, checked through the API after the run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Check {
     /// What must hold.
     pub name: String,
@@ -59,7 +59,7 @@ impl Check {
 }
 
 /// The outcome of one scenario run.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Report {
     /// The scenario.
     pub scenario: String,
@@ -90,10 +90,29 @@ impl Report {
         self
     }
 
+    /// Records how requests were paced: `workers` for a closed loop, `rate` for an open one.
+    pub fn pace(&mut self, pace: super::Pace) -> &mut Self {
+        match pace {
+            super::Pace::Closed { workers } => self.parameter("workers", workers),
+            super::Pace::Open { per_second } => self.parameter("rate", per_second),
+        }
+    }
+
     /// Records a figure.
     pub fn figure(&mut self, name: &str, value: f64) -> &mut Self {
         self.figures.insert(name.to_owned(), value);
         self
+    }
+
+    /// The scenario, and what it held: `holds on one hot seat`, `holds on 100000 seats`.
+    pub fn scenario_line(&self) -> String {
+        match self.parameters.get("seats") {
+            Some(seats) if self.scenario == "holds" && seats == "1" => {
+                "holds on one hot seat".into()
+            }
+            Some(seats) if self.scenario == "holds" => format!("holds on {seats} seats"),
+            _ => self.scenario.clone(),
+        }
     }
 
     /// Every check passed.

@@ -32,6 +32,21 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
     assert_eq!(report.operations[0].statuses["201"], 1);
     assert_eq!(report.operations[0].statuses["409"], 59);
 
+    let params = bench::best::Params {
+        buyers: 30,
+        quantity: 2,
+        seats: 100,
+        rounds: 2,
+    };
+    let report = bench::best::run(&target, params).await.unwrap();
+    assert_passed(&report);
+    assert_eq!(
+        report.operations[0].statuses["201"],
+        50,
+        "{}",
+        report.text()
+    );
+
     let params = bench::holds::Params {
         seats: 300,
         duration: Duration::from_millis(800),

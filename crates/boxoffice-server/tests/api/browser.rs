@@ -170,6 +170,16 @@ async fn click(page: &Client, id: &str) {
         .unwrap();
 }
 
+/// Picks the option `value` of the select `css`, as a buyer would.
+async fn pick(page: &Client, css: &str, value: &str) {
+    page.find(Locator::Css(&format!("{css} option[value='{value}']")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
 async fn text(page: &Client, id: &str) -> String {
     page.find(Locator::Id(id))
         .await
@@ -536,20 +546,8 @@ async fn the_quantity_picker_holds_the_best_seats_together() {
 
     // Alice asks for two standard seats: the front standard row is B, and the pair at its
     // end strands no single seat.
-    alice
-        .find(Locator::Css("#best-quantity option[value='2']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    alice
-        .find(Locator::Css("#best-type option[value='standard']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    pick(&alice, "#best-quantity", "2").await;
+    pick(&alice, "#best-type", "standard").await;
     click(&alice, "best-hold").await;
     wait_until(
         &alice,
@@ -582,12 +580,7 @@ async fn the_quantity_picker_holds_the_best_seats_together() {
     screenshot(&alice, "11-best-available").await;
 
     // Bob asks for four of any type: row A, the best row.
-    bob.find(Locator::Css("#best-quantity option[value='4']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    pick(&bob, "#best-quantity", "4").await;
     screenshot(&bob, "12-best-available-picker").await;
     click(&bob, "best-hold").await;
     wait_until(&bob, LIVE_WITHIN, "bob holds four seats", |p| async move {

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Every figure of BENCHMARKS.md on this machine, side by side in one window:
+#   1. the bare stores' ceilings: pgbench on the bare hold statements (the upsert alone on a
+#      random seat and on one hot seat, and the transaction with the user's advisory lock
+#      and the count; synchronous commit on and off) and redis-benchmark on the bare basket
+#      acquire script (random seats, one hot seat);
+#   2. the server's HTTP floor (GET /healthz);
+#   3. the service on the postgres store, then on the redis store (with the sale-day gate
+#      in front of general admission): `boxoffice bench` holds at rising concurrency on
+#      100,000 random seats and on one hot seat, 2,000 buyers released on one seat, a
+#      flash sale, a GA rush and live subscribers.
+# Writes every report as JSON, a summary table (summary.md) with each service figure as a
+# share of its store's ceiling, and the plot (holds.svg) to target/bench/<time>/.
+#   bench/run.sh [--quick]      (--quick: shorter runs, fewer levels; for trying it out)
+# Needs pgbench, redis-benchmark, psql, curl and jq, Postgres on 127.0.0.1:5432 (user
+# postgres, trust) and Redis on 127.0.0.1:6379. Leaves no database or server behind.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+secs=10 levels="1 4 16 64 256" subscribers=10000 fans=5000 sale_seats=20000 rush=10000
+if [[ ${1:-} == --quick ]]; then
+  secs=3 levels="1 16 64" subscribers=1000 fans=1000 sale_seats=4000 rush=2000
+fi
+for tool in pgbench redis-benchmark redis-cli psql curl jq; do
+  command -v $tool >/dev/null || { echo "bench/run.sh needs $tool" >&2; exit 1; }
+done
+pg=(-h 127.0.0.1 -U postgres)
+out=target/bench/$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$out"
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+cargo build --release -q --bin boxoffice
+bin=target/release/boxoffice
+log() { printf '== %s\n' "$*" >&2; }
+# Let the WAL written by the previous step reach the disk before the next is measured.
+settle() { psql "${pg[@]}" -qc checkpoint; sleep 3; }
+
+# 1. The ceilings.
+log "ceilings: pgbench and redis-benchmark"
+psql "${pg[@]}" -qc "drop database if exists bench_ceiling" -c "create database bench_ceiling"
+psql "${pg[@]}" -q -d bench_ceiling -f bench/ceilings/schema.sql
+ceilings=$out/ceilings.jsonl
+: >"$ceilings"
+for script in upsert_spread upsert_hot lock_count_upsert; do
+  for sync in on off; do
+    settle
+    tps=$(PGOPTIONS="-c synchronous_commit=$sync" pgbench "${pg[@]}" -n -M prepared -c 16 -j 2 \
+      -T "$secs" -f "bench/ceilings/$script.sql" bench_ceiling 2>/dev/null |
+      sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+    echo "{\"name\": \"pgbench $script, synchronous_commit $sync\", \"per_second\": $tps}" >>"$ceilings"
+  done
+done
+psql "${pg[@]}" -qc "drop database bench_ceiling"
+sha=$(redis-cli SCRIPT LOAD "$(cat bench/ceilings/acquire.lua)")
+for spec in "spread:bench-ceiling:{s}:__rand_int__" "hot:bench-ceiling:{h}:1"; do
+  name=${spec%%:*} key=${spec#*:}
+  rps=$(redis-benchmark -n 300000 -c 50 -r 100000 -q EVALSHA "$sha" 1 "$key" token 2000 2>/dev/null |
+    tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1 | cut -d' ' -f1)
+  echo "{\"name\": \"redis-benchmark acquire, $name\", \"per_second\": $rps}" >>"$ceilings"
+done
+
+# 2 and 3. The service on each store.
+port=3997
+for store in postgres redis; do
+  db=boxoffice_bench_${store}_$$
+  gate=false
+  [[ $store == redis ]] && gate=true
+  log "service on the $store store"
+  BOXOFFICE_HOLD_STORE=$store BOXOFFICE_GA_GATE=$gate BOXOFFICE_HOLDS_PER_MINUTE=1000000 \
+    BOXOFFICE_MAX_CONNECTIONS=$((subscribers + 5000)) RUST_LOG=warn \
+    $bin serve --bind 127.0.0.1:$port --database-url "postgres://postgres@127.0.0.1:5432/$db" \
+    --admin-token bench-admin --jwt-secret bench-secret >"$out/server-$store.log" 2>&1 &
+  server=$!
+  stop() {
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+    psql "${pg[@]}" -qc "drop database if exists $db with (force)" || true
+  }
+  trap stop EXIT
+  for _ in $(seq 200); do curl -sf http://127.0.0.1:$port/healthz >/dev/null && break; sleep 0.1; done
+  run() {
+    local name=$1
+    shift
+    $bin bench --url http://127.0.0.1:$port --admin-token bench-admin --jwt-secret bench-secret \
+      --json --label "$store" "$@" >"$out/$store-$name.json" ||
+      log "$store $name: a check failed (see $out/$store-$name.json)"
+  }
+  # First, while the server's memory is only what starting took.
+  run browse browse --subscribers "$subscribers" --server-pid "$server"
+  if [[ $store == postgres ]]; then
+    settle
+    run floor floor --duration "${secs}s" --workers 64
+  fi
+  for workers in $levels; do
+    settle
+    run "holds-w$workers" holds --seats 100000 --workers "$workers" --duration "${secs}s"
+    settle
+    run "hot-w$workers" holds --seats 1 --workers "$workers" --duration "${secs}s"
+  done
+  settle
+  run hot-seat hot-seat --buyers 2000
+  settle
+  run flash-sale flash-sale --seats "$sale_seats" --buyers "$fans"
+  settle
+  run ga-rush ga-rush --places $((rush / 2)) --buyers "$rush"
+  stop
+  trap - EXIT
+done
+
+# The summary: each figure beside its ceiling.
+ceiling() { jq -rs --arg n "$1" 'map(select(.name == $n))[0].per_second' "$ceilings"; }
+best() { # the fastest of a store's closed-loop runs of one kind: "per_second p99 workers"
+  jq -rs 'max_by(.operations[0].per_second) |
+    "\(.operations[0].per_second) \(.operations[0].latency_ms.p99) \(.parameters.workers)"' "$@"
+}
+share() { jq -rn --argjson a "$1" --argjson b "$2" '($a / $b * 100 | round | tostring) + "%"'; }
+{
+  echo "| | service | p99 | bare store, same window | share |"
+  echo "|---|---|---|---|---|"
+  read -r rate p99 w < <(best "$out"/postgres-holds-w*.json)
+  c=$(ceiling "pgbench lock_count_upsert, synchronous_commit off")
+  echo "| postgres store, random seats ($w workers) | $(printf %.0f "$rate") holds/s | $(printf %.1f "$p99") ms | lock + count + upsert, synchronous commit off: $(printf %.0f "$c") tx/s | $(share "$rate" "$c") |"
+  read -r rate p99 w < <(best "$out"/postgres-hot-w*.json)
+  c=$(ceiling "pgbench upsert_hot, synchronous_commit off")
+  echo "| postgres store, one hot seat ($w workers) | $(printf %.0f "$rate") requests/s | $(printf %.1f "$p99") ms | hot upsert, synchronous commit off: $(printf %.0f "$c") tx/s | $(share "$rate" "$c") |"
+  read -r rate p99 w < <(best "$out"/redis-holds-w*.json)
+  c=$(ceiling "redis-benchmark acquire, spread")
+  echo "| redis store, random seats ($w workers) | $(printf %.0f "$rate") holds/s | $(printf %.1f "$p99") ms | acquire script: $(printf %.0f "$c")/s | $(share "$rate" "$c") |"
+  read -r rate p99 w < <(best "$out"/redis-hot-w*.json)
+  c=$(ceiling "redis-benchmark acquire, hot")
+  echo "| redis store, one hot seat ($w workers) | $(printf %.0f "$rate") requests/s | $(printf %.1f "$p99") ms | acquire script, one key: $(printf %.0f "$c")/s | $(share "$rate" "$c") |"
+  jq -r '"| GET /healthz (HTTP floor, 64 workers) | \(.operations[0].per_second | round) requests/s | \(.operations[0].latency_ms.p99) ms | | |"' "$out/postgres-floor.json"
+  echo
+  echo "| store | scenario | figures | p99 | checks |"
+  echo "|---|---|---|---|---|"
+  for store in postgres redis; do
+    for name in hot-seat flash-sale ga-rush browse; do
+      jq -r --arg s "$store" '"| \($s) | \(.scenario) \(.parameters | del(.label) | to_entries | map("\(.key)=\(.value)") | join(" ")) | \(.figures | to_entries | map("\(.key) \(.value * 10 | round / 10)") | join(", ")) | \(.operations | map("\(.name) \(.latency_ms.p99) ms") | join(", ")) | \(if all(.checks[]; .passed) then "all passed" else "FAILED: " + (.checks | map(select(.passed | not) | .name) | join("; ")) end) |"' "$out/$store-$name.json"
+    done
+  done
+  echo
+  echo "Ceilings, same window:"
+  jq -r '"- \(.name): \(.per_second | round)/s"' "$ceilings"
+} >"$out/summary.md"
+$bin bench plot --out "$out/holds.svg" "$out"/*-holds-w*.json "$out"/*-hot-w*.json >/dev/null
+cat "$out/summary.md"
+log "reports, summary.md and holds.svg in $out"
