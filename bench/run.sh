@@ -8,7 +8,7 @@
 #   3. the service on the postgres store, then on the redis store (with the sale-day gate
 #      in front of general admission): `boxoffice bench` holds at rising concurrency on
 #      100,000 random seats and on one hot seat, 2,000 buyers released on one seat, a
-#      flash sale, a GA rush and live subscribers.
+#      flash sale, seat-map loads, a GA rush and live subscribers.
 # Writes every report as JSON, a summary table (summary.md) with each service figure as a
 # share of its store's ceiling, and the plot (holds.svg) to target/bench/<time>/.
 #   bench/run.sh [--quick]      (--quick: shorter runs, fewer levels; for trying it out)
@@ -101,6 +101,8 @@ for store in postgres redis; do
   settle
   run flash-sale flash-sale --seats "$sale_seats" --buyers "$fans"
   settle
+  run seat-map seat-map --seats 100000 --workers 4 --duration "${secs}s"
+  settle
   run ga-rush ga-rush --places $((rush / 2)) --buyers "$rush"
   stop
   trap - EXIT
@@ -133,7 +135,7 @@ share() { jq -rn --argjson a "$1" --argjson b "$2" '($a / $b * 100 | round | tos
   echo "| store | scenario | figures | p99 | checks |"
   echo "|---|---|---|---|---|"
   for store in postgres redis; do
-    for name in hot-seat flash-sale ga-rush browse; do
+    for name in hot-seat flash-sale ga-rush seat-map browse; do
       jq -r --arg s "$store" '"| \($s) | \(.scenario) \(.parameters | del(.label) | to_entries | map("\(.key)=\(.value)") | join(" ")) | \(.figures | to_entries | map("\(.key) \(.value * 10 | round / 10)") | join(", ")) | \(.operations | map("\(.name) \(.latency_ms.p99) ms") | join(", ")) | \(if all(.checks[]; .passed) then "all passed" else "FAILED: " + (.checks | map(select(.passed | not) | .name) | join("; ")) end) |"' "$out/$store-$name.json"
     done
   done

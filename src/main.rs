@@ -3,7 +3,7 @@
 //! - `boxoffice serve [--demo]`: run the HTTP server (creating and migrating its database).
 //! - `boxoffice race ga|seat`: race demos against a running server (`ga --unsafe` shows the
 //!   naive booking overselling, on a scratch table).
-//! - `boxoffice bench hot-seat|best|holds|flash-sale|ga-rush|browse|floor`: the load generator
+//! - `boxoffice bench hot-seat|best|holds|flash-sale|ga-rush|browse|seat-map|floor`: the load generator
 //!   against a running server; exits non-zero if an invariant check fails. `bench plot`
 //!   draws saved reports.
 //! - `boxoffice relay`: deliver outbox rows to webhooks, alongside or instead of `serve`'s.
@@ -221,6 +221,18 @@ enum Scenario {
         /// Buyers.
         #[arg(long, default_value_t = 2000)]
         buyers: usize,
+    },
+    /// Buyers loading the seat map (`GET /seats`) back to back: latency and bytes per load.
+    SeatMap {
+        /// Seats in the event.
+        #[arg(long, default_value_t = 100_000)]
+        seats: usize,
+        /// How long to send.
+        #[arg(long, default_value = "10s", value_parser = duration)]
+        duration: Duration,
+        /// Concurrent readers.
+        #[arg(long, default_value_t = 4)]
+        workers: usize,
     },
     /// `GET /healthz` back to back: the server's HTTP floor.
     Floor {
@@ -445,6 +457,18 @@ async fn run_bench(
             bench::flash_sale::run(target, params).await
         }
         Scenario::GaRush { places, buyers } => bench::ga_rush::run(target, places, buyers).await,
+        Scenario::SeatMap {
+            seats,
+            duration,
+            workers,
+        } => {
+            let params = bench::seat_map::Params {
+                seats,
+                pace: Pace::Closed { workers },
+                duration,
+            };
+            bench::seat_map::run(target, params).await
+        }
         Scenario::Floor { duration, workers } => {
             bench::floor::run(target, Pace::Closed { workers }, duration).await
         }

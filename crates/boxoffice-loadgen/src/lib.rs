@@ -11,9 +11,7 @@
 //!   seat), through the typed client.
 //! - [`unsafe_demo`]: `boxoffice race ga --unsafe`, the naive booking overselling on a
 //!   scratch table of its own (plain SQL; never the server).
-//!
-//! `examples/seats_bench.rs` still starts a server in process on a scratch database to time
-//! `GET /v1/events/{id}/seats`; everything else is measured from outside by `bench`.
+
 
 pub mod bench;
 pub mod client;

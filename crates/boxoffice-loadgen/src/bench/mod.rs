@@ -11,6 +11,7 @@
 //! - [`ga_rush`]: buyers released together on a general-admission area.
 //! - [`browse`]: live-update subscribers with availability reads and holds: the server's
 //!   resident memory and how long a change takes to reach every subscriber.
+//! - [`seat_map`]: buyers loading the seat map back to back: latency and bytes per load.
 //! - [`floor`]: `GET /healthz`, the HTTP floor.
 //! - [`plot`]: throughput and p99 against concurrency from saved reports, to SVG.
 //!
@@ -29,6 +30,7 @@ pub mod holds;
 pub mod hot_seat;
 pub mod plot;
 mod report;
+pub mod seat_map;
 
 use std::collections::BTreeMap;
 use std::future::Future;

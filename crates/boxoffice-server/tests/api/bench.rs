@@ -84,6 +84,15 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
     assert_passed(&report);
     assert_eq!(report.figures["places_booked"], 40.0, "{}", report.text());
 
+    let params = bench::seat_map::Params {
+        seats: 200,
+        pace: Pace::Closed { workers: 2 },
+        duration: Duration::from_millis(300),
+    };
+    let report = bench::seat_map::run(&target, params).await.unwrap();
+    assert_passed(&report);
+    assert!(report.figures["kb_per_load"] > 10.0, "{}", report.text());
+
     let params = bench::browse::Params {
         subscribers: 20,
         changes: 3,

@@ -1,0 +1,94 @@
+//! `seat-map --seats S --workers N`: buyers loading the seat map (`GET
+//! /v1/events/{id}/seats`, every body read in full) back to back, with a tenth of the seats
+//! held first; reports the bytes a load moves as well as its latency.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::Method;
+
+use super::{drive, Check, Layout, Pace, Report, Target};
+
+/// What to run.
+#[derive(Clone, Copy, Debug)]
+pub struct Params {
+    /// Seats in the event.
+    pub seats: usize,
+    /// How requests are paced.
+    pub pace: Pace,
+    /// How long to send.
+    pub duration: Duration,
+}
+
+/// Runs the scenario and reports it.
+pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
+    let layout = Layout {
+        max_seats_per_user: 8,
+        ..Layout::of(params.seats, 600)
+    };
+    let event = target.seated_event(&layout).await?;
+    // Hold every tenth seat, eight to a buyer, so the map carries held seats too.
+    let held: Vec<String> = (0..layout.seats())
+        .step_by(10)
+        .map(|i| layout.seat_id(i))
+        .collect();
+    let holds = held.chunks(8).enumerate().map(|(b, seats)| {
+        let (api, token) = (target.api.clone(), target.buyer(&format!("reader-{b}")));
+        let seats: Vec<String> = seats.to_vec();
+        async move {
+            let seats: Vec<&str> = seats.iter().map(String::as_str).collect();
+            api.hold_seats(event, &token, &seats).await.map(drop)
+        }
+    });
+    futures::future::try_join_all(holds).await?;
+
+    let bytes = Arc::new(AtomicU64::new(0));
+    let (api, counted) = (target.api.clone(), bytes.clone());
+    let path = format!("/v1/events/{event}/seats");
+    let (stats, elapsed) = drive(target, params.pace, params.duration, move |_| {
+        let (request, counted) = (api.request(Method::GET, &path, None), counted.clone());
+        async move {
+            let Ok(response) = request.send().await else {
+                return 0;
+            };
+            let status = response.status().as_u16();
+            match response.bytes().await {
+                Ok(body) => {
+                    counted.fetch_add(body.len() as u64, Ordering::Relaxed);
+                    status
+                }
+                Err(_) => 0,
+            }
+        }
+    })
+    .await;
+    let mut report = Report::new("seat-map");
+    report
+        .parameter("seats", layout.seats())
+        .parameter("duration_s", params.duration.as_secs_f64())
+        .pace(params.pace);
+    report.elapsed_seconds = elapsed.as_secs_f64();
+    report.operations.push(stats.report("GET /seats", elapsed));
+    let loads = stats.of(200).max(1);
+    report.figure(
+        "kb_per_load",
+        bytes.load(Ordering::Relaxed) as f64 / loads as f64 / 1024.0,
+    );
+    report.checks.push(Check::new(
+        "every load answered 200",
+        stats.of(200) == stats.count(),
+        format!("{} of {} loads", stats.of(200), stats.count()),
+    ));
+    let counts = target.api.availability(event).await?.counts;
+    report.checks.push(Check::new(
+        "the map shows the seats held",
+        counts.held as usize == held.len(),
+        format!(
+            "{} held of {} held before the loads",
+            counts.held,
+            held.len()
+        ),
+    ));
+    Ok(report)
+}
