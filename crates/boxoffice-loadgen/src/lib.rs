@@ -12,7 +12,6 @@
 //! - [`unsafe_demo`]: `boxoffice race ga --unsafe`, the naive booking overselling on a
 //!   scratch table of its own (plain SQL; never the server).
 
-
 pub mod bench;
 pub mod client;
 pub mod race;

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{drive, status_of, Pace, Report, Target};
+use super::{drive, status_of, Check, Pace, Report, Target};
 
 /// Runs the scenario and reports it.
 pub async fn run(target: &Target, pace: Pace, duration: Duration) -> anyhow::Result<Report> {
@@ -19,5 +19,10 @@ pub async fn run(target: &Target, pace: Pace, duration: Duration) -> anyhow::Res
         .pace(pace);
     report.elapsed_seconds = elapsed.as_secs_f64();
     report.operations.push(stats.report("healthz", elapsed));
+    report.checks.push(Check::new(
+        "every request answered 200",
+        stats.of(200) == stats.count(),
+        format!("{} of {}", stats.of(200), stats.count()),
+    ));
     Ok(report)
 }

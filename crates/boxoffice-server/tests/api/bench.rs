@@ -84,6 +84,16 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
     assert_passed(&report);
     assert_eq!(report.figures["places_booked"], 40.0, "{}", report.text());
 
+    let report = bench::floor::run(
+        &target,
+        Pace::Closed { workers: 2 },
+        Duration::from_millis(200),
+    )
+    .await
+    .unwrap();
+    assert_passed(&report);
+    assert!(report.operations[0].requests > 0);
+
     let params = bench::seat_map::Params {
         seats: 200,
         pace: Pace::Closed { workers: 2 },
