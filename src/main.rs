@@ -233,6 +233,12 @@ enum Scenario {
         /// Concurrent readers.
         #[arg(long, default_value_t = 4)]
         workers: usize,
+        /// Offer compression as a browser does (`gzip, deflate, br, zstd`).
+        #[arg(long)]
+        compressed: bool,
+        /// Send the last `ETag` as `If-None-Match`, as a browser's cache does.
+        #[arg(long)]
+        revalidate: bool,
     },
     /// `GET /healthz` back to back: the server's HTTP floor.
     Floor {
@@ -461,11 +467,15 @@ async fn run_bench(
             seats,
             duration,
             workers,
+            compressed,
+            revalidate,
         } => {
             let params = bench::seat_map::Params {
                 seats,
                 pace: Pace::Closed { workers },
                 duration,
+                accept_encoding: compressed.then_some("gzip, deflate, br, zstd"),
+                revalidate,
             };
             bench::seat_map::run(target, params).await
         }

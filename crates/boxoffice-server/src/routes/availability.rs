@@ -1,35 +1,86 @@
 //! `GET /v1/events/{id}/seats` and `GET /v1/events/{id}/availability`.
 
 use axum::extract::{Path, State};
-use axum::http::header;
-use axum::response::IntoResponse;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{AppendHeaders, IntoResponse, Response};
 use boxoffice_api::{AvailabilityView, GaAvailability, SeatsView};
-use boxoffice_core::availability::SeatCounts;
+use boxoffice_core::availability::{SeatCounts, SeatState};
+use sha2::{Digest, Sha256};
 
 use crate::error::{ApiError, Problem};
 use crate::service::availability::event_availability;
 use crate::state::AppState;
 
 /// Every seat with its status, composed from Postgres and the hold store at read time.
+///
+/// The answer carries an `ETag` of the seat map's version and every seat's status; a
+/// request whose `If-None-Match` names it gets `304 Not Modified` without the body.
 #[utoipa::path(get, path = "/v1/events/{id}/seats", tag = "availability",
     params(("id" = String, Path, description = "Event id")),
     responses(
         (status = 200, description = "Seats", body = SeatsView, headers(
+            ("etag" = String, description = "Changes whenever the layout or any seat's status does (absent when the hold store could not be reached)"),
             ("boxoffice-holds" = String, description = "`unavailable` when the hold store could not be reached: held seats then read as available"))),
+        (status = 304, description = "Unchanged since the `If-None-Match` ETag"),
         (status = 404, description = "No such event", body = Problem),
     ))]
 pub async fn get_seats(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<impl IntoResponse, ApiError> {
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let id = super::event_id(&id)?;
     let availability = event_availability(&state, id).await?;
+    // Without the hold store the answer is incomplete: never let a client keep it.
+    let etag = (!availability.holds_unknown)
+        .then(|| seats_etag(availability.map.version, &availability.states));
+    if let Some(etag) = &etag {
+        let cached = headers
+            .get_all(header::IF_NONE_MATCH)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|tag| tag.trim() == etag || tag.trim() == "*");
+        if cached {
+            return Ok((
+                StatusCode::NOT_MODIFIED,
+                [
+                    (header::ETAG, etag.clone()),
+                    (header::CACHE_CONTROL, REVALIDATE.into()),
+                ],
+            )
+                .into_response());
+        }
+    }
     let body = availability.map.render_seats(id, &availability.states);
     Ok((
-        [(header::CONTENT_TYPE, "application/json")],
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, REVALIDATE),
+        ],
+        AppendHeaders(etag.map(|e| (header::ETAG, e))),
         holds_unknown(availability.holds_unknown),
         body,
-    ))
+    )
+        .into_response())
+}
+
+/// Seat maps change from moment to moment: a client may keep one but must ask again.
+const REVALIDATE: &str = "no-cache";
+
+/// A weak ETag of a seat map at `version` with these states: SHA-256 over every seat's
+/// status and hold expiry, so any change on any seat changes it, and every instance
+/// computes the same tag.
+fn seats_etag(version: i64, states: &[SeatState]) -> String {
+    let mut hash = Sha256::new();
+    hash.update(version.to_be_bytes());
+    for state in states {
+        hash.update([state.status as u8]);
+        let until = state.held_until.map_or(0, |t| t.timestamp_micros());
+        hash.update(until.to_be_bytes());
+    }
+    let digest = hash.finalize();
+    format!("W/\"{version}-{}\"", hex::encode(&digest[..12]))
 }
 
 /// Seat counts per status and general-admission places left.

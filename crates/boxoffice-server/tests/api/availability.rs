@@ -154,3 +154,124 @@ async fn the_schema_refuses_a_second_sale_of_a_seat() {
         Some("order_seat_sold")
     );
 }
+
+/// `GET /seats` with `Accept-Encoding: gzip`: the raw answer, its `Content-Encoding` and its
+/// body decoded.
+async fn seats_gzipped(
+    app: &crate::helpers::TestApp,
+    event: &str,
+) -> (Option<String>, usize, Vec<u8>) {
+    let response = app
+        .client
+        .get(format!("{}/v1/events/{event}/seats", app.base))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    let encoding = response
+        .headers()
+        .get("content-encoding")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let raw = response.bytes().await.unwrap();
+    let mut decoded = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut decoded).unwrap();
+    (encoding, raw.len(), decoded)
+}
+
+#[tokio::test]
+async fn the_seat_map_is_compressed_for_clients_that_offer_it() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let plain = app
+        .client
+        .get(format!("{}/v1/events/{event}/seats", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(plain.headers().get("content-encoding"), None);
+    let plain = plain.bytes().await.unwrap();
+    let (encoding, size, decoded) = seats_gzipped(&app, &event).await;
+    assert_eq!(encoding.as_deref(), Some("gzip"));
+    assert_eq!(decoded, plain, "the same answer, compressed");
+    assert!(size * 3 < plain.len(), "{size} bytes of {}", plain.len());
+    for offered in ["br", "zstd"] {
+        let response = app
+            .client
+            .get(format!("{}/v1/events/{event}/seats", app.base))
+            .header("accept-encoding", offered)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.headers()["content-encoding"], offered);
+    }
+    // The live stream is never compressed: a proxy or browser would hold its frames back.
+    let stream = app
+        .client
+        .get(format!("{}/v1/events/{event}/stream", app.base))
+        .header("accept-encoding", "gzip, br, zstd")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.headers().get("content-encoding"), None);
+    assert!(stream.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+}
+
+#[tokio::test]
+async fn a_repeat_load_of_an_unchanged_seat_map_is_a_304() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let url = format!("{}/v1/events/{event}/seats", app.base);
+    let first = app.client.get(&url).send().await.unwrap();
+    assert_eq!(first.headers()["cache-control"], "no-cache");
+    let etag = first.headers()["etag"].to_str().unwrap().to_owned();
+    assert!(etag.starts_with("W/\""), "{etag}");
+    let again = app
+        .client
+        .get(&url)
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(again.headers()["etag"], etag.as_str());
+    assert!(again.bytes().await.unwrap().is_empty());
+    let listed = app
+        .client
+        .get(&url)
+        .header("if-none-match", format!("W/\"other\", {etag}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), StatusCode::NOT_MODIFIED);
+
+    // A hold changes one seat: the tag changes and the old one gets the whole map.
+    let (status, _) = app
+        .post_holds(&event, &app.buyer("alice"), &["stalls-A-1"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let changed = app
+        .client
+        .get(&url)
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(changed.status(), StatusCode::OK);
+    let new_etag = changed.headers()["etag"].to_str().unwrap().to_owned();
+    assert_ne!(new_etag, etag);
+    let body: serde_json::Value = changed.json().await.unwrap();
+    assert_eq!(body["seats"][0]["status"], "held");
+    // And the answer is the same whichever instance computes it.
+    let url = app.database_url.clone();
+    let other = crate::helpers::spawn_app_with(move |s| s.database.url = url).await;
+    let response = other
+        .client
+        .get(format!("{}/v1/events/{event}/seats", other.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["etag"], new_etag.as_str());
+}

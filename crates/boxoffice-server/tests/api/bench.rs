@@ -98,10 +98,35 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
         seats: 200,
         pace: Pace::Closed { workers: 2 },
         duration: Duration::from_millis(300),
+        accept_encoding: None,
+        revalidate: false,
     };
     let report = bench::seat_map::run(&target, params).await.unwrap();
     assert_passed(&report);
-    assert!(report.figures["kb_per_load"] > 10.0, "{}", report.text());
+    let plain = report.figures["kb_per_load"];
+    assert!(plain > 10.0, "{}", report.text());
+    let params = bench::seat_map::Params {
+        accept_encoding: Some("gzip"),
+        ..params
+    };
+    let report = bench::seat_map::run(&target, params).await.unwrap();
+    assert_passed(&report);
+    assert!(
+        report.figures["kb_per_load"] * 3.0 < plain,
+        "{}",
+        report.text()
+    );
+    let params = bench::seat_map::Params {
+        revalidate: true,
+        ..params
+    };
+    let report = bench::seat_map::run(&target, params).await.unwrap();
+    assert_passed(&report);
+    assert!(
+        report.operations[0].statuses.contains_key("304"),
+        "{}",
+        report.text()
+    );
 
     let params = bench::browse::Params {
         subscribers: 20,
