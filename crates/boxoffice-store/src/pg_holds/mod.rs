@@ -66,24 +66,35 @@ impl PgHoldStore {
         //   against the committed row.
         // - Only allocated seats are selected, under a share lock, so a withdrawal cannot
         //   slip in between; seats in a live order are skipped whatever the hold rows say.
+        // - The asked seats drive the join (one primary-key lookup each), never a filter
+        //   over the event's allocations: a plan cached on a connection from a small event
+        //   would otherwise scan all of a large event's seats for every hold.
         // - The per-user count runs in this statement's snapshot, taken after the advisory
         //   lock was granted, so it sees every hold of this user that committed before.
         // - Nothing is claimed once the event has started, by the same clock.
         // - Seats are claimed in seat-id order, as every basket is, so overlapping baskets
         //   wait on each other in one direction only.
+        // - A seat this statement's snapshot already shows held (live) or reserved is left
+        //   out before the upsert, so refusing it takes no row lock: on a hot seat the
+        //   refusals no longer queue behind each other's transactions. A seat that looks
+        //   free but was taken meanwhile still meets the upsert's lock and re-check.
         let claimed: Vec<ReservationRow> = sqlx::query_as(
             "insert into reservation
                     (event_id, seat_id, hold_token, user_id, status, ticket_type, price_cents,
                      created_at, expires_at)
              select a.event_id, a.seat_id, $2, $3, 'H', a.ticket_type, t.price_cents,
                     now(), now() + make_interval(secs => $4)
-               from seat_allocation a
+               from unnest($5::text[]) as want(seat_id)
+               join seat_allocation a on a.event_id = $1 and a.seat_id = want.seat_id
                join ticket_type t on t.event_id = a.event_id and t.code = a.ticket_type
                join event e on e.event_id = a.event_id
-              where a.event_id = $1 and a.seat_id = any($5) and e.starts_at > now()
+              where e.starts_at > now()
                 and not exists (select 1 from order_seat o
                                  where o.event_id = a.event_id and o.seat_id = a.seat_id
                                    and not o.released)
+                and not exists (select 1 from reservation h
+                                 where h.event_id = a.event_id and h.seat_id = a.seat_id
+                                   and (h.status = 'R' or h.expires_at > now()))
                 and (select count(*) from (
                          select 1 from reservation r
                           where r.event_id = $1 and r.user_id = $3 and r.status = 'H'
