@@ -84,8 +84,6 @@ for store in postgres redis; do
       --json --label "$store" "$@" >"$out/$store-$name.json" ||
       log "$store $name: a check failed (see $out/$store-$name.json)"
   }
-  # First, while the server's memory is only what starting took.
-  run browse browse --subscribers "$subscribers" --server-pid "$server"
   if [[ $store == postgres ]]; then
     settle
     run floor floor --duration "${secs}s" --workers 64
@@ -104,6 +102,8 @@ for store in postgres redis; do
   run seat-map seat-map --seats 100000 --workers 4 --duration "${secs}s"
   settle
   run ga-rush ga-rush --places $((rush / 2)) --buyers "$rush"
+  # Last: the holds measured after 10,000 streams closed were seen slower (open question).
+  run browse browse --subscribers "$subscribers" --server-pid "$server"
   stop
   trap - EXIT
 done
