@@ -219,6 +219,16 @@ async fn the_seat_map_is_compressed_for_clients_that_offer_it() {
         .starts_with("text/event-stream"));
 }
 
+/// `GET url`, naming `tag` in `If-None-Match`.
+async fn load_if_changed(app: &crate::helpers::TestApp, url: &str, tag: &str) -> reqwest::Response {
+    app.client
+        .get(url)
+        .header("if-none-match", tag)
+        .send()
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_repeat_load_of_an_unchanged_seat_map_is_a_304() {
     let app = spawn_app().await;
@@ -228,23 +238,11 @@ async fn a_repeat_load_of_an_unchanged_seat_map_is_a_304() {
     assert_eq!(first.headers()["cache-control"], "no-cache");
     let etag = first.headers()["etag"].to_str().unwrap().to_owned();
     assert!(etag.starts_with("W/\""), "{etag}");
-    let again = app
-        .client
-        .get(&url)
-        .header("if-none-match", &etag)
-        .send()
-        .await
-        .unwrap();
+    let again = load_if_changed(&app, &url, &etag).await;
     assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
     assert_eq!(again.headers()["etag"], etag.as_str());
     assert!(again.bytes().await.unwrap().is_empty());
-    let listed = app
-        .client
-        .get(&url)
-        .header("if-none-match", format!("W/\"other\", {etag}"))
-        .send()
-        .await
-        .unwrap();
+    let listed = load_if_changed(&app, &url, &format!("W/\"other\", {etag}")).await;
     assert_eq!(listed.status(), StatusCode::NOT_MODIFIED);
 
     // A hold changes one seat: the tag changes and the old one gets the whole map.
@@ -252,13 +250,7 @@ async fn a_repeat_load_of_an_unchanged_seat_map_is_a_304() {
         .post_holds(&event, &app.buyer("alice"), &["stalls-A-1"])
         .await;
     assert_eq!(status, StatusCode::CREATED);
-    let changed = app
-        .client
-        .get(&url)
-        .header("if-none-match", &etag)
-        .send()
-        .await
-        .unwrap();
+    let changed = load_if_changed(&app, &url, &etag).await;
     assert_eq!(changed.status(), StatusCode::OK);
     let new_etag = changed.headers()["etag"].to_str().unwrap().to_owned();
     assert_ne!(new_etag, etag);
