@@ -115,21 +115,20 @@ best() { # the fastest of a store's closed-loop runs of one kind: "per_second p9
     "\(.operations[0].per_second) \(.operations[0].latency_ms.p99) \(.parameters.workers)"' "$@"
 }
 share() { jq -rn --argjson a "$1" --argjson b "$2" '($a / $b * 100 | round | tostring) + "%"'; }
+# One row of the table: what, unit, report prefix, ceiling name, ceiling label, its unit.
+row() {
+  local rate p99 w c
+  read -r rate p99 w < <(best "$out"/"$3"-w*.json)
+  c=$(ceiling "$4")
+  echo "| $1 ($w workers) | $(printf %.0f "$rate") $2/s | $(printf %.1f "$p99") ms | $5: $(printf %.0f "$c")$6 | $(share "$rate" "$c") |"
+}
 {
   echo "| | service | p99 | bare store, same window | share |"
   echo "|---|---|---|---|---|"
-  read -r rate p99 w < <(best "$out"/postgres-holds-w*.json)
-  c=$(ceiling "pgbench lock_count_upsert, synchronous_commit off")
-  echo "| postgres store, random seats ($w workers) | $(printf %.0f "$rate") holds/s | $(printf %.1f "$p99") ms | lock + count + upsert, synchronous commit off: $(printf %.0f "$c") tx/s | $(share "$rate" "$c") |"
-  read -r rate p99 w < <(best "$out"/postgres-hot-w*.json)
-  c=$(ceiling "pgbench upsert_hot, synchronous_commit off")
-  echo "| postgres store, one hot seat ($w workers) | $(printf %.0f "$rate") requests/s | $(printf %.1f "$p99") ms | hot upsert, synchronous commit off: $(printf %.0f "$c") tx/s | $(share "$rate" "$c") |"
-  read -r rate p99 w < <(best "$out"/redis-holds-w*.json)
-  c=$(ceiling "redis-benchmark acquire, spread")
-  echo "| redis store, random seats ($w workers) | $(printf %.0f "$rate") holds/s | $(printf %.1f "$p99") ms | acquire script: $(printf %.0f "$c")/s | $(share "$rate" "$c") |"
-  read -r rate p99 w < <(best "$out"/redis-hot-w*.json)
-  c=$(ceiling "redis-benchmark acquire, hot")
-  echo "| redis store, one hot seat ($w workers) | $(printf %.0f "$rate") requests/s | $(printf %.1f "$p99") ms | acquire script, one key: $(printf %.0f "$c")/s | $(share "$rate" "$c") |"
+  row "postgres store, random seats" holds postgres-holds "pgbench lock_count_upsert, synchronous_commit off" "lock + count + upsert, synchronous commit off" " tx/s"
+  row "postgres store, one hot seat" requests postgres-hot "pgbench upsert_hot, synchronous_commit off" "hot upsert, synchronous commit off" " tx/s"
+  row "redis store, random seats" holds redis-holds "redis-benchmark acquire, spread" "acquire script" /s
+  row "redis store, one hot seat" requests redis-hot "redis-benchmark acquire, hot" "acquire script, one key" /s
   jq -r '"| GET /healthz (HTTP floor, 64 workers) | \(.operations[0].per_second | round) requests/s | \(.operations[0].latency_ms.p99) ms | | |"' "$out/postgres-floor.json"
   echo
   echo "| store | scenario | figures | p99 | checks |"

@@ -243,6 +243,17 @@ fn against_server(tool: &str, args: &[&str], db: &TestDb) -> (bool, String, Stri
     )
 }
 
+/// A server with the race credentials, and its base URL.
+fn serve_for_tools(db: &TestDb) -> (Server, String) {
+    let (server, _out, lines) = serve(
+        db,
+        &["--admin-token", "race-admin", "--jwt-secret", "race-secret"],
+        "Boxoffice listening on",
+    );
+    let base = after(&lines, "Boxoffice listening on ").to_owned();
+    (server, base)
+}
+
 fn race(args: &[&str], db: &TestDb) -> (bool, String, String) {
     against_server("race", args, db)
 }
@@ -254,12 +265,7 @@ fn bench(args: &[&str], db: &TestDb) -> (bool, String, String) {
 #[test]
 fn the_race_demos_show_no_overselling_and_one_seat_holder() {
     let db = TestDb::new();
-    let (server, _out, lines) = serve(
-        &db,
-        &["--admin-token", "race-admin", "--jwt-secret", "race-secret"],
-        "Boxoffice listening on",
-    );
-    let base = after(&lines, "Boxoffice listening on ").to_owned();
+    let (server, base) = serve_for_tools(&db);
 
     let (ok, out, err) = race(
         &["ga", "--buyers", "20", "--places", "5", "--url", &base],
@@ -277,12 +283,7 @@ fn the_race_demos_show_no_overselling_and_one_seat_holder() {
 #[test]
 fn bench_reports_as_text_and_json_and_needs_the_jwt_secret() {
     let db = TestDb::new();
-    let (server, _out, lines) = serve(
-        &db,
-        &["--admin-token", "race-admin", "--jwt-secret", "race-secret"],
-        "Boxoffice listening on",
-    );
-    let base = after(&lines, "Boxoffice listening on ").to_owned();
+    let (server, base) = serve_for_tools(&db);
 
     let (ok, out, err) = bench(&["hot-seat", "--buyers", "30", "--url", &base], &db);
     assert!(ok, "{err}");
