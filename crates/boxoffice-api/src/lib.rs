@@ -9,10 +9,11 @@
 //! orders, general admission, sessions, operations, and [`Problem`], the body of every
 //! error answer.
 
-use boxoffice_core::availability::{EventSeat, SeatCounts, SeatStatus};
+use boxoffice_core::availability::{EventSeat, SeatCounts, SeatState, SeatStatus};
 use boxoffice_core::event::{AllocationEntry, GaArea, TicketType};
 use boxoffice_core::hold::{OrderStatus, PricedSeat};
 use boxoffice_core::ids::{EventId, VenueId};
+use boxoffice_core::statuses;
 use boxoffice_core::validation::FieldError;
 use boxoffice_core::venue::VenueLayout;
 use chrono::{DateTime, Utc};
@@ -162,6 +163,19 @@ pub struct SeatsView {
     pub seats: Vec<SeatView>,
 }
 
+/// Answer to `GET /v1/events/{id}/layout`: every seat without its status. It changes only
+/// when the event's allocations do (and `version` with it), so a client keeps it and
+/// revalidates it with its `ETag`; statuses come from the stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct LayoutView {
+    /// The event.
+    pub event_id: EventId,
+    /// The allocation version this layout reflects.
+    pub version: i64,
+    /// Every seat of the venue in venue order.
+    pub seats: Vec<EventSeat>,
+}
+
 /// Places left in one general-admission area.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct GaAvailability {
@@ -203,6 +217,41 @@ pub struct SeatChange {
 pub struct SeatsChanged {
     /// The seats, each with its new status.
     pub seats: Vec<SeatChange>,
+}
+
+/// Data of a `statuses` event, the snapshot of a stream opened with `?snapshot=statuses`:
+/// every seat's status in the order of the layout at `version`, compactly
+/// ([`boxoffice_core::statuses`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct SeatStatuses {
+    /// The event.
+    pub event_id: EventId,
+    /// The allocation version whose layout the statuses follow.
+    pub version: i64,
+    /// Runs of statuses in layout order: `a` available, `h` held, `s` sold, `n` not for
+    /// sale, each followed by how many seats in a row have it when more than one
+    /// (`a120h2sa7`).
+    pub statuses: String,
+    /// Each held seat's expiry in milliseconds since the epoch, in layout order.
+    pub held_until_ms: Vec<i64>,
+}
+
+impl SeatStatuses {
+    /// The statuses of `states` (one per seat of the layout at `version`, in order).
+    pub fn of(event_id: EventId, version: i64, states: &[SeatState]) -> Self {
+        let compact = statuses::encode(states);
+        Self {
+            event_id,
+            version,
+            statuses: compact.runs,
+            held_until_ms: compact.held_until_ms,
+        }
+    }
+
+    /// One state per seat of the layout, in order.
+    pub fn states(&self) -> Result<Vec<SeatState>, statuses::DecodeError> {
+        statuses::decode(&self.statuses, &self.held_until_ms)
+    }
 }
 
 /// Data of a `ga` event of the stream: places left in one general-admission area.

@@ -18,7 +18,7 @@
 use boxoffice_api::{
     AllocationsChanged, AllocationsRequest, AvailabilityView, BestAvailable, BookingBody,
     BookingView, CheckoutBody, EventCreated, EventList, EventView, Extended, Health, HoldBody,
-    HoldView, OrderView, Problem, SeatsView, SessionCreated, VenueCreated, VenueView,
+    HoldView, LayoutView, OrderView, Problem, SeatsView, SessionCreated, VenueCreated, VenueView,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_core::ids::{EventId, VenueId};
@@ -246,14 +246,29 @@ impl Client {
         self.get(&format!("/v1/events/{event}/seats"), None).await
     }
 
+    /// `GET /v1/events/{id}/layout`: every seat without its status.
+    pub async fn layout(&self, event: EventId) -> Result<LayoutView> {
+        self.get(&format!("/v1/events/{event}/layout"), None).await
+    }
+
     /// `GET /v1/events/{id}/stream`: a snapshot of the seats, then their changes as they
     /// happen, until the server ends the stream or the caller drops it.
     pub async fn stream(
         &self,
         event: EventId,
     ) -> Result<impl futures::Stream<Item = Result<live::LiveEvent>> + Send + Unpin> {
+        self.stream_with(event, live::Snapshot::Full).await
+    }
+
+    /// [`Client::stream`] with snapshots of the kind asked for.
+    pub async fn stream_with(
+        &self,
+        event: EventId,
+        snapshot: live::Snapshot,
+    ) -> Result<impl futures::Stream<Item = Result<live::LiveEvent>> + Send + Unpin> {
+        let path = format!("/v1/events/{event}/stream?snapshot={}", snapshot.query());
         let response = self
-            .request(Method::GET, &format!("/v1/events/{event}/stream"), None)
+            .request(Method::GET, &path, None)
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .send()
             .await?;

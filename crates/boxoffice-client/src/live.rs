@@ -1,6 +1,6 @@
 //! `GET /v1/events/{id}/stream`: an event's seats, then their changes, as typed events.
 
-use boxoffice_api::{GaChanged, SeatsChanged, SeatsView};
+use boxoffice_api::{GaChanged, SeatStatuses, SeatsChanged, SeatsView};
 use eventsource_stream::Eventsource;
 use futures::{Stream, StreamExt};
 
@@ -11,10 +11,33 @@ use crate::{Error, Result};
 pub enum LiveEvent {
     /// Every seat with its status; replaces whatever came before.
     Snapshot(SeatsView),
+    /// Every seat's status alone, in the order of the layout at its version; replaces
+    /// whatever came before (streams opened with [`Snapshot::Statuses`]).
+    Statuses(SeatStatuses),
     /// Seats whose status changed.
     Seats(SeatsChanged),
     /// Places left in a general-admission area.
     Ga(GaChanged),
+}
+
+/// What a stream's snapshots carry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Snapshot {
+    /// Every seat with its layout and status ([`LiveEvent::Snapshot`]).
+    #[default]
+    Full,
+    /// Every seat's status alone, for a client that keeps the layout
+    /// ([`LiveEvent::Statuses`], with `GET /v1/events/{id}/layout`).
+    Statuses,
+}
+
+impl Snapshot {
+    pub(crate) fn query(self) -> &'static str {
+        match self {
+            Snapshot::Full => "full",
+            Snapshot::Statuses => "statuses",
+        }
+    }
 }
 
 /// The stream's events as they arrive; an event of an unknown name is skipped, so a
@@ -34,6 +57,7 @@ pub(crate) fn events(
             };
             let parsed = match event.event.as_str() {
                 "snapshot" => serde_json::from_str(&event.data).map(LiveEvent::Snapshot),
+                "statuses" => serde_json::from_str(&event.data).map(LiveEvent::Statuses),
                 "seats" => serde_json::from_str(&event.data).map(LiveEvent::Seats),
                 "ga" => serde_json::from_str(&event.data).map(LiveEvent::Ga),
                 _ => return None,

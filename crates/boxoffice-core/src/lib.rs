@@ -12,6 +12,7 @@
 //! - [`best_available`]: choosing the best free seats together, without stranding one.
 //! - [`availability`]: composing each seat's status from the event layout, the sold seats
 //!   (Postgres) and the held seats (the hold store), and counting them.
+//! - [`statuses`]: every seat's status in a few bytes, for a client that has the layout.
 //!
 //! Everything here is deterministic and is unit- and property-tested; the store and the
 //! server crates bring the I/O.
@@ -21,5 +22,6 @@ pub mod best_available;
 pub mod event;
 pub mod hold;
 pub mod ids;
+pub mod statuses;
 pub mod validation;
 pub mod venue;

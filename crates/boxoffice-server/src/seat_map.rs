@@ -10,8 +10,12 @@
 
 pub use boxoffice_api::SeatView;
 use std::collections::HashMap;
+use std::io::Write;
 use std::num::NonZeroUsize;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use axum::body::Bytes;
+use boxoffice_api::SeatStatuses;
 
 use boxoffice_core::availability::{EventSeat, SeatMap, SeatState};
 use boxoffice_core::ids::EventId;
@@ -29,8 +33,10 @@ pub struct RenderedSeatMap {
     pub policy: HoldPolicy,
     /// The seats.
     pub map: SeatMap,
-    /// For each seat, its JSON object up to and including `"status":"`.
+    /// For each seat, its JSON object without the closing brace.
     fragments: Vec<Box<str>>,
+    /// The body of `GET /v1/events/{id}/layout`, rendered on first use.
+    layout: OnceLock<Bytes>,
 }
 
 impl RenderedSeatMap {
@@ -40,8 +46,7 @@ impl RenderedSeatMap {
             .iter()
             .map(|seat| {
                 let mut json = serde_json::to_string(seat).expect("a seat always serializes");
-                json.pop(); // the closing brace; the status follows
-                json.push_str(r#","status":""#);
+                json.pop(); // the closing brace: a status may follow
                 json.into_boxed_str()
             })
             .collect();
@@ -50,13 +55,46 @@ impl RenderedSeatMap {
             policy,
             map: SeatMap::new(seats),
             fragments,
+            layout: OnceLock::new(),
         }
+    }
+
+    /// The body of `GET /v1/events/{id}/layout`: every seat without its status.
+    pub fn layout(&self, event: EventId) -> Bytes {
+        self.layout
+            .get_or_init(|| {
+                let static_len: usize = self.fragments.iter().map(|f| f.len() + 2).sum();
+                let mut out = Vec::with_capacity(static_len + 96);
+                write!(
+                    out,
+                    r#"{{"event_id":"{event}","version":{},"seats":["#,
+                    self.version
+                )
+                .expect("writing to memory cannot fail");
+                for (i, fragment) in self.fragments.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend_from_slice(fragment.as_bytes());
+                    out.push(b'}');
+                }
+                out.extend_from_slice(b"]}");
+                Bytes::from(out)
+            })
+            .clone()
+    }
+
+    /// Every seat's status (one state per seat, in order) as the stream's `statuses` event
+    /// carries it.
+    pub fn render_statuses(&self, event: EventId, states: &[SeatState]) -> String {
+        serde_json::to_string(&SeatStatuses::of(event, self.version, states))
+            .expect("statuses always serialize")
     }
 
     /// The body of `GET /v1/events/{id}/seats` for these states (one per seat, in order).
     pub fn render_seats(&self, event: EventId, states: &[SeatState]) -> Vec<u8> {
         let static_len: usize = self.fragments.iter().map(|f| f.len()).sum();
-        let mut out = Vec::with_capacity(static_len + states.len() * 48 + 64);
+        let mut out = Vec::with_capacity(static_len + states.len() * 60 + 64);
         out.extend_from_slice(br#"{"event_id":""#);
         out.extend_from_slice(event.to_string().as_bytes());
         out.extend_from_slice(br#"","seats":["#);
@@ -65,6 +103,7 @@ impl RenderedSeatMap {
                 out.push(b',');
             }
             out.extend_from_slice(fragment.as_bytes());
+            out.extend_from_slice(br#","status":""#);
             out.extend_from_slice(state.status.as_str().as_bytes());
             out.push(b'"');
             if let Some(until) = state.held_until {
@@ -202,7 +241,7 @@ mod tests {
     }
 
     #[test]
-    fn rendered_seats_match_the_documented_shape() {
+    fn seats_layout_and_statuses_match_the_documented_shapes() {
         let seats = vec![seat("a", true), seat("b", true), seat("c", false)];
         let policy = HoldPolicy {
             hold_ttl_seconds: 120,
@@ -229,6 +268,14 @@ mod tests {
             },
         ];
         let event = EventId::new();
+        let layout: boxoffice_api::LayoutView =
+            serde_json::from_slice(&rendered.layout(event)).unwrap();
+        assert_eq!((layout.event_id, layout.version), (event, 3));
+        assert_eq!(layout.seats, seats);
+        let statuses: SeatStatuses =
+            serde_json::from_str(&rendered.render_statuses(event, &states)).unwrap();
+        assert_eq!((statuses.event_id, statuses.version), (event, 3));
+        assert_eq!(statuses.states().unwrap(), states);
         let body: serde_json::Value =
             serde_json::from_slice(&rendered.render_seats(event, &states)).unwrap();
         let expected = serde_json::json!({

@@ -280,6 +280,16 @@ pub async fn hold_policy(pool: &PgPool, id: EventId) -> Result<Option<HoldPolicy
     ))
 }
 
+/// The version of the event's allocations (it grows with every change to them); `None` if
+/// there is no such event.
+pub async fn layout_version(pool: &PgPool, id: EventId) -> Result<Option<i64>, StoreError> {
+    let version = sqlx::query_scalar("select layout_version from event where event_id = $1")
+        .bind(id.0)
+        .fetch_optional(pool)
+        .await?;
+    Ok(version)
+}
+
 /// The event's seats in venue order with their ticket types and prices, and the version of
 /// the allocations they reflect; `None` if there is no such event. One statement, so the
 /// version and the seats come from one snapshot.

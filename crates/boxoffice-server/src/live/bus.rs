@@ -160,7 +160,7 @@ async fn deliver(state: &AppState, hub: &Hub, payload: &str) {
 /// asks each to take its own.
 async fn resync(state: &AppState, hub: &Hub, event: EventId) {
     let frame = match crate::service::availability::seats_snapshot(state, event).await {
-        Ok(snapshot) => Frame::Event(Arc::new(("snapshot", snapshot.body))),
+        Ok(snapshot) => Frame::Snapshot(Arc::new(snapshot)),
         Err(_) => Frame::Resync,
     };
     hub.send(event, frame);

@@ -30,6 +30,8 @@ use boxoffice_core::ids::EventId;
 use chrono::{DateTime, Utc};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
+use crate::service::availability::SeatsSnapshot;
+
 pub use bus::run;
 
 /// Frames queued per event before a slow subscriber is told to take a fresh snapshot.
@@ -42,10 +44,13 @@ const PUBLISH_WAIT: Duration = Duration::from_millis(250);
 const MAX_PAYLOAD: usize = 7_500;
 
 /// What a subscriber of an event receives.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub enum Frame {
     /// A server-sent event, rendered once for every subscriber: its name and its data.
     Event(Arc<(&'static str, String)>),
+    /// The event's seats now (its allocations changed), in whichever form each subscriber
+    /// asked for, each form rendered once.
+    Snapshot(Arc<SeatsSnapshot>),
     /// The subscriber may have missed changes: it takes a fresh snapshot.
     Resync,
 }

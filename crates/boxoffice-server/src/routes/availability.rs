@@ -1,14 +1,15 @@
-//! `GET /v1/events/{id}/seats` and `GET /v1/events/{id}/availability`.
+//! `GET /v1/events/{id}/seats`, `GET /v1/events/{id}/layout` and
+//! `GET /v1/events/{id}/availability`.
 
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{AppendHeaders, IntoResponse, Response};
-use boxoffice_api::{AvailabilityView, GaAvailability, SeatsView};
+use boxoffice_api::{AvailabilityView, GaAvailability, LayoutView, SeatsView};
 use boxoffice_core::availability::{SeatCounts, SeatState};
 use sha2::{Digest, Sha256};
 
 use crate::error::{ApiError, Problem};
-use crate::service::availability::event_availability;
+use crate::service::availability::{event_availability, layout, layout_version};
 use crate::state::AppState;
 
 /// Every seat with its status, composed from Postgres and the hold store at read time.
@@ -34,23 +35,8 @@ pub async fn get_seats(
     // Without the hold store the answer is incomplete: never let a client keep it.
     let etag = (!availability.holds_unknown)
         .then(|| seats_etag(availability.map.version, &availability.states));
-    if let Some(etag) = &etag {
-        let cached = headers
-            .get_all(header::IF_NONE_MATCH)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .any(|tag| tag.trim() == etag || tag.trim() == "*");
-        if cached {
-            return Ok((
-                StatusCode::NOT_MODIFIED,
-                [
-                    (header::ETAG, etag.clone()),
-                    (header::CACHE_CONTROL, REVALIDATE.into()),
-                ],
-            )
-                .into_response());
-        }
+    if let Some(etag) = etag.as_deref().filter(|etag| known(&headers, etag)) {
+        return Ok(not_modified(etag));
     }
     let body = availability.map.render_seats(id, &availability.states);
     Ok((
@@ -63,6 +49,68 @@ pub async fn get_seats(
         body,
     )
         .into_response())
+}
+
+/// Every seat without its status, in the order the stream's `statuses` events follow.
+///
+/// It changes only when the event's allocations do: the answer's `ETag` names the
+/// allocation version, and a request whose `If-None-Match` names the current one gets
+/// `304 Not Modified` (a page keeps the layout of a 100,000-seat venue and revalidates it
+/// for a few hundred bytes).
+#[utoipa::path(get, path = "/v1/events/{id}/layout", tag = "availability",
+    params(("id" = String, Path, description = "Event id")),
+    responses(
+        (status = 200, description = "The seats", body = LayoutView, headers(
+            ("etag" = String, description = "Changes whenever the event's allocations do"))),
+        (status = 304, description = "Unchanged since the `If-None-Match` ETag"),
+        (status = 404, description = "No such event", body = Problem),
+    ))]
+pub async fn get_layout(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let id = super::event_id(&id)?;
+    let version = layout_version(&state, id).await?;
+    if known(&headers, &layout_etag(version)) {
+        return Ok(not_modified(&layout_etag(version)));
+    }
+    let map = layout(&state, id, version).await?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/json".to_owned()),
+            (header::CACHE_CONTROL, REVALIDATE.to_owned()),
+            (header::ETAG, layout_etag(map.version)),
+        ],
+        map.layout(id),
+    )
+        .into_response())
+}
+
+/// A weak ETag of the layout at `version` (weak: compressed answers differ in bytes).
+fn layout_etag(version: i64) -> String {
+    format!("W/\"layout-{version}\"")
+}
+
+/// Whether the request's `If-None-Match` names `etag` (or any representation).
+fn known(headers: &HeaderMap, etag: &str) -> bool {
+    headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|tag| tag.trim() == etag || tag.trim() == "*")
+}
+
+fn not_modified(etag: &str) -> Response {
+    (
+        StatusCode::NOT_MODIFIED,
+        [
+            (header::ETAG, etag.to_owned()),
+            (header::CACHE_CONTROL, REVALIDATE.to_owned()),
+        ],
+    )
+        .into_response()
 }
 
 /// Seat maps change from moment to moment: a client may keep one but must ask again.

@@ -1,7 +1,7 @@
 //! Availability, composed at read time: the seat map (cached), the sold seats and
 //! general-admission places (Postgres) and the live holds (the hold store).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use boxoffice_core::availability::SeatState;
 use boxoffice_core::ids::EventId;
@@ -61,20 +61,84 @@ pub async fn event_availability(
     })
 }
 
-/// The body of `GET /v1/events/{id}/seats`, as the stream's `snapshot` event carries it.
+/// The version of the event's allocations now.
+pub async fn layout_version(state: &AppState, event: EventId) -> Result<i64, Error> {
+    events::layout_version(&state.pool, event)
+        .await?
+        .ok_or(Error::EventNotFound)
+}
+
+/// The event's seat map at `version` or newer.
+pub async fn layout(
+    state: &AppState,
+    event: EventId,
+    version: i64,
+) -> Result<Arc<RenderedSeatMap>, Error> {
+    state
+        .seat_maps
+        .get(&state.pool, event, version)
+        .await?
+        .ok_or(Error::EventNotFound)
+}
+
+/// What a snapshot of an event's seats carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SnapshotKind {
+    /// Every seat with its layout and status: the body of `GET /v1/events/{id}/seats`, sent
+    /// as a `snapshot` event.
+    #[default]
+    Full,
+    /// Every seat's status alone, compactly, in the order of the layout at a version; sent
+    /// as a `statuses` event.
+    Statuses,
+}
+
+impl SnapshotKind {
+    /// The name of the stream event that carries it.
+    pub fn event_name(self) -> &'static str {
+        match self {
+            SnapshotKind::Full => "snapshot",
+            SnapshotKind::Statuses => "statuses",
+        }
+    }
+}
+
+/// An event's seats at one moment, rendered in each form at most once however many
+/// streams send it.
 pub struct SeatsSnapshot {
-    /// The JSON body.
-    pub body: String,
+    event: EventId,
+    availability: EventAvailability,
+    full: OnceLock<String>,
+    statuses: OnceLock<String>,
+}
+
+impl SeatsSnapshot {
+    /// The snapshot in the form `kind`, as the stream's event carries it.
+    pub fn body(&self, kind: SnapshotKind) -> &str {
+        let a = &self.availability;
+        match kind {
+            SnapshotKind::Full => self.full.get_or_init(|| {
+                String::from_utf8(a.map.render_seats(self.event, &a.states))
+                    .expect("the seat map renders UTF-8 JSON")
+            }),
+            SnapshotKind::Statuses => self
+                .statuses
+                .get_or_init(|| a.map.render_statuses(self.event, &a.states)),
+        }
+    }
+
     /// Composed without the hold store, which was unreachable.
-    pub holds_unknown: bool,
+    pub fn holds_unknown(&self) -> bool {
+        self.availability.holds_unknown
+    }
 }
 
 /// Composes `event`'s seats with their statuses now.
 pub async fn seats_snapshot(state: &AppState, event: EventId) -> Result<SeatsSnapshot, Error> {
-    let availability = event_availability(state, event).await?;
-    let body = availability.map.render_seats(event, &availability.states);
     Ok(SeatsSnapshot {
-        body: String::from_utf8(body).expect("the seat map renders UTF-8 JSON"),
-        holds_unknown: availability.holds_unknown,
+        event,
+        availability: event_availability(state, event).await?,
+        full: OnceLock::new(),
+        statuses: OnceLock::new(),
     })
 }

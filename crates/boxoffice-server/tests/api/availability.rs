@@ -1,11 +1,12 @@
 //! `GET /v1/events/{id}/seats` and `GET /v1/events/{id}/availability`: status composed from
 //! allocations, sold seats (Postgres) and live holds (the hold store).
 
+use boxoffice_client::api::SeatsView;
 use chrono::{DateTime, Duration, Utc};
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::helpers::{hold_directly, sell_directly, spawn_app};
+use crate::helpers::{hold_directly, sell_directly, spawn_app, As};
 
 #[tokio::test]
 async fn every_seat_is_listed_in_venue_order_in_the_documented_shape() {
@@ -266,4 +267,57 @@ async fn a_repeat_load_of_an_unchanged_seat_map_is_a_304() {
         .await
         .unwrap();
     assert_eq!(response.headers()["etag"], new_etag.as_str());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_layout_is_revalidated_until_the_allocations_change() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let url = format!("{}/v1/events/{event}/layout", app.base);
+    let first = app.client.get(&url).send().await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    assert_eq!(first.headers()["cache-control"], "no-cache");
+    let etag = first.headers()["etag"].to_str().unwrap().to_owned();
+    let layout: boxoffice_client::api::LayoutView = first.json().await.unwrap();
+    let seats: SeatsView = app.typed().seats(layout.event_id).await.unwrap();
+    assert_eq!(
+        layout.seats,
+        seats.seats.into_iter().map(|s| s.seat).collect::<Vec<_>>(),
+        "the seats of GET /seats without their statuses, in the same order"
+    );
+
+    // Holds do not change the layout: a page revalidating it downloads nothing.
+    let (status, _) = app
+        .post_holds(&event, &app.buyer("alice"), &["stalls-A-1"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let again = load_if_changed(&app, &url, &etag).await;
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    assert!(again.bytes().await.unwrap().is_empty());
+
+    // An allocation change does: the old tag gets the new layout.
+    let (status, body) = app
+        .send(
+            Method::PUT,
+            &format!("/v1/events/{event}/allocations"),
+            &As::Admin,
+            Some(&json!({"allocations": [{"ticket_type": "standard", "section": "circle"}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let changed = load_if_changed(&app, &url, &etag).await;
+    assert_eq!(changed.status(), StatusCode::OK);
+    assert_ne!(changed.headers()["etag"], etag.as_str());
+    let newer: boxoffice_client::api::LayoutView = changed.json().await.unwrap();
+    assert!(newer.version > layout.version);
+    let circle = newer.seats.iter().find(|s| s.id == "circle-A-1").unwrap();
+    assert_eq!(circle.ticket_type.as_deref(), Some("standard"));
+
+    let (status, problem) = app
+        .get(&format!("/v1/events/{}/layout", uuid::Uuid::new_v4()))
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("event_not_found"))
+    );
 }

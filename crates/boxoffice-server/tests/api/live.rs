@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use boxoffice_client::api::{GaChanged, SeatChange, SeatsView};
-use boxoffice_client::live::LiveEvent;
+use boxoffice_client::live::{LiveEvent, Snapshot};
 use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::ids::EventId;
 use futures::{Stream, StreamExt};
@@ -336,3 +336,86 @@ crate::stores::conformance!(
     every_change_of_a_seat_reaches_the_stream_in_order,
     a_change_on_one_instance_reaches_subscribers_of_another,
 );
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_statuses_stream_follows_the_layout_in_a_few_bytes() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let (status, _) = app.post_holds(&event, &alice, &["stalls-B-1"]).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let client = app.typed();
+    let layout = client.layout(id(&event)).await.unwrap();
+    let mut events: Events = Box::new(
+        client
+            .stream_with(id(&event), Snapshot::Statuses)
+            .await
+            .unwrap(),
+    );
+    let LiveEvent::Statuses(statuses) = next(&mut events).await else {
+        panic!("a statuses stream begins with a statuses event");
+    };
+    assert_eq!(statuses.version, layout.version);
+    // The same statuses as the full seat map, seat by seat, in a fraction of its size.
+    let full = client.seats(id(&event)).await.unwrap();
+    let states = statuses.states().expect("the statuses read");
+    assert_eq!(states.len(), layout.seats.len());
+    for ((seat, state), view) in layout.seats.iter().zip(&states).zip(&full.seats) {
+        assert_eq!(seat.id, view.seat.id);
+        assert_eq!(
+            (state.status, state.held_until.map(|t| t.timestamp_millis())),
+            (view.status, view.held_until.map(|t| t.timestamp_millis())),
+            "{}",
+            seat.id
+        );
+    }
+    let full_size = serde_json::to_string(&full).unwrap().len();
+    let size = serde_json::to_string(&statuses).unwrap().len();
+    assert!(size * 20 < full_size, "{size} bytes against {full_size}");
+
+    // Changes come as on any stream; an allocation change brings new statuses at a new
+    // version.
+    let (status, _) = app.post_holds(&event, &alice, &["stalls-B-2"]).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(
+        summary(&next_seats(&mut events).await),
+        [("stalls-B-2", SeatStatus::Held, true)]
+    );
+    let (status, body) = app
+        .send(
+            Method::PUT,
+            &format!("/v1/events/{event}/allocations"),
+            &As::Admin,
+            Some(&json!({"allocations": [{"ticket_type": "standard", "section": "circle"}]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let LiveEvent::Statuses(newer) = next(&mut events).await else {
+        panic!("an allocation change sends new statuses");
+    };
+    assert!(newer.version > layout.version);
+    let layout = client.layout(id(&event)).await.unwrap();
+    assert_eq!(layout.version, newer.version);
+    let circle = layout
+        .seats
+        .iter()
+        .position(|s| s.id == "circle-A-1")
+        .unwrap();
+    assert_eq!(
+        newer.states().unwrap()[circle].status,
+        SeatStatus::Available
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stream_asked_for_an_unknown_snapshot_is_a_422() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let (status, problem) = app
+        .get(&format!("/v1/events/{event}/stream?snapshot=everything"))
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("validation_failed"))
+    );
+}
