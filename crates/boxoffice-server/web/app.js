@@ -1,5 +1,5 @@
-// The Boxoffice seat-map page: the event list, one event's map kept live from
-// GET /v1/events/{id}/stream, a basket held all or nothing (chosen on the map, or the
+// The Boxoffice seat-map page: the event list, one event's map (its layout from
+// GET /v1/events/{id}/layout, kept live by GET /v1/events/{id}/stream), a basket held all or nothing (chosen on the map, or the
 // best available chosen by the server), checkout, and GA bookings.
 // Plain JavaScript, no build step. Every seat is one SVG circle carrying data-seat-id and
 // data-status; changes touch single elements; one listener per kind of input on the map.
@@ -13,6 +13,7 @@ const $ = (id) => document.getElementById(id);
 
 const state = {
   event: null,          // GET /v1/events/{id}
+  layout: null,         // GET /v1/events/{id}/layout: {version, seats}
   seats: new Map(),     // id -> {seat, el, status, heldUntil}
   rows: [],             // [[id...]] in venue order, for arrow keys
   rowOf: new Map(),     // id -> [row index, index in row]
@@ -132,27 +133,70 @@ async function showEvent(id) {
 
 function connect() {
   const live = $("live");
-  const source = new EventSource("/v1/events/" + encodeURIComponent(state.event.id) + "/stream");
+  const path = "/v1/events/" + encodeURIComponent(state.event.id);
+  // Statuses alone: the layout comes from GET /layout, which the browser keeps and
+  // revalidates, so a 100,000-seat map costs its statuses, not 18 MB, on every load.
+  const source = new EventSource(path + "/stream?snapshot=statuses");
   state.stream = source;
-  source.addEventListener("snapshot", (m) => {
+  // One event after another: a snapshot may wait for its layout, and the changes after it
+  // must not overtake it.
+  let queue = Promise.resolve();
+  const inOrder = (handle) => (m) => {
+    queue = queue.then(() => handle(m)).catch((e) => say(e.message, "error"));
+  };
+  source.addEventListener("statuses", inOrder(async (m) => {
+    const body = JSON.parse(m.data);
+    const layout = await layoutAt(path, body.version);
+    // A layout newer than the statuses: the statuses for it are on their way.
+    if (layout.version !== body.version) return;
     window.boxoffice.timings.snapshotArrived ??= performance.now();
     live.textContent = "Live";
     live.dataset.state = "live";
-    applySnapshot(JSON.parse(m.data));
-  });
-  source.addEventListener("seats", (m) => {
+    applySnapshot({ seats: withStatuses(layout.seats, body) });
+  }));
+  source.addEventListener("seats", inOrder((m) => {
     for (const c of JSON.parse(m.data).seats) setStatus(c.id, c.status, c.held_until);
     renderBasket();
-  });
-  source.addEventListener("ga", (m) => {
+  }));
+  source.addEventListener("ga", inOrder((m) => {
     const g = JSON.parse(m.data);
     const left = document.querySelector(`[data-ga-left="${CSS.escape(g.code)}"]`);
     if (left) left.textContent = g.left;
-  });
+  }));
   source.onerror = () => {
     live.textContent = "Reconnecting…";
     live.dataset.state = "reconnecting";
   };
+}
+
+// The event's layout at `version` or newer: the one kept, or a fresh one (the browser
+// revalidates it with its ETag, a 304 while the allocations stand).
+async function layoutAt(path, version) {
+  if (!state.layout || state.layout.version < version) {
+    state.layout = await api("GET", path + "/layout", null, false);
+  }
+  return state.layout;
+}
+
+const STATUS_LETTERS = { a: "available", h: "held", s: "sold", n: "not_for_sale" };
+
+// The layout's seats with the statuses of a `statuses` event: runs of a letter and a
+// length (`a120h2s`), and each held seat's expiry in milliseconds.
+function withStatuses(seats, body) {
+  const out = new Array(seats.length);
+  const runs = /([ahsn])(\d*)/g;
+  let i = 0, held = 0, run;
+  while ((run = runs.exec(body.statuses)) && i < seats.length) {
+    const status = STATUS_LETTERS[run[1]];
+    const end = Math.min(seats.length, i + (run[2] ? Number(run[2]) : 1));
+    for (; i < end; i++) {
+      const seat = { ...seats[i], status };
+      if (status === "held") seat.held_until = new Date(body.held_until_ms[held++]).toISOString();
+      out[i] = seat;
+    }
+  }
+  if (i !== seats.length) throw new Error("The seat map did not load whole; reload the page.");
+  return out;
 }
 
 function applySnapshot(body) {

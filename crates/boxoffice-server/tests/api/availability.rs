@@ -3,10 +3,10 @@
 
 use boxoffice_client::api::SeatsView;
 use chrono::{DateTime, Duration, Utc};
-use reqwest::{Method, StatusCode};
+use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::helpers::{hold_directly, sell_directly, spawn_app, As};
+use crate::helpers::{hold_directly, sell_directly, spawn_app};
 
 #[tokio::test]
 async fn every_seat_is_listed_in_venue_order_in_the_documented_shape() {
@@ -296,15 +296,7 @@ async fn the_layout_is_revalidated_until_the_allocations_change() {
     assert!(again.bytes().await.unwrap().is_empty());
 
     // An allocation change does: the old tag gets the new layout.
-    let (status, body) = app
-        .send(
-            Method::PUT,
-            &format!("/v1/events/{event}/allocations"),
-            &As::Admin,
-            Some(&json!({"allocations": [{"ticket_type": "standard", "section": "circle"}]})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.put_circle_on_sale(&event).await;
     let changed = load_if_changed(&app, &url, &etag).await;
     assert_eq!(changed.status(), StatusCode::OK);
     assert_ne!(changed.headers()["etag"], etag.as_str());

@@ -227,15 +227,7 @@ async fn an_allocation_change_sends_a_fresh_snapshot() {
     let app = spawn_app().await;
     let event = app.create_event().await;
     let (_, mut events) = subscribe(&app, &event).await;
-    let (status, body) = app
-        .send(
-            Method::PUT,
-            &format!("/v1/events/{event}/allocations"),
-            &As::Admin,
-            Some(&json!({"allocations": [{"ticket_type": "standard", "section": "circle"}]})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.put_circle_on_sale(&event).await;
     match next(&mut events).await {
         LiveEvent::Snapshot(snapshot) => {
             let circle = snapshot
@@ -381,15 +373,7 @@ async fn a_statuses_stream_follows_the_layout_in_a_few_bytes() {
         summary(&next_seats(&mut events).await),
         [("stalls-B-2", SeatStatus::Held, true)]
     );
-    let (status, body) = app
-        .send(
-            Method::PUT,
-            &format!("/v1/events/{event}/allocations"),
-            &As::Admin,
-            Some(&json!({"allocations": [{"ticket_type": "standard", "section": "circle"}]})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    app.put_circle_on_sale(&event).await;
     let LiveEvent::Statuses(newer) = next(&mut events).await else {
         panic!("an allocation change sends new statuses");
     };

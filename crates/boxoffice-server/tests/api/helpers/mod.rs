@@ -323,6 +323,20 @@ impl TestApp {
         created.id.to_string()
     }
 
+    /// Puts the circle of the standard test event on sale at the standard ticket type (an
+    /// allocation change), failing the test if the server refuses.
+    pub async fn put_circle_on_sale(&self, event: &str) {
+        let (status, body) = self
+            .send(
+                Method::PUT,
+                &format!("/v1/events/{event}/allocations"),
+                &As::Admin,
+                Some(&json!({"allocations": [{"ticket_type": "standard", "section": "circle"}]})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+
     /// Each seat's status in `GET /v1/events/{event}/seats` (read through the typed client),
     /// by seat id.
     pub async fn seat_statuses(&self, event: &str) -> std::collections::BTreeMap<String, String> {
