@@ -222,7 +222,8 @@ enum Scenario {
         #[arg(long, default_value_t = 2000)]
         buyers: usize,
     },
-    /// Buyers loading the seat map (`GET /seats`) back to back: latency and bytes per load.
+    /// Buyers loading the seat map (`GET /seats`, or as the page does with `--page`) back
+    /// to back: latency and bytes per load.
     SeatMap {
         /// Seats in the event.
         #[arg(long, default_value_t = 100_000)]
@@ -239,6 +240,9 @@ enum Scenario {
         /// Send the last `ETag` as `If-None-Match`, as a browser's cache does.
         #[arg(long)]
         revalidate: bool,
+        /// Load as the seat-map page does: the layout, then the statuses from the stream.
+        #[arg(long)]
+        page: bool,
     },
     /// `GET /healthz` back to back: the server's HTTP floor.
     Floor {
@@ -469,6 +473,7 @@ async fn run_bench(
             workers,
             compressed,
             revalidate,
+            page,
         } => {
             let params = bench::seat_map::Params {
                 seats,
@@ -476,6 +481,7 @@ async fn run_bench(
                 duration,
                 accept_encoding: compressed.then_some("gzip, deflate, br, zstd"),
                 revalidate,
+                page,
             };
             bench::seat_map::run(target, params).await
         }

@@ -232,8 +232,11 @@ pub struct SeatStatuses {
     /// sale, each followed by how many seats in a row have it when more than one
     /// (`a120h2sa7`).
     pub statuses: String,
-    /// Each held seat's expiry in milliseconds since the epoch, in layout order.
-    pub held_until_ms: Vec<i64>,
+    /// The earliest expiry of a held seat, in seconds since the epoch (0 when none is).
+    pub held_until_base: i64,
+    /// Each held seat's expiry in layout order, in whole seconds after `held_until_base`
+    /// (rounded up).
+    pub held_until_offsets: Vec<u32>,
 }
 
 impl SeatStatuses {
@@ -244,13 +247,18 @@ impl SeatStatuses {
             event_id,
             version,
             statuses: compact.runs,
-            held_until_ms: compact.held_until_ms,
+            held_until_base: compact.held_until_base,
+            held_until_offsets: compact.held_until_offsets,
         }
     }
 
-    /// One state per seat of the layout, in order.
+    /// One state per seat of the layout, in order (holds' expiries to the second).
     pub fn states(&self) -> Result<Vec<SeatState>, statuses::DecodeError> {
-        statuses::decode(&self.statuses, &self.held_until_ms)
+        statuses::decode(&statuses::Compact {
+            runs: self.statuses.clone(),
+            held_until_base: self.held_until_base,
+            held_until_offsets: self.held_until_offsets.clone(),
+        })
     }
 }
 

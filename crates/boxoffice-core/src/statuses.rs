@@ -4,8 +4,9 @@
 //! Statuses come in layout order as runs: a letter (`a` available, `h` held, `s` sold,
 //! `n` not for sale) followed by how many seats in a row have it, when more than one. A
 //! fresh 100,000-seat event is `a100000`; a busy one rarely takes more than a byte or two
-//! per seat. Each held seat's expiry follows separately, in milliseconds since the epoch,
-//! one per held seat in the same order.
+//! per seat. Each held seat's expiry follows separately, one per held seat in the same
+//! order, in whole seconds (rounded up, so a page never shows a seat free before it is)
+//! after the earliest of them: three or four bytes a held seat.
 
 use chrono::{DateTime, Utc};
 
@@ -16,8 +17,10 @@ use crate::availability::{SeatState, SeatStatus};
 pub struct Compact {
     /// The runs of statuses in layout order, e.g. `a12h2s`.
     pub runs: String,
-    /// The expiry of each held seat, in layout order, in milliseconds since the epoch.
-    pub held_until_ms: Vec<i64>,
+    /// The earliest expiry of a held seat, in seconds since the epoch (0 when none is).
+    pub held_until_base: i64,
+    /// The expiry of each held seat, in layout order, in seconds after `held_until_base`.
+    pub held_until_offsets: Vec<u32>,
 }
 
 /// Why a compact form could not be read back.
@@ -66,18 +69,29 @@ pub fn encode(states: &[SeatState]) -> Compact {
         }
         rest = &rest[run..];
     }
-    compact.held_until_ms = states
+    let expiries: Vec<i64> = states
         .iter()
         .filter(|s| s.status == SeatStatus::Held)
-        .map(|s| s.held_until.map_or(0, |t| t.timestamp_millis()))
+        .map(|s| s.held_until.map_or(0, seconds_rounded_up))
+        .collect();
+    compact.held_until_base = expiries.iter().copied().min().unwrap_or(0);
+    compact.held_until_offsets = expiries
+        .iter()
+        .map(|&e| u32::try_from(e - compact.held_until_base).unwrap_or(u32::MAX))
         .collect();
     compact
 }
 
+/// A time in whole seconds since the epoch, rounded up.
+pub fn seconds_rounded_up(t: DateTime<Utc>) -> i64 {
+    (t.timestamp_millis() + 999).div_euclid(1000)
+}
+
 /// The states a compact form stands for.
-pub fn decode(runs: &str, held_until_ms: &[i64]) -> Result<Vec<SeatState>, DecodeError> {
+pub fn decode(compact: &Compact) -> Result<Vec<SeatState>, DecodeError> {
+    let runs = compact.runs.as_str();
     let mut states = Vec::new();
-    let mut expiries = held_until_ms.iter();
+    let mut expiries = compact.held_until_offsets.iter();
     let bytes = runs.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
@@ -100,8 +114,9 @@ pub fn decode(runs: &str, held_until_ms: &[i64]) -> Result<Vec<SeatState>, Decod
         for _ in 0..run {
             let held_until = match status {
                 SeatStatus::Held => {
-                    let ms = *expiries.next().ok_or(DecodeError::Expiries)?;
-                    Some(DateTime::<Utc>::from_timestamp_millis(ms).ok_or(DecodeError::Expiries)?)
+                    let offset = *expiries.next().ok_or(DecodeError::Expiries)?;
+                    let at = compact.held_until_base + i64::from(offset);
+                    Some(DateTime::<Utc>::from_timestamp(at, 0).ok_or(DecodeError::Expiries)?)
                 }
                 _ => None,
             };
@@ -128,6 +143,24 @@ mod tests {
         }
     }
 
+    fn compact(runs: &str, base: i64, offsets: &[u32]) -> Compact {
+        Compact {
+            runs: runs.into(),
+            held_until_base: base,
+            held_until_offsets: offsets.to_vec(),
+        }
+    }
+
+    /// A state as it reads back: a hold's expiry rounded up to the second.
+    fn in_seconds(s: SeatState) -> SeatState {
+        SeatState {
+            held_until: s
+                .held_until
+                .map(|t| DateTime::from_timestamp(seconds_rounded_up(t), 0).unwrap()),
+            ..s
+        }
+    }
+
     #[test]
     fn runs_are_letters_with_counts_above_one() {
         use SeatStatus::*;
@@ -135,30 +168,33 @@ mod tests {
             state(Available, 0),
             state(Available, 0),
             state(Available, 0),
-            state(Held, 1_000),
-            state(Held, 2_000),
+            state(Held, 1_700_000_000_000),
+            state(Held, 1_700_000_120_001),
             state(Sold, 0),
             state(NotForSale, 0),
             state(Available, 0),
         ];
         let compact = encode(&states);
-        assert_eq!(compact.runs, "a3h2sna");
-        assert_eq!(compact.held_until_ms, [1_000, 2_000]);
+        assert_eq!(compact, self::compact("a3h2sna", 1_700_000_000, &[0, 121]));
+        let back = decode(&compact).unwrap();
+        assert_eq!(back, states.map(in_seconds));
         assert_eq!(
-            decode(&compact.runs, &compact.held_until_ms).unwrap(),
-            states
+            back[4].held_until.unwrap().timestamp(),
+            1_700_000_121,
+            "rounded up: never shown free before it is"
         );
         assert_eq!(encode(&[]), Compact::default());
     }
 
     #[test]
     fn malformed_forms_are_refused() {
-        assert_eq!(decode("x", &[]), Err(DecodeError::Unexpected('x', 0)));
-        assert_eq!(decode("3a", &[]), Err(DecodeError::Unexpected('3', 0)));
-        assert_eq!(decode("a0", &[]), Err(DecodeError::BadLength(1)));
-        assert_eq!(decode("a99999999999", &[]), Err(DecodeError::BadLength(1)));
-        assert_eq!(decode("h2", &[1]), Err(DecodeError::Expiries));
-        assert_eq!(decode("h", &[1, 2]), Err(DecodeError::Expiries));
+        let refused = |runs, offsets: &[u32]| decode(&compact(runs, 1, offsets)).unwrap_err();
+        assert_eq!(refused("x", &[]), DecodeError::Unexpected('x', 0));
+        assert_eq!(refused("3a", &[]), DecodeError::Unexpected('3', 0));
+        assert_eq!(refused("a0", &[]), DecodeError::BadLength(1));
+        assert_eq!(refused("a99999999999", &[]), DecodeError::BadLength(1));
+        assert_eq!(refused("h2", &[1]), DecodeError::Expiries);
+        assert_eq!(refused("h", &[1, 2]), DecodeError::Expiries);
     }
 
     fn any_status() -> impl Strategy<Value = SeatStatus> {
@@ -178,7 +214,8 @@ mod tests {
             let states: Vec<SeatState> = seats.into_iter().map(|(s, ms)| state(s, ms)).collect();
             let compact = encode(&states);
             prop_assert!(compact.runs.len() <= 1 + states.len() * 2);
-            prop_assert_eq!(decode(&compact.runs, &compact.held_until_ms).unwrap(), states);
+            let expected: Vec<SeatState> = states.into_iter().map(in_seconds).collect();
+            prop_assert_eq!(decode(&compact).unwrap(), expected);
         }
     }
 }

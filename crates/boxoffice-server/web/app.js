@@ -181,7 +181,7 @@ async function layoutAt(path, version) {
 const STATUS_LETTERS = { a: "available", h: "held", s: "sold", n: "not_for_sale" };
 
 // The layout's seats with the statuses of a `statuses` event: runs of a letter and a
-// length (`a120h2s`), and each held seat's expiry in milliseconds.
+// length (`a120h2s`), and each held seat's expiry in seconds after `held_until_base`.
 function withStatuses(seats, body) {
   const out = new Array(seats.length);
   const runs = /([ahsn])(\d*)/g;
@@ -191,7 +191,10 @@ function withStatuses(seats, body) {
     const end = Math.min(seats.length, i + (run[2] ? Number(run[2]) : 1));
     for (; i < end; i++) {
       const seat = { ...seats[i], status };
-      if (status === "held") seat.held_until = new Date(body.held_until_ms[held++]).toISOString();
+      if (status === "held") {
+        const at = body.held_until_base + body.held_until_offsets[held++];
+        seat.held_until = new Date(at * 1000).toISOString();
+      }
       out[i] = seat;
     }
   }

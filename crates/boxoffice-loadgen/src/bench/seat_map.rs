@@ -3,7 +3,10 @@
 //! held first; reports the bytes a load moves on the wire as well as its latency. With
 //! `--accept-encoding` the loads offer compression as a browser does (the bytes counted
 //! are the compressed ones); with `--revalidate` each worker sends the `ETag` of its last
-//! load, as a browser's cache does on a repeat load.
+//! load, as a browser's cache does on a repeat load. With `--page` each load is what the
+//! seat-map page does instead: `GET /v1/events/{id}/layout` (revalidated likewise), then
+//! the live stream with `?snapshot=statuses` up to its first event; the bytes counted are
+//! both.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -26,6 +29,8 @@ pub struct Params {
     pub accept_encoding: Option<&'static str>,
     /// Send the last answer's `ETag` as `If-None-Match`.
     pub revalidate: bool,
+    /// Load as the page does: the layout, then the statuses from the stream.
+    pub page: bool,
 }
 
 /// Runs the scenario and reports it.
@@ -52,7 +57,12 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
 
     let bytes = Arc::new(AtomicU64::new(0));
     let (api, counted) = (target.api.clone(), bytes.clone());
-    let path = format!("/v1/events/{event}/seats");
+    let path = if params.page {
+        format!("/v1/events/{event}/layout")
+    } else {
+        format!("/v1/events/{event}/seats")
+    };
+    let stream = format!("/v1/events/{event}/stream?snapshot=statuses");
     // The last ETag seen; shared by the workers, as one browser cache would be.
     let etag = Arc::new(std::sync::Mutex::new(None::<String>));
     let (stats, elapsed) = drive(target, params.pace, params.duration, move |_| {
@@ -65,6 +75,7 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
             request = request.header(reqwest::header::IF_NONE_MATCH, tag);
         }
         let (counted, etag) = (counted.clone(), etag.clone());
+        let statuses = params.page.then(|| api.request(Method::GET, &stream, None));
         async move {
             let Ok(response) = request.send().await else {
                 return 0;
@@ -74,13 +85,18 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
                 *etag.lock().unwrap_or_else(|p| p.into_inner()) =
                     tag.to_str().ok().map(str::to_owned);
             }
-            match response.bytes().await {
-                Ok(body) => {
-                    counted.fetch_add(body.len() as u64, Ordering::Relaxed);
-                    status
+            let Ok(body) = response.bytes().await else {
+                return 0;
+            };
+            let mut moved = body.len();
+            if let Some(statuses) = statuses {
+                match first_event(statuses).await {
+                    Some(size) => moved += size,
+                    None => return 0,
                 }
-                Err(_) => 0,
             }
+            counted.fetch_add(moved as u64, Ordering::Relaxed);
+            status
         }
     })
     .await;
@@ -90,9 +106,15 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
         .parameter("duration_s", params.duration.as_secs_f64())
         .parameter("accept_encoding", params.accept_encoding.unwrap_or("none"))
         .parameter("revalidate", params.revalidate)
+        .parameter("page", params.page)
         .pace(params.pace);
     report.elapsed_seconds = elapsed.as_secs_f64();
-    report.operations.push(stats.report("GET /seats", elapsed));
+    let operation = if params.page {
+        "GET /layout + statuses"
+    } else {
+        "GET /seats"
+    };
+    report.operations.push(stats.report(operation, elapsed));
     let loads = stats.count().max(1);
     report.figure(
         "kb_per_load",
@@ -120,4 +142,23 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
         ),
     ));
     Ok(report)
+}
+
+/// Opens a stream and reads it up to the end of its first event (its snapshot); the bytes
+/// that took, or `None` if the stream did not open or ended first.
+async fn first_event(request: reqwest::RequestBuilder) -> Option<usize> {
+    use futures::StreamExt;
+    let response = request.send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let mut body = response.bytes_stream();
+    let mut seen = Vec::new();
+    while let Some(chunk) = body.next().await {
+        seen.extend_from_slice(&chunk.ok()?);
+        if seen.windows(2).any(|w| w == b"\n\n") {
+            return Some(seen.len());
+        }
+    }
+    None
 }

@@ -100,6 +100,7 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
         duration: Duration::from_millis(300),
         accept_encoding: None,
         revalidate: false,
+        page: false,
     };
     let report = bench::seat_map::run(&target, params).await.unwrap();
     assert_passed(&report);
@@ -124,6 +125,18 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
     assert_passed(&report);
     assert!(
         report.operations[0].statuses.contains_key("304"),
+        "{}",
+        report.text()
+    );
+    // As the page loads it: the layout revalidated, then a few bytes of statuses.
+    let params = bench::seat_map::Params {
+        page: true,
+        ..params
+    };
+    let report = bench::seat_map::run(&target, params).await.unwrap();
+    assert_passed(&report);
+    assert!(
+        report.operations[0].statuses.contains_key("304") && report.figures["kb_per_load"] < 2.0,
         "{}",
         report.text()
     );

@@ -8,6 +8,7 @@ use boxoffice_client::api::{GaChanged, SeatChange, SeatsView};
 use boxoffice_client::live::{LiveEvent, Snapshot};
 use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::ids::EventId;
+use boxoffice_core::statuses::seconds_rounded_up;
 use futures::{Stream, StreamExt};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
@@ -355,8 +356,8 @@ async fn a_statuses_stream_follows_the_layout_in_a_few_bytes() {
     for ((seat, state), view) in layout.seats.iter().zip(&states).zip(&full.seats) {
         assert_eq!(seat.id, view.seat.id);
         assert_eq!(
-            (state.status, state.held_until.map(|t| t.timestamp_millis())),
-            (view.status, view.held_until.map(|t| t.timestamp_millis())),
+            (state.status, state.held_until.map(|t| t.timestamp())),
+            (view.status, view.held_until.map(seconds_rounded_up)),
             "{}",
             seat.id
         );
