@@ -15,6 +15,7 @@ use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::body::Bytes;
+use axum::http::HeaderValue;
 use boxoffice_api::SeatStatuses;
 
 use boxoffice_core::availability::{EventSeat, SeatMap, SeatState};
@@ -37,7 +38,63 @@ pub struct RenderedSeatMap {
     fragments: Vec<Box<str>>,
     /// The body of `GET /v1/events/{id}/layout`, rendered on first use.
     layout: OnceLock<Bytes>,
+    /// The last `GET /v1/events/{id}/seats` answer compressed, per `Accept-Encoding`.
+    pub encoded_seats: EncodedAnswers,
+    /// The `GET /v1/events/{id}/layout` answer compressed, per `Accept-Encoding`.
+    pub encoded_layout: EncodedAnswers,
 }
+
+/// An answer body compressed once for repeat loads.
+#[derive(Clone, Debug)]
+pub struct Encoded {
+    /// The encoding chosen (`None`: the client accepts none the server offers).
+    pub content_encoding: Option<HeaderValue>,
+    /// The body, so encoded.
+    pub body: Bytes,
+}
+
+/// The compressed answers of one ETag of one resource, by the `Accept-Encoding` they
+/// answer; a new ETag replaces them.
+#[derive(Default)]
+pub struct EncodedAnswers(Mutex<Answers>);
+
+#[derive(Default)]
+struct Answers {
+    etag: String,
+    by_accept: Vec<(HeaderValue, Encoded)>,
+}
+
+impl EncodedAnswers {
+    /// The answer of `etag` as compressed for `accept` before, if it was kept.
+    pub fn get(&self, etag: &str, accept: &HeaderValue) -> Option<Encoded> {
+        let answers = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        (answers.etag == etag)
+            .then(|| answers.by_accept.iter().find(|(a, _)| a == accept))
+            .flatten()
+            .map(|(_, e)| e.clone())
+    }
+
+    /// Keeps the answer of `etag` as compressed for `accept`, forgetting those of any
+    /// other ETag (the resource has changed since).
+    pub fn keep(&self, etag: &str, accept: HeaderValue, answer: Encoded) {
+        let mut answers = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if answers.etag != etag {
+            *answers = Answers {
+                etag: etag.to_owned(),
+                by_accept: Vec::new(),
+            };
+        }
+        if answers.by_accept.len() < ENCODINGS_KEPT
+            && !answers.by_accept.iter().any(|(a, _)| *a == accept)
+        {
+            answers.by_accept.push((accept, answer));
+        }
+    }
+}
+
+/// Distinct `Accept-Encoding` values whose answers are kept: browsers send a handful, and
+/// a client inventing new ones only makes the server compress again.
+const ENCODINGS_KEPT: usize = 4;
 
 impl RenderedSeatMap {
     /// Renders the static part of every seat.
@@ -56,6 +113,8 @@ impl RenderedSeatMap {
             map: SeatMap::new(seats),
             fragments,
             layout: OnceLock::new(),
+            encoded_seats: EncodedAnswers::default(),
+            encoded_layout: EncodedAnswers::default(),
         }
     }
 

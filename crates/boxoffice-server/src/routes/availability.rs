@@ -2,20 +2,29 @@
 //! `GET /v1/events/{id}/availability`.
 
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use std::convert::Infallible;
+
+use axum::body::Bytes;
+use axum::http::{header, HeaderMap, HeaderValue, Request, StatusCode};
 use axum::response::{AppendHeaders, IntoResponse, Response};
 use boxoffice_api::{AvailabilityView, GaAvailability, LayoutView, SeatsView};
 use boxoffice_core::availability::{SeatCounts, SeatState};
+use http_body_util::{BodyExt, Full};
 use sha2::{Digest, Sha256};
+use tower::{Layer, ServiceExt};
 
+use crate::app::compression;
 use crate::error::{ApiError, Problem};
+use crate::seat_map::{Encoded, EncodedAnswers};
 use crate::service::availability::{event_availability, layout, layout_version};
 use crate::state::AppState;
 
 /// Every seat with its status, composed from Postgres and the hold store at read time.
 ///
 /// The answer carries an `ETag` of the seat map's version and every seat's status; a
-/// request whose `If-None-Match` names it gets `304 Not Modified` without the body.
+/// request whose `If-None-Match` names it gets `304 Not Modified` without the body. The
+/// compressed answer is kept while the tag stands: repeat loads of a quiet seat map cost
+/// neither rendering nor compressing it again.
 #[utoipa::path(get, path = "/v1/events/{id}/seats", tag = "availability",
     params(("id" = String, Path, description = "Event id")),
     responses(
@@ -38,17 +47,56 @@ pub async fn get_seats(
     if let Some(etag) = etag.as_deref().filter(|etag| known(&headers, etag)) {
         return Ok(not_modified(etag));
     }
-    let body = availability.map.render_seats(id, &availability.states);
+    let map = &availability.map;
+    let (content_encoding, body) = match &etag {
+        // A seat map whose statuses stand is compressed once for each way clients ask.
+        Some(etag) => {
+            let render = || map.render_seats(id, &availability.states).into();
+            encoded(&map.encoded_seats, etag, &headers, render).await?
+        }
+        None => (None, map.render_seats(id, &availability.states).into()),
+    };
     Ok((
         [
             (header::CONTENT_TYPE, "application/json"),
             (header::CACHE_CONTROL, REVALIDATE),
+            (header::VARY, "accept-encoding"),
         ],
         AppendHeaders(etag.map(|e| (header::ETAG, e))),
+        AppendHeaders(content_encoding.map(|e| (header::CONTENT_ENCODING, e))),
         holds_unknown(availability.holds_unknown),
         body,
     )
         .into_response())
+}
+
+/// `body` compressed as every other answer is for a client that sends `accept` (the same
+/// layer, run here so that the result can be kept).
+async fn encode(body: Bytes, accept: &HeaderValue) -> Result<Encoded, ApiError> {
+    let pass = tower::service_fn(|request: Request<Full<Bytes>>| async move {
+        let mut response = Response::new(request.into_body());
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        Ok::<_, Infallible>(response)
+    });
+    let mut request = Request::new(Full::new(body));
+    request
+        .headers_mut()
+        .insert(header::ACCEPT_ENCODING, accept.clone());
+    let Ok(response) = compression().layer(pass).oneshot(request).await;
+    let content_encoding = response.headers().get(header::CONTENT_ENCODING).cloned();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| ApiError::Internal(format!("compressing the seat map: {e}")))?
+        .to_bytes();
+    Ok(Encoded {
+        content_encoding,
+        body,
+    })
 }
 
 /// Every seat without its status, in the order the stream's `statuses` events follow.
@@ -76,15 +124,43 @@ pub async fn get_layout(
         return Ok(not_modified(&layout_etag(version)));
     }
     let map = layout(&state, id, version).await?;
+    let etag = layout_etag(map.version);
+    let render = || map.layout(id);
+    let (content_encoding, body) = encoded(&map.encoded_layout, &etag, &headers, render).await?;
     Ok((
         [
             (header::CONTENT_TYPE, "application/json".to_owned()),
             (header::CACHE_CONTROL, REVALIDATE.to_owned()),
-            (header::ETAG, layout_etag(map.version)),
+            (header::VARY, "accept-encoding".to_owned()),
+            (header::ETAG, etag),
         ],
-        map.layout(id),
+        AppendHeaders(content_encoding.map(|e| (header::CONTENT_ENCODING, e))),
+        body,
     )
         .into_response())
+}
+
+/// The answer of `etag` for the request's `Accept-Encoding`: kept in `answers` from an
+/// earlier request, or rendered and compressed now and kept; not compressed (nor kept) if
+/// the request offers no encoding.
+async fn encoded(
+    answers: &EncodedAnswers,
+    etag: &str,
+    headers: &HeaderMap,
+    render: impl FnOnce() -> Bytes,
+) -> Result<(Option<HeaderValue>, Bytes), ApiError> {
+    let Some(accept) = headers.get(header::ACCEPT_ENCODING) else {
+        return Ok((None, render()));
+    };
+    let answer = match answers.get(etag, accept) {
+        Some(kept) => kept,
+        None => {
+            let answer = encode(render(), accept).await?;
+            answers.keep(etag, accept.clone(), answer.clone());
+            answer
+        }
+    };
+    Ok((answer.content_encoding, answer.body))
 }
 
 /// A weak ETag of the layout at `version` (weak: compressed answers differ in bytes).

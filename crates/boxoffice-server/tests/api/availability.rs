@@ -195,6 +195,15 @@ async fn the_seat_map_is_compressed_for_clients_that_offer_it() {
     assert_eq!(encoding.as_deref(), Some("gzip"));
     assert_eq!(decoded, plain, "the same answer, compressed");
     assert!(size * 3 < plain.len(), "{size} bytes of {}", plain.len());
+    // Compressed once and kept while the seats stand; a change is never answered stale.
+    assert_eq!(seats_gzipped(&app, &event).await.2, plain);
+    let (status, _) = app
+        .post_holds(&event, &app.buyer("alice"), &["stalls-A-1"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (_, _, changed) = seats_gzipped(&app, &event).await;
+    let changed: serde_json::Value = serde_json::from_slice(&changed).unwrap();
+    assert_eq!(changed["seats"][0]["status"], "held");
     for offered in ["br", "zstd"] {
         let response = app
             .client
