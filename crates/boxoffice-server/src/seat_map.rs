@@ -334,7 +334,14 @@ mod tests {
         let statuses: SeatStatuses =
             serde_json::from_str(&rendered.render_statuses(event, &states)).unwrap();
         assert_eq!((statuses.event_id, statuses.version), (event, 3));
-        assert_eq!(statuses.states().unwrap(), states);
+        let read = statuses.states().unwrap();
+        let status_of = |s: &SeatState| s.status;
+        assert!(read.iter().map(status_of).eq(states.iter().map(status_of)));
+        assert_eq!(
+            read[1].held_until,
+            DateTime::from_timestamp(2_000_000_001, 0),
+            "expiries to the second, rounded up"
+        );
         let body: serde_json::Value =
             serde_json::from_slice(&rendered.render_seats(event, &states)).unwrap();
         let expected = serde_json::json!({

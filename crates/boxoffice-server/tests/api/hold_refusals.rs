@@ -183,7 +183,51 @@ async fn the_limit_is_judged_before_the_seats(store: Store) {
     );
 }
 
+/// A seat refused lately is checked before any transaction (on the postgres store): the
+/// shortcut answers exactly as the claim would, and never keeps a seat that came free.
+async fn a_seat_refused_lately_is_held_as_soon_as_it_comes_free(store: Store) {
+    let app = spawn_app_on(store).await;
+    let event = app.create_event().await; // max_seats_per_user = 4
+    let (alice, bob) = (app.buyer("alice"), app.buyer("bob"));
+    let (status, hold) = app.post_holds(&event, &bob, &["stalls-C-1"]).await;
+    assert_eq!(status, StatusCode::CREATED);
+    for _ in 0..3 {
+        let (status, problem) = app
+            .post_holds(&event, &alice, &["stalls-C-1", "stalls-C-2"])
+            .await;
+        assert_eq!(
+            (status, problem["code"].as_str()),
+            (StatusCode::CONFLICT, Some("seat_unavailable"))
+        );
+        assert_eq!(problem["seats"][0]["id"], "stalls-C-1", "{problem}");
+        assert_eq!(problem["seats"].as_array().unwrap().len(), 1, "{problem}");
+    }
+    // The limit still comes first.
+    let (status, _) = app
+        .post_holds(&event, &alice, &["stalls-B-1", "stalls-B-2", "stalls-B-3"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, problem) = app
+        .post_holds(&event, &alice, &["stalls-C-1", "stalls-C-2"])
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::CONFLICT, Some("hold_limit_exceeded"))
+    );
+    // Released: the next ask gets it at once.
+    let token = hold["hold_token"].as_str().unwrap();
+    let (status, _) = app.hold_call(Method::DELETE, &event, token, "", &bob).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, body) = app.post_holds(&event, &alice, &["stalls-C-1"]).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(
+        held(&app, &event).await,
+        ["stalls-B-1", "stalls-B-2", "stalls-B-3", "stalls-C-1"]
+    );
+}
+
 crate::stores::conformance!(
+    a_seat_refused_lately_is_held_as_soon_as_it_comes_free,
     bad_hold_requests_answer_their_4xx_and_change_nothing,
     holds_are_refused_once_the_event_has_started,
     another_users_hold_cannot_be_read,

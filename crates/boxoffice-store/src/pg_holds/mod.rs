@@ -7,6 +7,10 @@ use boxoffice_core::hold::{
     ReleaseOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
@@ -17,18 +21,57 @@ use crate::orders::{self, CancelStep};
 use crate::StoreError;
 
 mod tx;
-use tx::{begin_hold_tx, lock_user, retry_contention};
+pub use tx::user_lock_key;
+use tx::{begin_locked, retry_contention};
 
 /// Holds as rows of the `reservation` table (seed 000).
 #[derive(Clone, Debug)]
 pub struct PgHoldStore {
     pool: PgPool,
+    /// Seats this instance refused lately: asked again, they are checked before any
+    /// transaction is begun.
+    contested: Arc<Contested>,
 }
 
 impl PgHoldStore {
     /// A hold store on this pool.
     pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+        Self {
+            pool,
+            contested: Arc::default(),
+        }
+    }
+}
+
+/// How long a refused seat counts as contested.
+const CONTESTED_FOR: Duration = Duration::from_secs(2);
+/// Most seats remembered as contested; past it the oldest half is forgotten.
+const CONTESTED_SEATS: usize = 10_000;
+
+/// Seats refused lately, and when. Only ever a hint of where to look first: forgetting a
+/// seat, or remembering one that has since come free, changes how many round trips a
+/// hold takes, never its answer.
+#[derive(Debug, Default)]
+struct Contested(Mutex<HashMap<(EventId, String), Instant>>);
+
+impl Contested {
+    fn refused(&self, event: EventId, seats: &[String]) {
+        let mut seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        if seen.len() + seats.len() > CONTESTED_SEATS {
+            seen.retain(|_, at| now.duration_since(*at) < CONTESTED_FOR / 2);
+        }
+        for seat in seats {
+            seen.insert((event, seat.clone()), now);
+        }
+    }
+
+    fn any(&self, event: EventId, seats: &[String]) -> bool {
+        let seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        seats.iter().any(|seat| {
+            seen.get(&(event, seat.clone()))
+                .is_some_and(|at| at.elapsed() < CONTESTED_FOR)
+        })
     }
 }
 
@@ -54,9 +97,68 @@ impl ReservationRow {
 }
 
 impl PgHoldStore {
+    /// Whether the request must be refused as things stand, read in one statement outside
+    /// any transaction and without the user's lock: the event has started, the user is at
+    /// the limit, or some seats are held, sold or not for sale. A refusal is exactly what
+    /// the claim would answer at the instant of this statement's snapshot, and changes
+    /// nothing; `None` means the claim must decide. Every look is a scalar subquery on a
+    /// primary key, for the reason the claim gives.
+    async fn refusal(&self, r: &HoldRequest<'_>) -> Result<Option<AcquireOutcome>, StoreError> {
+        let (started, live, taken): (bool, i64, Vec<String>) = sqlx::query_as(
+            "select e.starts_at <= now(),
+                    (select count(*) from (
+                         select 1 from reservation
+                          where event_id = $1 and user_id = $2 and status = 'H' and expires_at > now()
+                          limit $4) live),
+                    array(select want.seat_id from unnest($3::text[]) as want(seat_id)
+                           where (select true from seat_allocation a
+                                   where a.event_id = $1 and a.seat_id = want.seat_id) is null
+                              or (select true from order_seat o
+                                   where o.event_id = $1 and o.seat_id = want.seat_id
+                                     and not o.released limit 1)
+                              or (select h.status = 'R' or h.expires_at > now()
+                                    from reservation h
+                                   where h.event_id = $1 and h.seat_id = want.seat_id))
+               from event e where e.event_id = $1",
+        )
+        .bind(r.event.0)
+        .bind(r.user.as_str())
+        .bind(r.seats)
+        .bind(i64::from(r.max_seats_per_user))
+        .fetch_optional(&self.pool)
+        .await?
+        .unwrap_or((true, 0, Vec::new()));
+        Ok(if started {
+            Some(AcquireOutcome::EventStarted)
+        } else if live + r.seats.len() as i64 > i64::from(r.max_seats_per_user) {
+            Some(AcquireOutcome::LimitExceeded)
+        } else if !taken.is_empty() {
+            Some(AcquireOutcome::Unavailable(taken))
+        } else {
+            None
+        })
+    }
+
     async fn try_acquire(&self, r: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError> {
-        let mut tx = begin_hold_tx(&self.pool).await?;
-        lock_user(&mut tx, r.event, r.user).await?;
+        // A seat refused lately is likely refused again: on a hot seat, every buyer but
+        // the one who got it is answered in one statement, with no transaction or lock.
+        if self.contested.any(r.event, r.seats) {
+            if let Some(refusal) = self.refusal(r).await? {
+                if let AcquireOutcome::Unavailable(seats) = &refusal {
+                    self.contested.refused(r.event, seats);
+                }
+                return Ok(refusal);
+            }
+        }
+        let outcome = self.claim(r).await?;
+        if let AcquireOutcome::Unavailable(seats) = &outcome {
+            self.contested.refused(r.event, seats);
+        }
+        Ok(outcome)
+    }
+
+    async fn claim(&self, r: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError> {
+        let mut tx = begin_locked(&self.pool, r.event, r.user).await?;
         let token = Uuid::new_v4();
         // One statement claims the whole basket. Why it is safe:
         // - The primary key (event_id, seat_id) turns the insert into an upsert, and the
@@ -66,18 +168,24 @@ impl PgHoldStore {
         //   against the committed row.
         // - Only allocated seats are selected, under a share lock, so a withdrawal cannot
         //   slip in between; seats in a live order are skipped whatever the hold rows say.
-        // - The asked seats drive the join (one primary-key lookup each), never a filter
-        //   over the event's allocations: a plan cached on a connection from a small event
-        //   would otherwise scan all of a large event's seats for every hold.
+        // - The asked seats drive the statement: each is looked up by primary key, in a
+        //   subquery that LIMIT keeps the planner from flattening, and the looks at its
+        //   order and reservation are scalar subqueries on their keys, never joins. A
+        //   generic plan cached on a connection while the tables were small would otherwise
+        //   merge or anti-join against every allocation or reservation of the event, and
+        //   a 100,000-seat event would take a second per hold.
         // - The per-user count runs in this statement's snapshot, taken after the advisory
         //   lock was granted, so it sees every hold of this user that committed before.
         // - Nothing is claimed once the event has started, by the same clock.
-        // - Seats are claimed in seat-id order, as every basket is, so overlapping baskets
-        //   wait on each other in one direction only.
+        // - Seats are locked and claimed in seat-id order (the basket comes sorted, and each
+        //   seat's lookup runs in the array's order), so overlapping baskets wait on each
+        //   other in one direction only.
         // - A seat this statement's snapshot already shows held (live) or reserved is left
         //   out before the upsert, so refusing it takes no row lock: on a hot seat the
         //   refusals no longer queue behind each other's transactions. A seat that looks
-        //   free but was taken meanwhile still meets the upsert's lock and re-check.
+        //   free but was taken meanwhile still meets the upsert's lock and re-check. The
+        //   look is a scalar subquery on the seat's primary key: as a NOT EXISTS, a generic
+        //   plan may turn it into an anti-join that reads every reservation of the event.
         let claimed: Vec<ReservationRow> = sqlx::query_as(
             "insert into reservation
                     (event_id, seat_id, hold_token, user_id, status, ticket_type, price_cents,
@@ -85,16 +193,17 @@ impl PgHoldStore {
              select a.event_id, a.seat_id, $2, $3, 'H', a.ticket_type, t.price_cents,
                     now(), now() + make_interval(secs => $4)
                from unnest($5::text[]) as want(seat_id)
-               join seat_allocation a on a.event_id = $1 and a.seat_id = want.seat_id
+              cross join lateral (select * from seat_allocation s
+                                   where s.event_id = $1 and s.seat_id = want.seat_id
+                                   limit 1) a
                join ticket_type t on t.event_id = a.event_id and t.code = a.ticket_type
                join event e on e.event_id = a.event_id
               where e.starts_at > now()
-                and not exists (select 1 from order_seat o
-                                 where o.event_id = a.event_id and o.seat_id = a.seat_id
-                                   and not o.released)
-                and not exists (select 1 from reservation h
-                                 where h.event_id = a.event_id and h.seat_id = a.seat_id
-                                   and (h.status = 'R' or h.expires_at > now()))
+                and (select true from order_seat o
+                      where o.event_id = a.event_id and o.seat_id = a.seat_id and not o.released
+                      limit 1) is null
+                and (select h.status = 'R' or h.expires_at > now() from reservation h
+                      where h.event_id = a.event_id and h.seat_id = a.seat_id) is not true
                 and (select count(*) from (
                          select 1 from reservation r
                           where r.event_id = $1 and r.user_id = $3 and r.status = 'H'
@@ -329,9 +438,8 @@ impl HoldStore for PgHoldStore {
         max_hold_seconds: u32,
     ) -> Result<ExtendOutcome, StoreError> {
         retry_contention(|| async move {
-            let mut tx = begin_hold_tx(&self.pool).await?;
             // Extending keeps a hold alive, so it takes the same per-user lock as creating one.
-            lock_user(&mut tx, event, user).await?;
+            let mut tx = begin_locked(&self.pool, event, user).await?;
             let extended: Vec<(String, DateTime<Utc>)> = sqlx::query_as(
                 "update reservation
                 set expires_at = greatest(expires_at, least(now() + make_interval(secs => $4),

@@ -2,7 +2,7 @@
 //! lock serializes one buyer's requests, and when an aborted attempt is tried again.
 
 use boxoffice_core::ids::{EventId, UserId};
-use sqlx::{PgConnection, PgPool};
+use sqlx::PgPool;
 
 use crate::StoreError;
 
@@ -26,33 +26,37 @@ where
     }
 }
 
-/// Starts a hold transaction: explicit READ COMMITTED (the per-user limit relies on each
-/// statement seeing what committed before it; under REPEATABLE READ the snapshot taken
-/// before the advisory lock would hide the holds it waited for), and asynchronous commit:
-/// a hold is ephemeral, so a crash may lose the last moments of holds, never an order.
-pub(super) async fn begin_hold_tx(
+/// Starts a hold transaction that holds the per-user lock of (`event`, `user`), in one
+/// round trip: explicit READ COMMITTED (the per-user limit relies on each statement seeing
+/// what committed before it; under REPEATABLE READ the snapshot taken before the advisory
+/// lock would hide the holds it waited for), asynchronous commit (a hold is ephemeral, so
+/// a crash may lose the last moments of holds, never an order), then the lock.
+///
+/// The lock serializes every path that creates or extends holds for one (event, user)
+/// pair, until the transaction ends. Its key is [`user_lock_key`], a number, so the three
+/// statements travel as one text with nothing of the caller's spliced into it.
+pub(super) async fn begin_locked(
     pool: &PgPool,
+    event: EventId,
+    user: &UserId,
 ) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
-    // One round trip: both settings travel with the BEGIN.
+    let key = user_lock_key(event, user);
     Ok(pool
-        .begin_with("begin isolation level read committed; set local synchronous_commit = off")
+        .begin_with(format!(
+            "begin isolation level read committed; set local synchronous_commit = off; \
+             select pg_advisory_xact_lock({key})"
+        ))
         .await?)
 }
 
-/// Serializes every path that creates or extends holds for one (event, user) pair, until
-/// the transaction ends. One key recipe for every caller: `hashtextextended` of a
-/// namespaced string of the event UUID's canonical text and the user id, seed 0. A hash
-/// collision only makes two unrelated pairs take turns; it never lets two requests of the
-/// same pair past each other.
-pub(super) async fn lock_user(
-    tx: &mut PgConnection,
-    event: EventId,
-    user: &UserId,
-) -> Result<(), StoreError> {
-    sqlx::query("select pg_advisory_xact_lock(hashtextextended('boxoffice.hold:' || $1::uuid::text || ':' || $2, 0))")
-        .bind(event.0)
-        .bind(user.as_str())
-        .execute(&mut *tx)
-        .await?;
-    Ok(())
+/// The advisory lock key of (`event`, `user`): the first eight bytes of the SHA-256 of
+/// `boxoffice.hold:<event>:<user>`, big-endian. One recipe for every caller, on every
+/// instance; a collision only makes two unrelated pairs take turns, never lets two
+/// requests of one pair past each other.
+pub fn user_lock_key(event: EventId, user: &UserId) -> i64 {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("boxoffice.hold:{event}:{}", user.as_str()));
+    let mut key = [0; 8];
+    key.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(key)
 }
