@@ -4,7 +4,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{held, spawn_app_on, As};
+use crate::helpers::{held, spawn_app_on, As, TestApp};
 use crate::stores::Store;
 
 async fn bad_hold_requests_answer_their_4xx_and_change_nothing(store: Store) {
@@ -164,23 +164,31 @@ async fn the_limit_is_judged_before_the_seats(store: Store) {
     let (status, _) = app.post_holds(&event, &bob, &["stalls-C-1"]).await;
     assert_eq!(status, StatusCode::CREATED);
     // One free seat and one of bob's: alice would go over her limit either way.
-    let (status, problem) = app
-        .post_holds(&event, &alice, &["stalls-C-1", "stalls-C-2"])
-        .await;
-    assert_eq!(
-        (status, problem["code"].as_str()),
-        (StatusCode::CONFLICT, Some("hold_limit_exceeded"))
-    );
+    refused(
+        &app,
+        &event,
+        &alice,
+        &["stalls-C-1", "stalls-C-2"],
+        "hold_limit_exceeded",
+    )
+    .await;
     // Within her limit, the taken seat is what she is told about.
-    let (status, problem) = app.post_holds(&event, &alice, &["stalls-C-1"]).await;
-    assert_eq!(
-        (status, problem["code"].as_str()),
-        (StatusCode::CONFLICT, Some("seat_unavailable"))
-    );
+    refused(&app, &event, &alice, &["stalls-C-1"], "seat_unavailable").await;
     assert_eq!(
         held(&app, &event).await,
         ["stalls-B-1", "stalls-B-2", "stalls-B-3", "stalls-C-1"]
     );
+}
+
+/// Asks for `seats` as `who`, expecting a 409 with `code`; returns the problem.
+async fn refused(app: &TestApp, event: &str, who: &As, seats: &[&str], code: &str) -> Value {
+    let (status, problem) = app.post_holds(event, who, seats).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::CONFLICT, Some(code)),
+        "{problem}"
+    );
+    problem
 }
 
 /// A seat refused lately is checked before any transaction (on the postgres store): the
@@ -192,13 +200,14 @@ async fn a_seat_refused_lately_is_held_as_soon_as_it_comes_free(store: Store) {
     let (status, hold) = app.post_holds(&event, &bob, &["stalls-C-1"]).await;
     assert_eq!(status, StatusCode::CREATED);
     for _ in 0..3 {
-        let (status, problem) = app
-            .post_holds(&event, &alice, &["stalls-C-1", "stalls-C-2"])
-            .await;
-        assert_eq!(
-            (status, problem["code"].as_str()),
-            (StatusCode::CONFLICT, Some("seat_unavailable"))
-        );
+        let problem = refused(
+            &app,
+            &event,
+            &alice,
+            &["stalls-C-1", "stalls-C-2"],
+            "seat_unavailable",
+        )
+        .await;
         assert_eq!(problem["seats"][0]["id"], "stalls-C-1", "{problem}");
         assert_eq!(problem["seats"].as_array().unwrap().len(), 1, "{problem}");
     }
@@ -207,13 +216,14 @@ async fn a_seat_refused_lately_is_held_as_soon_as_it_comes_free(store: Store) {
         .post_holds(&event, &alice, &["stalls-B-1", "stalls-B-2", "stalls-B-3"])
         .await;
     assert_eq!(status, StatusCode::CREATED);
-    let (status, problem) = app
-        .post_holds(&event, &alice, &["stalls-C-1", "stalls-C-2"])
-        .await;
-    assert_eq!(
-        (status, problem["code"].as_str()),
-        (StatusCode::CONFLICT, Some("hold_limit_exceeded"))
-    );
+    refused(
+        &app,
+        &event,
+        &alice,
+        &["stalls-C-1", "stalls-C-2"],
+        "hold_limit_exceeded",
+    )
+    .await;
     // Released: the next ask gets it at once.
     let token = hold["hold_token"].as_str().unwrap();
     let (status, _) = app.hold_call(Method::DELETE, &event, token, "", &bob).await;
