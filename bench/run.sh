@@ -8,7 +8,8 @@
 #   3. the service on the postgres store, then on the redis store (with the sale-day gate
 #      in front of general admission): `boxoffice bench` holds at rising concurrency on
 #      100,000 random seats and on one hot seat, 2,000 buyers released on one seat, a
-#      flash sale, seat-map loads, a GA rush and live subscribers.
+#      flash sale, seat-map loads (plain, compressed, and as the page loads it, first and
+#      again), a GA rush and live subscribers.
 # Writes every report as JSON, a summary table (summary.md) with each service figure as a
 # share of its store's ceiling, and the plot (holds.svg) to target/bench/<time>/.
 #   bench/run.sh [--quick]      (--quick: shorter runs, fewer levels; for trying it out)
@@ -65,18 +66,21 @@ for store in postgres redis; do
   gate=false
   [[ $store == redis ]] && gate=true
   log "service on the $store store"
-  BOXOFFICE_HOLD_STORE=$store BOXOFFICE_GA_GATE=$gate BOXOFFICE_HOLDS_PER_MINUTE=1000000 \
-    BOXOFFICE_MAX_CONNECTIONS=$((subscribers + 5000)) RUST_LOG=warn \
-    $bin serve --bind 127.0.0.1:$port --database-url "postgres://postgres@127.0.0.1:5432/$db" \
-    --admin-token bench-admin --jwt-secret bench-secret >"$out/server-$store.log" 2>&1 &
-  server=$!
+  start() {
+    BOXOFFICE_HOLD_STORE=$store BOXOFFICE_GA_GATE=$gate BOXOFFICE_HOLDS_PER_MINUTE=1000000 \
+      BOXOFFICE_MAX_CONNECTIONS=$((subscribers + 5000)) RUST_LOG=warn \
+      $bin serve --bind 127.0.0.1:$port --database-url "postgres://postgres@127.0.0.1:5432/$db" \
+      --admin-token bench-admin --jwt-secret bench-secret >>"$out/server-$store.log" 2>&1 &
+    server=$!
+    for _ in $(seq 200); do curl -sf http://127.0.0.1:$port/healthz >/dev/null && break; sleep 0.1; done
+  }
   stop() {
     kill "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
     psql "${pg[@]}" -qc "drop database if exists $db with (force)" || true
   }
+  start
   trap stop EXIT
-  for _ in $(seq 200); do curl -sf http://127.0.0.1:$port/healthz >/dev/null && break; sleep 0.1; done
   run() {
     local name=$1
     shift
@@ -100,9 +104,17 @@ for store in postgres redis; do
   run flash-sale flash-sale --seats "$sale_seats" --buyers "$fans"
   settle
   run seat-map seat-map --seats 100000 --workers 4 --duration "${secs}s"
+  run seat-map-compressed seat-map --seats 100000 --workers 4 --duration "${secs}s" --compressed
+  # As the page loads it: the layout (compressed), then the statuses from the stream; a
+  # repeat load revalidates the layout.
+  run page-load seat-map --seats 100000 --workers 4 --duration "${secs}s" --compressed --page
+  run page-reload seat-map --seats 100000 --workers 4 --duration "${secs}s" --compressed --page --revalidate
   settle
   run ga-rush ga-rush --places $((rush / 2)) --buyers "$rush"
-  # Last: the holds measured after 10,000 streams closed were seen slower (open question).
+  # On an instance of its own: the memory a stream costs, not that of the seat maps the
+  # runs before left cached.
+  stop
+  start
   run browse browse --subscribers "$subscribers" --server-pid "$server"
   stop
   trap - EXIT
@@ -134,7 +146,7 @@ row() {
   echo "| store | scenario | figures | p99 | checks |"
   echo "|---|---|---|---|---|"
   for store in postgres redis; do
-    for name in hot-seat flash-sale ga-rush seat-map browse; do
+    for name in hot-seat flash-sale ga-rush seat-map seat-map-compressed page-load page-reload browse; do
       jq -r --arg s "$store" '"| \($s) | \(.scenario) \(.parameters | del(.label) | to_entries | map("\(.key)=\(.value)") | join(" ")) | \(.figures | to_entries | map("\(.key) \(.value * 10 | round / 10)") | join(", ")) | \(.operations | map("\(.name) \(.latency_ms.p99) ms") | join(", ")) | \(if all(.checks[]; .passed) then "all passed" else "FAILED: " + (.checks | map(select(.passed | not) | .name) | join("; ")) end) |"' "$out/$store-$name.json"
     done
   done

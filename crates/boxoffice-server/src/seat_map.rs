@@ -12,7 +12,7 @@ pub use boxoffice_api::SeatView;
 use std::collections::HashMap;
 use std::io::Write;
 use std::num::NonZeroUsize;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
 use axum::http::HeaderValue;
@@ -36,8 +36,6 @@ pub struct RenderedSeatMap {
     pub map: SeatMap,
     /// For each seat, its JSON object without the closing brace.
     fragments: Vec<Box<str>>,
-    /// The body of `GET /v1/events/{id}/layout`, rendered on first use.
-    layout: OnceLock<Bytes>,
     /// The last `GET /v1/events/{id}/seats` answer compressed, per `Accept-Encoding`.
     pub encoded_seats: EncodedAnswers,
     /// The `GET /v1/events/{id}/layout` answer compressed, per `Accept-Encoding`.
@@ -112,35 +110,29 @@ impl RenderedSeatMap {
             policy,
             map: SeatMap::new(seats),
             fragments,
-            layout: OnceLock::new(),
             encoded_seats: EncodedAnswers::default(),
             encoded_layout: EncodedAnswers::default(),
         }
     }
 
-    /// The body of `GET /v1/events/{id}/layout`: every seat without its status.
+    /// The body of `GET /v1/events/{id}/layout`: every seat without its status. Rendered
+    /// on each call (tens of milliseconds for 100,000 seats): clients that take it
+    /// compressed are answered from [`RenderedSeatMap::encoded_layout`], and keeping the
+    /// rendered text too would double what a large venue costs the cache.
     pub fn layout(&self, event: EventId) -> Bytes {
-        self.layout
-            .get_or_init(|| {
-                let static_len: usize = self.fragments.iter().map(|f| f.len() + 2).sum();
-                let mut out = Vec::with_capacity(static_len + 96);
-                write!(
-                    out,
-                    r#"{{"event_id":"{event}","version":{},"seats":["#,
-                    self.version
-                )
-                .expect("writing to memory cannot fail");
-                for (i, fragment) in self.fragments.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    out.extend_from_slice(fragment.as_bytes());
-                    out.push(b'}');
-                }
-                out.extend_from_slice(b"]}");
-                Bytes::from(out)
-            })
-            .clone()
+        let static_len: usize = self.fragments.iter().map(|f| f.len() + 2).sum();
+        let mut out = Vec::with_capacity(static_len + 96);
+        write!(out, r#"{{"event_id":"{event}","version":{},"seats":["#, self.version)
+            .expect("writing to memory cannot fail");
+        for (i, fragment) in self.fragments.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(fragment.as_bytes());
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"]}");
+        Bytes::from(out)
     }
 
     /// Every seat's status (one state per seat, in order) as the stream's `statuses` event
