@@ -122,8 +122,12 @@ impl RenderedSeatMap {
     pub fn layout(&self, event: EventId) -> Bytes {
         let static_len: usize = self.fragments.iter().map(|f| f.len() + 2).sum();
         let mut out = Vec::with_capacity(static_len + 96);
-        write!(out, r#"{{"event_id":"{event}","version":{},"seats":["#, self.version)
-            .expect("writing to memory cannot fail");
+        write!(
+            out,
+            r#"{{"event_id":"{event}","version":{},"seats":["#,
+            self.version
+        )
+        .expect("writing to memory cannot fail");
         for (i, fragment) in self.fragments.iter().enumerate() {
             if i > 0 {
                 out.push(b',');

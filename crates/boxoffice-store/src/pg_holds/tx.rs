@@ -26,27 +26,30 @@ where
     }
 }
 
-/// Starts a hold transaction that holds the per-user lock of (`event`, `user`), in one
-/// round trip: explicit READ COMMITTED (the per-user limit relies on each statement seeing
-/// what committed before it; under REPEATABLE READ the snapshot taken before the advisory
-/// lock would hide the holds it waited for), asynchronous commit (a hold is ephemeral, so
-/// a crash may lose the last moments of holds, never an order), then the lock.
+/// Starts a hold transaction that holds the per-user lock of (`event`, `user`):
+/// explicit READ COMMITTED (the per-user limit relies on each statement seeing what
+/// committed before it; under REPEATABLE READ the snapshot taken before the advisory lock
+/// would hide the holds it waited for) and asynchronous commit (a hold is ephemeral, so a
+/// crash may lose the last moments of holds, never an order) travel with the BEGIN; the
+/// lock follows as a statement of its own. (Sent with the BEGIN, a lock that timed out
+/// would leave the connection in an aborted transaction the pool cannot see, and the next
+/// request on it would fail.)
 ///
 /// The lock serializes every path that creates or extends holds for one (event, user)
-/// pair, until the transaction ends. Its key is [`user_lock_key`], a number, so the three
-/// statements travel as one text with nothing of the caller's spliced into it.
+/// pair, until the transaction ends. Its key is [`user_lock_key`].
 pub(super) async fn begin_locked(
     pool: &PgPool,
     event: EventId,
     user: &UserId,
 ) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
-    let key = user_lock_key(event, user);
-    Ok(pool
-        .begin_with(format!(
-            "begin isolation level read committed; set local synchronous_commit = off; \
-             select pg_advisory_xact_lock({key})"
-        ))
-        .await?)
+    let mut tx = pool
+        .begin_with("begin isolation level read committed; set local synchronous_commit = off")
+        .await?;
+    sqlx::query("select pg_advisory_xact_lock($1)")
+        .bind(user_lock_key(event, user))
+        .execute(&mut *tx)
+        .await?;
+    Ok(tx)
 }
 
 /// The advisory lock key of (`event`, `user`): the first eight bytes of the SHA-256 of
