@@ -20,6 +20,7 @@
 //!   (`scripts/*.lua`).
 //! - [`hold_store`]: the [`hold_store::HoldStore`] interface every hold store implements.
 //! - [`pg_holds`]: its Postgres implementation (seed 000).
+//! - [`queue`]: the waiting room's line per event, in Redis (`scripts/queue.lua`).
 //! - [`redis_holds`]: its Redis implementation (seed 003; `scripts/hold_*.lua`,
 //!   `scripts/event_*.lua`): key schema, script registry, value codec, the event's state
 //!   loaded from Postgres, checkout, undoing a timed-out acquire, and the store itself, a
@@ -41,6 +42,7 @@ pub mod hold_store;
 pub mod orders;
 pub mod outbox;
 pub mod pg_holds;
+pub mod queue;
 pub mod rate_limit;
 pub mod redis_holds;
 pub mod redis_link;

@@ -1,0 +1,482 @@
+//! The waiting room's line, in Redis (`scripts/queue.lua`): one ticket per user per
+//! event, a random order for everyone who joined before opening, arrival order after, and
+//! admission at the event's rate by a token bucket that whichever join or poll comes first,
+//! on whichever instance, advances. Every key of an event shares its hash tag, so one
+//! event's line lives on one Redis Cluster slot and every script call is atomic.
+//!
+//! A position only ever moves forward: the line is ordered once and for all when a ticket
+//! joins (before opening, by a random draw no one can see or influence; after, by
+//! arrival), and leaves only from the front. So the people ahead of a ticket, and the
+//! estimated wait that is their number over the rate, never grow while the rate stands.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use boxoffice_core::ids::{EventId, UserId};
+use chrono::{DateTime, Utc};
+use rand::Rng;
+use redis::Script;
+use uuid::Uuid;
+
+use crate::redis_link::{redis_error, RedisConfig, RedisLink};
+use crate::StoreError;
+
+/// Most tickets one call admits or drops, so no call holds Redis for long.
+const STEPS_PER_CALL: u32 = 1_000;
+/// How long an event's line is kept after its last join.
+const KEEP_FOR: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// How an event's waiting room admits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rules {
+    /// When admission begins; joiners before it are put in a random order.
+    pub opens_at: DateTime<Utc>,
+    /// Admissions per minute.
+    pub admit_per_minute: u32,
+    /// A waiting ticket not polled for this long is dropped when its turn comes.
+    pub drop_after: Duration,
+    /// How long an admission lasts; after it, joining again queues anew.
+    pub session: Duration,
+}
+
+/// Where a ticket stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// In the line.
+    Waiting {
+        /// The ticket.
+        ticket: Uuid,
+        /// People ahead of it; `None` before opening (the order is not drawn yet for the
+        /// holder to see).
+        ahead: Option<u64>,
+    },
+    /// Its turn came.
+    Admitted {
+        /// The ticket.
+        ticket: Uuid,
+        /// When it was admitted.
+        at: DateTime<Utc>,
+    },
+    /// No such ticket of this user: never issued, dropped for not polling, or replaced by a
+    /// newer one. The user joins again.
+    Gone,
+}
+
+/// Counts of one event's line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LineCounts {
+    /// Tickets waiting.
+    pub waiting: u64,
+    /// Tickets admitted so far.
+    pub admitted: u64,
+    /// Tickets dropped for not polling.
+    pub dropped: u64,
+}
+
+/// The waiting rooms of every event, over one Redis connection (made on first use).
+#[derive(Clone)]
+pub struct WaitingRoom {
+    redis: Arc<RedisLink>,
+    script: Script,
+}
+
+impl std::fmt::Debug for WaitingRoom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WaitingRoom")
+    }
+}
+
+/// The keys of `event`'s line, in the script's order.
+fn keys(event: EventId) -> [String; 7] {
+    [
+        "line", "polls", "owners", "users", "admitted", "since", "bucket",
+    ]
+    .map(|name| format!("queue:{{{event}}}:{name}"))
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis().try_into().unwrap_or(u64::MAX)
+}
+
+impl WaitingRoom {
+    /// Waiting rooms on the Redis `config` names.
+    pub fn new(config: &RedisConfig) -> Result<Self, StoreError> {
+        Ok(Self {
+            redis: Arc::new(RedisLink::new(config)?),
+            script: Script::new(include_str!("../scripts/queue.lua")),
+        })
+    }
+
+    /// Joins `user` to `event`'s line, or finds the ticket they already have.
+    pub async fn join(
+        &self,
+        event: EventId,
+        user: &UserId,
+        rules: &Rules,
+    ) -> Result<Place, StoreError> {
+        // A uniformly random place among the joiners before opening, from the thread's
+        // cryptographically secure generator.
+        let draw: u64 = rand::rng().random_range(0..(1 << 52));
+        self.call(event, user, rules, "join", Uuid::new_v4(), draw)
+            .await
+    }
+
+    /// Where `user`'s `ticket` stands now (polling is the heartbeat that keeps it).
+    pub async fn poll(
+        &self,
+        event: EventId,
+        user: &UserId,
+        ticket: Uuid,
+        rules: &Rules,
+    ) -> Result<Place, StoreError> {
+        self.call(event, user, rules, "poll", ticket, 0).await
+    }
+
+    async fn call(
+        &self,
+        event: EventId,
+        user: &UserId,
+        rules: &Rules,
+        mode: &str,
+        ticket: Uuid,
+        draw: u64,
+    ) -> Result<Place, StoreError> {
+        let mut call = self.script.prepare_invoke();
+        for key in keys(event) {
+            call.key(key);
+        }
+        call.arg(mode)
+            .arg(rules.opens_at.timestamp_millis())
+            .arg(rules.admit_per_minute)
+            .arg(ms(rules.drop_after))
+            .arg(ms(rules.session))
+            .arg(user.as_str())
+            .arg(ticket.to_string())
+            .arg(draw)
+            .arg(STEPS_PER_CALL)
+            .arg(ms(KEEP_FOR));
+        let reply: Vec<redis::Value> = call
+            .invoke_async(&mut self.redis.connection().await?)
+            .await
+            .map_err(redis_error)?;
+        parse(&reply)
+    }
+
+    /// Counts of `event`'s line.
+    pub async fn counts(&self, event: EventId) -> Result<LineCounts, StoreError> {
+        let [line, .., bucket] = keys(event);
+        let (waiting, (admitted, dropped)): (u64, (Option<u64>, Option<u64>)) = redis::pipe()
+            .zcard(&line)
+            .cmd("HMGET")
+            .arg(&bucket)
+            .arg("admitted")
+            .arg("dropped")
+            .query_async(&mut self.redis.connection().await?)
+            .await
+            .map_err(redis_error)?;
+        Ok(LineCounts {
+            waiting,
+            admitted: admitted.unwrap_or(0),
+            dropped: dropped.unwrap_or(0),
+        })
+    }
+}
+
+fn parse(reply: &[redis::Value]) -> Result<Place, StoreError> {
+    use redis::FromRedisValue;
+    let bad = || StoreError::Other("unexpected reply from the waiting room script".into());
+    let text = |i: usize| -> Result<String, StoreError> {
+        reply
+            .get(i)
+            .and_then(|v| String::from_redis_value(v.clone()).ok())
+            .ok_or_else(bad)
+    };
+    let number = |i: usize| -> Result<i64, StoreError> {
+        reply
+            .get(i)
+            .and_then(|v| i64::from_redis_value(v.clone()).ok())
+            .ok_or_else(bad)
+    };
+    let ticket = || -> Result<Uuid, StoreError> { text(1)?.parse().map_err(|_| bad()) };
+    Ok(match text(0)?.as_str() {
+        "waiting" => Place::Waiting {
+            ticket: ticket()?,
+            ahead: u64::try_from(number(2)?).ok(),
+        },
+        "admitted" => Place::Admitted {
+            ticket: ticket()?,
+            at: DateTime::from_timestamp_millis(number(2)?).ok_or_else(bad)?,
+        },
+        "gone" => Place::Gone,
+        _ => return Err(bad()),
+    })
+}
+
+/// The estimated wait of someone with `ahead` people ahead at `admit_per_minute`, in whole
+/// seconds (rounded up).
+pub fn estimated_wait_seconds(ahead: u64, admit_per_minute: u32) -> u64 {
+    ahead
+        .saturating_mul(60)
+        .div_ceil(u64::from(admit_per_minute.max(1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn room() -> WaitingRoom {
+        let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+        // Generous: the suite loads the machine, and a slow answer is not what is tested.
+        let config = RedisConfig {
+            timeout: Duration::from_secs(5),
+            ..RedisConfig::new(url)
+        };
+        WaitingRoom::new(&config).expect("a redis url")
+    }
+
+    fn user(i: usize) -> UserId {
+        UserId::parse(&format!("fan-{i}")).expect("a user id")
+    }
+
+    fn rules(opens_in_ms: i64, admit_per_minute: u32) -> Rules {
+        Rules {
+            opens_at: Utc::now() + chrono::Duration::milliseconds(opens_in_ms),
+            admit_per_minute,
+            drop_after: Duration::from_secs(60),
+            session: Duration::from_secs(600),
+        }
+    }
+
+    fn ticket(place: Place) -> Uuid {
+        match place {
+            Place::Waiting { ticket, .. } | Place::Admitted { ticket, .. } => ticket,
+            Place::Gone => panic!("a ticket was gone"),
+        }
+    }
+
+    /// The admission number of every admitted ticket.
+    async fn admission_order(room: &WaitingRoom, event: EventId) -> HashMap<Uuid, u64> {
+        let [.., admitted, _, _] = keys(event);
+        let order: Vec<(String, u64)> = redis::cmd("ZRANGE")
+            .arg(&admitted)
+            .arg(0)
+            .arg(-1)
+            .arg("WITHSCORES")
+            .query_async(&mut room.redis.connection().await.unwrap())
+            .await
+            .unwrap();
+        order
+            .into_iter()
+            .map(|(t, n)| (t.parse().unwrap(), n))
+            .collect()
+    }
+
+    /// Polls every ticket until each is admitted.
+    async fn poll_until_admitted(
+        room: &WaitingRoom,
+        event: EventId,
+        tickets: &[(UserId, Uuid)],
+        rules: &Rules,
+    ) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let mut waiting = 0;
+            for (user, ticket) in tickets {
+                match room.poll(event, user, *ticket, rules).await.unwrap() {
+                    Place::Admitted { .. } => {}
+                    Place::Waiting { .. } => waiting += 1,
+                    Place::Gone => panic!("{ticket} was dropped while polling"),
+                }
+            }
+            if waiting == 0 {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{waiting} still waiting"
+            );
+        }
+    }
+
+    /// Spearman's rank correlation of two rankings of the same items.
+    fn rank_correlation(a: &[f64], b: &[f64]) -> f64 {
+        let n = a.len() as f64;
+        let d2: f64 = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum();
+        1.0 - 6.0 * d2 / (n * (n * n - 1.0))
+    }
+
+    #[tokio::test]
+    async fn the_pre_queue_is_admitted_in_a_random_order_and_latecomers_after_it() {
+        let (room, event) = (room(), EventId::new());
+        let rules = rules(3_000, 600_000);
+        let mut early = Vec::new();
+        for i in 0..1_000 {
+            let u = user(i);
+            let place = room.join(event, &u, &rules).await.unwrap();
+            assert!(
+                matches!(place, Place::Waiting { ahead: None, .. }),
+                "before opening nobody sees a place: {place:?}"
+            );
+            // One ticket per user: joining again gives the same one.
+            assert_eq!(
+                ticket(room.join(event, &u, &rules).await.unwrap()),
+                ticket(place)
+            );
+            early.push((u, ticket(place)));
+        }
+        assert!(
+            Utc::now() < rules.opens_at,
+            "the joins took too long to test"
+        );
+        tokio::time::sleep((rules.opens_at - Utc::now()).to_std().unwrap_or_default()).await;
+        let mut late = Vec::new();
+        for i in 1_000..1_100 {
+            let u = user(i);
+            let place = room.join(event, &u, &rules).await.unwrap();
+            late.push((u, ticket(place)));
+        }
+        poll_until_admitted(&room, event, &early, &rules).await;
+        poll_until_admitted(&room, event, &late, &rules).await;
+
+        let order = admission_order(&room, event).await;
+        assert_eq!(order.len(), 1_100, "everyone admitted once");
+        let mut numbers: Vec<u64> = order.values().copied().collect();
+        numbers.sort_unstable();
+        assert_eq!(
+            numbers,
+            (1..=1_100).collect::<Vec<_>>(),
+            "nobody admitted twice"
+        );
+        let joined: Vec<f64> = (0..early.len()).map(|i| i as f64).collect();
+        let admitted: Vec<f64> = early.iter().map(|(_, t)| order[t] as f64).collect();
+        let rho = rank_correlation(&joined, &admitted);
+        // For 1,000 independent rankings rho's standard deviation is about 0.03.
+        assert!(
+            rho.abs() < 0.15,
+            "admission follows join order: rho = {rho}"
+        );
+        for (i, (_, t)) in late.iter().enumerate() {
+            assert_eq!(
+                order[t],
+                1_001 + i as u64,
+                "latecomers after the pre-queue, in order"
+            );
+        }
+        let counts = room.counts(event).await.unwrap();
+        assert_eq!(
+            (counts.waiting, counts.admitted, counts.dropped),
+            (0, 1_100, 0)
+        );
+    }
+
+    #[tokio::test]
+    async fn admission_keeps_to_the_rate_and_places_only_move_forward() {
+        let (room, event) = (room(), EventId::new());
+        // Ten a second, open now.
+        let rules = rules(0, 600);
+        // (user, ticket, people ahead at the last poll, admitted)
+        let mut fans = Vec::new();
+        for i in 0..40 {
+            let u = user(i);
+            let place = room.join(event, &u, &rules).await.unwrap();
+            fans.push((u, ticket(place), u64::MAX, false));
+        }
+        let started = Utc::now();
+        let mut admitted_at = Vec::new();
+        while admitted_at.len() < 15 {
+            for (u, t, last_ahead, done) in fans.iter_mut().filter(|f| !f.3) {
+                match room.poll(event, u, *t, &rules).await.unwrap() {
+                    Place::Waiting { ahead, .. } => {
+                        let ahead = ahead.expect("a place once open");
+                        assert!(ahead <= *last_ahead, "a place moved backwards");
+                        assert!(
+                            estimated_wait_seconds(ahead, rules.admit_per_minute)
+                                <= estimated_wait_seconds(*last_ahead, rules.admit_per_minute),
+                            "an estimate rose"
+                        );
+                        *last_ahead = ahead;
+                    }
+                    Place::Admitted { at, .. } => {
+                        admitted_at.push(at);
+                        *done = true;
+                    }
+                    Place::Gone => panic!("dropped while polling"),
+                }
+            }
+            assert!(Utc::now() - started < chrono::Duration::seconds(20));
+        }
+        // By Redis' clock the n-th admission never comes before n tenths of a second after
+        // opening (the bucket starts empty), and, with everyone polling, not much later:
+        // the fifteenth within a second and a half, give or take how fast polls come.
+        admitted_at.sort();
+        for (n, at) in admitted_at.iter().enumerate() {
+            let since_opening = (*at - rules.opens_at).num_milliseconds();
+            assert!(
+                since_opening >= (n as i64 + 1) * 100 - 20,
+                "admission {} came {since_opening} ms after opening, ahead of the rate",
+                n + 1
+            );
+        }
+        let fifteenth = (admitted_at[14] - rules.opens_at).num_milliseconds();
+        assert!(
+            fifteenth < 1_500 + 2_000,
+            "the fifteenth came after {fifteenth} ms"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_ticket_that_stops_polling_is_dropped_and_does_not_block_the_line() {
+        let (room, event) = (room(), EventId::new());
+        let rules = Rules {
+            drop_after: Duration::from_millis(300),
+            ..rules(0, 60)
+        };
+        let (quiet, keen) = (user(1), user(2));
+        let quiet_ticket = ticket(room.join(event, &quiet, &rules).await.unwrap());
+        // Admitted at once? Then the bucket already had a token: use it up first.
+        let first = room
+            .poll(event, &quiet, quiet_ticket, &rules)
+            .await
+            .unwrap();
+        assert!(matches!(
+            first,
+            Place::Waiting { ahead: Some(0), .. } | Place::Admitted { .. }
+        ));
+        let (quiet, quiet_ticket) = if matches!(first, Place::Admitted { .. }) {
+            let u = user(3);
+            (
+                u.clone(),
+                ticket(room.join(event, &u, &rules).await.unwrap()),
+            )
+        } else {
+            (quiet, quiet_ticket)
+        };
+        let keen_ticket = ticket(room.join(event, &keen, &rules).await.unwrap());
+        // One a second: the keen fan polls and is admitted within about a second, as the
+        // quiet one's turn comes and goes.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            match room.poll(event, &keen, keen_ticket, &rules).await.unwrap() {
+                Place::Admitted { .. } => break,
+                Place::Waiting { .. } => {}
+                Place::Gone => panic!("the keen fan was dropped"),
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the line is blocked"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(
+            room.poll(event, &quiet, quiet_ticket, &rules)
+                .await
+                .unwrap(),
+            Place::Gone
+        );
+        assert_eq!(room.counts(event).await.unwrap().dropped, 1);
+        // Joining again queues anew, at the back.
+        let again = room.join(event, &quiet, &rules).await.unwrap();
+        assert_ne!(ticket(again), quiet_ticket);
+    }
+}
