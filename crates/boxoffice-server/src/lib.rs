@@ -21,6 +21,7 @@
 //! - [`limits`]: abuse limits (sessions per client address, holds per user), in Redis
 //!   when it is configured.
 //! - [`metrics`]: Prometheus request counts and latencies.
+//! - [`pass`]: the waiting room's pass, signed and checked without a store lookup.
 //! - [`relay`]: the outbox relay, delivering committed changes to webhooks.
 //! - [`demo`]: the demo venue and event of `boxoffice serve --demo`.
 
@@ -33,6 +34,7 @@ pub mod extract;
 pub mod limits;
 pub mod live;
 pub mod metrics;
+pub mod pass;
 pub mod relay;
 pub mod routes;
 pub mod seat_map;
