@@ -10,7 +10,7 @@
 //! error answer.
 
 use boxoffice_core::availability::{EventSeat, SeatCounts, SeatState, SeatStatus};
-use boxoffice_core::event::{AllocationEntry, GaArea, TicketType};
+use boxoffice_core::event::{AllocationEntry, GaArea, QueueSettings, TicketType};
 use boxoffice_core::hold::{OrderStatus, PricedSeat};
 use boxoffice_core::ids::{EventId, VenueId};
 use boxoffice_core::statuses;
@@ -108,6 +108,33 @@ pub struct EventView {
     pub ga_areas: Vec<GaAreaView>,
     /// Seats per status right now.
     pub counts: SeatCounts,
+    /// The waiting room in front of holds and bookings, if the event has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueSettings>,
+}
+
+/// Body of `PATCH /v1/events/{id}` (admin): the settings to change. Only the waiting room
+/// can change after creation; `"queue": null` removes it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EventPatch {
+    /// The waiting room: new settings, or `null` for none.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<QueueSettings>)]
+    pub queue: Option<Option<QueueSettings>>,
+}
+
+/// A field that is present, even as `null` (`Some(None)`), apart from one left out (`None`).
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
 }
 
 /// Body of `PUT /v1/events/{id}/allocations`.

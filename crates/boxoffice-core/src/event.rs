@@ -65,6 +65,59 @@ pub struct EventSpec {
     /// General-admission areas sold by quantity.
     #[serde(default)]
     pub ga_areas: Vec<GaAreaSpec>,
+    /// A waiting room in front of the event's holds and bookings.
+    #[serde(default)]
+    pub queue: Option<QueueSettings>,
+}
+
+/// Default length of an admission from the waiting room, in seconds.
+pub const DEFAULT_QUEUE_SESSION_SECONDS: u32 = 600;
+
+/// An event's waiting room (`queue` on create and on `PATCH /v1/events/{id}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSettings {
+    /// While true, holds and bookings need a pass from the waiting room.
+    pub enabled: bool,
+    /// When admission begins; buyers who join before it are put in a random order.
+    pub opens_at: DateTime<Utc>,
+    /// Buyers admitted per minute (1–1,000,000).
+    pub admit_per_minute: u32,
+    /// How long an admission lasts, in seconds (60–86400, default 600).
+    #[serde(default = "default_queue_session")]
+    pub session_seconds: u32,
+    /// Put everyone who joined before `opens_at` in a random order (default true); if
+    /// false, they keep the order they joined in.
+    #[serde(default = "default_true")]
+    pub shuffle_at_open: bool,
+}
+
+fn default_queue_session() -> u32 {
+    DEFAULT_QUEUE_SESSION_SECONDS
+}
+fn default_true() -> bool {
+    true
+}
+
+impl QueueSettings {
+    /// Checks the settings, reporting problems under `at` (e.g. `queue`).
+    pub fn check(&self, at: &str, errors: &mut ValidationErrors) {
+        errors.check(
+            (1..=9999).contains(&self.opens_at.year()),
+            format!("{at}.opens_at"),
+            "must be in a year from 1 to 9999",
+        );
+        errors.check(
+            (1..=1_000_000).contains(&self.admit_per_minute),
+            format!("{at}.admit_per_minute"),
+            "must be between 1 and 1000000",
+        );
+        errors.check(
+            (60..=86_400).contains(&self.session_seconds),
+            format!("{at}.session_seconds"),
+            "must be between 60 and 86400",
+        );
+    }
 }
 
 fn default_hold_ttl() -> u32 {
@@ -176,6 +229,8 @@ pub struct NewEvent {
     pub ga_areas: Vec<GaArea>,
     /// `(seat id, ticket type code)` for every seat on sale, in venue order.
     pub allocations: Vec<(String, String)>,
+    /// The waiting room, if any.
+    pub queue: Option<QueueSettings>,
 }
 
 fn is_currency(code: &str) -> bool {
@@ -248,6 +303,9 @@ impl EventSpec {
         let codes = self.check_ticket_types(&mut prices, &mut errors);
         let ga_areas = self.check_ga_areas(&mut prices, &mut errors);
         let allocations = resolve_allocations(&self.allocations, &index, &codes, &mut errors);
+        if let Some(queue) = &self.queue {
+            queue.check("queue", &mut errors);
+        }
         errors.into_result(NewEvent {
             venue_id: self.venue_id,
             name: self.name,
@@ -259,6 +317,7 @@ impl EventSpec {
             ticket_types: self.ticket_types,
             ga_areas,
             allocations,
+            queue: self.queue,
         })
     }
 

@@ -69,7 +69,7 @@ fn api() -> (Router<AppState>, Router<AppState>, OpenApiDoc) {
         .routes(routes!(venues::create_venue))
         .routes(routes!(venues::get_venue))
         .routes(routes!(events::list_events, events::create_event))
-        .routes(routes!(events::get_event))
+        .routes(routes!(events::get_event, events::patch_event))
         .routes(routes!(events::put_allocations))
         .routes(routes!(events::withdraw_allocations))
         .routes(routes!(availability::get_seats))

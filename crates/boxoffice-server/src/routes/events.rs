@@ -1,8 +1,8 @@
 //! Events: create, list, read; allocation changes.
 
 use boxoffice_api::{
-    AllocationsChanged, AllocationsRequest, EventCreated, EventList, EventListItem, EventView,
-    GaAreaView, SkippedSeat,
+    AllocationsChanged, AllocationsRequest, EventCreated, EventList, EventListItem, EventPatch,
+    EventView, GaAreaView, SkippedSeat,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -102,8 +102,42 @@ pub async fn get_event(
             .map(|(area, left)| GaAreaView { area, left })
             .collect(),
         counts: SeatCounts::of(&availability.states),
+        queue: record.queue,
     });
     Ok((unknown, view))
+}
+
+/// Changes an event's settings: its waiting room (`{"queue": {...}}`, or `null` for none).
+/// Answers the event as `GET /v1/events/{id}` does.
+#[utoipa::path(patch, path = "/v1/events/{id}", tag = "events", request_body = EventPatch,
+    params(("id" = String, Path, description = "Event id")),
+    security(("admin" = [])),
+    responses(
+        (status = 200, description = "The event as changed", body = EventView),
+        (status = 400, description = "Malformed JSON", body = Problem),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "A user token", body = Problem),
+        (status = 404, description = "No such event", body = Problem),
+        (status = 422, description = "Invalid settings", body = Problem),
+    ))]
+pub async fn patch_event(
+    _: Admin,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(patch): Json<EventPatch>,
+) -> Result<impl IntoResponse, ApiError> {
+    let event = super::event_id(&id)?;
+    if let Some(queue) = &patch.queue {
+        if let Some(queue) = queue {
+            let mut errors = ValidationErrors::default();
+            queue.check("queue", &mut errors);
+            errors.into_result(())?;
+        }
+        if !events::set_queue(&state.pool, event, queue.as_ref()).await? {
+            return Err(ApiError::event_not_found());
+        }
+    }
+    get_event(State(state), Path(id)).await
 }
 
 /// The event and its venue's layout, for validating seat selectors.

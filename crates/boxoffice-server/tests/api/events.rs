@@ -295,3 +295,87 @@ async fn unknown_and_malformed_event_ids_are_404_everywhere() {
         assert_eq!(status, StatusCode::NOT_FOUND);
     }
 }
+
+#[tokio::test]
+async fn a_waiting_room_is_set_on_create_and_changed_or_removed_with_patch() {
+    let app = spawn_app().await;
+    let venue = app.create_venue().await;
+    let mut spec = gala(&venue);
+    spec["queue"] = json!({"enabled": true, "opens_at": "2030-03-01T10:00:00Z",
+        "admit_per_minute": 600});
+    let (status, created) = app.post_events(&spec).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let path = format!("/v1/events/{}", created["id"].as_str().unwrap());
+    let (_, event) = app.get(&path).await;
+    assert_eq!(
+        event["queue"],
+        json!({"enabled": true, "opens_at": "2030-03-01T10:00:00Z", "admit_per_minute": 600,
+            "session_seconds": 600, "shuffle_at_open": true}),
+        "defaults filled in"
+    );
+
+    let patch = |body: Value, who: As| {
+        let (app, path) = (&app, path.clone());
+        async move { app.send(Method::PATCH, &path, &who, Some(&body)).await }
+    };
+    let (status, changed) = patch(
+        json!({"queue": {"enabled": false, "opens_at": "2030-03-01T11:00:00Z",
+            "admit_per_minute": 60, "session_seconds": 300, "shuffle_at_open": false}}),
+        As::Admin,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{changed}");
+    assert_eq!(changed["queue"]["admit_per_minute"], 60);
+    assert_eq!(app.get(&path).await.1["queue"], changed["queue"]);
+    // Nothing asked, nothing changed.
+    let (status, same) = patch(json!({}), As::Admin).await;
+    assert_eq!(
+        (status, &same["queue"]),
+        (StatusCode::OK, &changed["queue"])
+    );
+
+    // Bad settings name their field and change nothing.
+    for (body, field) in [
+        (
+            json!({"queue": {"enabled": true, "opens_at": "2030-03-01T11:00:00Z", "admit_per_minute": 0}}),
+            "queue.admit_per_minute",
+        ),
+        (
+            json!({"queue": {"enabled": true, "opens_at": "2030-03-01T11:00:00Z", "admit_per_minute": 5,
+            "session_seconds": 5}}),
+            "queue.session_seconds",
+        ),
+        (
+            json!({"queue": {"enabled": true, "admit_per_minute": 5}}),
+            "queue.opens_at",
+        ),
+        (json!({"name": "Renamed"}), "name"),
+    ] {
+        let (status, problem) = patch(body, As::Admin).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+        assert_eq!(problem["errors"][0]["field"], field, "{problem}");
+    }
+    assert_eq!(app.get(&path).await.1["queue"], changed["queue"]);
+    let (status, _) = patch(json!({"queue": null}), app.buyer("alice")).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = patch(json!({"queue": null}), As::Nobody).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let unknown = format!("/v1/events/{}", uuid::Uuid::new_v4());
+    let (status, problem) = app
+        .send(
+            Method::PATCH,
+            &unknown,
+            &As::Admin,
+            Some(&json!({"queue": null})),
+        )
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("event_not_found"))
+    );
+
+    // `null` removes it.
+    let (status, removed) = patch(json!({"queue": null}), As::Admin).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(removed.get("queue").is_none(), "{removed}");
+}
