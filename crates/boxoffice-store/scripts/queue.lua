@@ -22,7 +22,8 @@
 -- ARGV[6]  the user
 -- ARGV[7]  join: the ticket to give if the user has none; poll: the user's ticket
 -- ARGV[8]  join: a random number below 2^52 (a cryptographically random draw), the
---          ticket's place if it joins before opening
+--          ticket's place if it joins before opening; -1 to keep joiners before opening
+--          in the order they joined (no shuffle)
 -- ARGV[9]  most tickets one call may admit or drop
 -- ARGV[10] how long the keys live after the last join (ms)
 --
@@ -97,9 +98,11 @@ if ARGV[1] == 'join' then
     ticket = current
   else
     local place
-    if now < opens then
-      place = tonumber(ARGV[8])
+    local draw = tonumber(ARGV[8])
+    if now < opens and draw >= 0 then
+      place = draw
     else
+      -- Arrival order, behind every random place (and, unshuffled, behind nobody).
       place = AFTER_OPENING + redis.call('HINCRBY', bucket, 'seq', 1)
     end
     redis.call('ZADD', line, place, ticket)

@@ -37,6 +37,8 @@ pub struct Rules {
     pub drop_after: Duration,
     /// How long an admission lasts; after it, joining again queues anew.
     pub session: Duration,
+    /// Put joiners before opening in a random order; if false, in the order they joined.
+    pub shuffle: bool,
 }
 
 /// Where a ticket stands.
@@ -116,7 +118,11 @@ impl WaitingRoom {
     ) -> Result<Place, StoreError> {
         // A uniformly random place among the joiners before opening, from the thread's
         // cryptographically secure generator.
-        let draw: u64 = rand::rng().random_range(0..(1 << 52));
+        let draw: i64 = if rules.shuffle {
+            rand::rng().random_range(0..(1 << 52))
+        } else {
+            -1
+        };
         self.call(event, user, rules, "join", Uuid::new_v4(), draw)
             .await
     }
@@ -139,7 +145,7 @@ impl WaitingRoom {
         rules: &Rules,
         mode: &str,
         ticket: Uuid,
-        draw: u64,
+        draw: i64,
     ) -> Result<Place, StoreError> {
         let mut call = self.script.prepare_invoke();
         for key in keys(event) {
@@ -245,6 +251,7 @@ mod tests {
             admit_per_minute,
             drop_after: Duration::from_secs(60),
             session: Duration::from_secs(600),
+            shuffle: true,
         }
     }
 
@@ -368,6 +375,31 @@ mod tests {
             (counts.waiting, counts.admitted, counts.dropped),
             (0, 1_100, 0)
         );
+    }
+
+    #[tokio::test]
+    async fn unshuffled_the_pre_queue_is_admitted_in_the_order_it_joined() {
+        let (room, event) = (room(), EventId::new());
+        let rules = Rules {
+            shuffle: false,
+            ..rules(1_000, 600_000)
+        };
+        let mut fans = Vec::new();
+        for i in 0..50 {
+            let u = user(i);
+            let t = ticket(room.join(event, &u, &rules).await.unwrap());
+            fans.push((u, t));
+        }
+        assert!(
+            Utc::now() < rules.opens_at,
+            "the joins took too long to test"
+        );
+        tokio::time::sleep((rules.opens_at - Utc::now()).to_std().unwrap_or_default()).await;
+        poll_until_admitted(&room, event, &fans, &rules).await;
+        let order = admission_order(&room, event).await;
+        for (i, (_, t)) in fans.iter().enumerate() {
+            assert_eq!(order[t], i as u64 + 1);
+        }
     }
 
     #[tokio::test]
