@@ -298,6 +298,39 @@ pub struct GaChanged {
     pub left: u32,
 }
 
+// Waiting room.
+
+/// Answer to `POST /v1/events/{id}/queue`: the buyer's ticket and where it stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct QueueJoined {
+    /// The ticket to poll with.
+    pub ticket: Uuid,
+    /// Place in the line (1 is next; 0 once admitted); `null` before the waiting room
+    /// opens, when the order of everyone who joined by then is not drawn yet.
+    pub position: Option<u64>,
+    /// Seconds until admission at the current rate; `null` before opening.
+    pub estimated_wait_seconds: Option<u64>,
+}
+
+/// Answer to `GET /v1/events/{id}/queue/{ticket}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct QueueStatus {
+    /// Whether the ticket's turn has come.
+    pub admitted: bool,
+    /// Place in the line while waiting; `null` before opening.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<u64>,
+    /// Seconds until admission at the current rate, while waiting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_wait_seconds: Option<u64>,
+    /// Once admitted: the pass to send as `Boxoffice-Pass`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass: Option<String>,
+    /// Once admitted: when the pass stops being valid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_expires_at: Option<DateTime<Utc>>,
+}
+
 // Holds.
 
 /// Body of `POST /v1/events/{id}/holds`: either seats by id, or best available.

@@ -29,7 +29,7 @@ use crate::auth::Auth;
 use crate::config::{HoldStoreKind, Settings};
 use crate::error::ApiError;
 use crate::routes::{
-    availability, bookings, events, holds, ops, orders, page, sessions, stream, venues,
+    availability, bookings, events, holds, ops, orders, page, queue, sessions, stream, venues,
 };
 use crate::seat_map::SeatMapCache;
 use crate::state::{AppState, Inner};
@@ -81,6 +81,8 @@ fn api() -> (Router<AppState>, Router<AppState>, OpenApiDoc) {
         .routes(routes!(orders::create_order))
         .routes(routes!(orders::get_order))
         .routes(routes!(orders::cancel_order))
+        .routes(routes!(queue::join_queue))
+        .routes(routes!(queue::poll_queue))
         .routes(routes!(bookings::create_booking))
         .routes(routes!(bookings::cancel_booking))
         .routes(routes!(sessions::create_session))
@@ -247,6 +249,9 @@ impl Application {
             metrics: crate::metrics::Metrics::new(),
             live: crate::live::Live::new(settings.stream_heartbeat),
             rate_limits,
+            // Connects on first use: an event without a waiting room never needs Redis.
+            waiting_room: boxoffice_store::queue::WaitingRoom::new(&settings.redis)?,
+            passes: crate::pass::Passes::new(&settings.jwt_secret),
         });
         let router = router(
             state.clone(),

@@ -321,6 +321,13 @@ impl From<crate::service::Error> for ApiError {
             Error::HoldNotFound => not_found("not_found", "no live hold with this token"),
             Error::OrderNotFound => not_found("order_not_found", "no such order"),
             Error::BookingNotFound => not_found("not_found", "no such booking"),
+            Error::QueueNotFound => {
+                not_found("queue_not_found", "this event has no waiting room open")
+            }
+            Error::TicketNotFound => not_found(
+                "ticket_not_found",
+                "no such ticket in the waiting room (dropped for not polling?): join again",
+            ),
             Error::Forbidden(why) => ApiError::Forbidden(why),
             Error::Invalid(errors) => ApiError::Validation(errors),
             Error::EventStarted => ApiError::EventStarted,

@@ -35,6 +35,10 @@ pub struct Inner {
     pub live: crate::live::Live,
     /// Abuse limits (sessions per address, holds per user).
     pub rate_limits: crate::limits::RateLimits,
+    /// Every event's waiting-room line (in Redis, whichever hold store is in use).
+    pub waiting_room: boxoffice_store::queue::WaitingRoom,
+    /// Mints and checks waiting-room passes.
+    pub passes: crate::pass::Passes,
 }
 
 impl AppState {

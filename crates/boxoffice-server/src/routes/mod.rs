@@ -8,6 +8,7 @@ pub mod holds;
 pub mod ops;
 pub mod orders;
 pub mod page;
+pub mod queue;
 pub mod sessions;
 pub mod stream;
 pub mod venues;

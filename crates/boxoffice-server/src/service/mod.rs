@@ -11,12 +11,14 @@
 //! - [`orders`]: checkout, reading and cancelling orders.
 //! - [`best_available`]: the server chooses the best seats free now and holds them.
 //! - [`bookings`]: general-admission bookings, the sale-day gate in front of Postgres.
+//! - [`queue`]: the waiting room: joining, polling, admission and its pass.
 
 pub mod availability;
 pub mod best_available;
 pub mod bookings;
 pub mod holds;
 pub mod orders;
+pub mod queue;
 
 pub use boxoffice_api::SeatRef;
 use std::time::Duration;
@@ -42,6 +44,13 @@ pub enum Error {
     /// No such booking.
     #[error("no such booking")]
     BookingNotFound,
+    /// The event has no open waiting room.
+    #[error("this event has no waiting room open")]
+    QueueNotFound,
+    /// No such waiting-room ticket of this buyer (never issued, or dropped for not
+    /// polling): join again.
+    #[error("no such ticket in the waiting room")]
+    TicketNotFound,
     /// The caller may not act on this (another user's hold, order or booking).
     #[error("{0}")]
     Forbidden(&'static str),

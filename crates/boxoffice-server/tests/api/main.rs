@@ -22,6 +22,7 @@ mod live;
 mod ops;
 mod orders;
 mod outage;
+mod queue;
 mod races;
 mod redis_outage;
 mod redis_store;
