@@ -150,10 +150,9 @@ async fn take_user_lock(
     user: &str,
 ) -> sqlx::Transaction<'static, sqlx::Postgres> {
     let mut tx = app.db.begin().await.unwrap();
-    let event = boxoffice_core::ids::EventId::parse(event).unwrap();
-    let user = boxoffice_core::ids::UserId::parse(user).unwrap();
-    sqlx::query("select pg_advisory_xact_lock($1)")
-        .bind(boxoffice_store::pg_holds::user_lock_key(event, &user))
+    sqlx::query("select pg_advisory_xact_lock(hashtextextended('boxoffice.hold:' || $1::uuid::text || ':' || $2, 0))")
+        .bind(event.parse::<uuid::Uuid>().unwrap())
+        .bind(user)
         .execute(&mut *tx)
         .await
         .unwrap();

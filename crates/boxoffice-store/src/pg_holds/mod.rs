@@ -21,7 +21,6 @@ use crate::orders::{self, CancelStep};
 use crate::StoreError;
 
 mod tx;
-pub use tx::user_lock_key;
 use tx::{begin_locked, retry_contention};
 
 /// Holds as rows of the `reservation` table (seed 000).

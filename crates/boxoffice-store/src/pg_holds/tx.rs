@@ -36,7 +36,10 @@ where
 /// request on it would fail.)
 ///
 /// The lock serializes every path that creates or extends holds for one (event, user)
-/// pair, until the transaction ends. Its key is [`user_lock_key`].
+/// pair, until the transaction ends. One key recipe for every caller: `hashtextextended`
+/// of a namespaced string of the event UUID's canonical text and the user id, seed 0. A
+/// hash collision only makes two unrelated pairs take turns; it never lets two requests
+/// of the same pair past each other.
 pub(super) async fn begin_locked(
     pool: &PgPool,
     event: EventId,
@@ -45,21 +48,10 @@ pub(super) async fn begin_locked(
     let mut tx = pool
         .begin_with("begin isolation level read committed; set local synchronous_commit = off")
         .await?;
-    sqlx::query("select pg_advisory_xact_lock($1)")
-        .bind(user_lock_key(event, user))
+    sqlx::query("select pg_advisory_xact_lock(hashtextextended('boxoffice.hold:' || $1::uuid::text || ':' || $2, 0))")
+        .bind(event.0)
+        .bind(user.as_str())
         .execute(&mut *tx)
         .await?;
     Ok(tx)
-}
-
-/// The advisory lock key of (`event`, `user`): the first eight bytes of the SHA-256 of
-/// `boxoffice.hold:<event>:<user>`, big-endian. One recipe for every caller, on every
-/// instance; a collision only makes two unrelated pairs take turns, never lets two
-/// requests of one pair past each other.
-pub fn user_lock_key(event: EventId, user: &UserId) -> i64 {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(format!("boxoffice.hold:{event}:{}", user.as_str()));
-    let mut key = [0; 8];
-    key.copy_from_slice(&digest[..8]);
-    i64::from_be_bytes(key)
 }
