@@ -120,8 +120,9 @@ pub async fn get_layout(
 ) -> Result<Response, ApiError> {
     let id = super::event_id(&id)?;
     let version = layout_version(&state, id).await?;
-    if known(&headers, &layout_etag(version)) {
-        return Ok(not_modified(&layout_etag(version)));
+    let current = layout_etag(version);
+    if known(&headers, &current) {
+        return Ok(not_modified(&current));
     }
     let map = layout(&state, id, version).await?;
     let etag = layout_etag(map.version);

@@ -44,31 +44,41 @@ impl PgHoldStore {
 
 /// How long a refused seat counts as contested.
 const CONTESTED_FOR: Duration = Duration::from_secs(2);
-/// Most seats remembered as contested; past it the oldest half is forgotten.
+/// Most seats remembered as contested; past it, those refused more than half of
+/// [`CONTESTED_FOR`] ago are forgotten.
 const CONTESTED_SEATS: usize = 10_000;
 
-/// Seats refused lately, and when. Only ever a hint of where to look first: forgetting a
-/// seat, or remembering one that has since come free, changes how many round trips a
-/// hold takes, never its answer.
+/// Seats refused lately, per event, and when. Only ever a hint of where to look first:
+/// forgetting a seat, or remembering one that has since come free, changes how many round
+/// trips a hold takes, never its answer.
 #[derive(Debug, Default)]
-struct Contested(Mutex<HashMap<(EventId, String), Instant>>);
+struct Contested(Mutex<HashMap<EventId, HashMap<String, Instant>>>);
 
 impl Contested {
     fn refused(&self, event: EventId, seats: &[String]) {
         let mut seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
-        if seen.len() + seats.len() > CONTESTED_SEATS {
-            seen.retain(|_, at| now.duration_since(*at) < CONTESTED_FOR / 2);
+        let remembered: usize = seen.values().map(HashMap::len).sum();
+        if remembered + seats.len() > CONTESTED_SEATS {
+            for refused in seen.values_mut() {
+                refused.retain(|_, at| now.duration_since(*at) < CONTESTED_FOR / 2);
+            }
+            seen.retain(|_, refused| !refused.is_empty());
         }
+        let refused = seen.entry(event).or_default();
         for seat in seats {
-            seen.insert((event, seat.clone()), now);
+            refused.insert(seat.clone(), now);
         }
     }
 
     fn any(&self, event: EventId, seats: &[String]) -> bool {
         let seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(refused) = seen.get(&event) else {
+            return false;
+        };
         seats.iter().any(|seat| {
-            seen.get(&(event, seat.clone()))
+            refused
+                .get(seat.as_str())
                 .is_some_and(|at| at.elapsed() < CONTESTED_FOR)
         })
     }
