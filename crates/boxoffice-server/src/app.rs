@@ -251,7 +251,7 @@ impl Application {
             rate_limits,
             // Connects on first use: an event without a waiting room never needs Redis.
             waiting_room: boxoffice_store::queue::WaitingRoom::new(&settings.redis)?,
-            passes: crate::pass::Passes::new(&settings.jwt_secret),
+            admission: crate::admission::Admission::new(&settings.jwt_secret),
         });
         let router = router(
             state.clone(),

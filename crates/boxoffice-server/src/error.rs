@@ -18,6 +18,10 @@ pub enum ApiError {
     /// 403 `forbidden`: valid credentials that may not do this.
     #[error("{0}")]
     Forbidden(&'static str),
+    /// 403 `queue_required`: the event's waiting room is on, and the request shows no valid
+    /// pass of this buyer.
+    #[error("{0}")]
+    QueueRequired(&'static str),
     /// 404 with a specific code (`not_found`, `event_not_found`, …).
     #[error("{detail}")]
     NotFound {
@@ -144,7 +148,7 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::Forbidden(_) | ApiError::QueueRequired(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
@@ -168,6 +172,7 @@ impl ApiError {
         match self {
             ApiError::Unauthorized(_) => "unauthorized",
             ApiError::Forbidden(_) => "forbidden",
+            ApiError::QueueRequired(_) => "queue_required",
             ApiError::NotFound { code, .. } => code,
             ApiError::MethodNotAllowed => "method_not_allowed",
             ApiError::MalformedJson(_) => "malformed_json",
@@ -190,6 +195,7 @@ impl ApiError {
         match self {
             ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::Forbidden(_) => "Forbidden",
+            ApiError::QueueRequired(_) => "Waiting room",
             ApiError::NotFound { .. } => "Not found",
             ApiError::MethodNotAllowed => "Method not allowed",
             ApiError::MalformedJson(_) => "Malformed JSON",
@@ -329,6 +335,7 @@ impl From<crate::service::Error> for ApiError {
                 "no such ticket in the waiting room (dropped for not polling?): join again",
             ),
             Error::Forbidden(why) => ApiError::Forbidden(why),
+            Error::QueueRequired(why) => ApiError::QueueRequired(why),
             Error::Invalid(errors) => ApiError::Validation(errors),
             Error::EventStarted => ApiError::EventStarted,
             Error::SeatsUnavailable(seats) => ApiError::SeatUnavailable(seats),
@@ -363,6 +370,7 @@ mod tests {
         let cases = [
             (ApiError::Unauthorized("x"), 401, "unauthorized"),
             (ApiError::Forbidden("x"), 403, "forbidden"),
+            (ApiError::QueueRequired("x"), 403, "queue_required"),
             (ApiError::event_not_found(), 404, "event_not_found"),
             (ApiError::MalformedJson("x".into()), 400, "malformed_json"),
             (ApiError::PayloadTooLarge, 413, "payload_too_large"),

@@ -232,3 +232,29 @@ mod tests {
         assert_eq!(ok.names, ["C:\\new", "é", "\"quoted\""]);
     }
 }
+
+/// The `Boxoffice-Pass` header: the waiting-room pass a buyer shows to hold and book while
+/// an event's queue is on. Absent (or not text) is `None`; the pass itself is checked by
+/// [`crate::service::queue::admit`], which knows the event.
+#[derive(Debug, Clone, Default)]
+pub struct PassHeader(pub Option<String>);
+
+/// The header's name.
+pub const PASS_HEADER: &str = "boxoffice-pass";
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for PassHeader {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Self(
+            parts
+                .headers
+                .get(PASS_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+        ))
+    }
+}

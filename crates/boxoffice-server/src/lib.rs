@@ -25,6 +25,7 @@
 //! - [`relay`]: the outbox relay, delivering committed changes to webhooks.
 //! - [`demo`]: the demo venue and event of `boxoffice serve --demo`.
 
+pub mod admission;
 pub mod app;
 pub mod auth;
 pub mod config;

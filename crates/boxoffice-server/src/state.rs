@@ -37,8 +37,8 @@ pub struct Inner {
     pub rate_limits: crate::limits::RateLimits,
     /// Every event's waiting-room line (in Redis, whichever hold store is in use).
     pub waiting_room: boxoffice_store::queue::WaitingRoom,
-    /// Mints and checks waiting-room passes.
-    pub passes: crate::pass::Passes,
+    /// Waiting-room passes and the queue settings holds and bookings are checked against.
+    pub admission: crate::admission::Admission,
 }
 
 impl AppState {

@@ -14,13 +14,15 @@
 -- KEYS[6]  queue:{<event>}:since     admitted tickets -> when they were admitted (ms)
 -- KEYS[7]  queue:{<event>}:bucket    tokens, t (ms of the last refill), seq (arrivals
 --                                    after opening), admitted and dropped (counts)
--- ARGV[1]  'join' or 'poll'
+-- ARGV[1]  'join', 'poll' or 'end' (the user is done: their admission ends early and its
+--          slot goes to the next in line)
 -- ARGV[2]  opening time (ms)
 -- ARGV[3]  admissions per minute
 -- ARGV[4]  a waiting ticket not polled for this long (ms) is dropped when its turn comes
 -- ARGV[5]  how long an admission lasts (ms): after it, joining again gives a new ticket
 -- ARGV[6]  the user
--- ARGV[7]  join: the ticket to give if the user has none; poll: the user's ticket
+-- ARGV[7]  join: the ticket to give if the user has none; poll: the user's ticket;
+--          end: unused
 -- ARGV[8]  join: a random number below 2^52 (a cryptographically random draw), the
 --          ticket's place if it joins before opening; -1 to keep joiners before opening
 --          in the order they joined (no shuffle)
@@ -29,8 +31,10 @@
 --
 -- Returns {'waiting', ticket, people ahead (-1 before opening), now}
 --         {'admitted', ticket, admitted at (ms), now}
---         {'gone'}  poll only: no such ticket of this user (never issued, dropped, or
---                   replaced by a newer one); join again
+--         {'ended', ticket, admitted at (ms), now}  end: the user's admission, now over
+--         {'gone'}  poll: no such ticket of this user (never issued, dropped, ended, or
+--                   replaced by a newer one), join again; end: the user has no admission
+--                   running
 
 local line, polls, owners, users = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local admitted, since, bucket = KEYS[5], KEYS[6], KEYS[7]
@@ -84,6 +88,26 @@ local function advance()
     end
   end
   redis.call('HSET', bucket, 'tokens', tostring(tokens), 't', now)
+end
+
+if ARGV[1] == 'end' then
+  local current = redis.call('HGET', users, user)
+  local at = current and tonumber(redis.call('HGET', since, current))
+  if not at or now - at > session then
+    return {'gone'}
+  end
+  redis.call('HDEL', users, user)
+  redis.call('HDEL', owners, current)
+  redis.call('ZREM', admitted, current)
+  redis.call('HDEL', since, current)
+  redis.call('HINCRBY', bucket, 'ended', 1)
+  -- The slot is handed on: one more token for the front of the line.
+  advance()
+  if now >= opens and rate > 0 then
+    redis.call('HINCRBYFLOAT', bucket, 'tokens', 1)
+    advance()
+  end
+  return {'ended', current, at, now}
 end
 
 if ARGV[1] == 'join' then

@@ -229,6 +229,17 @@ pub async fn queue(pool: &PgPool, id: EventId) -> Result<Option<QueueSettings>, 
     ))
 }
 
+/// The events whose waiting room is on, at most `limit` of them, the latest to open first.
+pub async fn queued_events(pool: &PgPool, limit: i64) -> Result<Vec<EventId>, StoreError> {
+    let ids: Vec<uuid::Uuid> = sqlx::query_scalar(
+        "select event_id from event_queue where enabled order by opens_at desc limit $1",
+    )
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(ids.into_iter().map(EventId).collect())
+}
+
 async fn upsert_allocations(
     tx: &mut PgConnection,
     id: EventId,

@@ -124,6 +124,9 @@ pub trait HoldStore: Send + Sync + 'static {
     /// Every live hold in the event: one round trip, however many seats are held.
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError>;
 
+    /// How many seats `user` holds live in the event.
+    async fn seats_held_by(&self, event: EventId, user: &UserId) -> Result<u32, StoreError>;
+
     /// Begins an allocation change of the event, whose allocation rows the caller has
     /// locked for update: returns every live hold at this moment. By default that is all
     /// it does, for stores whose claims share-lock the allocation rows.

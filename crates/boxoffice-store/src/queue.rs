@@ -59,8 +59,17 @@ pub enum Place {
         /// When it was admitted.
         at: DateTime<Utc>,
     },
-    /// No such ticket of this user: never issued, dropped for not polling, or replaced by a
-    /// newer one. The user joins again.
+    /// The user is done ([`WaitingRoom::end`]): their admission ended early, and its slot
+    /// went to the next in line.
+    Ended {
+        /// The ticket that was admitted.
+        ticket: Uuid,
+        /// When it was admitted.
+        at: DateTime<Utc>,
+    },
+    /// No such ticket of this user: never issued, dropped for not polling, ended, or
+    /// replaced by a newer one. The user joins again. (From [`WaitingRoom::end`]: the user
+    /// has no admission running.)
     Gone,
 }
 
@@ -73,6 +82,8 @@ pub struct LineCounts {
     pub admitted: u64,
     /// Tickets dropped for not polling.
     pub dropped: u64,
+    /// Admissions ended early (the buyer checked out or released every hold).
+    pub ended: u64,
 }
 
 /// The waiting rooms of every event, over one Redis connection (made on first use).
@@ -138,6 +149,17 @@ impl WaitingRoom {
         self.call(event, user, rules, "poll", ticket, 0).await
     }
 
+    /// Ends `user`'s running admission early, handing its slot to the next in line:
+    /// [`Place::Ended`], or [`Place::Gone`] if they have none.
+    pub async fn end(
+        &self,
+        event: EventId,
+        user: &UserId,
+        rules: &Rules,
+    ) -> Result<Place, StoreError> {
+        self.call(event, user, rules, "end", Uuid::nil(), 0).await
+    }
+
     async fn call(
         &self,
         event: EventId,
@@ -171,12 +193,14 @@ impl WaitingRoom {
     /// Counts of `event`'s line.
     pub async fn counts(&self, event: EventId) -> Result<LineCounts, StoreError> {
         let [line, .., bucket] = keys(event);
-        let (waiting, (admitted, dropped)): (u64, (Option<u64>, Option<u64>)) = redis::pipe()
+        type Counted = (Option<u64>, Option<u64>, Option<u64>);
+        let (waiting, (admitted, dropped, ended)): (u64, Counted) = redis::pipe()
             .zcard(&line)
             .cmd("HMGET")
             .arg(&bucket)
             .arg("admitted")
             .arg("dropped")
+            .arg("ended")
             .query_async(&mut self.redis.connection().await?)
             .await
             .map_err(redis_error)?;
@@ -184,6 +208,7 @@ impl WaitingRoom {
             waiting,
             admitted: admitted.unwrap_or(0),
             dropped: dropped.unwrap_or(0),
+            ended: ended.unwrap_or(0),
         })
     }
 }
@@ -210,6 +235,10 @@ fn parse(reply: &[redis::Value]) -> Result<Place, StoreError> {
             ahead: u64::try_from(number(2)?).ok(),
         },
         "admitted" => Place::Admitted {
+            ticket: ticket()?,
+            at: DateTime::from_timestamp_millis(number(2)?).ok_or_else(bad)?,
+        },
+        "ended" => Place::Ended {
             ticket: ticket()?,
             at: DateTime::from_timestamp_millis(number(2)?).ok_or_else(bad)?,
         },
@@ -258,7 +287,7 @@ mod tests {
     fn ticket(place: Place) -> Uuid {
         match place {
             Place::Waiting { ticket, .. } | Place::Admitted { ticket, .. } => ticket,
-            Place::Gone => panic!("a ticket was gone"),
+            Place::Ended { .. } | Place::Gone => panic!("a ticket was gone"),
         }
     }
 
@@ -293,7 +322,9 @@ mod tests {
                 match room.poll(event, user, *ticket, rules).await.unwrap() {
                     Place::Admitted { .. } => {}
                     Place::Waiting { .. } => waiting += 1,
-                    Place::Gone => panic!("{ticket} was dropped while polling"),
+                    Place::Ended { .. } | Place::Gone => {
+                        panic!("{ticket} was dropped while polling")
+                    }
                 }
             }
             if waiting == 0 {
@@ -433,7 +464,7 @@ mod tests {
                         admitted_at.push(at);
                         *done = true;
                     }
-                    Place::Gone => panic!("dropped while polling"),
+                    Place::Ended { .. } | Place::Gone => panic!("dropped while polling"),
                 }
             }
             assert!(Utc::now() - started < chrono::Duration::seconds(20));
@@ -492,7 +523,7 @@ mod tests {
             match room.poll(event, &keen, keen_ticket, &rules).await.unwrap() {
                 Place::Admitted { .. } => break,
                 Place::Waiting { .. } => {}
-                Place::Gone => panic!("the keen fan was dropped"),
+                Place::Ended { .. } | Place::Gone => panic!("the keen fan was dropped"),
             }
             assert!(
                 tokio::time::Instant::now() < deadline,
@@ -510,5 +541,50 @@ mod tests {
         // Joining again queues anew, at the back.
         let again = room.join(event, &quiet, &rules).await.unwrap();
         assert_ne!(ticket(again), quiet_ticket);
+    }
+
+    #[tokio::test]
+    async fn ending_an_admission_hands_its_slot_to_the_next_in_line() {
+        let (room, event) = (room(), EventId::new());
+        // One a minute, opened a minute ago: one token in the bucket, the next a minute off.
+        let rules = rules(-60_000, 1);
+        let (first, second) = (user(1), user(2));
+        let first_ticket = ticket(room.join(event, &first, &rules).await.unwrap());
+        let second_ticket = ticket(room.join(event, &second, &rules).await.unwrap());
+        assert!(matches!(
+            room.poll(event, &first, first_ticket, &rules)
+                .await
+                .unwrap(),
+            Place::Admitted { .. }
+        ));
+        assert_eq!(
+            room.poll(event, &second, second_ticket, &rules)
+                .await
+                .unwrap(),
+            Place::Waiting {
+                ticket: second_ticket,
+                ahead: Some(0)
+            }
+        );
+        // Nobody else has an admission to end.
+        assert_eq!(room.end(event, &second, &rules).await.unwrap(), Place::Gone);
+
+        let ended = room.end(event, &first, &rules).await.unwrap();
+        assert!(matches!(ended, Place::Ended { ticket, .. } if ticket == first_ticket));
+        assert!(matches!(
+            room.poll(event, &second, second_ticket, &rules)
+                .await
+                .unwrap(),
+            Place::Admitted { .. }
+        ));
+        assert_eq!(
+            room.poll(event, &first, first_ticket, &rules)
+                .await
+                .unwrap(),
+            Place::Gone
+        );
+        assert_eq!(room.end(event, &first, &rules).await.unwrap(), Place::Gone);
+        let counts = room.counts(event).await.unwrap();
+        assert_eq!((counts.admitted, counts.ended, counts.waiting), (2, 1, 0));
     }
 }

@@ -89,7 +89,9 @@ async fn listen(state: AppState, mut stopped: watch::Receiver<bool>) {
                 _ = stopped.wait_for(|s| *s) => return,
             }
         };
-        // Listening now: whatever happened before is in the snapshot.
+        // Listening now: whatever happened before is in the snapshot, and any queue
+        // settings kept are read again.
+        state.admission.forget_all();
         resync_all(&state, &hub).await;
         state.live.listening.send_replace(true);
         loop {
@@ -152,8 +154,22 @@ async fn deliver(state: &AppState, hub: &Hub, payload: &str) {
         "seats" => hub.send(event, Frame::Event(Arc::new(("seats", data.to_owned())))),
         "ga" => hub.send(event, Frame::Event(Arc::new(("ga", data.to_owned())))),
         "layout" => resync(state, hub, event).await,
+        "queue" => state.admission.forget(event),
+        "pass" => match pass_ended(data) {
+            Some((ticket, until)) => state.admission.ended(ticket, until),
+            None => tracing::warn!(payload, "live updates: malformed message ignored"),
+        },
         _ => tracing::warn!(payload, "live updates: unknown kind ignored"),
     }
+}
+
+/// The ticket and expiry of a `pass` message's data, `<ticket> <expiry ms>`.
+fn pass_ended(data: &str) -> Option<(uuid::Uuid, chrono::DateTime<chrono::Utc>)> {
+    let (ticket, until) = data.split_once(' ')?;
+    Some((
+        ticket.parse().ok()?,
+        chrono::DateTime::from_timestamp_millis(until.parse().ok()?)?,
+    ))
 }
 
 /// Sends `event`'s subscribers one snapshot composed now, or, if it cannot be composed,

@@ -7,8 +7,9 @@ use boxoffice_store::bookings::Booking;
 
 use crate::auth::{Buyer, Caller};
 use crate::error::{ApiError, Problem};
-use crate::extract::Json;
+use crate::extract::{Json, PassHeader};
 use crate::service::bookings::{self, PlacesWanted};
+use crate::service::queue;
 use crate::state::AppState;
 
 /// Longest idempotency key accepted.
@@ -42,15 +43,19 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
 }
 
 /// Books general-admission places. A repeated `Idempotency-Key` from the same user gets
-/// the first answer again.
+/// the first answer again. While the event's waiting room is on, only with a valid pass of
+/// the buyer's (`Boxoffice-Pass`). A booking leaves the pass running, so that a repeat
+/// with the same key still finds the first answer.
 #[utoipa::path(post, path = "/v1/events/{id}/bookings", tag = "general admission", request_body = BookingBody,
     params(("id" = String, Path, description = "Event id"),
-           ("Idempotency-Key" = Option<String>, Header, description = "Repeat-safe key, per user")),
+           ("Idempotency-Key" = Option<String>, Header, description = "Repeat-safe key, per user"),
+           ("Boxoffice-Pass" = Option<String>, Header, description = "The waiting room's pass, while the event's queue is on")),
     security(("user" = [])),
     responses(
         (status = 201, description = "Booked", body = BookingView),
         (status = 400, description = "Malformed JSON, or the event has started", body = Problem),
         (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 403, description = "`queue_required`: the event's waiting room is on, and no valid pass of this buyer was shown", body = Problem),
         (status = 404, description = "No such event or area", body = Problem),
         (status = 409, description = "Sold out: fewer places left than asked", body = Problem),
         (status = 422, description = "Quantity out of range, or a reused key", body = Problem),
@@ -60,10 +65,12 @@ pub async fn create_booking(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
+    PassHeader(pass): PassHeader,
     Json(body): Json<BookingBody>,
 ) -> Result<(StatusCode, axum::Json<BookingView>), ApiError> {
     let event = super::event_id(&id)?;
     let key = idempotency_key(&headers)?;
+    queue::admit(&state, event, &user, pass.as_deref()).await?;
     let wanted = PlacesWanted {
         area: &body.area,
         quantity: body.quantity,

@@ -136,6 +136,7 @@ pub async fn patch_event(
         if !events::set_queue(&state.pool, event, queue.as_ref()).await? {
             return Err(ApiError::event_not_found());
         }
+        crate::service::queue::settings_changed(&state, event).await;
     }
     get_event(State(state), Path(id)).await
 }

@@ -7,9 +7,9 @@ use uuid::Uuid;
 
 use crate::auth::Buyer;
 use crate::error::{ApiError, Problem};
-use crate::extract::Json;
-use crate::service::best_available;
+use crate::extract::{Json, PassHeader};
 use crate::service::holds::{self, LabelledHold};
+use crate::service::{best_available, queue};
 use crate::state::AppState;
 
 impl From<LabelledHold> for HoldView {
@@ -32,14 +32,17 @@ fn token(text: &str) -> Option<Uuid> {
 }
 
 /// Holds every seat asked for under one new token, or none; or, given `best_available`,
-/// the best seats free now, side by side in one row where any row has enough.
+/// the best seats free now, side by side in one row where any row has enough. While the
+/// event's waiting room is on, only with a valid pass of the buyer's (`Boxoffice-Pass`).
 #[utoipa::path(post, path = "/v1/events/{id}/holds", tag = "holds", request_body = HoldBody,
-    params(("id" = String, Path, description = "Event id")),
+    params(("id" = String, Path, description = "Event id"),
+           ("Boxoffice-Pass" = Option<String>, Header, description = "The waiting room's pass, while the event's queue is on")),
     security(("user" = [])),
     responses(
         (status = 201, description = "Held", body = HoldView),
         (status = 400, description = "Malformed JSON, or the event has started", body = Problem),
         (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 403, description = "`queue_required`: the event's waiting room is on, and no valid pass of this buyer was shown", body = Problem),
         (status = 404, description = "No such event", body = Problem),
         (status = 409, description = "A seat is unavailable (for best available: not enough seats, or the choice was taken every time), or the user's limit is reached", body = Problem),
         (status = 422, description = "Empty, repeated, unknown or too many seats; a best-available quantity or ticket type the event does not allow", body = Problem),
@@ -50,9 +53,11 @@ pub async fn create_hold(
     Buyer(user): Buyer,
     State(state): State<AppState>,
     Path(id): Path<String>,
+    PassHeader(pass): PassHeader,
     Json(body): Json<HoldBody>,
 ) -> Result<(StatusCode, axum::Json<HoldView>), ApiError> {
     let event = super::event_id(&id)?;
+    queue::admit(&state, event, &user, pass.as_deref()).await?;
     let view = match (body.seats, body.best_available) {
         (Some(seats), None) => holds::create_hold(&state, event, &user, &seats)
             .await?
@@ -122,7 +127,8 @@ pub async fn extend_hold(
     Ok(axum::Json(Extended { expires_at }))
 }
 
-/// Releases the seats this token still owns (compare-and-delete).
+/// Releases the seats this token still owns (compare-and-delete). Releasing the buyer's
+/// last hold ends their waiting-room pass.
 #[utoipa::path(delete, path = "/v1/events/{id}/holds/{token}", tag = "holds",
     params(("id" = String, Path, description = "Event id"), ("token" = String, Path, description = "Hold token")),
     security(("user" = [])),

@@ -49,14 +49,29 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
 /// Prometheus text: `http_requests_total` and `http_request_duration_seconds` by method,
 /// route and status, the counters of the hold store and the sale-day gate, the live
 /// streams open (`boxoffice_live_subscribers`) and live changes lost on their way to the
-/// bus (`boxoffice_live_dropped_total`).
+/// bus (`boxoffice_live_dropped_total`), and for each event whose waiting room is on, by
+/// `event`: tickets waiting (`boxoffice_queue_waiting`), admitted
+/// (`boxoffice_queue_admitted_total`; per minute, its rate), dropped for not polling
+/// (`boxoffice_queue_dropped_total`) and passes ended early (`boxoffice_queue_ended_total`).
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
 pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
     let subscribers = state.live.subscribers() as f64;
-    state
-        .metrics
-        .record(|| metrics::gauge!("boxoffice_live_subscribers").set(subscribers));
+    let queues = crate::service::queue::counts(&state).await;
+    state.metrics.record(|| {
+        metrics::gauge!("boxoffice_live_subscribers").set(subscribers);
+        for (event, counts) in &queues {
+            let event = event.to_string();
+            metrics::gauge!("boxoffice_queue_waiting", "event" => event.clone())
+                .set(counts.waiting as f64);
+            metrics::counter!("boxoffice_queue_admitted_total", "event" => event.clone())
+                .absolute(counts.admitted);
+            metrics::counter!("boxoffice_queue_dropped_total", "event" => event.clone())
+                .absolute(counts.dropped);
+            metrics::counter!("boxoffice_queue_ended_total", "event" => event)
+                .absolute(counts.ended);
+        }
+    });
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         state.metrics.render(

@@ -267,7 +267,8 @@ pub async fn extend_hold(
     }
 }
 
-/// Frees the seats `token` still owns (compare-and-delete).
+/// Frees the seats `token` still owns (compare-and-delete). If those were the buyer's last,
+/// their waiting-room pass ends.
 pub async fn release_hold(
     state: &AppState,
     event: EventId,
@@ -280,6 +281,7 @@ pub async fn release_hold(
         ReleaseOutcome::Released(seats) => {
             let change = Change::now(seats.iter().map(String::as_str), SeatStatus::Available);
             state.live.publish(event, change).await;
+            super::queue::released(state, event, user).await;
             Ok(())
         }
         ReleaseOutcome::NotLive => Err(Error::HoldNotFound),

@@ -51,6 +51,9 @@ pub enum Error {
     /// polling): join again.
     #[error("no such ticket in the waiting room")]
     TicketNotFound,
+    /// The event's waiting room is on, and the buyer shows no valid pass of theirs.
+    #[error("{0}")]
+    QueueRequired(&'static str),
     /// The caller may not act on this (another user's hold, order or booking).
     #[error("{0}")]
     Forbidden(&'static str),

@@ -38,7 +38,8 @@ async fn labelled(state: &AppState, order: Order) -> Result<LabelledOrder, Error
 }
 
 /// Turns `user`'s live hold `token` into an order: its seats are sold, with the order and
-/// its outbox row, in one transaction. The same token again finds the same order.
+/// its outbox row, in one transaction. The same token again finds the same order. A
+/// checkout ends the buyer's waiting-room pass, if the event's queue admitted them.
 pub async fn checkout(
     state: &AppState,
     event: EventId,
@@ -51,6 +52,7 @@ pub async fn checkout(
             let seats = order.seats.iter().map(|s| s.seat_id.as_str());
             let change = Change::now(seats, SeatStatus::Sold);
             state.live.publish(event, change).await;
+            super::queue::done(state, event, user).await;
             Ok(Checkout::Created(labelled(state, order).await?))
         }
         CheckoutOutcome::Existing(order) => Ok(Checkout::Existing(labelled(state, order).await?)),

@@ -1,16 +1,20 @@
 //! The waiting room: joining an event's line and polling a ticket, which admits whoever's
-//! turn it is ([`boxoffice_store::queue`]), and the pass an admitted buyer is given.
+//! turn it is ([`boxoffice_store::queue`]); the pass an admitted buyer is given, checked
+//! before every hold and booking while the queue is on; and its early end when the buyer
+//! is done.
 
 use std::time::Duration;
 
 use boxoffice_core::event::QueueSettings;
 use boxoffice_core::ids::{EventId, UserId};
 use boxoffice_store::events;
-use boxoffice_store::queue::{estimated_wait_seconds, Place, Rules};
+use boxoffice_store::queue::{estimated_wait_seconds, LineCounts, Place, Rules};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::Error;
+use crate::live::Change;
+use crate::pass::Refused;
 use crate::state::AppState;
 
 /// A waiting ticket not polled for this long is dropped when its turn comes.
@@ -38,9 +42,9 @@ pub enum Standing {
 
 /// The event's waiting room settings, if it has an enabled one.
 async fn open_queue(state: &AppState, event: EventId) -> Result<QueueSettings, Error> {
-    match events::queue(&state.pool, event).await? {
-        Some(queue) if queue.enabled => Ok(queue),
-        _ => match events::layout_version(&state.pool, event).await? {
+    match state.admission.queue(&state.pool, event).await? {
+        Some(queue) => Ok(queue),
+        None => match events::layout_version(&state.pool, event).await? {
             Some(_) => Err(Error::QueueNotFound),
             None => Err(Error::EventNotFound),
         },
@@ -74,10 +78,10 @@ fn standing(
         ),
         Place::Admitted { ticket, at } => {
             let expires_at = at + chrono::Duration::seconds(i64::from(queue.session_seconds));
-            let pass = state.passes.mint(event, user, ticket, expires_at);
+            let pass = state.admission.passes.mint(event, user, ticket, expires_at);
             (ticket, Standing::Admitted { pass, expires_at })
         }
-        Place::Gone => return Err(Error::TicketNotFound),
+        Place::Ended { .. } | Place::Gone => return Err(Error::TicketNotFound),
     })
 }
 
@@ -105,4 +109,110 @@ pub async fn poll(
         .poll(event, user, ticket, &rules(&queue))
         .await?;
     Ok(standing(state, event, user, &queue, place)?.1)
+}
+
+/// Lets a hold or booking of `event` by `user` through if the event's waiting room is off,
+/// or `pass` (the `Boxoffice-Pass` header) is a pass of this buyer for this event that has
+/// neither expired nor ended; refuses it with [`Error::QueueRequired`] otherwise.
+pub async fn admit(
+    state: &AppState,
+    event: EventId,
+    user: &UserId,
+    pass: Option<&str>,
+) -> Result<(), Error> {
+    if state.admission.queue(&state.pool, event).await?.is_none() {
+        return Ok(());
+    }
+    let pass = pass.ok_or(Error::QueueRequired(
+        "this event's waiting room is on: join it, and show the pass it gives in Boxoffice-Pass",
+    ))?;
+    let pass = state
+        .admission
+        .passes
+        .verify(pass, event, user)
+        .map_err(|refused| {
+            Error::QueueRequired(match refused {
+                Refused::Invalid => "the pass is not valid: join the waiting room again",
+                Refused::Expired => "the pass has expired: join the waiting room again",
+                Refused::NotYours => "the pass is not for this event and buyer",
+            })
+        })?;
+    if state.admission.has_ended(pass.ticket) {
+        return Err(Error::QueueRequired(
+            "the pass ended when its buyer checked out or released every hold: join the \
+             waiting room again",
+        ));
+    }
+    Ok(())
+}
+
+/// The event's waiting-room settings changed: every instance reads them again.
+pub async fn settings_changed(state: &AppState, event: EventId) {
+    state.admission.forget(event);
+    state.live.publish(event, Change::Queue).await;
+}
+
+/// `user` is done with `event` (checked out, booked, or released their last hold): if the
+/// waiting room admitted them, their pass ends now and its slot goes to the next in line.
+/// The sale went through whatever happens here, so a failure is only logged.
+pub async fn done(state: &AppState, event: EventId, user: &UserId) {
+    let ended = async {
+        let Some(queue) = state.admission.queue(&state.pool, event).await? else {
+            return Ok(());
+        };
+        if let Place::Ended { ticket, at } =
+            state.waiting_room.end(event, user, &rules(&queue)).await?
+        {
+            let until = at + chrono::Duration::seconds(i64::from(queue.session_seconds));
+            state.admission.ended(ticket, until);
+            state
+                .live
+                .publish(event, Change::PassEnded { ticket, until })
+                .await;
+        }
+        Ok::<_, boxoffice_store::StoreError>(())
+    };
+    if let Err(error) = ended.await {
+        tracing::warn!(%error, %event, "waiting room: a pass could not be ended early");
+    }
+}
+
+/// `user` released a hold of `event`: if it was their last, they are [`done`].
+pub async fn released(state: &AppState, event: EventId, user: &UserId) {
+    if state
+        .admission
+        .queue(&state.pool, event)
+        .await
+        .ok()
+        .flatten()
+        .is_none()
+    {
+        return;
+    }
+    match state.holds.seats_held_by(event, user).await {
+        Ok(0) => done(state, event, user).await,
+        Ok(_) => {}
+        Err(error) => {
+            tracing::warn!(%error, %event, "waiting room: a pass could not be ended early")
+        }
+    }
+}
+
+/// Events whose waiting-room figures `/metrics` shows.
+const EVENTS_MEASURED: i64 = 100;
+
+/// The counts of every waiting room that is on (the latest [`EVENTS_MEASURED`] to open),
+/// or of none if a store does not answer.
+pub async fn counts(state: &AppState) -> Vec<(EventId, LineCounts)> {
+    let Ok(queued) = events::queued_events(&state.pool, EVENTS_MEASURED).await else {
+        return Vec::new();
+    };
+    let mut counts = Vec::with_capacity(queued.len());
+    for event in queued {
+        match state.waiting_room.counts(event).await {
+            Ok(c) => counts.push((event, c)),
+            Err(_) => return Vec::new(),
+        }
+    }
+    counts
 }

@@ -1,12 +1,18 @@
 //! The waiting room over HTTP: joining, polling, admission and the pass it gives.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{gala, spawn_app, As, TestApp};
+use boxoffice_core::ids::{EventId, UserId};
+use boxoffice_server::config::Secret;
+use boxoffice_server::pass::Passes;
+
+use crate::helpers::{gala, spawn_app, spawn_app_on, spawn_app_with, As, TestApp};
+use crate::stores::Store;
 
 /// Creates the test event with a waiting room opening `opens_in` from now at `rate` a
 /// minute; returns its id.
@@ -152,4 +158,336 @@ async fn an_event_without_an_open_waiting_room_has_no_line() {
         (status, problem["code"].as_str()),
         (StatusCode::NOT_FOUND, Some("queue_not_found"))
     );
+}
+
+/// Polls `ticket` until it is admitted; answers the pass.
+async fn admitted(app: &TestApp, event: &str, ticket: &str, who: &As) -> String {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, standing) = poll(app, event, ticket, who).await;
+        assert_eq!(status, StatusCode::OK, "{standing}");
+        if standing["admitted"] == true {
+            return standing["pass"].as_str().expect("a pass").to_owned();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never admitted");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Joins `who` to the line and waits until they are admitted: their ticket and pass.
+async fn join_and_wait(app: &TestApp, event: &str, who: &As) -> (String, String) {
+    let (status, joined) = join(app, event, who).await;
+    assert_eq!(status, StatusCode::CREATED, "{joined}");
+    let ticket = joined["ticket"].as_str().unwrap().to_owned();
+    let pass = admitted(app, event, &ticket, who).await;
+    (ticket, pass)
+}
+
+/// The three calls a pass guards, made as `who` showing `pass` (or none): a hold of named
+/// seats, a best-available hold and a general-admission booking.
+async fn guarded_calls(
+    app: &TestApp,
+    event: &str,
+    who: &As,
+    pass: Option<&str>,
+    seat: &str,
+) -> [(StatusCode, Value); 3] {
+    let calls = [
+        ("holds", json!({"seats": [seat]})),
+        ("holds", json!({"best_available": {"quantity": 1}})),
+        ("bookings", json!({"area": "floor", "quantity": 1})),
+    ];
+    let mut answers = Vec::new();
+    for (path, body) in calls {
+        let mut request = app
+            .request(Method::POST, &format!("/v1/events/{event}/{path}"), who)
+            .json(&body);
+        if let Some(pass) = pass {
+            request = request.header("Boxoffice-Pass", pass);
+        }
+        answers.push(crate::helpers::read(request.send().await.unwrap()).await);
+    }
+    answers.try_into().unwrap()
+}
+
+/// Rows of reservations, GA bookings and the outbox, and every seat's status: what a
+/// refused call must leave as it was.
+async fn footprint(app: &TestApp, event: &str) -> (i64, i64, i64, BTreeMap<String, String>) {
+    (
+        app.count("reservation").await,
+        app.count("ga_booking").await,
+        app.count("outbox").await,
+        app.seat_statuses(event).await,
+    )
+}
+
+async fn passes_are_required_to_hold_and_book(store: Store) {
+    let app = spawn_app_on(store).await;
+    let event = event_with_queue(&app, chrono::Duration::zero(), 600_000).await;
+    let other_event = event_with_queue(&app, chrono::Duration::zero(), 600_000).await;
+    let (alice, bob) = (app.buyer("alice"), app.buyer("bob"));
+    let (alice_ticket, alice_pass) = join_and_wait(&app, &event, &alice).await;
+    let (_, bob_pass) = join_and_wait(&app, &event, &bob).await;
+    let (_, alice_elsewhere) = join_and_wait(&app, &other_event, &alice).await;
+
+    // Passes this server never gave: tampered with, expired, signed with another key.
+    let passes = Passes::new(&Secret::new(app.jwt_secret.clone()));
+    let (event_id, alice_id) = (
+        EventId::parse(&event).unwrap(),
+        UserId::parse("alice").unwrap(),
+    );
+    let ticket = alice_ticket.parse().unwrap();
+    let expired = passes.mint(
+        event_id,
+        &alice_id,
+        ticket,
+        Utc::now() - chrono::Duration::seconds(1),
+    );
+    let foreign = Passes::new(&Secret::new("another secret")).mint(
+        event_id,
+        &alice_id,
+        ticket,
+        Utc::now() + chrono::Duration::minutes(5),
+    );
+    let mut tampered = alice_pass.clone().into_bytes();
+    let last = tampered.len() - 2;
+    tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered).unwrap();
+
+    let before = footprint(&app, &event).await;
+    for pass in [
+        None,
+        Some(""),
+        Some("not a pass"),
+        Some(tampered.as_str()),
+        Some(expired.as_str()),
+        Some(foreign.as_str()),
+        Some(bob_pass.as_str()),
+        Some(alice_elsewhere.as_str()),
+    ] {
+        for (status, problem) in guarded_calls(&app, &event, &alice, pass, "stalls-B-1").await {
+            assert_eq!(
+                (status, problem["code"].as_str()),
+                (StatusCode::FORBIDDEN, Some("queue_required")),
+                "with {pass:?}: {problem}"
+            );
+        }
+    }
+    assert_eq!(
+        footprint(&app, &event).await,
+        before,
+        "a refused call changed something"
+    );
+
+    // With her own pass, Alice holds and books.
+    let [(named, hold), (best, _), (booked, booking)] =
+        guarded_calls(&app, &event, &alice, Some(&alice_pass), "stalls-B-1").await;
+    assert_eq!(
+        (named, best, booked),
+        (
+            StatusCode::CREATED,
+            StatusCode::CREATED,
+            StatusCode::CREATED
+        ),
+        "{hold} {booking}"
+    );
+    // An event without a waiting room asks for no pass.
+    let plain = app.create_event().await;
+    let (status, _) = app.post_holds(&plain, &alice, &["stalls-B-1"]).await;
+    assert_eq!(status, StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn holds_and_bookings_need_the_buyers_own_valid_pass_on_postgres() {
+    passes_are_required_to_hold_and_book(Store::Postgres).await;
+}
+
+#[tokio::test]
+async fn holds_and_bookings_need_the_buyers_own_valid_pass_on_redis() {
+    passes_are_required_to_hold_and_book(Store::Redis).await;
+}
+
+async fn hold_with_pass(
+    app: &TestApp,
+    event: &str,
+    who: &As,
+    pass: &str,
+    seat: &str,
+) -> (StatusCode, Value) {
+    crate::helpers::read(
+        app.request(Method::POST, &format!("/v1/events/{event}/holds"), who)
+            .header("Boxoffice-Pass", pass)
+            .json(&json!({"seats": [seat]}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn checking_out_ends_the_pass_and_lets_the_next_buyer_in() {
+    let app = spawn_app().await;
+    // One a minute, opened a minute ago: one admission now, the next a minute away.
+    let event = event_with_queue(&app, chrono::Duration::minutes(-1), 1).await;
+    let (alice, bob) = (app.buyer("alice"), app.buyer("bob"));
+    let (alice_ticket, alice_pass) = join_and_wait(&app, &event, &alice).await;
+    let (_, joined) = join(&app, &event, &bob).await;
+    let bob_ticket = joined["ticket"].as_str().unwrap().to_owned();
+    assert_eq!(joined["position"], 1, "{joined}");
+
+    let (status, hold) = hold_with_pass(&app, &event, &alice, &alice_pass, "stalls-B-1").await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    let token = hold["hold_token"].as_str().unwrap();
+    let (status, order) = app.post_orders(&event, &alice, token).await;
+    assert_eq!(status, StatusCode::CREATED, "{order}");
+
+    // Alice's slot went to Bob at once; her pass holds nothing more, and her ticket is
+    // spent (joining again queues her anew).
+    let bob_pass = admitted(&app, &event, &bob_ticket, &bob).await;
+    let (status, problem) = hold_with_pass(&app, &event, &alice, &alice_pass, "stalls-B-2").await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("queue_required")),
+        "{problem}"
+    );
+    let (status, _) = poll(&app, &event, &alice_ticket, &alice).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, again) = join(&app, &event, &alice).await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_ne!(again["ticket"], alice_ticket.as_str());
+    assert_eq!(again["position"], 1, "{again}");
+    let (status, _) = hold_with_pass(&app, &event, &bob, &bob_pass, "stalls-B-2").await;
+    assert_eq!(status, StatusCode::CREATED);
+
+    let metrics = app.metrics().await;
+    for line in [
+        format!("boxoffice_queue_admitted_total{{event=\"{event}\"}} 2"),
+        format!("boxoffice_queue_ended_total{{event=\"{event}\"}} 1"),
+        format!("boxoffice_queue_waiting{{event=\"{event}\"}} 1"),
+        format!("boxoffice_queue_dropped_total{{event=\"{event}\"}} 0"),
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "no {line} in\n{metrics}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn releasing_the_last_hold_ends_the_pass_and_releasing_one_of_two_does_not() {
+    let app = spawn_app_on(Store::Redis).await;
+    let event = event_with_queue(&app, chrono::Duration::zero(), 600_000).await;
+    let alice = app.buyer("alice");
+    let (_, pass) = join_and_wait(&app, &event, &alice).await;
+    let mut tokens = Vec::new();
+    for seat in ["stalls-B-1", "stalls-B-2"] {
+        let (status, hold) = hold_with_pass(&app, &event, &alice, &pass, seat).await;
+        assert_eq!(status, StatusCode::CREATED, "{hold}");
+        tokens.push(hold["hold_token"].as_str().unwrap().to_owned());
+    }
+    let (status, _) = app
+        .hold_call(Method::DELETE, &event, &tokens[0], "", &alice)
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, hold) = hold_with_pass(&app, &event, &alice, &pass, "stalls-B-3").await;
+    assert_eq!(
+        status,
+        StatusCode::CREATED,
+        "one hold left, the pass runs: {hold}"
+    );
+    let third = hold["hold_token"].as_str().unwrap().to_owned();
+    for token in [&tokens[1], &third] {
+        let (status, _) = app
+            .hold_call(Method::DELETE, &event, token, "", &alice)
+            .await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+    }
+    let (status, problem) = hold_with_pass(&app, &event, &alice, &pass, "stalls-B-1").await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("queue_required")),
+        "{problem}"
+    );
+}
+
+#[tokio::test]
+async fn two_instances_share_one_line_and_one_rule() {
+    let first = spawn_app().await;
+    // Ten a minute, opening in a moment: ten buyers join the pre-queue through either
+    // instance, and are admitted in one order whichever instance they poll.
+    let event = event_with_queue(&first, chrono::Duration::milliseconds(500), 600).await;
+    let (url, secret) = (first.database_url.clone(), first.jwt_secret.clone());
+    let second = spawn_app_with(move |s| {
+        s.database.url = url;
+        s.jwt_secret = Secret::new(secret);
+    })
+    .await;
+    let instances = [&first, &second];
+    let mut tickets = Vec::new();
+    for i in 0..10 {
+        let who = first.buyer(&format!("fan-{i}"));
+        let (status, joined) = join(instances[i % 2], &event, &who).await;
+        assert_eq!(status, StatusCode::CREATED, "{joined}");
+        tickets.push((who, joined["ticket"].as_str().unwrap().to_owned()));
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    // Each polls both instances in turn: the places they are told agree, and make one
+    // line 1..=10 with nobody admitted twice.
+    let mut positions = Vec::new();
+    for (round, (who, ticket)) in tickets.iter().enumerate() {
+        let (status, a) = poll(instances[round % 2], &event, ticket, who).await;
+        let (_, b) = poll(instances[(round + 1) % 2], &event, ticket, who).await;
+        assert_eq!(status, StatusCode::OK, "{a}");
+        match (a["admitted"].as_bool(), b["admitted"].as_bool()) {
+            (Some(true), Some(true)) => {
+                assert_eq!(a["pass"], b["pass"], "one admission, one pass");
+                positions.push(0);
+            }
+            (Some(false), Some(false)) => {
+                assert_eq!(a["position"], b["position"]);
+                positions.push(a["position"].as_u64().unwrap());
+            }
+            // Admitted between the two polls: fine, the second saw it.
+            (Some(false), Some(true)) => positions.push(0),
+            _ => panic!("{a} then {b}"),
+        }
+    }
+    let mut waiting: Vec<u64> = positions.iter().copied().filter(|&p| p > 0).collect();
+    waiting.sort_unstable();
+    let admitted = positions.len() - waiting.len();
+    assert!(admitted >= 1, "the bucket lets someone in at opening");
+    assert_eq!(
+        waiting,
+        (1..=waiting.len() as u64).collect::<Vec<_>>(),
+        "one line, no gaps or repeats"
+    );
+    // A queue switched on through one instance guards holds on the other at once.
+    let plain = first.create_event().await;
+    let alice = first.buyer("alice");
+    let (status, _) = second.post_holds(&plain, &alice, &["stalls-A-1"]).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, _) = first
+        .send(
+            Method::PATCH,
+            &format!("/v1/events/{plain}"),
+            &As::Admin,
+            Some(&json!({"queue": {"enabled": true, "opens_at": Utc::now(), "admit_per_minute": 60}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+    loop {
+        let (status, problem) = second.post_holds(&plain, &alice, &["stalls-A-2"]).await;
+        if status == StatusCode::FORBIDDEN {
+            assert_eq!(problem["code"], "queue_required");
+            break;
+        }
+        assert_eq!(status, StatusCode::CREATED, "{problem}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the other instance still lets holds through"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

@@ -584,6 +584,18 @@ impl HoldStore for PgHoldStore {
             .collect())
     }
 
+    async fn seats_held_by(&self, event: EventId, user: &UserId) -> Result<u32, StoreError> {
+        let (held,): (i64,) = sqlx::query_as(
+            "select count(*) from reservation
+              where event_id = $1 and user_id = $2 and status = 'H' and expires_at > now()",
+        )
+        .bind(event.0)
+        .bind(user.as_str())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(u32::try_from(held).unwrap_or(u32::MAX))
+    }
+
     async fn ping(&self) -> Result<(), StoreError> {
         crate::db::ping(&self.pool).await
     }

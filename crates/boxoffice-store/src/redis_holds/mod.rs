@@ -452,6 +452,19 @@ impl HoldStore for RedisHoldStore {
         held_pairs(flat)
     }
 
+    async fn seats_held_by(&self, event: EventId, user: &UserId) -> Result<u32, StoreError> {
+        let mut conn = self.conn().await?;
+        // The user's seats are kept like the event's: seat id -> expiry.
+        let flat: Vec<String> = self
+            .scripts
+            .held
+            .key(keys::user(event, user.as_str()))
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_error)?;
+        Ok(u32::try_from(flat.len() / 2).unwrap_or(u32::MAX))
+    }
+
     async fn fence_allocations(&self, event: EventId) -> Result<AllocationFence, StoreError> {
         let mut conn = self.conn().await?;
         let id = Uuid::new_v4();

@@ -1,0 +1,104 @@
+//! Who may hold and book while an event's waiting room is on.
+//!
+//! Every hold and booking asks whether the event's queue is on, so each instance keeps the
+//! queue settings it read for a moment ([`SETTINGS_KEPT`]) and forgets an event's at once
+//! when any instance changes them (the live bus carries the word). A pass is checked by
+//! its signature alone ([`crate::pass`]); one that ended early (its buyer checked out or
+//! released every hold) is remembered here until it would have expired, on every instance
+//! the bus reaches.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use boxoffice_core::event::QueueSettings;
+use boxoffice_core::ids::EventId;
+use boxoffice_store::{events, StoreError};
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::config::Secret;
+use crate::pass::Passes;
+
+/// How long an instance answers from the queue settings it read, should the word that
+/// they changed not reach it.
+pub const SETTINGS_KEPT: Duration = Duration::from_secs(2);
+/// Events whose settings are kept before the stale ones are cleared out.
+const EVENTS_KEPT: usize = 10_000;
+
+/// The waiting rooms' side of holding and booking.
+pub struct Admission {
+    /// Mints and checks passes.
+    pub passes: Passes,
+    settings: Mutex<HashMap<EventId, Kept>>,
+    ended: Mutex<HashMap<Uuid, DateTime<Utc>>>,
+}
+
+struct Kept {
+    read: Instant,
+    queue: Option<QueueSettings>,
+}
+
+impl Admission {
+    /// Passes signed with a key derived from `jwt_secret`; nothing kept yet.
+    pub fn new(jwt_secret: &Secret) -> Self {
+        Self {
+            passes: Passes::new(jwt_secret),
+            settings: Mutex::default(),
+            ended: Mutex::default(),
+        }
+    }
+
+    /// The event's waiting room if it is on (`None` too for an event that does not exist).
+    pub async fn queue(
+        &self,
+        pool: &PgPool,
+        event: EventId,
+    ) -> Result<Option<QueueSettings>, StoreError> {
+        if let Some(kept) = self.lock_settings().get(&event) {
+            if kept.read.elapsed() < SETTINGS_KEPT {
+                return Ok(kept.queue);
+            }
+        }
+        let read = Instant::now();
+        let queue = events::queue(pool, event).await?.filter(|q| q.enabled);
+        let mut settings = self.lock_settings();
+        if settings.len() >= EVENTS_KEPT {
+            settings.retain(|_, kept| kept.read.elapsed() < SETTINGS_KEPT);
+        }
+        settings.insert(event, Kept { read, queue });
+        Ok(queue)
+    }
+
+    /// Forgets the event's settings: they changed.
+    pub fn forget(&self, event: EventId) {
+        self.lock_settings().remove(&event);
+    }
+
+    /// Forgets every event's settings (word of a change may have been missed).
+    pub fn forget_all(&self) {
+        self.lock_settings().clear();
+    }
+
+    /// Remembers that the pass of `ticket`, valid until `until`, has ended.
+    pub fn ended(&self, ticket: Uuid, until: DateTime<Utc>) {
+        let now = Utc::now();
+        let mut ended = self.lock_ended();
+        ended.retain(|_, until| *until > now);
+        ended.insert(ticket, until);
+    }
+
+    /// Whether the pass of `ticket` ended early.
+    pub fn has_ended(&self, ticket: Uuid) -> bool {
+        self.lock_ended().contains_key(&ticket)
+    }
+
+    fn lock_settings(&self) -> std::sync::MutexGuard<'_, HashMap<EventId, Kept>> {
+        self.settings.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock_ended(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, DateTime<Utc>>> {
+        self.ended.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
