@@ -17,8 +17,9 @@
 
 use boxoffice_api::{
     AllocationsChanged, AllocationsRequest, AvailabilityView, BestAvailable, BookingBody,
-    BookingView, CheckoutBody, EventCreated, EventList, EventView, Extended, Health, HoldBody,
-    HoldView, LayoutView, OrderView, Problem, SeatsView, SessionCreated, VenueCreated, VenueView,
+    BookingView, CheckoutBody, EventCreated, EventList, EventPatch, EventView, Extended, Health,
+    HoldBody, HoldView, LayoutView, OrderView, Problem, QueueJoined, QueueStatus, SeatsView,
+    SessionCreated, VenueCreated, VenueView,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_core::ids::{EventId, VenueId};
@@ -293,9 +294,21 @@ impl Client {
 
     /// `POST /v1/events/{id}/holds`.
     pub async fn hold(&self, event: EventId, buyer: &str, body: &HoldBody) -> Result<HoldView> {
+        self.hold_with_pass(event, buyer, None, body).await
+    }
+
+    /// `POST /v1/events/{id}/holds` showing the waiting room's `pass` (`Boxoffice-Pass`),
+    /// which the event needs while its queue is on.
+    pub async fn hold_with_pass(
+        &self,
+        event: EventId,
+        buyer: &str,
+        pass: Option<&str>,
+        body: &HoldBody,
+    ) -> Result<HoldView> {
         let path = format!("/v1/events/{event}/holds");
-        self.send(Method::POST, &path, Some(buyer), Some(body))
-            .await
+        let request = with_pass(self.request(Method::POST, &path, Some(buyer)), pass).json(body);
+        Ok(self.call(request).await?.1)
     }
 
     /// `POST /v1/events/{id}/holds` for these seats, all or none.
@@ -392,13 +405,23 @@ impl Client {
         body: &BookingBody,
         idempotency_key: Option<&str>,
     ) -> Result<BookingView> {
-        let mut request = self
-            .request(
-                Method::POST,
-                &format!("/v1/events/{event}/bookings"),
-                Some(buyer),
-            )
-            .json(body);
+        self.book_with_pass(event, buyer, None, body, idempotency_key)
+            .await
+    }
+
+    /// `POST /v1/events/{id}/bookings` showing the waiting room's `pass`
+    /// (`Boxoffice-Pass`), with an `Idempotency-Key` if given.
+    pub async fn book_with_pass(
+        &self,
+        event: EventId,
+        buyer: &str,
+        pass: Option<&str>,
+        body: &BookingBody,
+        idempotency_key: Option<&str>,
+    ) -> Result<BookingView> {
+        let path = format!("/v1/events/{event}/bookings");
+        let mut request =
+            with_pass(self.request(Method::POST, &path, Some(buyer)), pass).json(body);
         if let Some(key) = idempotency_key {
             request = request.header("idempotency-key", key);
         }
@@ -410,6 +433,43 @@ impl Client {
         let path = format!("/v1/bookings/{booking}/cancel");
         self.send::<(), _>(Method::POST, &path, Some(who), None)
             .await
+    }
+
+    // Waiting room.
+
+    /// `PATCH /v1/events/{id}` (admin): the event's settings as changed.
+    pub async fn patch_event(&self, event: EventId, patch: &EventPatch) -> Result<EventView> {
+        let path = format!("/v1/events/{event}");
+        self.send(Method::PATCH, &path, self.admin_token(), Some(patch))
+            .await
+    }
+
+    /// `POST /v1/events/{id}/queue`: joins the event's waiting room (or finds the buyer's
+    /// ticket).
+    pub async fn join_queue(&self, event: EventId, buyer: &str) -> Result<QueueJoined> {
+        let path = format!("/v1/events/{event}/queue");
+        self.send::<(), _>(Method::POST, &path, Some(buyer), None)
+            .await
+    }
+
+    /// `GET /v1/events/{id}/queue/{ticket}`: where the ticket stands, or the pass once
+    /// admitted. Polling keeps the ticket in the line.
+    pub async fn queue_status(
+        &self,
+        event: EventId,
+        buyer: &str,
+        ticket: Uuid,
+    ) -> Result<QueueStatus> {
+        self.get(&format!("/v1/events/{event}/queue/{ticket}"), Some(buyer))
+            .await
+    }
+}
+
+/// The request with the waiting room's pass, if there is one.
+fn with_pass(request: RequestBuilder, pass: Option<&str>) -> RequestBuilder {
+    match pass {
+        Some(pass) => request.header("boxoffice-pass", pass),
+        None => request,
     }
 }
 

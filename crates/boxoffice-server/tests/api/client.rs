@@ -166,3 +166,70 @@ async fn a_session_token_from_the_client_is_a_buyer() {
         Some("unauthorized")
     );
 }
+
+#[tokio::test]
+async fn the_client_waits_in_the_queue_and_holds_with_its_pass() {
+    use boxoffice_client::api::EventPatch;
+    use boxoffice_core::event::QueueSettings;
+
+    let app = spawn_app_on(Store::Postgres).await;
+    let client = client(&app);
+    let event = boxoffice_core::ids::EventId::parse(&app.create_event().await).unwrap();
+    let queue = QueueSettings {
+        enabled: true,
+        // Postgres keeps microseconds.
+        opens_at: chrono::SubsecRound::trunc_subsecs(chrono::Utc::now(), 6),
+        admit_per_minute: 600_000,
+        session_seconds: 120,
+        shuffle_at_open: true,
+    };
+    let patched = client
+        .patch_event(
+            event,
+            &EventPatch {
+                queue: Some(Some(queue)),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.queue, Some(queue));
+
+    let alice = buyer(&app, "alice");
+    let refused = client
+        .hold_seats(event, &alice, &["stalls-B-1"])
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("queue_required"));
+
+    let joined = client.join_queue(event, &alice).await.unwrap();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let pass = loop {
+        let status = client
+            .queue_status(event, &alice, joined.ticket)
+            .await
+            .unwrap();
+        if status.admitted {
+            break status.pass.expect("a pass once admitted");
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never admitted");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let body = HoldBody {
+        seats: Some(vec!["stalls-B-1".into()]),
+        best_available: None,
+    };
+    let hold = client
+        .hold_with_pass(event, &alice, Some(&pass), &body)
+        .await
+        .unwrap();
+    assert_eq!(hold.seats[0].id, "stalls-B-1");
+    let booking = BookingBody {
+        area: "floor".into(),
+        quantity: 2,
+    };
+    let booked = client
+        .book_with_pass(event, &alice, Some(&pass), &booking, None)
+        .await
+        .unwrap();
+    assert_eq!(booked.quantity, 2);
+}
