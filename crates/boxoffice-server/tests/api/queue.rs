@@ -12,7 +12,7 @@ use boxoffice_server::config::Secret;
 use boxoffice_server::pass::Passes;
 
 use crate::helpers::{gala, spawn_app, spawn_app_on, spawn_app_with, As, TestApp};
-use crate::stores::Store;
+use crate::stores::{test_redis, PrivateRedis, Store};
 
 /// Creates the test event with a waiting room opening `opens_in` from now at `rate` a
 /// minute; returns its id.
@@ -489,5 +489,55 @@ async fn two_instances_share_one_line_and_one_rule() {
             "the other instance still lets holds through"
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn holds_and_bookings_need_the_buyers_own_valid_pass_on_a_redis_cluster() {
+    passes_are_required_to_hold_and_book(Store::RedisCluster).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn without_redis_the_line_answers_503_and_admitted_buyers_still_buy() {
+    let mut redis = PrivateRedis::start();
+    let url = redis.url();
+    // Holds in Postgres; the line in this test's own Redis.
+    let app = spawn_app_with(move |s| s.redis = test_redis(url, false)).await;
+    let event = event_with_queue(&app, chrono::Duration::zero(), 600_000).await;
+    let (alice, bob) = (app.buyer("alice"), app.buyer("bob"));
+    let (ticket, pass) = join_and_wait(&app, &event, &alice).await;
+
+    redis.stop();
+    let (status, problem) = join(&app, &event, &bob).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("unavailable")),
+        "{problem}"
+    );
+    let (status, problem) = poll(&app, &event, &ticket, &alice).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{problem}");
+    // The pass is checked by its signature: Alice holds and buys with Postgres alone.
+    let (status, hold) = hold_with_pass(&app, &event, &alice, &pass, "stalls-B-1").await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    let (status, order) = app
+        .post_orders(&event, &alice, hold["hold_token"].as_str().unwrap())
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{order}");
+    let (status, _) = app.post_holds(&event, &bob, &["stalls-B-2"]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    redis.start_again();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, joined) = join(&app, &event, &bob).await;
+        if status == StatusCode::CREATED {
+            break;
+        }
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{joined}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the line never came back"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
