@@ -1,12 +1,15 @@
 // The Boxoffice seat-map page: the event list, one event's map (its layout from
 // GET /v1/events/{id}/layout, kept live by GET /v1/events/{id}/stream), a basket held all or nothing (chosen on the map, or the
-// best available chosen by the server), checkout, and GA bookings.
+// best available chosen by the server), checkout, and GA bookings. An event with a waiting
+// room shows the line first, and the map once the buyer's turn comes.
 // Plain JavaScript, no build step. Every seat is one SVG circle carrying data-seat-id and
 // data-status; changes touch single elements; one listener per kind of input on the map.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
 const SESSION_KEY = "boxoffice.session";
+const PASS_KEY = "boxoffice.pass.";   // + event id: {ticket, pass, expires_at}
+const POLL_MS = 2000;
 const PALETTE = ["#2f6fb3", "#c2571a", "#2a8a57", "#8a4fb5", "#b0306a", "#6b7a1f", "#1f7f8a", "#8a6a1f"];
 
 const $ = (id) => document.getElementById(id);
@@ -25,6 +28,7 @@ const state = {
   stream: null,
   focusId: null,
   pending: new Set(),   // seats of a hold request on its way
+  pass: null,           // the waiting room's {ticket, pass, expires_at}, while the queue is on
 };
 
 window.boxoffice = { timings: {}, state };
@@ -74,6 +78,7 @@ async function api(method, path, body, auth = true) {
   const headers = { Accept: "application/json" };
   if (body !== null && body !== undefined) headers["Content-Type"] = "application/json";
   if (auth) headers.Authorization = "Bearer " + (await session()).token;
+  if (auth && state.pass) headers["Boxoffice-Pass"] = state.pass.pass;
   const response = await fetch(path, {
     method,
     headers,
@@ -118,6 +123,7 @@ async function showEvent(id) {
   state.event = await api("GET", "/v1/events/" + encodeURIComponent(id), null, false);
   const e = state.event;
   document.title = e.name + " · Boxoffice";
+  if (e.queue && e.queue.enabled) await waitForTurn();
   $("event-name").textContent = e.name;
   $("event-meta").textContent = new Date(e.starts_at).toLocaleString() +
     " · up to " + e.max_seats_per_user + " seats per buyer";
@@ -126,9 +132,114 @@ async function showEvent(id) {
   renderLegend();
   renderGa();
   renderBasket();
+  renderPass();
   wireMap();
   wirePanel();
   connect();
+}
+
+// ---- the waiting room ----
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function savedPass() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(PASS_KEY + state.event.id) || "null");
+    if (saved && Date.parse(saved.expires_at) - Date.now() > 5_000) return saved;
+  } catch (_) { /* none */ }
+  return null;
+}
+
+function minutes(seconds) {
+  if (seconds < 60) return "less than a minute";
+  const m = Math.round(seconds / 60);
+  if (m < 60) return m === 1 ? "about a minute" : `about ${m} minutes`;
+  const h = Math.floor(m / 60), rest = m % 60;
+  return `about ${h} h ${rest} min`;
+}
+
+// Joins the event's line (or finds this buyer's ticket) and polls it until admitted,
+// showing the place and the estimated wait; the pass is kept for the page's holds.
+async function waitForTurn() {
+  state.pass = savedPass();
+  if (state.pass) return;
+  const e = state.event;
+  $("event").hidden = true;
+  const screen = $("waiting");
+  screen.hidden = false;
+  $("waiting-name").textContent = e.name;
+  const base = `/v1/events/${e.id}/queue`;
+  let ticket = null, first = null;
+  for (;;) {
+    let standing;
+    try {
+      if (!ticket) ticket = (await api("POST", base, null)).ticket;
+      standing = await api("GET", `${base}/${ticket}`, null);
+    } catch (err) {
+      if (err instanceof Problem && err.body.code === "ticket_not_found") { ticket = null; continue; }
+      // The line is not open (any more): the sale is open to all.
+      if (err instanceof Problem && err.body.code === "queue_not_found") break;
+      $("waiting-estimate").textContent = "Reconnecting to the waiting room…";
+      await sleep(POLL_MS);
+      continue;
+    }
+    screen.dataset.ticket = ticket;
+    if (standing.admitted) {
+      state.pass = { ticket, pass: standing.pass, expires_at: standing.pass_expires_at };
+      localStorage.setItem(PASS_KEY + e.id, JSON.stringify(state.pass));
+      break;
+    }
+    const position = standing.position;
+    screen.dataset.position = position ?? "";
+    if (position === null || position === undefined) {
+      const opens = new Date(e.queue.opens_at);
+      $("waiting-position").textContent = "The sale opens at " + opens.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+      $("waiting-estimate").textContent = "Everyone here before then gets a random place in line when it opens: there is no need to hurry.";
+    } else {
+      first ??= position;
+      $("waiting-position").textContent = position === 1
+        ? "You are next in line"
+        : `You are number ${position.toLocaleString()} in line`;
+      $("waiting-estimate").textContent = "Estimated wait: " + minutes(standing.estimated_wait_seconds);
+      $("waiting-progress").style.width = `${Math.round(100 * (1 - (position - 1) / Math.max(first, 1)))}%`;
+    }
+    await sleep(POLL_MS);
+  }
+  screen.hidden = true;
+  $("event").hidden = false;
+  say("");
+}
+
+// The pass was refused or ended: back to the line, then on with the map.
+async function backInLine(text) {
+  state.pass = null;
+  localStorage.removeItem(PASS_KEY + state.event.id);
+  await waitForTurn();
+  say(text, "warn");
+  renderPass();
+}
+
+// The pass ended on the server (a checkout, or the last hold released).
+function passEnded() {
+  if (!state.pass) return;
+  state.pass = null;
+  localStorage.removeItem(PASS_KEY + state.event.id);
+  renderPass();
+}
+
+function renderPass() {
+  const info = $("pass-info");
+  const left = state.pass ? Date.parse(state.pass.expires_at) - Date.now() : 0;
+  if (state.pass && left <= 0) passEnded();
+  info.hidden = !state.pass;
+  if (!state.pass) return;
+  const s = Math.floor(left / 1000);
+  $("pass-left").textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+// A refusal that means the buyer's turn is over.
+function turnOver(e) {
+  return e instanceof Problem && e.body.code === "queue_required";
 }
 
 function connect() {
@@ -557,6 +668,7 @@ function wirePanel() {
       total.textContent = "Paid " + money(order.total_cents, order.currency) + " · order " + order.order_id;
       box.append(title, lines, total);
       box.dataset.orderId = order.order_id;
+      passEnded();
       state.hold = null;
       state.selected.clear();
       say("");
@@ -573,7 +685,9 @@ function wirePanel() {
     state.selected.clear();
     for (const id of mine) if (state.seats.get(id)?.status === "held") setStatus(id, "available", null);
     markMine();
-    say("Released.", "ok");
+    const hadTurn = !!state.pass;
+    passEnded();
+    say(hadTurn ? "Released. That ended your turn: choosing again means a new place in line." : "Released.", "ok");
     renderBasket();
   };
 }
@@ -587,7 +701,8 @@ async function holdSelection() {
     took(await api("POST", `/v1/events/${state.event.id}/holds`, { seats }));
     say("Held. Buy before the time runs out.", "ok");
   } catch (e) {
-    refused(e);
+    if (turnOver(e)) await backInLine("Your turn had ended; it is your turn again. Hold your seats now.");
+    else refused(e);
   } finally {
     state.pending = new Set();
   }
@@ -614,6 +729,8 @@ async function holdBest() {
   } catch (e) {
     if (e instanceof Problem && e.body.code === "seat_unavailable") {
       say(`Not ${quantity === 1 ? "a seat" : quantity + " seats"}${type ? " of that type" : ""} left; try fewer.`, "warn");
+    } else if (turnOver(e)) {
+      await backInLine("Your turn had ended; it is your turn again.");
     } else {
       refused(e);
     }
@@ -676,7 +793,8 @@ function renderGa() {
         const b = await api("POST", `/v1/events/${state.event.id}/bookings`, { area: a.code, quantity: Number(input.value) });
         result.textContent = "Booked " + b.quantity + " · " + money(b.total_cents, b.currency);
       } catch (e) {
-        result.textContent = e instanceof Problem ? e.message : "Something went wrong.";
+        if (turnOver(e)) await backInLine("Your turn had ended; it is your turn again. Book now.");
+        else result.textContent = e instanceof Problem ? e.message : "Something went wrong.";
       }
     };
     box.append(div);
@@ -697,7 +815,7 @@ async function start() {
     fatal.hidden = false;
     fatal.textContent = e instanceof Problem && e.status === 404 ? "No such event." : "Could not load: " + e.message;
   }
-  setInterval(expireHolds, 1000);
+  setInterval(() => { expireHolds(); if (state.event) renderPass(); }, 1000);
 }
 
 start();

@@ -647,3 +647,142 @@ async fn the_page_is_served_at_the_root_with_its_assets() {
         assert!(!response.text().await.unwrap().is_empty());
     }
 }
+
+/// A buyer's waiting-room call made outside the page: joins `who` to the line and polls
+/// until admitted (or, with `wait` false, answers the ticket at once); the ticket, and the
+/// pass if admitted.
+async fn in_line(app: &TestApp, event: &str, who: &As, wait: bool) -> (String, Option<String>) {
+    let (status, joined) = app
+        .send(
+            Method::POST,
+            &format!("/v1/events/{event}/queue"),
+            who,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{joined}");
+    let ticket = joined["ticket"].as_str().unwrap().to_owned();
+    let deadline = Instant::now() + LOADS_WITHIN;
+    loop {
+        let path = format!("/v1/events/{event}/queue/{ticket}");
+        let (_, standing) = app.send(Method::GET, &path, who, None).await;
+        if standing["admitted"] == true {
+            return (ticket, Some(standing["pass"].as_str().unwrap().to_owned()));
+        }
+        if !wait {
+            return (ticket, None);
+        }
+        assert!(Instant::now() < deadline, "never admitted: {standing}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Holds `seat` as `who` showing `pass`; answers the hold token.
+async fn hold_with_pass(app: &TestApp, event: &str, who: &As, pass: &str, seat: &str) -> String {
+    let response = app
+        .request(Method::POST, &format!("/v1/events/{event}/holds"), who)
+        .header("Boxoffice-Pass", pass)
+        .json(&json!({"seats": [seat]}))
+        .send()
+        .await
+        .unwrap();
+    let (status, hold) = crate::helpers::read(response).await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    hold["hold_token"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_page_waits_in_the_line_and_reaches_the_map_when_admitted() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let app = spawn_app().await;
+    let venue = app.create_venue().await;
+    let mut spec = crate::helpers::gala(&venue);
+    // One admission a minute, open for a minute: one buyer now, the next a minute later,
+    // unless someone is done sooner.
+    spec["queue"] = json!({"enabled": true, "opens_at": chrono::Utc::now() - chrono::Duration::minutes(1),
+        "admit_per_minute": 1, "session_seconds": 300});
+    let (status, created) = app.post_events(&spec).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let event = created["id"].as_str().unwrap().to_owned();
+    let (bob, carol) = (app.buyer("bob"), app.buyer("carol"));
+    let bob_pass = in_line(&app, &event, &bob, true).await.1.unwrap();
+    let (carol_ticket, _) = in_line(&app, &event, &carol, false).await;
+
+    let driver = driver().await;
+    let page = browser(&driver).await;
+    page.goto(&format!("{}/?event={event}", app.base))
+        .await
+        .unwrap();
+    wait_until(
+        &page,
+        LOADS_WITHIN,
+        "the page waits second in line",
+        |p| async move {
+            visible(&p, "waiting").await
+                && text(&p, "waiting-position").await == "You are number 2 in line"
+        },
+    )
+    .await;
+    assert!(!visible(&page, "event").await, "no map while waiting");
+    assert_eq!(
+        text(&page, "waiting-estimate").await,
+        "Estimated wait: about a minute"
+    );
+    screenshot(&page, "queue-01-waiting").await;
+
+    // Bob buys: his slot goes to Carol, and the page moves up to next in line.
+    let token = hold_with_pass(&app, &event, &bob, &bob_pass, "stalls-B-1").await;
+    assert_eq!(
+        app.post_orders(&event, &bob, &token).await.0,
+        StatusCode::CREATED
+    );
+    let carol_pass = loop {
+        let path = format!("/v1/events/{event}/queue/{carol_ticket}");
+        let (_, standing) = app.send(Method::GET, &path, &carol, None).await;
+        if standing["admitted"] == true {
+            break standing["pass"].as_str().unwrap().to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    wait_until(&page, LOADS_WITHIN, "the page is next", |p| async move {
+        text(&p, "waiting-position").await == "You are next in line"
+    })
+    .await;
+    screenshot(&page, "queue-02-next").await;
+
+    // Carol holds a seat and lets it go again: done, her slot is the page's, and the page
+    // shows the map by itself.
+    let token = hold_with_pass(&app, &event, &carol, &carol_pass, "stalls-B-2").await;
+    let (status, _) = app
+        .hold_call(Method::DELETE, &event, &token, "", &carol)
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    wait_until(&page, LOADS_WITHIN, "the map is live", |p| async move {
+        script(&p, "return document.getElementById('live').dataset.state === 'live' && document.querySelectorAll('.seat').length > 0").await == json!(true)
+    })
+    .await;
+    assert!(!visible(&page, "waiting").await);
+    assert!(
+        visible(&page, "pass-info").await,
+        "the page shows the turn's time"
+    );
+    wait_status(&page, "stalls-B-1", "sold", LIVE_WITHIN).await;
+
+    // The page's holds carry its pass.
+    click_seat(&page, "stalls-C-1").await;
+    click(&page, "hold").await;
+    wait_until(
+        &page,
+        LOADS_WITHIN,
+        "the page's hold shows",
+        |p| async move { visible(&p, "hold-info").await },
+    )
+    .await;
+    assert_eq!(status_of(&app, &event, "stalls-C-1").await, "held");
+    screenshot(&page, "queue-03-admitted-and-holding").await;
+    page.close().await.unwrap();
+}
+
+async fn status_of(app: &TestApp, event: &str, seat: &str) -> String {
+    app.seat_statuses(event).await[seat].clone()
+}
