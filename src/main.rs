@@ -213,6 +213,22 @@ enum Scenario {
         #[arg(long, default_value_t = 30)]
         hold_ttl: u32,
     },
+    /// Buyers joining an event's waiting room before it opens, then polling it while it
+    /// admits: joins and polls per second, and the line's promises checked.
+    Queue {
+        /// Buyers in the line.
+        #[arg(long, default_value_t = 10_000)]
+        buyers: usize,
+        /// Admissions per minute.
+        #[arg(long, default_value_t = 6_000)]
+        admit_per_minute: u32,
+        /// How long to poll after opening.
+        #[arg(long, default_value = "20s", value_parser = duration)]
+        duration: Duration,
+        /// Requests in flight at once.
+        #[arg(long, default_value_t = 64)]
+        workers: usize,
+    },
     /// Buyers released together on a general-admission area, 1–4 places each.
     GaRush {
         /// Places in the area.
@@ -467,6 +483,20 @@ async fn run_bench(
             bench::flash_sale::run(target, params).await
         }
         Scenario::GaRush { places, buyers } => bench::ga_rush::run(target, places, buyers).await,
+        Scenario::Queue {
+            buyers,
+            admit_per_minute,
+            duration,
+            workers,
+        } => {
+            let params = bench::queue::Params {
+                buyers,
+                admit_per_minute,
+                duration,
+                workers,
+            };
+            bench::queue::run(target, params).await
+        }
         Scenario::SeatMap {
             seats,
             duration,

@@ -12,6 +12,7 @@
 //! - [`browse`]: live-update subscribers with availability reads and holds: the server's
 //!   resident memory and how long a change takes to reach every subscriber.
 //! - [`seat_map`]: buyers loading the seat map back to back: latency and bytes per load.
+//! - [`queue`]: buyers joining an event's waiting room, then polling it while it admits.
 //! - [`floor`]: `GET /healthz`, the HTTP floor.
 //! - [`plot`]: throughput and p99 against concurrency from saved reports, to SVG.
 //!
@@ -29,6 +30,7 @@ pub mod ga_rush;
 pub mod holds;
 pub mod hot_seat;
 pub mod plot;
+pub mod queue;
 mod report;
 pub mod seat_map;
 

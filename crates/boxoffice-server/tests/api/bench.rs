@@ -84,6 +84,18 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
     assert_passed(&report);
     assert_eq!(report.figures["places_booked"], 40.0, "{}", report.text());
 
+    let params = bench::queue::Params {
+        buyers: 50,
+        admit_per_minute: 600,
+        duration: Duration::from_millis(1500),
+        workers: 4,
+    };
+    let report = bench::queue::run(&target, params).await.unwrap();
+    assert_passed(&report);
+    // Ten a second from opening: some admitted, far from all fifty.
+    let admitted = report.figures["admitted"];
+    assert!((1.0..=30.0).contains(&admitted), "{}", report.text());
+
     let report = bench::floor::run(
         &target,
         Pace::Closed { workers: 2 },
