@@ -181,7 +181,7 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
     }
     let open_for = opened.elapsed();
 
-    let seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+    let seen: Vec<Seen> = std::mem::take(&mut *seen.lock().unwrap_or_else(|p| p.into_inner()));
     let admitted: Vec<(usize, &String)> = seen
         .iter()
         .enumerate()
