@@ -212,6 +212,9 @@ enum Scenario {
         /// The event's hold lifetime in seconds.
         #[arg(long, default_value_t = 30)]
         hold_ttl: u32,
+        /// Put a waiting room in front of the sale, admitting this many a minute.
+        #[arg(long)]
+        queue: Option<u32>,
     },
     /// Buyers joining an event's waiting room before it opens, then polling it while it
     /// admits: joins and polls per second, and the line's promises checked.
@@ -472,6 +475,7 @@ async fn run_bench(
             think,
             time_limit,
             hold_ttl,
+            queue,
         } => {
             let params = bench::flash_sale::Params {
                 seats,
@@ -479,6 +483,7 @@ async fn run_bench(
                 think,
                 time_limit,
                 hold_ttl_seconds: hold_ttl,
+                queue,
             };
             bench::flash_sale::run(target, params).await
         }

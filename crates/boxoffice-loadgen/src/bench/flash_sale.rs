@@ -2,11 +2,18 @@
 //! together, asks for the best available (the front rows first), thinks, checks out, and
 //! on a conflict asks again; a buyer told too few seats are left asks for one fewer. Runs
 //! until every buyer has bought or given up, or the time limit.
+//!
+//! With `--queue R`, the event has a waiting room admitting R a minute: every buyer joins
+//! it, polls once a second until admitted, and holds with the pass; a checkout hands the
+//! slot on. The report adds each buyer's wait for admission.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use boxoffice_client::Error;
+use boxoffice_client::api::{BestAvailable, EventPatch, HoldBody};
+use boxoffice_client::{Client, Error};
+use boxoffice_core::event::QueueSettings;
+use boxoffice_core::ids::EventId;
 use rand::Rng;
 
 use super::{checks, status_of, Layout, Report, Stats, Target};
@@ -24,13 +31,53 @@ pub struct Params {
     pub time_limit: Duration,
     /// The event's hold lifetime.
     pub hold_ttl_seconds: u32,
+    /// A waiting room in front of the sale, admitting this many a minute.
+    pub queue: Option<u32>,
 }
 
 #[derive(Default)]
 struct Outcome {
     holds: Stats,
     checkouts: Stats,
+    polls: Stats,
+    waits: Stats,
     orders: Vec<Vec<String>>,
+}
+
+/// How often a waiting buyer polls.
+const POLL_EVERY: Duration = Duration::from_secs(1);
+
+/// Joins the line and polls until admitted; the pass, or `None` past `deadline`. Every
+/// poll's answer goes into `polls`.
+async fn admitted(
+    api: &Client,
+    event: EventId,
+    token: &str,
+    deadline: Instant,
+    polls: &mut Stats,
+) -> Option<String> {
+    while Instant::now() < deadline {
+        let sent = Instant::now();
+        let joined = api.join_queue(event, token).await;
+        polls.record(status_of(&joined, 201), sent.elapsed());
+        let Ok(joined) = joined else {
+            tokio::time::sleep(POLL_EVERY).await;
+            continue;
+        };
+        while Instant::now() < deadline {
+            let sent = Instant::now();
+            let status = api.queue_status(event, token, joined.ticket).await;
+            polls.record(status_of(&status, 200), sent.elapsed());
+            match status {
+                Ok(s) if s.admitted => return s.pass,
+                Ok(_) => tokio::time::sleep(POLL_EVERY).await,
+                // Dropped: join again.
+                Err(Error::Problem(p)) if p.code == "ticket_not_found" => break,
+                Err(_) => tokio::time::sleep(POLL_EVERY).await,
+            }
+        }
+    }
+    None
 }
 
 /// Runs the scenario and reports it.
@@ -40,6 +87,19 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
         ..Layout::of(params.seats, params.hold_ttl_seconds)
     };
     let event = target.seated_event(&layout).await?;
+    if let Some(admit_per_minute) = params.queue {
+        let queue = QueueSettings {
+            enabled: true,
+            opens_at: chrono::Utc::now(),
+            admit_per_minute,
+            session_seconds: 600,
+            shuffle_at_open: true,
+        };
+        let patch = EventPatch {
+            queue: Some(Some(queue)),
+        };
+        target.api.patch_event(event, &patch).await?;
+    }
     let outcome = Arc::new(Mutex::new(Outcome::default()));
     let bar = target.progress(params.buyers as u64, "buyers done");
     let started = Instant::now();
@@ -52,13 +112,35 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
             async move {
                 let mut holds = Stats::default();
                 let mut checkouts = Stats::default();
+                let (mut polls, mut waits) = (Stats::default(), Stats::default());
                 let mut bought = None;
+                let mut pass = None;
                 while want > 0 && bought.is_none() && Instant::now() < deadline {
+                    if params.queue.is_some() && pass.is_none() {
+                        let arrived = Instant::now();
+                        pass = admitted(&api, event, &token, deadline, &mut polls).await;
+                        waits.record(if pass.is_some() { 200 } else { 0 }, arrived.elapsed());
+                        continue;
+                    }
+                    let body = HoldBody {
+                        seats: None,
+                        best_available: Some(BestAvailable {
+                            quantity: want,
+                            ticket_type: None,
+                        }),
+                    };
                     let sent = Instant::now();
-                    let answer = api.hold_best_available(event, &token, want, None).await;
+                    let answer = api
+                        .hold_with_pass(event, &token, pass.as_deref(), &body)
+                        .await;
                     holds.record(status_of(&answer, 201), sent.elapsed());
                     let hold = match answer {
                         Ok(hold) => hold,
+                        // The turn is over: back in line.
+                        Err(Error::Problem(p)) if p.code == "queue_required" => {
+                            pass = None;
+                            continue;
+                        }
                         // Too few seats left for this many: try one fewer.
                         Err(Error::Problem(p))
                             if p.code == "seat_unavailable"
@@ -87,6 +169,8 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
                 let mut outcome = outcome.lock().unwrap_or_else(|p| p.into_inner());
                 outcome.holds.merge(&holds);
                 outcome.checkouts.merge(&checkouts);
+                outcome.polls.merge(&polls);
+                outcome.waits.merge(&waits);
                 outcome.orders.extend(bought);
             }
         })
@@ -103,6 +187,9 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
         .parameter("buyers", params.buyers)
         .parameter("think_ms", params.think.as_millis())
         .parameter("hold_ttl_s", params.hold_ttl_seconds);
+    if let Some(rate) = params.queue {
+        report.parameter("queue_admit_per_minute", rate);
+    }
     report.elapsed_seconds = elapsed.as_secs_f64();
     report
         .operations
@@ -110,6 +197,14 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
     report
         .operations
         .push(outcome.checkouts.report("checkout", elapsed));
+    if params.queue.is_some() {
+        report
+            .operations
+            .push(outcome.polls.report("queue join/poll", elapsed));
+        report
+            .operations
+            .push(outcome.waits.report("wait to be admitted", elapsed));
+    }
     report
         .figure("orders", outcome.orders.len() as f64)
         .figure("seats_sold", sold as f64)

@@ -74,11 +74,31 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
         think: Duration::from_millis(10),
         time_limit: Duration::from_secs(60),
         hold_ttl_seconds: 1,
+        queue: None,
     };
     let report = bench::flash_sale::run(&target, params).await.unwrap();
     assert_passed(&report);
     // 80 buyers of 1–4 seats each want more than 120 seats, or very nearly: sold out.
     assert!(report.figures["seats_sold"] >= 80.0, "{}", report.text());
+
+    // The same behind a waiting room letting in 1,200 a minute (20 a second).
+    let report = bench::flash_sale::run(
+        &target,
+        bench::flash_sale::Params {
+            queue: Some(1_200),
+            ..params
+        },
+    )
+    .await
+    .unwrap();
+    assert_passed(&report);
+    assert!(report.figures["seats_sold"] >= 80.0, "{}", report.text());
+    let waits = report
+        .operations
+        .iter()
+        .find(|o| o.name == "wait to be admitted")
+        .expect("the waits are reported");
+    assert_eq!(waits.statuses.get("200"), Some(&80), "{}", report.text());
 
     let report = bench::ga_rush::run(&target, 40, 50).await.unwrap();
     assert_passed(&report);
