@@ -25,6 +25,12 @@ use crate::StoreError;
 const STEPS_PER_CALL: u32 = 1_000;
 /// How long an event's line is kept after its last join.
 const KEEP_FOR: Duration = Duration::from_secs(7 * 24 * 3600);
+/// The shortest time a waiting-room call may wait for Redis before Redis counts as
+/// unavailable. A line exists for the moment thousands arrive at once, and their joins
+/// queue up in front of Redis for a while: the hold store's tight timeout (a slow Redis
+/// must not stall a sale that Postgres can carry) would turn that moment into 503s and
+/// retries, where a little patience admits everyone.
+pub const MIN_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How an event's waiting room admits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,10 +118,15 @@ fn ms(d: Duration) -> u64 {
 }
 
 impl WaitingRoom {
-    /// Waiting rooms on the Redis `config` names.
+    /// Waiting rooms on the Redis `config` names, whose timeout is at least
+    /// [`MIN_TIMEOUT`].
     pub fn new(config: &RedisConfig) -> Result<Self, StoreError> {
+        let config = RedisConfig {
+            timeout: config.timeout.max(MIN_TIMEOUT),
+            ..config.clone()
+        };
         Ok(Self {
-            redis: Arc::new(RedisLink::new(config)?),
+            redis: Arc::new(RedisLink::new(&config)?),
             script: Script::new(include_str!("../scripts/queue.lua")),
         })
     }
