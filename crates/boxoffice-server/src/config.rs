@@ -176,7 +176,8 @@ pub struct ServeArgs {
     /// Seconds between sweeps of old idempotency answers and delivered outbox rows.
     #[arg(long, env = "BOXOFFICE_SWEEP_INTERVAL_SECS", default_value_t = defaults::SWEEP_INTERVAL_SECS)]
     pub sweep_interval_secs: u64,
-    /// Milliseconds any Redis command may take before Redis counts as unavailable.
+    /// Milliseconds any Redis command may take before Redis counts as unavailable (the
+    /// waiting room's commands: at least two seconds).
     #[arg(long, env = "BOXOFFICE_REDIS_TIMEOUT_MS", default_value_t = RedisConfig::DEFAULT_TIMEOUT_MS)]
     pub redis_timeout_ms: u64,
     /// Turn on the sale-day gate: a Redis counter per general-admission area that refuses
