@@ -87,7 +87,7 @@ pub fn choose(slots: &[Slot<'_>], ask: &Ask<'_>) -> Option<Choice> {
     }
     let rows = ranked_rows(slots, ask.section_order);
     for row in &rows {
-        if let Some(start) = best_block(&slots[row.start..row.start + row.len], q, &wanted) {
+        if let Some(start) = together(&slots[row.start..row.start + row.len], ask) {
             return Some(Choice {
                 seats: (row.start + start..row.start + start + q).collect(),
                 adjacent: true,
@@ -102,6 +102,31 @@ pub fn choose(slots: &[Slot<'_>], ask: &Ask<'_>) -> Option<Choice> {
         seats: closest_group(slots, &rows, q, &wanted),
         adjacent: false,
     })
+}
+
+/// The rows of `slots` in rank order (by section rank, then front to back), as ranges of
+/// positions: the order [`choose`] tries them in. They depend on the layout alone, so a
+/// caller choosing many times from one layout can rank its rows once and try them itself
+/// with [`together`], falling back to [`choose`] only when no row has enough together.
+pub fn rows_in_rank_order(
+    slots: &[Slot<'_>],
+    section_order: &[String],
+) -> Vec<std::ops::Range<usize>> {
+    ranked_rows(slots, section_order)
+        .into_iter()
+        .map(|r| r.start..r.start + r.len)
+        .collect()
+}
+
+/// Where in `row` (one row's slots, in order) the best block of `ask.quantity` adjacent
+/// free seats of the asked type starts, as [`choose`] would take it from that row.
+pub fn together(row: &[Slot<'_>], ask: &Ask<'_>) -> Option<usize> {
+    let wanted =
+        |s: &Slot<'_>| s.open() && ask.ticket_type.is_none_or(|t| s.ticket_type == Some(t));
+    if ask.quantity == 0 {
+        return None;
+    }
+    best_block(row, ask.quantity, &wanted)
 }
 
 /// Rows in rank order: by section rank, then front to back.

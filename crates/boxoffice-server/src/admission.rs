@@ -2,7 +2,10 @@
 //!
 //! Every hold and booking asks whether the event's queue is on, so each instance keeps the
 //! queue settings it read for a moment ([`SETTINGS_KEPT`]) and forgets an event's at once
-//! when any instance changes them (the live bus carries the word). A pass is checked by
+//! when any instance changes them (the live bus carries the word). When kept settings grow
+//! old, one request reads them again while the others go on with the kept ones, and
+//! settings never read are read by one request at a time: thousands of buyers arriving
+//! together make one query, not thousands. A pass is checked by
 //! its signature alone ([`crate::pass`]); one that ended early (its buyer checked out or
 //! released every hold) is remembered here until it would have expired, on every instance
 //! the bus reaches.
@@ -32,12 +35,23 @@ pub struct Admission {
     /// Mints and checks passes.
     pub passes: Passes,
     settings: Mutex<HashMap<EventId, Kept>>,
+    /// Held while reading settings no request has kept yet.
+    first_read: tokio::sync::Mutex<()>,
     ended: Mutex<HashMap<Uuid, DateTime<Utc>>>,
 }
 
 struct Kept {
     read: Instant,
     queue: Option<QueueSettings>,
+    /// A request is reading them again.
+    rereading: bool,
+}
+
+/// What to do about an event's settings.
+enum Lookup {
+    Use(Option<QueueSettings>),
+    Reread,
+    FirstRead,
 }
 
 impl Admission {
@@ -46,6 +60,7 @@ impl Admission {
         Self {
             passes: Passes::new(jwt_secret),
             settings: Mutex::default(),
+            first_read: tokio::sync::Mutex::const_new(()),
             ended: Mutex::default(),
         }
     }
@@ -56,19 +71,60 @@ impl Admission {
         pool: &PgPool,
         event: EventId,
     ) -> Result<Option<QueueSettings>, StoreError> {
-        if let Some(kept) = self.lock_settings().get(&event) {
-            if kept.read.elapsed() < SETTINGS_KEPT {
-                return Ok(kept.queue);
+        let _first_read = match self.kept(event) {
+            Lookup::Use(queue) => return Ok(queue),
+            Lookup::Reread => None,
+            Lookup::FirstRead => {
+                let turn = self.first_read.lock().await;
+                // Another request may have read them meanwhile.
+                if let Lookup::Use(queue) = self.kept(event) {
+                    return Ok(queue);
+                }
+                Some(turn)
             }
-        }
+        };
         let read = Instant::now();
-        let queue = events::queue(pool, event).await?.filter(|q| q.enabled);
+        let queue = match events::queue(pool, event).await {
+            Ok(queue) => queue.filter(|q| q.enabled),
+            Err(error) => {
+                if let Some(kept) = self.lock_settings().get_mut(&event) {
+                    kept.rereading = false;
+                }
+                return Err(error);
+            }
+        };
         let mut settings = self.lock_settings();
         if settings.len() >= EVENTS_KEPT {
             settings.retain(|_, kept| kept.read.elapsed() < SETTINGS_KEPT);
         }
-        settings.insert(event, Kept { read, queue });
+        settings.insert(
+            event,
+            Kept {
+                read,
+                queue,
+                rereading: false,
+            },
+        );
         Ok(queue)
+    }
+
+    /// Whether the kept settings of `event` serve this request, or it reads them.
+    fn kept(&self, event: EventId) -> Lookup {
+        let mut settings = self.lock_settings();
+        match settings.get_mut(&event) {
+            // A reread that went away unfinished is given up on after a while.
+            Some(kept)
+                if kept.read.elapsed() < SETTINGS_KEPT
+                    || (kept.rereading && kept.read.elapsed() < 2 * SETTINGS_KEPT) =>
+            {
+                Lookup::Use(kept.queue)
+            }
+            Some(kept) => {
+                kept.rereading = true;
+                Lookup::Reread
+            }
+            None => Lookup::FirstRead,
+        }
     }
 
     /// Forgets the event's settings: they changed.

@@ -203,7 +203,8 @@ async function waitForTurn() {
       $("waiting-estimate").textContent = "Estimated wait: " + minutes(standing.estimated_wait_seconds);
       $("waiting-progress").style.width = `${Math.round(100 * (1 - (position - 1) / Math.max(first, 1)))}%`;
     }
-    await sleep(POLL_MS);
+    // Spread, so pages that arrived together do not poll together.
+    await sleep(POLL_MS * (0.75 + Math.random() / 2));
   }
   screen.hidden = true;
   $("event").hidden = false;

@@ -261,3 +261,28 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #[test]
+    fn trying_the_ranked_rows_one_by_one_chooses_as_choose_does(
+        seats in layout(),
+        quantity in 1usize..5,
+        kind in prop::option::of(0u8..2),
+        ranked in prop::option::of(prop::sample::subsequence(vec![2usize, 0, 1], 0..3)),
+    ) {
+        let slots = slots_of(&seats);
+        let order: Vec<String> = ranked.unwrap_or_default().into_iter().map(|s| SECTIONS[s].to_owned()).collect();
+        let ask = Ask { quantity, ticket_type: kind.map(|k| TYPES[usize::from(k)]), section_order: &order };
+        let by_rows = rows_in_rank_order(&slots, &order).into_iter().find_map(|row| {
+            together(&slots[row.clone()], &ask).map(|start| row.start + start)
+        });
+        let chosen = choose(&slots, &ask);
+        match by_rows {
+            Some(first) => prop_assert_eq!(
+                chosen,
+                Some(Choice { seats: (first..first + quantity).collect(), adjacent: true })
+            ),
+            None => prop_assert!(chosen.is_none_or(|c| !c.adjacent)),
+        }
+    }
+}

@@ -44,8 +44,15 @@ struct Outcome {
     orders: Vec<Vec<String>>,
 }
 
-/// How often a waiting buyer polls.
+/// How often a waiting buyer polls, on average.
 const POLL_EVERY: Duration = Duration::from_secs(1);
+
+/// A pause of about [`POLL_EVERY`], spread ±50% so buyers who arrived together do not poll
+/// together ever after (browsers do not either).
+async fn pause() {
+    let spread = rand::rng().random_range(0.5..1.5);
+    tokio::time::sleep(POLL_EVERY.mul_f64(spread)).await;
+}
 
 /// Joins the line and polls until admitted; the pass, or `None` past `deadline`. Every
 /// poll's answer goes into `polls`.
@@ -61,7 +68,7 @@ async fn admitted(
         let joined = api.join_queue(event, token).await;
         polls.record(status_of(&joined, 201), sent.elapsed());
         let Ok(joined) = joined else {
-            tokio::time::sleep(POLL_EVERY).await;
+            pause().await;
             continue;
         };
         while Instant::now() < deadline {
@@ -70,10 +77,10 @@ async fn admitted(
             polls.record(status_of(&status, 200), sent.elapsed());
             match status {
                 Ok(s) if s.admitted => return s.pass,
-                Ok(_) => tokio::time::sleep(POLL_EVERY).await,
+                Ok(_) => pause().await,
                 // Dropped: join again.
                 Err(Error::Problem(p)) if p.code == "ticket_not_found" => break,
-                Err(_) => tokio::time::sleep(POLL_EVERY).await,
+                Err(_) => pause().await,
             }
         }
     }

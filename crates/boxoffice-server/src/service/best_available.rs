@@ -54,6 +54,9 @@ struct View {
     map: Arc<RenderedSeatMap>,
     /// Per seat of `map`, in venue order: free to choose.
     free: Vec<bool>,
+    /// The rows of `map` in rank order, as ranges of seat positions: ranked once per read,
+    /// not once per choice.
+    rows: Vec<std::ops::Range<usize>>,
     /// When it was read; also which read it is.
     read_at: Instant,
 }
@@ -239,7 +242,7 @@ async fn choose<'t>(
             .as_ref()
             .is_some_and(|v| v.read_at.elapsed() < VIEW_LIFETIME);
         if !reusable {
-            let mut view = read(state, event).await?;
+            let mut view = read(state, event, request.section_order).await?;
             fresh = true;
             let mut chosen = turn.chosen();
             for id in chosen.in_flight.values().flatten() {
@@ -279,31 +282,44 @@ async fn choose<'t>(
 }
 
 /// The best seats for `request` in `view`: their positions and whether they are adjacent.
+///
+/// The ranked rows are tried one by one, each looked at only if it has enough free seats,
+/// as [`best_available::choose`] would try them; only when no row has enough together is
+/// the whole map handed to it for the closest group.
 fn pick(view: &View, request: &Request<'_>) -> Option<(Vec<usize>, bool)> {
-    let slots: Vec<Slot<'_>> = view
-        .map
-        .map
-        .seats()
-        .iter()
-        .zip(&view.free)
-        .map(|(seat, &free)| Slot {
-            section: &seat.section,
-            row: &seat.row,
-            ticket_type: seat.ticket_type.as_deref(),
-            free,
-        })
-        .collect();
+    let seats = view.map.map.seats();
+    let slots_of = |range: std::ops::Range<usize>| -> Vec<Slot<'_>> {
+        seats[range.clone()]
+            .iter()
+            .zip(&view.free[range])
+            .map(|(seat, &free)| Slot {
+                section: &seat.section,
+                row: &seat.row,
+                ticket_type: seat.ticket_type.as_deref(),
+                free,
+            })
+            .collect()
+    };
     let ask = Ask {
         quantity: request.quantity,
         ticket_type: request.ticket_type,
         section_order: request.section_order,
     };
-    best_available::choose(&slots, &ask).map(|c| (c.seats, c.adjacent))
+    for row in &view.rows {
+        if view.free[row.clone()].iter().filter(|&&f| f).count() < request.quantity {
+            continue;
+        }
+        if let Some(start) = best_available::together(&slots_of(row.clone()), &ask) {
+            let first = row.start + start;
+            return Some(((first..first + request.quantity).collect(), true));
+        }
+    }
+    best_available::choose(&slots_of(0..seats.len()), &ask).map(|c| (c.seats, c.adjacent))
 }
 
-/// The event's availability now, as a view. The hold store must answer: without it every
-/// held seat would look free.
-async fn read(state: &AppState, event: EventId) -> Result<View, Error> {
+/// The event's availability now, as a view, its rows ranked by `section_order`. The hold
+/// store must answer: without it every held seat would look free.
+async fn read(state: &AppState, event: EventId, section_order: &[String]) -> Result<View, Error> {
     let availability = availability::event_availability(state, event).await?;
     if availability.holds_unknown {
         return Err(Error::Unavailable {
@@ -311,13 +327,28 @@ async fn read(state: &AppState, event: EventId) -> Result<View, Error> {
             retry_after: Duration::from_secs(1),
         });
     }
+    let map = availability.map;
+    let layout: Vec<Slot<'_>> = map
+        .map
+        .seats()
+        .iter()
+        .map(|seat| Slot {
+            section: &seat.section,
+            row: &seat.row,
+            ticket_type: seat.ticket_type.as_deref(),
+            free: false,
+        })
+        .collect();
+    let rows = best_available::rows_in_rank_order(&layout, section_order);
+    drop(layout);
     Ok(View {
         free: availability
             .states
             .iter()
             .map(|s| s.status == SeatStatus::Available)
             .collect(),
-        map: availability.map,
+        rows,
+        map,
         read_at: Instant::now(),
     })
 }
