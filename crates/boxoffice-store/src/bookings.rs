@@ -103,22 +103,25 @@ pub async fn book(
         // Claim the key. A concurrent request with the same key waits here until the first
         // one commits (then we replay its answer) or rolls back (then we go ahead).
         let claimed = sqlx::query(
-            "insert into idempotency (user_id, key, fingerprint, status, body)
-             values ($1, $2, $3, 0, 'null') on conflict do nothing",
+            "insert into idempotency (event_id, user_id, key, fingerprint, status, body)
+             values ($4, $1, $2, $3, 0, 'null') on conflict do nothing",
         )
         .bind(request.user.as_str())
         .bind(key)
         .bind(&fingerprint)
+        .bind(request.event.0)
         .execute(&mut *tx)
         .await?
         .rows_affected()
             == 1;
         if !claimed {
             let (stored, status, body): (String, i16, String) = sqlx::query_as(
-                "select fingerprint, status, body::text from idempotency where user_id = $1 and key = $2",
+                "select fingerprint, status, body::text from idempotency
+                  where event_id = $3 and user_id = $1 and key = $2",
             )
             .bind(request.user.as_str())
             .bind(key)
+            .bind(request.event.0)
             .fetch_one(&mut *tx)
             .await?;
             if stored != fingerprint {
@@ -139,13 +142,17 @@ pub async fn book(
     };
     match (request.idempotency_key, answer) {
         (Some(key), Some((status, body))) => {
-            sqlx::query("update idempotency set status = $3, body = $4::jsonb where user_id = $1 and key = $2")
-                .bind(request.user.as_str())
-                .bind(key)
-                .bind(status)
-                .bind(body.to_string())
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query(
+                "update idempotency set status = $3, body = $4::jsonb
+                  where event_id = $5 and user_id = $1 and key = $2",
+            )
+            .bind(request.user.as_str())
+            .bind(key)
+            .bind(status)
+            .bind(body.to_string())
+            .bind(request.event.0)
+            .execute(&mut *tx)
+            .await?;
             tx.commit().await?;
         }
         (None, _) if matches!(outcome, BookingOutcome::Booked(_)) => tx.commit().await?,

@@ -52,7 +52,7 @@ pub async fn sweep(pool: &PgPool, retention: Retention) -> Result<Swept, StoreEr
         idempotency: delete_in_batches(
             pool,
             "delete from idempotency
-              where (user_id, key) in (select user_id, key from idempotency
+              where (event_id, user_id, key) in (select event_id, user_id, key from idempotency
                                         where created_at < now() - make_interval(secs => $1)
                                         limit $2
                                           for update skip locked)",

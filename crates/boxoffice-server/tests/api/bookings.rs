@@ -161,6 +161,12 @@ async fn a_repeated_idempotency_key_gets_the_first_answer_again() {
     );
     assert_eq!(problem["errors"][0]["field"], "Idempotency-Key");
     assert_eq!(left(&app).await, 46);
+
+    // A key belongs to one event: in another, it is a new request.
+    let other = app.create_event().await;
+    let (status, elsewhere) = post_bookings(&app, &other, &alice, 5, Some("key-1")).await;
+    assert_eq!(status, StatusCode::CREATED, "{elsewhere}");
+    assert_ne!(elsewhere["booking_id"], first["booking_id"]);
 }
 
 #[tokio::test]

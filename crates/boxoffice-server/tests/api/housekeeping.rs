@@ -20,11 +20,11 @@ async fn old_answers_and_delivered_outbox_rows_are_swept_in_batches_and_nothing_
     // More old rows than one batch deletes, and rows that must stay: fresh answers,
     // rows delivered lately, and old rows never delivered.
     sqlx::query(
-        "insert into idempotency (user_id, key, fingerprint, status, body, created_at)
-         select 'u', 'old-' || i, 'f', 201, '{}'::jsonb, now() - interval '2 hours'
+        "insert into idempotency (event_id, user_id, key, fingerprint, status, body, created_at)
+         select gen_random_uuid(), 'u', 'old-' || i, 'f', 201, '{}'::jsonb, now() - interval '2 hours'
            from generate_series(1, 1500) i
          union all
-         select 'u', 'fresh-' || i, 'f', 201, '{}'::jsonb, now() - interval '50 minutes'
+         select gen_random_uuid(), 'u', 'fresh-' || i, 'f', 201, '{}'::jsonb, now() - interval '50 minutes'
            from generate_series(1, 3) i",
     )
     .execute(&app.db)

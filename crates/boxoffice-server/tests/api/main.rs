@@ -27,5 +27,6 @@ mod races;
 mod redis_outage;
 mod redis_store;
 mod relay;
+mod schema;
 mod sessions;
 mod venues;
