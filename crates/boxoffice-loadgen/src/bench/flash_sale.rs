@@ -10,7 +10,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use boxoffice_client::api::{BestAvailable, EventPatch, HoldBody};
+use boxoffice_client::api::{BestAvailable, HoldBody};
 use boxoffice_client::{Client, Error};
 use boxoffice_core::event::QueueSettings;
 use boxoffice_core::ids::EventId;
@@ -102,10 +102,7 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
             session_seconds: 600,
             shuffle_at_open: true,
         };
-        let patch = EventPatch {
-            queue: Some(Some(queue)),
-        };
-        target.api.patch_event(event, &patch).await?;
+        target.set_queue(event, queue).await?;
     }
     let outcome = Arc::new(Mutex::new(Outcome::default()));
     let bar = target.progress(params.buyers as u64, "buyers done");

@@ -80,6 +80,19 @@ impl Target {
         self
     }
 
+    /// Puts a waiting room with `queue` in front of `event`.
+    pub async fn set_queue(
+        &self,
+        event: EventId,
+        queue: boxoffice_core::event::QueueSettings,
+    ) -> anyhow::Result<()> {
+        let patch = boxoffice_client::api::EventPatch {
+            queue: Some(Some(queue)),
+        };
+        self.api.patch_event(event, &patch).await?;
+        Ok(())
+    }
+
     /// A token for the buyer `name`, valid for a day.
     pub fn buyer(&self, name: &str) -> String {
         boxoffice_client::mint_user_token(

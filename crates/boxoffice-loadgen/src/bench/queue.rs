@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use boxoffice_client::api::{EventPatch, HoldBody};
+use boxoffice_client::api::HoldBody;
 use boxoffice_core::event::QueueSettings;
 use chrono::Utc;
 use uuid::Uuid;
@@ -92,15 +92,7 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
         session_seconds: 600,
         shuffle_at_open: true,
     };
-    target
-        .api
-        .patch_event(
-            event,
-            &EventPatch {
-                queue: Some(Some(queue)),
-            },
-        )
-        .await?;
+    target.set_queue(event, queue).await?;
 
     let tokens: Arc<Vec<String>> = Arc::new(
         (0..buyers)
@@ -131,15 +123,7 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
 
     // Open now; everyone polls, round after round, for the duration.
     queue.opens_at = Utc::now();
-    target
-        .api
-        .patch_event(
-            event,
-            &EventPatch {
-                queue: Some(Some(queue)),
-            },
-        )
-        .await?;
+    target.set_queue(event, queue).await?;
     let opened = Instant::now();
     let tickets: Arc<Vec<Option<Uuid>>> =
         Arc::new(tickets.lock().unwrap_or_else(|p| p.into_inner()).clone());
