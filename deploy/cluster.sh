@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Boxoffice as a small cluster on this machine, from Debian and Rust packages only:
+#
+#   haproxy on 127.0.0.1:$CLUSTER_PORT (8080)   one public port, health-checked on /readyz
+#     -> three `boxoffice serve` instances        127.0.0.1:8181, 8182, 8183
+#   the redis hold store on a Redis Cluster     three masters, 127.0.0.1:7201-7203
+#   Postgres: the primary (127.0.0.1:5432)      database boxoffice_cluster
+#     + a streaming replica                     127.0.0.1:5433 (pg_basebackup, pg_ctl)
+#   two outbox relays (`boxoffice relay`)       to $BOXOFFICE_WEBHOOK_URLS, or to a local
+#                                               sink on 127.0.0.1:8190 that logs each delivery
+#
+#   deploy/cluster.sh up       start all of it (builds the release binary first)
+#   deploy/cluster.sh status   what runs, and whether the balancer's backends are up
+#   deploy/cluster.sh down     stop exactly what `up` started
+#
+# Settings from the environment: BOXOFFICE_ADMIN_TOKEN, BOXOFFICE_JWT_SECRET and
+# BOXOFFICE_WEBHOOK_SECRET (generated and printed if unset), BOXOFFICE_HOLD_STORE (redis), CLUSTER_PORT (8080), CLUSTER_DIR
+# (/tmp/boxoffice-cluster: pids, logs, the replica's and Redis' data). Every process it
+# starts writes its pid to $CLUSTER_DIR/pids; `down` stops those and nothing else.
+#
+# To let pg_basebackup connect, `up` adds `host replication all 127.0.0.1/32 trust` to the
+# primary's pg_hba.conf if no such line is there (and reloads it); `down` leaves it.
+#
+# Not yet: the instances do not read from the replica (read routing is still to come); the
+# replica is started and kept in step, ready for it.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=${CLUSTER_DIR:-/tmp/boxoffice-cluster}
+port=${CLUSTER_PORT:-8080}
+bin=$root/target/release/boxoffice
+instances=(8181 8182 8183)
+redis_ports=(7201 7202 7203)
+replica_port=5433
+sink_port=8190
+primary=postgres://postgres@127.0.0.1:5432/boxoffice_cluster
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+
+log() { printf '== %s\n' "$*"; }
+
+# Starts "$@" in the background, its output in $dir/logs/<name>.log, its pid remembered.
+spawn() {
+  local name=$1
+  shift
+  "$@" >"$dir/logs/$name.log" 2>&1 &
+  echo "$! $name" >>"$dir/pids"
+}
+
+wait_for() { # what, command...
+  local what=$1
+  shift
+  for _ in $(seq 1 100); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.2
+  done
+  echo "gave up waiting for $what (logs in $dir/logs)" >&2
+  return 1
+}
+
+up() {
+  if [[ -s $dir/pids ]]; then
+    echo "already up (deploy/cluster.sh down first)" >&2
+    exit 1
+  fi
+  command -v haproxy >/dev/null || { echo "haproxy is missing: apt-get install haproxy" >&2; exit 1; }
+  mkdir -p "$dir/logs"
+  : >"$dir/pids"
+  (cd "$root" && cargo build --release --quiet)
+  export BOXOFFICE_ADMIN_TOKEN=${BOXOFFICE_ADMIN_TOKEN:-$(head -c 24 /dev/urandom | base64 | tr -dc A-Za-z0-9)}
+  export BOXOFFICE_JWT_SECRET=${BOXOFFICE_JWT_SECRET:-$(head -c 24 /dev/urandom | base64 | tr -dc A-Za-z0-9)}
+  export BOXOFFICE_WEBHOOK_SECRET=${BOXOFFICE_WEBHOOK_SECRET:-$(head -c 24 /dev/urandom | base64 | tr -dc A-Za-z0-9)}
+  local store=${BOXOFFICE_HOLD_STORE:-redis}
+
+  log "Redis Cluster on ${redis_ports[*]}"
+  local nodes=()
+  for p in "${redis_ports[@]}"; do
+    mkdir -p "$dir/redis-$p"
+    spawn "redis-$p" redis-server --port "$p" --bind 127.0.0.1 --cluster-enabled yes \
+      --cluster-config-file "$dir/redis-$p/nodes.conf" --dir "$dir/redis-$p" \
+      --save '' --appendonly no
+    wait_for "redis $p" redis-cli -p "$p" ping
+    nodes+=("127.0.0.1:$p")
+  done
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$dir/logs/redis-create.log"
+  wait_for "the cluster to serve every slot" sh -c "redis-cli -p ${redis_ports[0]} cluster info | grep -q cluster_state:ok"
+
+  log "Postgres replica on $replica_port"
+  # pg_basebackup connects for replication, which pg_hba.conf must allow from loopback.
+  local hba
+  hba=$(psql -h 127.0.0.1 -U postgres -Atc 'show hba_file')
+  if ! grep -Eq '^host[[:space:]]+replication[[:space:]]+all[[:space:]]+127\.0\.0\.1/32' "$hba"; then
+    echo "host replication all 127.0.0.1/32 trust  # added by boxoffice deploy/cluster.sh" >>"$hba"
+    psql -h 127.0.0.1 -U postgres -qAtc 'select pg_reload_conf()' >/dev/null
+  fi
+  mkdir -p "$dir/replica"
+  touch "$dir/logs/replica.log"
+  chown postgres: "$dir/replica" "$dir/logs/replica.log" 2>/dev/null || true
+  chmod 700 "$dir/replica"
+  as_postgres "$pg_bin/pg_basebackup" -h 127.0.0.1 -p 5432 -U postgres -D "$dir/replica" -R -X stream -c fast
+  # Debian keeps a cluster's configuration outside its data directory, so the copy has
+  # none: the replica gets its own (-R wrote how to follow the primary into
+  # postgresql.auto.conf).
+  echo "hot_standby = on" >"$dir/replica/postgresql.conf"
+  printf '%s\n' "local all all trust" "host all all 127.0.0.1/32 trust" >"$dir/replica/pg_hba.conf"
+  chown postgres: "$dir/replica/postgresql.conf" "$dir/replica/pg_hba.conf" 2>/dev/null || true
+  as_postgres "$pg_bin/pg_ctl" -D "$dir/replica" -l "$dir/logs/replica.log" \
+    -o "-p $replica_port -k /tmp -c listen_addresses=127.0.0.1" start >/dev/null
+  echo "$(head -n 1 "$dir/replica/postmaster.pid") replica" >>"$dir/pids"
+  wait_for "the replica" psql -h 127.0.0.1 -p "$replica_port" -U postgres -Atc 'select pg_is_in_recovery()'
+
+  log "Database $primary"
+  "$bin" migrate --database-url "$primary" >"$dir/logs/migrate.log"
+
+  log "three instances on ${instances[*]} (hold store: $store)"
+  local servers=""
+  for p in "${instances[@]}"; do
+    DATABASE_URL=$primary BOXOFFICE_BIND=127.0.0.1:$p BOXOFFICE_HOLD_STORE=$store \
+      REDIS_URL=$(IFS=,; echo "${nodes[*]/#/redis://}") BOXOFFICE_REDIS_CLUSTER=true \
+      spawn "serve-$p" "$bin" serve
+    servers+="    server s$p 127.0.0.1:$p check"$'\n'
+  done
+  for p in "${instances[@]}"; do
+    wait_for "instance $p" curl -fsS "http://127.0.0.1:$p/readyz"
+  done
+
+  log "two outbox relays"
+  local hooks=${BOXOFFICE_WEBHOOK_URLS:-}
+  if [[ -z $hooks ]]; then
+    spawn sink python3 -u -c '
+import http.server, sys
+class Sink(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("content-length", 0)))
+        print(self.headers.get("boxoffice-delivery"), body.decode(errors="replace"), flush=True)
+        self.send_response(200); self.end_headers()
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink).serve_forever()
+' "$sink_port"
+    hooks=http://127.0.0.1:$sink_port/
+  fi
+  for n in 1 2; do
+    DATABASE_URL=$primary BOXOFFICE_WEBHOOK_URLS=$hooks spawn "relay-$n" "$bin" relay
+  done
+
+  log "haproxy on 127.0.0.1:$port"
+  cat >"$dir/haproxy.cfg" <<EOF
+global
+    # Two descriptors a connection (client and server side), within the usual limit of 20,000.
+    maxconn 9000
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 60s
+    timeout server 60s
+    # Live streams (Server-Sent Events) stay open: the server sends a comment every 15 s.
+    timeout tunnel 1h
+    option http-server-close
+frontend boxoffice
+    bind 127.0.0.1:$port
+    default_backend instances
+backend instances
+    balance leastconn
+    option httpchk GET /readyz
+    http-check expect status 200
+    default-server inter 1s fall 2 rise 2
+$servers
+EOF
+  spawn haproxy haproxy -db -f "$dir/haproxy.cfg"
+  wait_for "haproxy" curl -fsS "http://127.0.0.1:$port/healthz"
+
+  cat <<EOF
+
+Boxoffice cluster up: http://127.0.0.1:$port/ (API and seat-map page)
+  admin token   $BOXOFFICE_ADMIN_TOKEN
+  jwt secret    $BOXOFFICE_JWT_SECRET
+  instances     ${instances[*]/#/127.0.0.1:}
+  hold store    $store, Redis Cluster ${nodes[*]}
+  Postgres      $primary, replica on 127.0.0.1:$replica_port
+  relays        2, delivering to $hooks, signed with $BOXOFFICE_WEBHOOK_SECRET
+  logs, pids    $dir
+EOF
+}
+
+as_postgres() {
+  if [[ $(id -u) == 0 ]]; then
+    su postgres -s /bin/sh -c "$(printf '%q ' "$@")"
+  else
+    "$@"
+  fi
+}
+
+status() {
+  if [[ ! -s $dir/pids ]]; then
+    echo "down"
+    return
+  fi
+  while read -r pid name; do
+    if kill -0 "$pid" 2>/dev/null; then state=running; else state=gone; fi
+    printf '%-14s pid %-8s %s\n' "$name" "$pid" "$state"
+  done <"$dir/pids"
+  for p in "${instances[@]}"; do
+    printf 'instance %s   /readyz %s\n' "$p" "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$p/readyz" || true)"
+  done
+  printf 'replica lag    %s\n' "$(psql -h 127.0.0.1 -U postgres -Atc \
+    "select coalesce(max(replay_lag)::text, 'none') from pg_stat_replication" 2>/dev/null || echo unknown)"
+}
+
+down() {
+  [[ -s $dir/pids ]] || { echo "nothing to stop"; return; }
+  # The balancer first, then the instances and relays, then the stores.
+  tac "$dir/pids" | while read -r pid name; do
+    case $name in
+      replica) as_postgres "$pg_bin/pg_ctl" -D "$dir/replica" stop -m fast >/dev/null || true ;;
+      *) kill "$pid" 2>/dev/null || true ;;
+    esac
+  done
+  sleep 1
+  : >"$dir/pids"
+  rm -rf "$dir/replica" "${redis_ports[@]/#/$dir/redis-}"
+  echo "stopped"
+}
+
+case ${1:-} in
+  up) up ;;
+  down) down ;;
+  status) status ;;
+  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+esac
