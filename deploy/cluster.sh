@@ -21,8 +21,9 @@
 # To let pg_basebackup connect, `up` adds `host replication all 127.0.0.1/32 trust` to the
 # primary's pg_hba.conf if no such line is there (and reloads it); `down` leaves it.
 #
-# Not yet: the instances do not read from the replica (read routing is still to come); the
-# replica is started and kept in step, ready for it.
+# The instances read seat maps, availability and stream snapshots from the replica while
+# it lags less than a second (BOXOFFICE_REPLICA_MAX_LAG_MS), from the primary otherwise;
+# everything that decides a sale goes to the primary.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -115,6 +116,7 @@ up() {
   local servers=""
   for p in "${instances[@]}"; do
     DATABASE_URL=$primary BOXOFFICE_BIND=127.0.0.1:$p BOXOFFICE_HOLD_STORE=$store \
+      BOXOFFICE_DATABASE_REPLICA_URL=${primary/5432/$replica_port} \
       REDIS_URL=$(IFS=,; echo "${nodes[*]/#/redis://}") BOXOFFICE_REDIS_CLUSTER=true \
       spawn "serve-$p" "$bin" serve
     servers+="    server s$p 127.0.0.1:$p check"$'\n'

@@ -252,6 +252,13 @@ impl Application {
             // Connects on first use: an event without a waiting room never needs Redis.
             waiting_room: boxoffice_store::queue::WaitingRoom::new(&settings.redis)?,
             admission: crate::admission::Admission::new(&settings.jwt_secret),
+            replica: match &settings.replica {
+                Some((config, max_lag)) => Some(Arc::new(crate::replica::Replica::new(
+                    boxoffice_store::db::connect_lazy(config)?,
+                    *max_lag,
+                ))),
+                None => None,
+            },
         });
         let router = router(
             state.clone(),
@@ -303,6 +310,11 @@ impl Application {
             stopped.clone(),
         ));
         let live = crate::live::run(self.state.clone(), stopped.clone());
+        let replica = self
+            .state
+            .replica
+            .clone()
+            .map(|r| crate::replica::watch(r, stopped.clone()));
         let upkeep = tokio::spawn(upkeep(self.state.clone(), stopped));
         let state = self.state.clone();
         crate::serve::serve(self.listener, self.router, self.limits, async move {
@@ -315,6 +327,9 @@ impl Application {
         let _ = live.await;
         if let Some(relay) = relay {
             let _ = relay.await;
+        }
+        if let Some(replica) = replica {
+            let _ = replica.await;
         }
         let _ = upkeep.await;
         let _ = sweeps.await;

@@ -184,6 +184,13 @@ pub struct ServeArgs {
     /// bookings once the area is sold out, before they reach Postgres.
     #[arg(long, env = "BOXOFFICE_GA_GATE", default_value_t = false, action = clap::ArgAction::Set)]
     pub ga_gate: bool,
+    /// A streaming replica of the database: the seat map, availability and the stream's
+    /// snapshots read from it while it lags less than `BOXOFFICE_REPLICA_MAX_LAG_MS`.
+    #[arg(long, env = "BOXOFFICE_DATABASE_REPLICA_URL")]
+    pub database_replica_url: Option<String>,
+    /// Past this lag (milliseconds), or while it is down, reads go to the primary.
+    #[arg(long, env = "BOXOFFICE_REPLICA_MAX_LAG_MS", default_value_t = 1_000)]
+    pub replica_max_lag_ms: u64,
     /// Webhook URLs the outbox relay delivers to (comma-separated); no relay runs when empty.
     #[arg(
         long = "webhook-url",
@@ -238,6 +245,8 @@ pub struct Settings {
     pub relay: Option<crate::relay::RelayConfig>,
     /// Whether the sale-day gate (Redis) is on.
     pub ga_gate: bool,
+    /// A streaming replica to read seat maps from, and the lag past which it is not used.
+    pub replica: Option<(DbConfig, Duration)>,
 }
 
 impl Settings {
@@ -262,6 +271,7 @@ impl Settings {
             sweep_interval: Duration::from_secs(defaults::SWEEP_INTERVAL_SECS),
             relay: None,
             ga_gate: false,
+            replica: None,
         }
     }
 }
@@ -322,6 +332,18 @@ impl ServeArgs {
             sweep_interval: Duration::from_secs(self.sweep_interval_secs.max(1)),
             relay: relay_config(&self.webhook_urls, self.webhook_secret.as_deref())?,
             ga_gate: self.ga_gate,
+            replica: self.database_replica_url.as_ref().map(|url| {
+                (
+                    DbConfig {
+                        url: url.clone(),
+                        pool_size: self.db_pool_size,
+                        acquire_timeout: Duration::from_millis(self.db_acquire_timeout_ms),
+                        statement_timeout: Duration::from_millis(self.db_statement_timeout_ms),
+                        lock_timeout: Duration::from_millis(self.db_lock_timeout_ms),
+                    },
+                    Duration::from_millis(self.replica_max_lag_ms),
+                )
+            }),
         };
         Ok((settings, generated))
     }

@@ -37,6 +37,7 @@ pub mod live;
 pub mod metrics;
 pub mod pass;
 pub mod relay;
+pub mod replica;
 pub mod routes;
 pub mod seat_map;
 pub mod serve;

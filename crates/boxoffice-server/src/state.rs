@@ -39,12 +39,23 @@ pub struct Inner {
     pub waiting_room: boxoffice_store::queue::WaitingRoom,
     /// Waiting-room passes and the queue settings holds and bookings are checked against.
     pub admission: crate::admission::Admission,
+    /// A streaming replica seat maps are read from, if one is configured.
+    pub replica: Option<Arc<crate::replica::Replica>>,
 }
 
 impl AppState {
     /// Wraps the parts.
     pub fn new(inner: Inner) -> Self {
         Self(Arc::new(inner))
+    }
+
+    /// Where reads that decide nothing go: the replica while it is up and in step, else
+    /// the primary.
+    pub fn reads(&self) -> &PgPool {
+        self.replica
+            .as_deref()
+            .and_then(crate::replica::Replica::pool)
+            .unwrap_or(&self.pool)
     }
 }
 

@@ -52,14 +52,22 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
 /// bus (`boxoffice_live_dropped_total`), and for each event whose waiting room is on, by
 /// `event`: tickets waiting (`boxoffice_queue_waiting`), admitted
 /// (`boxoffice_queue_admitted_total`; per minute, its rate), dropped for not polling
-/// (`boxoffice_queue_dropped_total`) and passes ended early (`boxoffice_queue_ended_total`).
+/// (`boxoffice_queue_dropped_total`) and passes ended early (`boxoffice_queue_ended_total`);
+/// with a replica configured, whether reads go to it (`boxoffice_replica_in_use`, 1 or 0).
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
 pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
     let subscribers = state.live.subscribers() as f64;
     let queues = crate::service::queue::counts(&state).await;
+    let replica_in_use = state
+        .replica
+        .as_deref()
+        .map(|r| if r.pool().is_some() { 1.0 } else { 0.0 });
     state.metrics.record(|| {
         metrics::gauge!("boxoffice_live_subscribers").set(subscribers);
+        if let Some(in_use) = replica_in_use {
+            metrics::gauge!("boxoffice_replica_in_use").set(in_use);
+        }
         for (event, counts) in &queues {
             let event = event.to_string();
             metrics::gauge!("boxoffice_queue_waiting", "event" => event.clone())

@@ -27,13 +27,36 @@ pub struct EventAvailability {
 
 /// Composes the event's availability: two round trips run concurrently (Postgres for sold
 /// seats and the allocation version, the hold store for live holds), never a query per seat.
-/// Postgres is needed; the hold store is not: without it `holds_unknown` says so.
+/// Postgres is needed; the hold store is not: without it `holds_unknown` says so. The sold
+/// seats and the allocations are read from the replica when one is up and in step
+/// ([`crate::replica`]): this is what buyers look at, not what decides a sale. Should the
+/// replica fail the read, it is not used until it answers again, and the primary answers.
 pub async fn event_availability(
     state: &AppState,
     event: EventId,
 ) -> Result<EventAvailability, Error> {
+    if let Some(replica) = state.replica.as_deref() {
+        if let Some(pool) = replica.pool() {
+            match event_availability_from(state, event, pool).await {
+                Err(Error::Store(error)) => {
+                    tracing::warn!(%error, "replica read failed: reads go to the primary");
+                    replica.failed();
+                }
+                answer => return answer,
+            }
+        }
+    }
+    event_availability_from(state, event, &state.pool).await
+}
+
+/// [`event_availability`] with the sold seats and allocations read from `pool`.
+pub async fn event_availability_from(
+    state: &AppState,
+    event: EventId,
+    pool: &sqlx::PgPool,
+) -> Result<EventAvailability, Error> {
     let (event_state, held) = tokio::join!(
-        events::event_state(&state.pool, event),
+        events::event_state(pool, event),
         state.holds.held_seats(event)
     );
     let event_state = event_state?.ok_or(Error::EventNotFound)?;
@@ -47,7 +70,7 @@ pub async fn event_availability(
     };
     let map = state
         .seat_maps
-        .get(&state.pool, event, event_state.layout_version)
+        .get(pool, event, event_state.layout_version)
         .await?
         .ok_or(Error::EventNotFound)?;
     let states = map

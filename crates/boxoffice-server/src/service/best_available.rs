@@ -320,7 +320,8 @@ fn pick(view: &View, request: &Request<'_>) -> Option<(Vec<usize>, bool)> {
 /// The event's availability now, as a view, its rows ranked by `section_order`. The hold
 /// store must answer: without it every held seat would look free.
 async fn read(state: &AppState, event: EventId, section_order: &[String]) -> Result<View, Error> {
-    let availability = availability::event_availability(state, event).await?;
+    // From the primary: what it chooses goes straight to the hold store.
+    let availability = availability::event_availability_from(state, event, &state.pool).await?;
     if availability.holds_unknown {
         return Err(Error::Unavailable {
             reason: "the hold store is unavailable".into(),

@@ -27,6 +27,7 @@ mod races;
 mod redis_outage;
 mod redis_store;
 mod relay;
+mod replica;
 mod schema;
 mod sessions;
 mod venues;

@@ -1,0 +1,84 @@
+//! Reads from a replica (`BOXOFFICE_DATABASE_REPLICA_URL`): used while it answers and is in
+//! step, the primary otherwise, and never for what decides a sale. (A real streaming
+//! replica runs in `deploy/cluster.sh`; here the "replica" is the primary itself, which
+//! has nothing to lag behind, or a port where nothing listens.)
+
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+
+use crate::helpers::{spawn_app_with, TestApp};
+
+async fn replica_in_use(app: &TestApp) -> f64 {
+    app.counter("boxoffice_replica_in_use").await
+}
+
+async fn wait_for_replica(app: &TestApp, want: f64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while replica_in_use(app).await != want {
+        assert!(
+            Instant::now() < deadline,
+            "replica in use never became {want}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A sale through the server: a seat held and bought; the seat map shows it sold.
+async fn sell_and_read(app: &TestApp) {
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let (status, hold) = app.post_holds(&event, &alice, &["stalls-B-1"]).await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    let (status, order) = app
+        .post_orders(&event, &alice, hold["hold_token"].as_str().unwrap())
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{order}");
+    let (status, _) = app
+        .post_holds(&event, &app.buyer("bob"), &["stalls-B-1"])
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::CONFLICT,
+        "the primary decides: sold once"
+    );
+    assert_eq!(app.seat_statuses(&event).await["stalls-B-1"], "sold");
+}
+
+#[tokio::test]
+async fn reads_go_to_a_replica_in_step() {
+    let app = spawn_app_with(|s| {
+        let primary = s.database.clone();
+        s.replica = Some((primary, Duration::from_secs(1)));
+    })
+    .await;
+    wait_for_replica(&app, 1.0).await;
+    sell_and_read(&app).await;
+}
+
+#[tokio::test]
+async fn without_the_replica_reads_fall_back_to_the_primary() {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let app = spawn_app_with(move |s| {
+        let mut replica = s.database.clone();
+        replica.url = format!("postgres://postgres@127.0.0.1:{port}/nowhere");
+        replica.acquire_timeout = Duration::from_millis(200);
+        s.replica = Some((replica, Duration::from_secs(1)));
+    })
+    .await;
+    // Checked at least once by now, and found down.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let metrics = app.metrics().await;
+    assert!(
+        metrics.lines().any(|l| l == "boxoffice_replica_in_use 0"),
+        "{metrics}"
+    );
+    sell_and_read(&app).await;
+    assert_eq!(
+        app.get("/readyz").await.0,
+        StatusCode::OK,
+        "the replica is optional"
+    );
+}
