@@ -12,6 +12,10 @@
 #   deploy/cluster.sh up       start all of it (builds the release binary first)
 #   deploy/cluster.sh status   what runs, and whether the balancer's backends are up
 #   deploy/cluster.sh down     stop exactly what `up` started
+#   deploy/cluster.sh test     up (if down), then through the balancer: 2,000 buyers on one
+#                              seat, a flash sale, a change seen on a stream of another
+#                              instance, and seat maps read on while the replica is
+#                              killed; down again if it brought the cluster up
 #
 # Settings from the environment: BOXOFFICE_ADMIN_TOKEN, BOXOFFICE_JWT_SECRET and
 # BOXOFFICE_WEBHOOK_SECRET (generated and printed if unset), BOXOFFICE_HOLD_STORE (redis), CLUSTER_PORT (8080), CLUSTER_DIR
@@ -222,9 +226,70 @@ down() {
   echo "stopped"
 }
 
+# Checks the running cluster through the balancer; fails on the first check that fails.
+check() {
+  local url=http://127.0.0.1:$port
+  local bench=("$bin" bench --url "$url" --admin-token "$BOXOFFICE_ADMIN_TOKEN"
+    --jwt-secret "$BOXOFFICE_JWT_SECRET")
+  log "2,000 buyers on one seat"
+  "${bench[@]}" hot-seat --buyers 2000 || return 1
+  log "a flash sale"
+  "${bench[@]}" flash-sale --seats 5000 --buyers 1000 --hold-ttl 5 || return 1
+
+  log "a change made through one instance reaches a stream on another"
+  local event token seen
+  # The event with the most seats free (the flash sale's).
+  event=$(for e in $(curl -fsS "$url/v1/events" | jq -r '.events[].id'); do
+    echo "$(curl -fsS "$url/v1/events/$e/availability" | jq .available) $e"
+  done | sort -rn | head -n 1 | cut -d' ' -f2)
+  curl -sN "http://127.0.0.1:${instances[0]}/v1/events/$event/stream" >"$dir/stream.txt" &
+  local stream=$!
+  sleep 1
+  token=$(curl -fsS -X POST "http://127.0.0.1:${instances[1]}/v1/sessions" | jq -r .token)
+  local seat
+  seat=$(curl -fsS "$url/v1/events/$event/seats" |
+    jq -r '[.seats[] | select(.status == "available")][0].id')
+  curl -fsS -X POST -H "authorization: Bearer $token" -H 'content-type: application/json' \
+    -d "{\"seats\": [\"$seat\"]}" "http://127.0.0.1:${instances[1]}/v1/events/$event/holds" >/dev/null ||
+    return 1
+  sleep 1
+  kill "$stream" 2>/dev/null || true
+  seen=$(grep -c "\"$seat\"" "$dir/stream.txt" || true)
+  [[ $seen -ge 1 ]] || { echo "the stream on ${instances[0]} never saw $seat held" >&2; return 1; }
+  echo "seen: $seat held, on the stream of ${instances[0]}"
+
+  log "seat maps while the replica is killed"
+  (for _ in $(seq 1 60); do
+    curl -s -o /dev/null -w '%{http_code}\n' "$url/v1/events/$event/seats"
+    sleep 0.05
+  done) >"$dir/reads.txt" &
+  local reads=$!
+  sleep 0.5
+  kill -9 "$(head -n 1 "$dir/replica/postmaster.pid")" || return 1
+  wait "$reads"
+  sort "$dir/reads.txt" | uniq -c
+  [[ $(grep -vc '^200$' "$dir/reads.txt") == 0 ]] || { echo "a read failed while the replica died" >&2; return 1; }
+  echo "all cluster checks passed"
+}
+
 case ${1:-} in
   up) up ;;
   down) down ;;
   status) status ;;
-  *) echo "usage: $0 up|down|status" >&2; exit 2 ;;
+  test)
+    started=false
+    if [[ ! -s $dir/pids ]]; then
+      export BOXOFFICE_ADMIN_TOKEN=${BOXOFFICE_ADMIN_TOKEN:-cluster-test-admin}
+      export BOXOFFICE_JWT_SECRET=${BOXOFFICE_JWT_SECRET:-cluster-test-secret}
+      up
+      started=true
+    fi
+    : "${BOXOFFICE_ADMIN_TOKEN:?set BOXOFFICE_ADMIN_TOKEN and BOXOFFICE_JWT_SECRET to those of the running cluster}"
+    : "${BOXOFFICE_JWT_SECRET:?set BOXOFFICE_JWT_SECRET}"
+    result=0
+    check || result=$?
+    if $started; then down; fi
+    exit "$result"
+    ;;
+  *) echo "usage: $0 up|down|status|test" >&2; exit 2 ;;
 esac

@@ -24,17 +24,26 @@ pub async fn no_seat_sold_twice(
             }
         }
     }
-    let seats = target.api.seats(event).await?;
-    let sold: HashSet<&str> = seats
-        .seats
-        .iter()
-        .filter(|s| s.status == boxoffice_core::availability::SeatStatus::Sold)
-        .map(|s| s.seat.id.as_str())
-        .collect();
+    // A server reading seat maps from a replica may show the last orders a moment late
+    // (at most its lag bound, a second by default): read again until they show, for a while.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    let sold: HashSet<String> = loop {
+        let seats = target.api.seats(event).await?;
+        let sold: HashSet<String> = seats
+            .seats
+            .into_iter()
+            .filter(|s| s.status == boxoffice_core::availability::SeatStatus::Sold)
+            .map(|s| s.seat.id)
+            .collect();
+        if owners.keys().all(|s| sold.contains(*s)) || std::time::Instant::now() > deadline {
+            break sold;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
     let unsold: Vec<&str> = owners
         .keys()
         .copied()
-        .filter(|s| !sold.contains(s))
+        .filter(|s| !sold.contains(*s))
         .collect();
     Ok(Check::new(
         "no seat sold twice",
