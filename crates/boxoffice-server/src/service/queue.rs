@@ -152,14 +152,28 @@ pub async fn settings_changed(state: &AppState, event: EventId) {
     state.live.publish(event, Change::Queue).await;
 }
 
-/// `user` is done with `event` (checked out, booked, or released their last hold): if the
-/// waiting room admitted them, their pass ends now and its slot goes to the next in line.
-/// The sale went through whatever happens here, so a failure is only logged.
+/// `user` checked out in `event`: if the waiting room admitted them, their pass ends now
+/// and its slot goes to the next in line.
 pub async fn done(state: &AppState, event: EventId, user: &UserId) {
+    end_pass(state, event, user, false).await;
+}
+
+/// `user` released a hold of `event`: if it was their last, their pass ends as in [`done`].
+pub async fn released(state: &AppState, event: EventId, user: &UserId) {
+    end_pass(state, event, user, true).await;
+}
+
+/// Ends `user`'s pass in `event`, if the event's queue is on and (with `unless_holding`)
+/// they hold no seat any more. The sale went through whatever happens here, so a failure
+/// is only logged.
+async fn end_pass(state: &AppState, event: EventId, user: &UserId, unless_holding: bool) {
     let ended = async {
         let Some(queue) = state.admission.queue(&state.pool, event).await? else {
             return Ok(());
         };
+        if unless_holding && state.holds.seats_held_by(event, user).await? > 0 {
+            return Ok(());
+        }
         if let Place::Ended { ticket, at } =
             state.waiting_room.end(event, user, &rules(&queue)).await?
         {
@@ -174,27 +188,6 @@ pub async fn done(state: &AppState, event: EventId, user: &UserId) {
     };
     if let Err(error) = ended.await {
         tracing::warn!(%error, %event, "waiting room: a pass could not be ended early");
-    }
-}
-
-/// `user` released a hold of `event`: if it was their last, they are [`done`].
-pub async fn released(state: &AppState, event: EventId, user: &UserId) {
-    if state
-        .admission
-        .queue(&state.pool, event)
-        .await
-        .ok()
-        .flatten()
-        .is_none()
-    {
-        return;
-    }
-    match state.holds.seats_held_by(event, user).await {
-        Ok(0) => done(state, event, user).await,
-        Ok(_) => {}
-        Err(error) => {
-            tracing::warn!(%error, %event, "waiting room: a pass could not be ended early")
-        }
     }
 }
 
