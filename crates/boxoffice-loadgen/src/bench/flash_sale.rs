@@ -6,6 +6,9 @@
 //! With `--queue R`, the event has a waiting room admitting R a minute: every buyer joins
 //! it, polls once a second until admitted, and holds with the pass; a checkout hands the
 //! slot on. The report adds each buyer's wait for admission.
+//!
+//! A checkout whose answer is lost (no answer, or a 5xx) is asked again with the same hold
+//! token, as a browser would, so an instance dying mid-sale loses no order from the count.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -52,6 +55,15 @@ const POLL_EVERY: Duration = Duration::from_secs(1);
 async fn pause() {
     let spread = rand::rng().random_range(0.5..1.5);
     tokio::time::sleep(POLL_EVERY.mul_f64(spread)).await;
+}
+
+/// Times a buyer asks for a checkout whose answer was lost.
+const CHECKOUT_TRIES: u32 = 5;
+
+/// Whether an answer says nothing of what the server did: no answer at all, or a
+/// balancer's or a down store's 5xx.
+fn answer_lost(status: u16) -> bool {
+    status == 0 || status >= 500
 }
 
 /// Joins the line and polls until admitted; the pass, or `None` past `deadline`. Every
@@ -162,9 +174,21 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
                         }
                     };
                     tokio::time::sleep(params.think).await;
-                    let sent = Instant::now();
-                    let answer = api.checkout(event, &token, hold.hold_token).await;
-                    checkouts.record(status_of(&answer, 201), sent.elapsed());
+                    let mut tries = 0;
+                    let answer = loop {
+                        let sent = Instant::now();
+                        let answer = api.checkout(event, &token, hold.hold_token).await;
+                        let status = status_of(&answer, 201);
+                        checkouts.record(status, sent.elapsed());
+                        // The answer was lost on the way (an instance died with the request
+                        // in flight, say): ask again with the same token, which finds the
+                        // order if there is one and makes it if there is not.
+                        tries += 1;
+                        if !answer_lost(status) || tries == CHECKOUT_TRIES {
+                            break answer;
+                        }
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    };
                     if let Ok(ordered) = answer {
                         bought = Some(ordered.order.seats.into_iter().map(|s| s.id).collect());
                     }

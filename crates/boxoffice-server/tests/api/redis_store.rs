@@ -9,7 +9,7 @@ use boxoffice_server::config::HoldStoreKind;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{held, sell_directly, spawn_app_with, As, TestApp};
+use crate::helpers::{commit_order_directly, held, sell_directly, spawn_app_with, As, TestApp};
 use crate::races::{race, tally};
 use crate::stores::{test_redis, PrivateRedis};
 
@@ -163,6 +163,43 @@ async fn when_redis_misses_a_sale_postgres_refuses_the_second_one() {
     let (status, _) = app.post_holds(&event, &bob, &["stalls-A-4"]).await;
     assert_eq!(status, StatusCode::CONFLICT);
     assert_eq!(held(&app, &event).await, ["stalls-A-1"]);
+}
+
+/// An instance that dies after Postgres committed an order and before Redis marked its
+/// seats sold leaves the hold protected in Redis. The buyer asks again with the same token:
+/// they get the order, and Redis learns the sale then, not when the protection lapses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_checkout_asked_again_after_its_instance_died_finishes_the_sale_in_redis() {
+    let redis = PrivateRedis::start();
+    let app = spawn_on(&redis).await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let (status, hold) = app
+        .post_holds(&event, &alice, &["stalls-B-1", "stalls-B-2"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    commit_order_directly(
+        &app,
+        &event,
+        "alice",
+        token(&hold),
+        &["stalls-B-1", "stalls-B-2"],
+    )
+    .await;
+    assert_eq!(held(&app, &event).await, ["stalls-B-1", "stalls-B-2"]);
+
+    let answers = checkouts(&app, &event, &[(&alice, token(&hold))], 5).await;
+    assert_eq!(tally(&answers), BTreeMap::from([(200, 5)]));
+    assert_eq!(app.count("ticket_order").await, 1);
+    assert!(held(&app, &event).await.is_empty(), "the hold is over");
+    let (status, refused) = app
+        .post_holds(&event, &app.buyer("bob"), &["stalls-B-1"])
+        .await;
+    assert_eq!(
+        (status, refused["code"].as_str()),
+        (StatusCode::CONFLICT, Some("seat_unavailable"))
+    );
+    assert_eq!(app.counter("redis_missed_sales_total").await, 0.0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -61,14 +61,19 @@ impl RedisHoldStore {
                 self.finish_sold(event, token, user, &seats).await;
                 Ok(CheckoutOutcome::Created(order))
             }
-            // A concurrent checkout of the same token committed first: its order stands,
-            // and that checkout finishes the hold in Redis.
+            // Another checkout of the same token committed first: its order stands. That
+            // checkout may have died before marking the seats sold in Redis (its instance
+            // killed, say, and this is the buyer asking again), so this one marks them too;
+            // marking twice changes nothing.
             Err(StoreError::Conflict {
                 constraint: Constraint::OrderOfToken,
-            }) => Ok(self
-                .existing_order(event, token, user)
-                .await?
-                .unwrap_or(CheckoutOutcome::NotLive)),
+            }) => {
+                self.finish_sold(event, token, user, &seats).await;
+                Ok(self
+                    .existing_order(event, token, user)
+                    .await?
+                    .unwrap_or(CheckoutOutcome::NotLive))
+            }
             // Postgres knows a seat is sold that Redis did not: Postgres decides. The hold
             // goes, and the event's sold seats are loaded again before the next hold.
             Err(StoreError::Conflict {

@@ -34,16 +34,30 @@ pub async fn hold_directly(
 
 /// Records an order for `seats` of `event`, as checkout does.
 pub async fn sell_directly(app: &TestApp, event: &str, seats: &[&str]) {
+    let token = uuid::Uuid::new_v4().to_string();
+    commit_order_directly(app, event, "buyer", &token, seats).await;
+}
+
+/// Records `user`'s order of `seats` from the hold `token`, as checkout commits it in
+/// Postgres, and nothing else: not what the hold store does after the commit.
+pub async fn commit_order_directly(
+    app: &TestApp,
+    event: &str,
+    user: &str,
+    token: &str,
+    seats: &[&str],
+) {
     let event: uuid::Uuid = event.parse().unwrap();
     let order = uuid::Uuid::new_v4();
     let mut tx = app.db.begin().await.unwrap();
     sqlx::query(
         "insert into ticket_order (event_id, order_id, user_id, hold_token, total_cents, currency)
-         values ($1, $2, 'buyer', $3, 0, 'EUR')",
+         values ($1, $2, $3, $4::uuid, 0, 'EUR')",
     )
     .bind(event)
     .bind(order)
-    .bind(uuid::Uuid::new_v4())
+    .bind(user)
+    .bind(token)
     .execute(&mut *tx)
     .await
     .unwrap();

@@ -19,7 +19,9 @@ use sqlx::PgPool;
 use crate::stores::Store;
 
 mod direct;
-pub use direct::{held, hold_directly, rewind_hold, seat_set, sell_directly};
+pub use direct::{
+    commit_order_directly, held, hold_directly, rewind_hold, seat_set, sell_directly,
+};
 
 /// Where the tests' Postgres server is; each test makes its own database on it.
 pub fn server_url() -> String {
