@@ -187,7 +187,8 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
                         if !answer_lost(status) || tries == CHECKOUT_TRIES {
                             break answer;
                         }
-                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        // 0.25, 0.5, 1 and 2 s: past a store's moment of failing fast.
+                        tokio::time::sleep(Duration::from_millis(125 << tries)).await;
                     };
                     if let Ok(ordered) = answer {
                         bought = Some(ordered.order.seats.into_iter().map(|s| s.id).collect());
