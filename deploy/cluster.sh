@@ -405,18 +405,17 @@ case ${1:-} in
   down) down ;;
   status) status ;;
   test)
-    started=false
     if [[ ! -s $dir/pids ]]; then
       export BOXOFFICE_ADMIN_TOKEN=${BOXOFFICE_ADMIN_TOKEN:-cluster-test-admin}
       export BOXOFFICE_JWT_SECRET=${BOXOFFICE_JWT_SECRET:-cluster-test-secret}
+      # Whatever happens from here, what `up` started is stopped again.
+      trap down EXIT
       up
-      started=true
     fi
     : "${BOXOFFICE_ADMIN_TOKEN:?set BOXOFFICE_ADMIN_TOKEN and BOXOFFICE_JWT_SECRET to those of the running cluster}"
     : "${BOXOFFICE_JWT_SECRET:?set BOXOFFICE_JWT_SECRET}"
     result=0
     check || result=$?
-    if $started; then down; fi
     exit "$result"
     ;;
   *) echo "usage: $0 up|down|status|test" >&2; exit 2 ;;
