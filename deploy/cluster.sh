@@ -21,7 +21,8 @@
 #
 # Settings from the environment: BOXOFFICE_ADMIN_TOKEN, BOXOFFICE_JWT_SECRET and
 # BOXOFFICE_WEBHOOK_SECRET (generated and printed if unset), BOXOFFICE_HOLD_STORE (redis),
-# CLUSTER_PORT (8080), CLUSTER_STATS_PORT (8081), CLUSTER_INSTANCES (3), CLUSTER_DIR
+# CLUSTER_PORT (8080), CLUSTER_STATS_PORT (8081), CLUSTER_INSTANCES (3), CLUSTER_DATABASE
+# (boxoffice_cluster: created and migrated if new, kept by `down`), CLUSTER_DIR
 # (/tmp/boxoffice-cluster: pids, logs, the replica's and Redis' data). Every process it
 # starts writes its pid to $CLUSTER_DIR/pids; `down` stops those and nothing else.
 #
@@ -48,7 +49,7 @@ stats_port=${CLUSTER_STATS_PORT:-8081}
 redis_ports=(7201 7202 7203)
 replica_port=5433
 sink_port=8190
-primary=postgres://postgres@127.0.0.1:5432/boxoffice_cluster
+primary=postgres://postgres@127.0.0.1:5432/${CLUSTER_DATABASE:-boxoffice_cluster}
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 
 log() { printf '== %s\n' "$*"; }

@@ -157,6 +157,10 @@ enum Scenario {
         /// How many buyers.
         #[arg(long, default_value_t = 2000)]
         buyers: usize,
+        /// Every buyer loads the event first (as the page does), so each is released with
+        /// a connection open; without it each hold opens its own.
+        #[arg(long)]
+        connected: bool,
     },
     /// Buyers released together asking for the best seats, round after round.
     Best {
@@ -433,7 +437,9 @@ async fn run_bench(
 ) -> anyhow::Result<boxoffice_loadgen::bench::Report> {
     use boxoffice_loadgen::bench::{self, Pace};
     match scenario {
-        Scenario::HotSeat { buyers } => bench::hot_seat::run(target, buyers).await,
+        Scenario::HotSeat { buyers, connected } => {
+            bench::hot_seat::run(target, buyers, connected).await
+        }
         Scenario::Best {
             buyers,
             quantity,

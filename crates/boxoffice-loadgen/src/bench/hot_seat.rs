@@ -1,11 +1,20 @@
-//! `hot-seat --buyers N`: N buyers released together on one seat; exactly one must win.
+//! `hot-seat --buyers N [--connected]`: N buyers released together on one seat; exactly one
+//! must win. Each buyer's request opens a connection of its own, unless `--connected`: then
+//! every buyer has first loaded the event's availability (as the seat-map page does), all
+//! at once, so each is released with a connection already open.
 
 use super::{checks, release_together, status_of, Check, Layout, Report, Stats, Target};
 
 /// Runs the scenario and reports it.
-pub async fn run(target: &Target, buyers: usize) -> anyhow::Result<Report> {
+pub async fn run(target: &Target, buyers: usize, connected: bool) -> anyhow::Result<Report> {
     let layout = Layout::of(1, 60);
     let event = target.seated_event(&layout).await?;
+    if connected {
+        let loads = (0..buyers).map(|_| target.api.availability(event));
+        for load in futures::future::join_all(loads).await {
+            load?;
+        }
+    }
     let seat = layout.seat_id(0);
     let calls = (0..buyers)
         .map(|b| {
@@ -26,6 +35,9 @@ pub async fn run(target: &Target, buyers: usize) -> anyhow::Result<Report> {
     }
     let mut report = Report::new("hot-seat");
     report.parameter("buyers", buyers);
+    if connected {
+        report.parameter("connected", true);
+    }
     report.elapsed_seconds = elapsed.as_secs_f64();
     report.operations.push(stats.report("hold", elapsed));
     let (won, refused) = (stats.of(201), stats.of(409));

@@ -27,10 +27,12 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
     let app = spawn_race_app_on(store).await;
     let target = target(&app);
 
-    let report = bench::hot_seat::run(&target, 60).await.unwrap();
-    assert_passed(&report);
-    assert_eq!(report.operations[0].statuses["201"], 1);
-    assert_eq!(report.operations[0].statuses["409"], 59);
+    for connected in [false, true] {
+        let report = bench::hot_seat::run(&target, 60, connected).await.unwrap();
+        assert_passed(&report);
+        assert_eq!(report.operations[0].statuses["201"], 1);
+        assert_eq!(report.operations[0].statuses["409"], 59);
+    }
 
     let params = bench::best::Params {
         buyers: 30,
