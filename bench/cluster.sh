@@ -49,6 +49,7 @@ for store in postgres redis; do
     run "$url" "$label" holds holds --seats 100000 --workers 64 --duration "${secs}s"
     run "$url" "$label" hot holds --seats 1 --workers 64 --duration "${secs}s"
     run "$url" "$label" hot-seat hot-seat --buyers 2000
+    run "$url" "$label" hot-seat-connected hot-seat --buyers 2000 --connected
     run "$url" "$label" flash-sale flash-sale --seats "$sale_seats" --buyers "$fans"
     run "$url" "$label" seat-map seat-map --seats 100000 --workers 4 --duration "${secs}s" --compressed
     if ((n == 1)); then
@@ -69,8 +70,8 @@ cell() { # file operation-index
   jq -r --argjson i "$2" '"| \(.operations[$i].per_second | round)/s, p99 \(.operations[$i].latency_ms.p99 | . * 10 | round / 10) ms "' "$1"
 }
 {
-  echo "| setup | GET /healthz | holds, random seats | holds, one seat | hot-seat 2,000 | flash sale: hold p99, seats sold/s | seat map, compressed |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| setup | GET /healthz | holds, random seats | holds, one seat | hot-seat 2,000 | hot-seat 2,000, connected | flash sale: hold p99, seats sold/s | seat map, compressed |"
+  echo "|---|---|---|---|---|---|---|---|"
   for store in postgres redis; do
     for label in "$store-direct" "$store-1" "$store-2" "$store-3"; do
       case $label in
@@ -78,7 +79,7 @@ cell() { # file operation-index
         *) name="$store store, ${label##*-} instance(s) behind haproxy" ;;
       esac
       row="| $name "
-      for run in floor holds hot hot-seat; do row+=$(cell "$out/$label-$run.json" 0); done
+      for run in floor holds hot hot-seat hot-seat-connected; do row+=$(cell "$out/$label-$run.json" 0); done
       if [[ -s $out/$label-flash-sale.json ]]; then
         row+=$(jq -r '"| \(.operations[0].latency_ms.p99 | round) ms, \(.figures.seats_sold_per_second | round)/s "' "$out/$label-flash-sale.json")
       else

@@ -102,6 +102,8 @@ for store in postgres redis; do
   settle
   run hot-seat hot-seat --buyers 2000
   settle
+  run hot-seat-connected hot-seat --buyers 2000 --connected
+  settle
   run flash-sale flash-sale --seats "$sale_seats" --buyers "$fans"
   settle
   # The same sale behind a waiting room: buyers think 3 s between hold and checkout, and the
@@ -155,7 +157,7 @@ row() {
   echo "| store | scenario | figures | p99 | checks |"
   echo "|---|---|---|---|---|"
   for store in postgres redis; do
-    for name in hot-seat flash-sale flash-sale-queue queue ga-rush seat-map seat-map-compressed page-load page-reload browse; do
+    for name in hot-seat hot-seat-connected flash-sale flash-sale-queue queue ga-rush seat-map seat-map-compressed page-load page-reload browse; do
       jq -r --arg s "$store" '"| \($s) | \(.scenario) \(.parameters | del(.label) | to_entries | map("\(.key)=\(.value)") | join(" ")) | \(.figures | to_entries | map("\(.key) \(.value * 10 | round / 10)") | join(", ")) | \(.operations | map("\(.name) \(.latency_ms.p99) ms") | join(", ")) | \(if all(.checks[]; .passed) then "all passed" else "FAILED: " + (.checks | map(select(.passed | not) | .name) | join("; ")) end) |"' "$out/$store-$name.json"
     done
   done

@@ -10,7 +10,7 @@
 //! Rows are leased, not locked: a claim marks them `locked_until` and commits, so no
 //! database transaction waits on a slow receiver.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use boxoffice_store::outbox::{self, OutboxRow};
 use boxoffice_store::StoreError;
@@ -37,8 +37,10 @@ pub struct RelayConfig {
     pub backoff_max: Duration,
     /// Time limit of one delivery.
     pub timeout: Duration,
-    /// Most rows (one per event) claimed per pass.
+    /// Most events claimed per pass.
     pub batch: i64,
+    /// Most rows of one event claimed per pass, delivered one after another.
+    pub run: i64,
     /// How long a claim keeps a row from other relays: by default longer than delivering
     /// it to every URL can take, so a live relay never loses a row it is delivering.
     pub lease: Duration,
@@ -57,6 +59,7 @@ impl RelayConfig {
             backoff_max: Duration::from_secs(300),
             timeout,
             batch: 100,
+            run: 50,
             lease,
         }
     }
@@ -113,18 +116,54 @@ impl Relay {
         }
     }
 
-    /// One pass: leases the oldest due row of each event (rows another relay leased are
-    /// passed over), delivers each, and marks it delivered or failed. No transaction is
-    /// open while a receiver answers. If the relay dies mid-pass its leases lapse and the
-    /// rows are delivered again later: at least once.
+    /// One pass: leases the oldest due rows of each event, up to [`RelayConfig::run`] of
+    /// them (events another relay leased are passed over), and delivers each event's rows
+    /// one after another, marking each delivered or failed. Events are delivered at once.
+    /// An event's delivery stops at a failure, or when its lease runs short, and the rows
+    /// after that go back unleased. No transaction is open while a receiver answers. If
+    /// the relay dies mid-pass its leases lapse and the rows are delivered again later:
+    /// at least once.
     pub async fn pass(&self) -> Result<PassReport, StoreError> {
-        let rows = outbox::lease_heads(&self.pool, self.config.batch, self.config.lease).await?;
+        let claimed = Instant::now();
+        let rows = outbox::lease_runs(
+            &self.pool,
+            self.config.batch,
+            self.config.run,
+            self.config.lease,
+        )
+        .await?;
+        let mut runs: Vec<Vec<OutboxRow>> = Vec::new();
+        for row in rows {
+            match runs.iter_mut().find(|run| run[0].event_id == row.event_id) {
+                Some(run) => run.push(row),
+                None => runs.push(vec![row]),
+            }
+        }
+        let reports =
+            futures::future::join_all(runs.iter().map(|run| self.deliver_run(run, claimed))).await;
         let mut report = PassReport::default();
-        // The rows of one pass are each the oldest of a different event, so delivering
-        // them at once keeps every event's order.
-        let outcomes = futures::future::join_all(rows.iter().map(|row| self.deliver(row))).await;
-        for (row, outcome) in rows.iter().zip(outcomes) {
-            match outcome {
+        for one in reports {
+            let one = one?;
+            report.delivered += one.delivered;
+            report.failed += one.failed;
+        }
+        Ok(report)
+    }
+
+    /// Delivers one event's claimed rows in order, until one fails or the lease would not
+    /// cover another delivery to every URL; gives back the rest.
+    async fn deliver_run(
+        &self,
+        run: &[OutboxRow],
+        claimed: Instant,
+    ) -> Result<PassReport, StoreError> {
+        let mut report = PassReport::default();
+        let longest = self.config.timeout * (self.config.urls.len().max(1) as u32);
+        for (i, row) in run.iter().enumerate() {
+            if i > 0 && claimed.elapsed() + longest >= self.config.lease {
+                return self.give_back(&run[i..], report).await;
+            }
+            match self.deliver(row).await {
                 Ok(()) => {
                     outbox::mark_delivered(&self.pool, row.outbox_id).await?;
                     report.delivered += 1;
@@ -139,8 +178,22 @@ impl Relay {
                     )
                     .await?;
                     report.failed += 1;
+                    return self.give_back(&run[i + 1..], report).await;
                 }
             }
+        }
+        Ok(report)
+    }
+
+    /// Ends the leases of `rows`, which this pass will not deliver.
+    async fn give_back(
+        &self,
+        rows: &[OutboxRow],
+        report: PassReport,
+    ) -> Result<PassReport, StoreError> {
+        if let Some(first) = rows.first() {
+            let ids: Vec<i64> = rows.iter().map(|r| r.outbox_id).collect();
+            outbox::release(&self.pool, first.event_id, &ids).await?;
         }
         Ok(report)
     }

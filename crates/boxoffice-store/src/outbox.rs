@@ -25,22 +25,25 @@ pub struct OutboxRow {
     pub attempts: i32,
 }
 
-/// Leases the oldest undelivered row of up to `limit` events whose row is due, for
-/// `lease`, and commits: the rows are then delivered outside any transaction.
+/// Leases the oldest undelivered rows of up to `events` events whose oldest row is due:
+/// that row and up to `per_event - 1` after it, in order, for `lease`; and commits. The
+/// rows are then delivered outside any transaction, each event's in order.
 ///
-/// Why rows are delivered once per pass and in order per event: only each event's oldest
-/// undelivered row can be claimed (a later row waits until every earlier one is
-/// delivered, leased or not), a leased row is not claimed again until its lease lapses,
-/// and the claim locks its rows `for update skip locked`, so a second relay claiming at
-/// the same moment passes over them instead of leasing them too.
-pub async fn lease_heads(
+/// Why rows are delivered once per pass and in order per event: an event's rows are
+/// claimed only from its oldest undelivered row (a later row waits until every earlier
+/// one is delivered), only when that row is due and not leased, and the claim locks that
+/// row `for update skip locked`, so a second relay claiming at the same moment passes
+/// over the whole event instead of leasing its rows too. Rows after the oldest are
+/// leased only by whoever locked the oldest.
+pub async fn lease_runs(
     pool: &PgPool,
-    limit: i64,
+    events: i64,
+    per_event: i64,
     lease: std::time::Duration,
 ) -> Result<Vec<OutboxRow>, StoreError> {
     let mut rows: Vec<OutboxRow> = sqlx::query_as(
-        "with due as (
-             select o.outbox_id
+        "with heads as (
+             select o.event_id, o.outbox_id
                from outbox o
               where o.delivered_at is null and o.next_attempt_at <= now()
                 and (o.locked_until is null or o.locked_until <= now())
@@ -49,18 +52,43 @@ pub async fn lease_heads(
                                    and p.outbox_id < o.outbox_id)
               order by o.outbox_id
               limit $1
-                for update skip locked)
-         update outbox o set locked_until = now() + make_interval(secs => $2)
-           from due
-          where o.outbox_id = due.outbox_id
+                for update skip locked),
+         runs as (
+             select r.event_id, r.outbox_id
+               from heads h
+              cross join lateral (
+                    select p.event_id, p.outbox_id
+                      from outbox p
+                     where p.event_id = h.event_id and p.delivered_at is null
+                       and p.outbox_id >= h.outbox_id
+                     order by p.outbox_id
+                     limit $2) r)
+         update outbox o set locked_until = now() + make_interval(secs => $3)
+           from runs
+          where o.event_id = runs.event_id and o.outbox_id = runs.outbox_id
          returning o.outbox_id, o.event_id, o.topic, o.payload, o.created_at, o.attempts",
     )
-    .bind(limit)
+    .bind(events)
+    .bind(per_event.max(1))
     .bind(lease.as_secs_f64())
     .fetch_all(pool)
     .await?;
     rows.sort_by_key(|r| r.outbox_id);
     Ok(rows)
+}
+
+/// Ends the leases of rows claimed and not delivered (their event's delivery stopped at
+/// an earlier row), so the next claim takes them again in order.
+pub async fn release(pool: &PgPool, event_id: Uuid, outbox_ids: &[i64]) -> Result<(), StoreError> {
+    sqlx::query(
+        "update outbox set locked_until = null
+          where event_id = $1 and outbox_id = any($2) and delivered_at is null",
+    )
+    .bind(event_id)
+    .bind(outbox_ids)
+    .execute(pool)
+    .await?;
+    Ok(())
 }
 
 /// Marks a row delivered and ends its lease.

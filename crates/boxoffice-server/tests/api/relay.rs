@@ -272,6 +272,73 @@ async fn an_unreachable_receiver_is_a_failed_attempt_not_a_lost_row() {
     assert_eq!(pending, 3);
 }
 
+/// A sale's backlog in one event goes out a run a pass, in order; a failure stops the run
+/// there and gives the rows after it back, so they wait behind it unleased.
+#[tokio::test]
+async fn one_events_backlog_goes_out_a_run_a_pass_in_order_and_stops_at_a_failure() {
+    let app = spawn_app().await;
+    let receiver = Receiver::start().await;
+    let event = uuid::Uuid::new_v4();
+    for n in 0..30 {
+        sqlx::query("insert into outbox (event_id, topic, payload) values ($1, 'test', $2)")
+            .bind(event)
+            .bind(sqlx::types::Json(json!({"n": n})))
+            .execute(&app.db)
+            .await
+            .unwrap();
+    }
+    let mut settings = config(&receiver.url);
+    settings.run = 20;
+    let relay = Relay::new(app.db.clone(), settings);
+    let leased = || async {
+        sqlx::query_scalar::<_, i64>("select count(*) from outbox where locked_until > now()")
+            .fetch_one(&app.db)
+            .await
+            .unwrap()
+    };
+
+    assert_eq!(
+        relay.pass().await.unwrap(),
+        PassReport {
+            delivered: 20,
+            failed: 0
+        }
+    );
+    receiver.up.store(false, Ordering::SeqCst);
+    assert_eq!(
+        relay.pass().await.unwrap(),
+        PassReport {
+            delivered: 0,
+            failed: 1
+        }
+    );
+    assert_eq!(leased().await, 0, "the rows after the failure went back");
+    assert_eq!(
+        receiver.arrived.load(Ordering::SeqCst),
+        21,
+        "the run stopped at it"
+    );
+
+    receiver.up.store(true, Ordering::SeqCst);
+    let mut delivered = 0;
+    for _ in 0..100 {
+        delivered += drain(&relay).await.delivered;
+        if delivered == 10 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(delivered, 10);
+    let ns: Vec<i64> = receiver
+        .got
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, b)| b["payload"]["n"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ns, (0..30).collect::<Vec<_>>(), "each once, in order");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_relays_never_deliver_the_same_row_twice_in_one_pass() {
     let app = spawn_app().await;
