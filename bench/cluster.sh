@@ -6,7 +6,8 @@
 #   bench/cluster.sh [--quick]     (--quick: 3 s runs, smaller sale)
 #
 # Needs what deploy/cluster.sh needs (haproxy, jq, root or the postgres user for the
-# replica) and the ports it uses. Each cluster gets a database of its own, dropped after.
+# replica) and the ports it uses, and what bench/ceilings/measure.sh needs (the bare
+# stores' ceilings are measured before and after). Each cluster gets a database of its own, dropped after.
 # On two cores the load generator, haproxy, every instance, Postgres (and its replica) and
 # Redis share the same two cores: read the figures as what the machine does, not as what
 # an instance does.
@@ -38,6 +39,11 @@ run() { # url label name scenario...
     log "$label $name: a check failed (see $out/$label-$name.json)"
 }
 
+# The bare stores' ceilings before and after: the machine's pace drifts over a run this
+# long, and the figures are read against both.
+log "ceilings"
+bench/ceilings/measure.sh "$secs" "$out/ceilings-before.jsonl"
+
 for store in postgres redis; do
   for n in 1 2 3; do
     log "$store store, $n instance(s)"
@@ -64,6 +70,9 @@ for store in postgres redis; do
   done
 done
 
+log "ceilings again"
+bench/ceilings/measure.sh "$secs" "$out/ceilings-after.jsonl"
+
 # One row per store and size: requests a second and p99 of each run.
 cell() { # file operation-index
   [[ -s $1 ]] || { echo "| – "; return; }
@@ -89,6 +98,11 @@ cell() { # file operation-index
       echo "$row|"
     done
   done
+  echo
+  echo "Ceilings before and after:"
+  jq -rs '(.[0:length/2]) as $a | (.[length/2:]) as $b | range(0; $a | length) |
+    "- \($a[.].name): \($a[.].per_second | round)/s, then \($b[.].per_second | round)/s"' \
+    "$out/ceilings-before.jsonl" "$out/ceilings-after.jsonl"
 } >"$out/summary.md"
 cat "$out/summary.md"
 log "reports and summary.md in $out"

@@ -38,27 +38,8 @@ settle() { psql "${pg[@]}" -qc checkpoint; sleep 3; }
 
 # 1. The ceilings.
 log "ceilings: pgbench and redis-benchmark"
-psql "${pg[@]}" -qc "drop database if exists bench_ceiling" -c "create database bench_ceiling"
-psql "${pg[@]}" -q -d bench_ceiling -f bench/ceilings/schema.sql
 ceilings=$out/ceilings.jsonl
-: >"$ceilings"
-for script in upsert_spread upsert_hot lock_count_upsert; do
-  for sync in on off; do
-    settle
-    tps=$(PGOPTIONS="-c synchronous_commit=$sync" pgbench "${pg[@]}" -n -M prepared -c 16 -j 2 \
-      -T "$secs" -f "bench/ceilings/$script.sql" bench_ceiling 2>/dev/null |
-      sed -n 's/^tps = \([0-9.]*\).*/\1/p')
-    echo "{\"name\": \"pgbench $script, synchronous_commit $sync\", \"per_second\": $tps}" >>"$ceilings"
-  done
-done
-psql "${pg[@]}" -qc "drop database bench_ceiling"
-sha=$(redis-cli SCRIPT LOAD "$(cat bench/ceilings/acquire.lua)")
-for spec in "spread:bench-ceiling:{s}:__rand_int__" "hot:bench-ceiling:{h}:1"; do
-  name=${spec%%:*} key=${spec#*:}
-  rps=$(redis-benchmark -n 300000 -c 50 -r 100000 -q EVALSHA "$sha" 1 "$key" token 2000 2>/dev/null |
-    tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1 | cut -d' ' -f1)
-  echo "{\"name\": \"redis-benchmark acquire, $name\", \"per_second\": $rps}" >>"$ceilings"
-done
+bench/ceilings/measure.sh "$secs" "$ceilings"
 
 # 2 and 3. The service on each store.
 port=3997
