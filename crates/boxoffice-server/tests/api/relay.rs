@@ -108,6 +108,20 @@ async fn drain(relay: &Relay) -> PassReport {
     }
 }
 
+/// Drains again while rows wait out their backoff, until `want` are delivered or two
+/// seconds pass; how many were.
+async fn drain_until(relay: &Relay, want: usize) -> usize {
+    let mut delivered = 0;
+    for _ in 0..100 {
+        delivered += drain(relay).await.delivered;
+        if delivered >= want {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    delivered
+}
+
 async fn make_changes(app: &TestApp) -> String {
     let event = app.create_event().await;
     let alice = app.buyer("alice");
@@ -231,15 +245,7 @@ async fn with_the_receiver_down_rows_wait_and_are_delivered_after_it_returns() {
     assert!(receiver.ids().is_empty());
 
     receiver.up.store(true, Ordering::SeqCst);
-    let mut delivered = 0;
-    for _ in 0..100 {
-        delivered += drain(&relay).await.delivered;
-        if delivered == 3 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(delivered, 3);
+    assert_eq!(drain_until(&relay, 3).await, 3);
     let ids = receiver.ids();
     assert!(
         ids.windows(2).all(|w| w[0] < w[1]),
@@ -320,15 +326,7 @@ async fn one_events_backlog_goes_out_a_run_a_pass_in_order_and_stops_at_a_failur
     );
 
     receiver.up.store(true, Ordering::SeqCst);
-    let mut delivered = 0;
-    for _ in 0..100 {
-        delivered += drain(&relay).await.delivered;
-        if delivered == 10 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(delivered, 10);
+    assert_eq!(drain_until(&relay, 10).await, 10);
     let ns: Vec<i64> = receiver
         .got
         .lock()
