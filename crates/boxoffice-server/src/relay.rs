@@ -132,15 +132,11 @@ impl Relay {
             self.config.lease,
         )
         .await?;
-        let mut runs: Vec<Vec<OutboxRow>> = Vec::new();
-        for row in rows {
-            match runs.iter_mut().find(|run| run[0].event_id == row.event_id) {
-                Some(run) => run.push(row),
-                None => runs.push(vec![row]),
-            }
-        }
+        let mut rows = rows;
+        rows.sort_by_key(|r| (r.event_id, r.outbox_id));
+        let runs = rows.chunk_by(|a, b| a.event_id == b.event_id);
         let reports =
-            futures::future::join_all(runs.iter().map(|run| self.deliver_run(run, claimed))).await;
+            futures::future::join_all(runs.map(|run| self.deliver_run(run, claimed))).await;
         let mut report = PassReport::default();
         for one in reports {
             let one = one?;
