@@ -298,7 +298,9 @@ mod tests {
     #[test]
     fn seats_layout_and_statuses_match_the_documented_shapes() {
         let seats = vec![seat("a", true), seat("b", true), seat("c", false)];
+        let until = DateTime::from_timestamp(2_000_000_000, 123_000_000).unwrap();
         let policy = HoldPolicy {
+            starts_at: until,
             hold_ttl_seconds: 120,
             max_hold_seconds: 900,
             max_seats_per_user: 8,
@@ -307,7 +309,6 @@ mod tests {
             ticket_types: vec!["standard".into()],
         };
         let rendered = RenderedSeatMap::new(3, seats.clone(), policy);
-        let until = DateTime::from_timestamp(2_000_000_000, 123_000_000).unwrap();
         let states = [
             SeatState {
                 status: SeatStatus::Available,

@@ -51,6 +51,8 @@ pub struct EventRecord {
 /// server may cache them with the event's seat map.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HoldPolicy {
+    /// When the event starts: no hold is made from then on.
+    pub starts_at: DateTime<Utc>,
     /// Lifetime of a hold.
     pub hold_ttl_seconds: u32,
     /// Cap on a hold's lifetime with extensions.
@@ -350,9 +352,17 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
 
 /// The settings holds are made under; `None` if there is no such event.
 pub async fn hold_policy(pool: &PgPool, id: EventId) -> Result<Option<HoldPolicy>, StoreError> {
-    type Row = (i32, i32, i32, Option<String>, Vec<String>, Vec<String>);
+    type Row = (
+        DateTime<Utc>,
+        i32,
+        i32,
+        i32,
+        Option<String>,
+        Vec<String>,
+        Vec<String>,
+    );
     let row: Option<Row> = sqlx::query_as(
-        "select hold_ttl_seconds, max_hold_seconds, max_seats_per_user,
+        "select starts_at, hold_ttl_seconds, max_hold_seconds, max_seats_per_user,
                 (select currency from ticket_type t where t.event_id = e.event_id order by position limit 1),
                 section_order,
                 array(select code from ticket_type t where t.event_id = e.event_id order by position)
@@ -362,7 +372,8 @@ pub async fn hold_policy(pool: &PgPool, id: EventId) -> Result<Option<HoldPolicy
     .fetch_optional(pool)
     .await?;
     Ok(row.map(
-        |(ttl, max_hold, max_seats, currency, section_order, ticket_types)| HoldPolicy {
+        |(starts_at, ttl, max_hold, max_seats, currency, section_order, ticket_types)| HoldPolicy {
+            starts_at,
             hold_ttl_seconds: ttl as u32,
             max_hold_seconds: max_hold as u32,
             max_seats_per_user: max_seats as u32,

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use boxoffice_api::SeatsChanged;
 use boxoffice_core::ids::EventId;
 use sqlx::postgres::{PgListener, PgPoolOptions};
 use tokio::sync::{mpsc, watch};
@@ -92,6 +93,7 @@ async fn listen(state: AppState, mut stopped: watch::Receiver<bool>) {
         // Listening now: whatever happened before is in the snapshot, and any queue
         // settings kept are read again.
         state.admission.forget_all();
+        state.live.taken.forget_all();
         resync_all(&state, &hub).await;
         state.live.listening.send_replace(true);
         loop {
@@ -151,9 +153,22 @@ async fn deliver(state: &AppState, hub: &Hub, payload: &str) {
         return;
     };
     match kind {
-        "seats" => hub.send(event, Frame::Event(Arc::new(("seats", data.to_owned())))),
+        "seats" => {
+            // The view first: once a subscriber sees the change, so do holds.
+            match serde_json::from_str::<SeatsChanged>(data) {
+                Ok(changed) => state.live.taken.apply(event, &changed.seats),
+                Err(_) => {
+                    tracing::warn!(payload, "live updates: malformed seats ignored");
+                    state.live.taken.forget(event);
+                }
+            }
+            hub.send(event, Frame::Event(Arc::new(("seats", data.to_owned()))));
+        }
         "ga" => hub.send(event, Frame::Event(Arc::new(("ga", data.to_owned())))),
-        "layout" => resync(state, hub, event).await,
+        "layout" => {
+            state.live.taken.forget(event);
+            resync(state, hub, event).await;
+        }
         "queue" => state.admission.forget(event),
         "pass" => match pass_ended(data) {
             Some((ticket, until)) => state.admission.ended(ticket, until),

@@ -18,6 +18,7 @@
 //! subscriber that falls too far behind gets one of its own.
 
 mod bus;
+mod taken;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -33,6 +34,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use crate::service::availability::SeatsSnapshot;
 
 pub use bus::run;
+pub use taken::{Epoch, Taken};
 
 /// Frames queued per event before a slow subscriber is told to take a fresh snapshot.
 const FRAMES_PER_EVENT: usize = 1024;
@@ -154,6 +156,8 @@ struct Outgoing {
 /// the bus. Cheap to share (it lives in the application state).
 pub struct Live {
     hub: Arc<Hub>,
+    /// Seats known taken, kept by the changes published here and those on the bus.
+    taken: Taken,
     outgoing: mpsc::Sender<Outgoing>,
     /// Taken by [`run`], which owns the receiving end.
     queue: Mutex<Option<mpsc::Receiver<Outgoing>>>,
@@ -173,6 +177,7 @@ impl Live {
         let (outgoing, queue) = mpsc::channel(PUBLISH_QUEUE);
         Self {
             hub: Arc::new(Hub::default()),
+            taken: Taken::default(),
             outgoing,
             queue: Mutex::new(Some(queue)),
             closing: watch::channel(false).0,
@@ -184,7 +189,14 @@ impl Live {
 
     /// Publishes `change` of `event` to every instance, and waits until it is on the bus
     /// (at most a quarter of a second: the change itself has been made either way).
+    /// The change counts in this instance's [`Taken`] view at once, before it is even on
+    /// the bus, so that a buyer answered after it is never refused by an older view.
     pub async fn publish(&self, event: EventId, change: Change) {
+        match &change {
+            Change::Seats(seats) => self.taken.apply(event, seats),
+            Change::Layout => self.taken.forget(event),
+            _ => {}
+        }
         let mut waits = Vec::new();
         for payload in change.messages(event) {
             let (sent, done) = oneshot::channel();
@@ -200,6 +212,11 @@ impl Live {
             }
         }
         let _ = tokio::time::timeout(PUBLISH_WAIT, futures::future::join_all(waits)).await;
+    }
+
+    /// Seats this instance knows to be taken.
+    pub fn taken(&self) -> &Taken {
+        &self.taken
     }
 
     /// Subscribes to `event`'s changes from now on.

@@ -49,7 +49,9 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
 /// Prometheus text: `http_requests_total` and `http_request_duration_seconds` by method,
 /// route and status, the counters of the hold store and the sale-day gate, the live
 /// streams open (`boxoffice_live_subscribers`) and live changes lost on their way to the
-/// bus (`boxoffice_live_dropped_total`), and for each event whose waiting room is on, by
+/// bus (`boxoffice_live_dropped_total`), holds refused without asking the hold store
+/// because the seats were known taken (`boxoffice_holds_refused_unasked_total`), and for
+/// each event whose waiting room is on, by
 /// `event`: tickets waiting (`boxoffice_queue_waiting`), admitted
 /// (`boxoffice_queue_admitted_total`; per minute, its rate), dropped for not polling
 /// (`boxoffice_queue_dropped_total`) and passes ended early (`boxoffice_queue_ended_total`);
@@ -86,7 +88,13 @@ pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
             &[
                 state.holds.counters(),
                 state.rate_limits.counters().to_vec(),
-                vec![("boxoffice_live_dropped_total", state.live.dropped_total())],
+                vec![
+                    ("boxoffice_live_dropped_total", state.live.dropped_total()),
+                    (
+                        "boxoffice_holds_refused_unasked_total",
+                        state.live.taken().answered_total(),
+                    ),
+                ],
             ]
             .concat(),
         ),

@@ -116,9 +116,15 @@ pub async fn create_hold(
     count_hold(state, event, user).await?;
     let mut map = event_layout(state, event).await?;
     let mut basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
+    refuse_known_taken(state, event, user, &map, &basket).await?;
     let mut reloads = 0;
     let outcome = loop {
-        match acquire(state, event, user, &map, &basket).await? {
+        let asked = state.live.taken().epoch(event);
+        let outcome = acquire(state, event, user, &map, &basket).await?;
+        if let AcquireOutcome::Unavailable(taken) = &outcome {
+            state.live.taken().refused(event, taken, asked);
+        }
+        match outcome {
             // The allocations changed since this server cached the map: quote again.
             AcquireOutcome::LayoutChanged(version) if reloads < MAX_LAYOUT_RELOADS => {
                 reloads += 1;
@@ -133,6 +139,35 @@ pub async fn create_hold(
         }
     };
     settle(state, event, &map, outcome).await
+}
+
+/// Refuses the basket without asking the hold store when this instance knows some of its
+/// seats are taken (see [`crate::live::Taken`]): on a hot seat, every buyer but the one
+/// who got it is answered here. The hold still counts against the buyer's hold rate, in
+/// the store that keeps it. Before the event starts only: from then on the store answers.
+async fn refuse_known_taken(
+    state: &AppState,
+    event: EventId,
+    user: &UserId,
+    map: &RenderedSeatMap,
+    basket: &[String],
+) -> Result<(), Error> {
+    if map.policy.starts_at <= Utc::now() {
+        return Ok(());
+    }
+    let taken = state.live.taken().known_taken(event, basket);
+    if taken.is_empty() {
+        return Ok(());
+    }
+    if state.holds.limits_hold_rate() {
+        let per_minute = state.rate_limits.holds.per_minute();
+        if let Some(wait) = state.holds.take_hold_rate(event, user, per_minute).await? {
+            state.rate_limits.holds.refused();
+            return Err(Error::RateLimited(wait));
+        }
+    }
+    state.live.taken().answered_here();
+    Err(Error::SeatsUnavailable(seat_refs(map, taken)))
 }
 
 /// Counts a hold against the user's hold rate in the event, unless the hold store counts

@@ -1,5 +1,6 @@
 //! What a hold request is refused for: bad input of API.md's Holds section, an event that
-//! has started, another user's hold, and the per-user limit judged before the seats.
+//! has started, another user's hold, and the per-user limit judged before the seats (but
+//! after a seat known taken: see `a_seat_refused_lately_is_held_as_soon_as_it_comes_free`).
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -191,8 +192,8 @@ async fn refused(app: &TestApp, event: &str, who: &As, seats: &[&str], code: &st
     problem
 }
 
-/// A seat refused lately is checked before any transaction (on the postgres store): the
-/// shortcut answers exactly as the claim would, and never keeps a seat that came free.
+/// A seat refused lately, which the change feed says is taken, is refused without asking
+/// the store, even to a buyer at their limit; a seat that comes free is held at once.
 async fn a_seat_refused_lately_is_held_as_soon_as_it_comes_free(store: Store) {
     let app = spawn_app_on(store).await;
     let event = app.create_event().await; // max_seats_per_user = 4
@@ -211,7 +212,12 @@ async fn a_seat_refused_lately_is_held_as_soon_as_it_comes_free(store: Store) {
         assert_eq!(problem["seats"][0]["id"], "stalls-C-1", "{problem}");
         assert_eq!(problem["seats"].as_array().unwrap().len(), 1, "{problem}");
     }
-    // The limit still comes first.
+    // Only the first refusal asked the store.
+    assert_eq!(
+        app.counter("boxoffice_holds_refused_unasked_total").await,
+        2.0
+    );
+    // At her limit, alice is told the seat is taken: it was known before her limit.
     let (status, _) = app
         .post_holds(&event, &alice, &["stalls-B-1", "stalls-B-2", "stalls-B-3"])
         .await;
@@ -221,6 +227,15 @@ async fn a_seat_refused_lately_is_held_as_soon_as_it_comes_free(store: Store) {
         &event,
         &alice,
         &["stalls-C-1", "stalls-C-2"],
+        "seat_unavailable",
+    )
+    .await;
+    // Seats the store must judge: the limit comes first.
+    refused(
+        &app,
+        &event,
+        &alice,
+        &["stalls-C-2", "stalls-C-3"],
         "hold_limit_exceeded",
     )
     .await;

@@ -131,6 +131,45 @@ async fn holds_are_limited_per_user_on_the_redis_store() {
     holds_are_limited_per_user(HoldStoreKind::Redis).await;
 }
 
+/// Refusals of a seat known taken, answered without the hold store, count against the
+/// same rate as the holds the store answers.
+async fn refusals_of_a_seat_known_taken_count_against_the_rate(store: HoldStoreKind) {
+    let redis = PrivateRedis::start();
+    let url = redis.url();
+    let app = spawn_app_with(move |s| {
+        limited(s);
+        s.hold_store = store;
+        s.redis = test_redis(url, false);
+    })
+    .await;
+    let event = app.create_event().await;
+    let (status, _) = app
+        .post_holds(&event, &app.buyer("holder"), &["stalls-C-1"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let asker = app.buyer(&format!("asker-{}", uuid::Uuid::new_v4()));
+    let mut statuses = Vec::new();
+    for _ in 0..7 {
+        statuses.push(app.post_holds(&event, &asker, &["stalls-C-1"]).await.0.as_u16());
+    }
+    assert_eq!(statuses, [409, 409, 409, 409, 409, 429, 429]);
+    assert_eq!(
+        app.counter("boxoffice_holds_refused_unasked_total").await,
+        4.0
+    );
+    assert_eq!(app.counter("holds_rate_limited_total").await, 2.0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn refusals_of_a_seat_known_taken_count_against_the_rate_on_the_postgres_store() {
+    refusals_of_a_seat_known_taken_count_against_the_rate(HoldStoreKind::Postgres).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn refusals_of_a_seat_known_taken_count_against_the_rate_on_the_redis_store() {
+    refusals_of_a_seat_known_taken_count_against_the_rate(HoldStoreKind::Redis).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_instances_sharing_redis_share_one_limit() {
     let mut redis = PrivateRedis::start();

@@ -325,9 +325,103 @@ async fn a_quiet_stream_sends_comment_lines_so_proxies_keep_it_open() {
     assert!(!seen.contains("event: seats"), "{seen:?}");
 }
 
+/// A seat held, freed, held again and sold: refused without the store only while the
+/// store has refused it lately and the feed says it is taken, and given at once when freed.
+async fn a_seat_known_taken_is_refused_without_the_store_until_it_is_freed(store: Store) {
+    let app = spawn_app_on(store).await;
+    let event = app.create_event().await;
+    let (_, mut events) = subscribe(&app, &event).await;
+    let (alice, bob, carol) = (app.buyer("alice"), app.buyer("bob"), app.buyer("carol"));
+    let seat = ["stalls-C-3"];
+    let ask = |who: As| {
+        let (app, event) = (&app, &event);
+        async move { app.post_holds(event, &who, &seat).await }
+    };
+    let unasked = || app.counter("boxoffice_holds_refused_unasked_total");
+
+    let (status, held) = ask(bob.clone()).await;
+    assert_eq!(status, StatusCode::CREATED, "{held}");
+    next_seats(&mut events).await;
+    for _ in 0..3 {
+        assert_eq!(ask(alice.clone()).await.0, StatusCode::CONFLICT);
+    }
+    assert_eq!(unasked().await, 2.0, "the store was asked once");
+
+    // Freed: the next ask gets it, from the store.
+    let token = held["hold_token"].as_str().unwrap();
+    let (status, _) = app.hold_call(Method::DELETE, &event, token, "", &bob).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, held) = ask(alice.clone()).await;
+    assert_eq!(status, StatusCode::CREATED, "{held}");
+    assert_eq!(unasked().await, 2.0);
+
+    // Sold: refused by the store once more, then without it.
+    let token = held["hold_token"].as_str().unwrap();
+    assert_eq!(
+        app.post_orders(&event, &alice, token).await.0,
+        StatusCode::CREATED
+    );
+    for _ in 0..3 {
+        next_seats(&mut events).await; // available, held, sold
+    }
+    for _ in 0..3 {
+        let (status, problem) = ask(carol.clone()).await;
+        assert_eq!(
+            (status, problem["code"].as_str(), problem["seats"][0]["id"].as_str()),
+            (StatusCode::CONFLICT, Some("seat_unavailable"), Some("stalls-C-3"))
+        );
+    }
+    assert_eq!(unasked().await, 4.0);
+    assert_eq!(
+        crate::helpers::held(&app, &event).await,
+        Vec::<String>::new(),
+        "no refusal held anything"
+    );
+}
+
+/// What one instance knows is kept by the changes of every instance: a seat freed on
+/// another is given as soon as the change arrives.
+async fn a_seat_freed_on_another_instance_is_given_once_the_change_arrives(store: Store) {
+    let first = spawn_app_on(store).await;
+    let event = first.create_event().await;
+    let url = first.database_url.clone();
+    let secret = first.jwt_secret.clone();
+    let second = spawn_app_with(move |s| {
+        store.configure(s);
+        s.database.url = url;
+        s.jwt_secret = boxoffice_server::config::Secret::new(secret);
+    })
+    .await;
+    let (_, mut on_second) = subscribe(&second, &event).await;
+    let (alice, bob) = (first.buyer("alice"), first.buyer("bob"));
+
+    let (status, held) = first.post_holds(&event, &bob, &["stalls-C-4"]).await;
+    assert_eq!(status, StatusCode::CREATED, "{held}");
+    next_seats(&mut on_second).await;
+    for _ in 0..2 {
+        let (status, _) = second.post_holds(&event, &alice, &["stalls-C-4"]).await;
+        assert_eq!(status, StatusCode::CONFLICT);
+    }
+    assert_eq!(
+        second.counter("boxoffice_holds_refused_unasked_total").await,
+        1.0
+    );
+    let token = held["hold_token"].as_str().unwrap();
+    let (status, _) = first.hold_call(Method::DELETE, &event, token, "", &bob).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        summary(&next_seats(&mut on_second).await),
+        [("stalls-C-4", SeatStatus::Available, false)]
+    );
+    let (status, body) = second.post_holds(&event, &alice, &["stalls-C-4"]).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
+
 crate::stores::conformance!(
     every_change_of_a_seat_reaches_the_stream_in_order,
     a_change_on_one_instance_reaches_subscribers_of_another,
+    a_seat_known_taken_is_refused_without_the_store_until_it_is_freed,
+    a_seat_freed_on_another_instance_is_given_once_the_change_arrives,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -1,0 +1,314 @@
+//! Seats this instance knows to be taken, so that a hot seat's refusals need no store.
+//!
+//! Two things must agree before a seat is refused here, without asking the hold store:
+//!
+//! - **the store refused it lately, on this instance** (within [`TRUSTED_FOR`]), and
+//! - **the change feed says it is taken now**: sold, or held until a time still more than
+//!   [`CLOCK_MARGIN`] away, with no change since that freed it.
+//!
+//! The feed is what keeps the view current: every hold, extension, order, release and
+//! cancellation of any instance arrives through it, and this instance's own are applied
+//! the moment they are published, before the buyer is answered. A hold that lapses sends
+//! nothing, and needs nothing: its `held_until` is in the view. The store's refusal is what
+//! bounds a mistake: had a change freeing the seat been lost on its way, a buyer could be
+//! refused a free seat for [`TRUSTED_FOR`] after the last refusal the store itself made,
+//! never longer, since refusals made here do not renew it.
+//!
+//! A refusal is remembered only if nothing in the event was freed while the store was
+//! being asked ([`Taken::epoch`]): an answer the store gave before a release must not
+//! outlive the release it did not see.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use boxoffice_api::SeatChange;
+use boxoffice_core::availability::SeatStatus;
+use boxoffice_core::ids::EventId;
+use chrono::{DateTime, Utc};
+
+/// How long after the store refused a seat on this instance the view may refuse it.
+pub const TRUSTED_FOR: Duration = Duration::from_secs(2);
+/// A hold is taken as lapsed this long before its `held_until`, so that a clock behind
+/// the store's never refuses a seat the store would give.
+const CLOCK_MARGIN: chrono::TimeDelta = chrono::TimeDelta::milliseconds(250);
+/// Most seats remembered across all events; past it, everything is forgotten (the view
+/// is a shortcut, never the answer).
+const MAX_SEATS: usize = 1_000_000;
+
+/// What the feed last said of a seat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    /// Held until then.
+    HeldUntil(DateTime<Utc>),
+    /// In an order.
+    Sold,
+}
+
+#[derive(Debug, Default)]
+struct Seat {
+    /// What the feed said, if it said anything since the seat was last freed.
+    status: Option<Status>,
+    /// When the store last refused it on this instance.
+    refused_at: Option<Instant>,
+}
+
+#[derive(Debug, Default)]
+struct Event {
+    seats: HashMap<String, Seat>,
+    /// Stamp of the last change that freed a seat of this event.
+    freed: u64,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    events: HashMap<EventId, Event>,
+    seats: usize,
+    /// Source of [`Event::freed`] stamps and of [`Epoch`]s: raised by every free.
+    stamp: u64,
+    /// Raised whenever the whole view is forgotten.
+    generation: u64,
+}
+
+/// Where an event stood when a store was asked; see [`Taken::refused`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Epoch {
+    generation: u64,
+    freed: u64,
+}
+
+/// Seats known taken, per event; see the module documentation.
+#[derive(Debug, Default)]
+pub struct Taken {
+    inner: Mutex<Inner>,
+    /// Holds refused here without asking the store.
+    answered: AtomicU64,
+}
+
+impl Taken {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // Every update leaves the maps consistent: a panicking holder breaks nothing.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts a hold refused by this view, without asking the store.
+    pub fn answered_here(&self) {
+        self.answered.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Holds refused by this view so far (`boxoffice_holds_refused_unasked_total`).
+    pub fn answered_total(&self) -> u64 {
+        self.answered.load(Ordering::Relaxed)
+    }
+
+    /// Where `event` stands now: read it before asking the store, and hand it to
+    /// [`Taken::refused`] with the store's refusal.
+    pub fn epoch(&self, event: EventId) -> Epoch {
+        let inner = self.lock();
+        Epoch {
+            generation: inner.generation,
+            freed: inner.events.get(&event).map_or(0, |e| e.freed),
+        }
+    }
+
+    /// The store refused `seats` of `event`, asked at `epoch`: remembered unless some seat
+    /// of the event was freed since.
+    pub fn refused(&self, event: EventId, seats: &[String], epoch: Epoch) {
+        let mut inner = self.lock();
+        if inner.generation != epoch.generation {
+            return;
+        }
+        let now = Instant::now();
+        let Inner { events, seats: count, .. } = &mut *inner;
+        let Some(known) = events.get_mut(&event) else {
+            // Nothing was ever fed for this event, so nothing could be refused here yet.
+            return;
+        };
+        if known.freed != epoch.freed {
+            return;
+        }
+        for id in seats {
+            if let Some(seat) = known.seats.get_mut(id.as_str()) {
+                seat.refused_at = Some(now);
+            } else {
+                *count += 1;
+                known.seats.insert(
+                    id.clone(),
+                    Seat {
+                        status: None,
+                        refused_at: Some(now),
+                    },
+                );
+            }
+        }
+    }
+
+    /// Applies what the feed says changed in `event`.
+    pub fn apply(&self, event: EventId, changes: &[SeatChange]) {
+        let mut inner = self.lock();
+        if inner.seats + changes.len() > MAX_SEATS {
+            inner.forget_all();
+        }
+        inner.stamp += 1;
+        let stamp = inner.stamp;
+        let Inner { events, seats: count, .. } = &mut *inner;
+        let known = events.entry(event).or_default();
+        for change in changes {
+            let status = match (change.status, change.held_until) {
+                (SeatStatus::Held, Some(until)) => Status::HeldUntil(until),
+                (SeatStatus::Sold, _) => Status::Sold,
+                // Freed, taken off sale (allocations also resync the event), or a hold
+                // with no expiry said: whatever was known no longer stands.
+                _ => {
+                    if known.seats.remove(change.id.as_str()).is_some() {
+                        *count -= 1;
+                    }
+                    known.freed = stamp;
+                    continue;
+                }
+            };
+            match known.seats.get_mut(change.id.as_str()) {
+                Some(seat) => seat.status = Some(status),
+                None => {
+                    *count += 1;
+                    known.seats.insert(
+                        change.id.clone(),
+                        Seat {
+                            status: Some(status),
+                            refused_at: None,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// Forgets `event` (its allocations changed).
+    pub fn forget(&self, event: EventId) {
+        let mut inner = self.lock();
+        inner.stamp += 1;
+        let stamp = inner.stamp;
+        let Inner { events, seats: count, .. } = &mut *inner;
+        let known = events.entry(event).or_default();
+        *count -= known.seats.len();
+        known.seats.clear();
+        known.freed = stamp;
+    }
+
+    /// Forgets everything (changes may have been missed).
+    pub fn forget_all(&self) {
+        self.lock().forget_all();
+    }
+
+    /// The seats of `basket` to refuse without asking the store: each refused by the
+    /// store on this instance within [`TRUSTED_FOR`], and sold or held past now by what
+    /// the feed says. Empty if the store must be asked.
+    pub fn known_taken(&self, event: EventId, basket: &[String]) -> Vec<String> {
+        let inner = self.lock();
+        let Some(known) = inner.events.get(&event) else {
+            return Vec::new();
+        };
+        let now = Utc::now();
+        basket
+            .iter()
+            .filter(|id| {
+                known.seats.get(id.as_str()).is_some_and(|seat| {
+                    let lately = seat.refused_at.is_some_and(|at| at.elapsed() < TRUSTED_FOR);
+                    let taken = match seat.status {
+                        Some(Status::Sold) => true,
+                        Some(Status::HeldUntil(until)) => until - now > CLOCK_MARGIN,
+                        None => false,
+                    };
+                    lately && taken
+                })
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+impl Inner {
+    fn forget_all(&mut self) {
+        self.events.clear();
+        self.seats = 0;
+        self.generation += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn held(id: &str, for_secs: i64) -> SeatChange {
+        SeatChange {
+            id: id.into(),
+            status: SeatStatus::Held,
+            held_until: Some(Utc::now() + chrono::TimeDelta::seconds(for_secs)),
+        }
+    }
+
+    fn now(id: &str, status: SeatStatus) -> SeatChange {
+        SeatChange {
+            id: id.into(),
+            status,
+            held_until: None,
+        }
+    }
+
+    fn ids(seats: &[&str]) -> Vec<String> {
+        seats.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_seat_is_refused_only_once_the_store_refused_it_and_the_feed_says_it_is_taken() {
+        let (taken, event) = (Taken::default(), EventId::new());
+        let basket = ids(&["A-1", "A-2"]);
+        taken.apply(event, &[held("A-1", 60)]);
+        assert!(taken.known_taken(event, &basket).is_empty(), "never refused");
+        taken.refused(event, &ids(&["A-1"]), taken.epoch(event));
+        assert_eq!(taken.known_taken(event, &basket), ["A-1"]);
+        // Refused by the store, but the feed never said why: ask the store.
+        taken.refused(event, &ids(&["A-2"]), taken.epoch(event));
+        assert_eq!(taken.known_taken(event, &basket), ["A-1"]);
+        taken.apply(event, &[now("A-2", SeatStatus::Sold)]);
+        assert_eq!(taken.known_taken(event, &basket), ["A-1", "A-2"]);
+        assert!(taken.known_taken(EventId::new(), &basket).is_empty());
+    }
+
+    #[test]
+    fn a_freed_seat_or_a_lapsing_hold_is_never_refused() {
+        let (taken, event) = (Taken::default(), EventId::new());
+        taken.apply(event, &[held("A-1", 60), held("A-2", 60), held("A-3", 60)]);
+        taken.refused(event, &ids(&["A-1", "A-2", "A-3"]), taken.epoch(event));
+        taken.apply(event, &[now("A-1", SeatStatus::Available)]);
+        // Lapses within the clock margin.
+        taken.apply(event, &[held("A-2", 0)]);
+        assert_eq!(taken.known_taken(event, &ids(&["A-1", "A-2", "A-3"])), ["A-3"]);
+        // Held again by someone: not refused until the store says so.
+        taken.apply(event, &[held("A-1", 60)]);
+        assert_eq!(taken.known_taken(event, &ids(&["A-1"])), Vec::<String>::new());
+        taken.forget(event);
+        assert!(taken.known_taken(event, &ids(&["A-3"])).is_empty());
+    }
+
+    #[test]
+    fn a_refusal_read_before_a_free_is_not_remembered() {
+        let (taken, event) = (Taken::default(), EventId::new());
+        taken.apply(event, &[held("A-1", 60), held("B-1", 60)]);
+        let asked = taken.epoch(event);
+        // While the store was being asked, another seat of the event came free.
+        taken.apply(event, &[now("B-1", SeatStatus::Available)]);
+        taken.refused(event, &ids(&["A-1"]), asked);
+        assert!(taken.known_taken(event, &ids(&["A-1"])).is_empty());
+        // Or the whole view was forgotten.
+        let asked = taken.epoch(event);
+        taken.forget_all();
+        taken.apply(event, &[held("A-1", 60)]);
+        taken.refused(event, &ids(&["A-1"]), asked);
+        assert!(taken.known_taken(event, &ids(&["A-1"])).is_empty());
+        // Asked afresh, it is.
+        taken.refused(event, &ids(&["A-1"]), taken.epoch(event));
+        assert_eq!(taken.known_taken(event, &ids(&["A-1"])), ["A-1"]);
+    }
+}
