@@ -112,6 +112,12 @@ impl RateLimits {
         }
     }
 
+    /// Counts one request of `key` against `limit` on this instance only (whatever else
+    /// counts it elsewhere); once the key is over it, how long to wait.
+    pub fn check_here(&self, limit: &Limit, key: &str) -> Result<(), Duration> {
+        limit.check_locally(key).inspect_err(|_| limit.refused())
+    }
+
     /// Requests each limit refused, by Prometheus name, for `/metrics`.
     pub fn counters(&self) -> [(&'static str, u64); 2] {
         [

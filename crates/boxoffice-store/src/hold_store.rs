@@ -73,19 +73,6 @@ pub trait HoldStore: Send + Sync + 'static {
         false
     }
 
-    /// Counts one hold of `user` in the event against `per_minute` (0: no limit) as
-    /// [`HoldStore::acquire`] would, for a hold the server refuses without asking the
-    /// store: `None` if it is allowed, else how long until the next one would be. Only
-    /// stores whose [`HoldStore::limits_hold_rate`] is true count anything.
-    async fn take_hold_rate(
-        &self,
-        _event: EventId,
-        _user: &UserId,
-        _per_minute: u32,
-    ) -> Result<Option<std::time::Duration>, StoreError> {
-        Ok(None)
-    }
-
     /// The store's own counters since it was made, by Prometheus name, for `/metrics`.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()

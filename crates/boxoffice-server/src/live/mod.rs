@@ -34,7 +34,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use crate::service::availability::SeatsSnapshot;
 
 pub use bus::run;
-pub use taken::{Epoch, Taken};
+pub use taken::{answered, Ask, Asking, Epoch, Taken};
 
 /// Frames queued per event before a slow subscriber is told to take a fresh snapshot.
 const FRAMES_PER_EVENT: usize = 1024;

@@ -2,26 +2,33 @@
 //!
 //! Two things must agree before a seat is refused here, without asking the hold store:
 //!
-//! - **the store refused it lately, on this instance** (within [`TRUSTED_FOR`]), and
+//! - **the store said lately, on this instance, that it is taken** (within
+//!   [`TRUSTED_FOR`]): it refused the seat, or it just held it here, and
 //! - **the change feed says it is taken now**: sold, or held until a time still more than
 //!   [`CLOCK_MARGIN`] away, with no change since that freed it.
 //!
 //! The feed is what keeps the view current: every hold, extension, order, release and
 //! cancellation of any instance arrives through it, and this instance's own are applied
 //! the moment they are published, before the buyer is answered. A hold that lapses sends
-//! nothing, and needs nothing: its `held_until` is in the view. The store's refusal is what
+//! nothing, and needs nothing: its `held_until` is in the view. The store's word is what
 //! bounds a mistake: had a change freeing the seat been lost on its way, a buyer could be
-//! refused a free seat for [`TRUSTED_FOR`] after the last refusal the store itself made,
-//! never longer, since refusals made here do not renew it.
+//! refused a free seat for [`TRUSTED_FOR`] after the store last said it was taken, never
+//! longer, since refusals made here do not renew it.
 //!
-//! A refusal is remembered only if nothing in the event was freed while the store was
-//! being asked ([`Taken::epoch`]): an answer the store gave before a release must not
+//! The store's word is remembered only if nothing in the event was freed while the store
+//! was being asked ([`Taken::epoch`]): an answer the store gave before a release must not
 //! outlive the release it did not see.
+//!
+//! When many buyers ask for one seat at once, the first ask goes to the store and the
+//! others wait for its answer ([`Taken::ask`]), once: if it settles the seat, they are
+//! refused here; if not, they go to the store together, as they would have.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
 
 use boxoffice_api::SeatChange;
 use boxoffice_core::availability::SeatStatus;
@@ -50,13 +57,16 @@ enum Status {
 struct Seat {
     /// What the feed said, if it said anything since the seat was last freed.
     status: Option<Status>,
-    /// When the store last refused it on this instance.
-    refused_at: Option<Instant>,
+    /// When the store last said, on this instance, that it is taken.
+    confirmed_at: Option<Instant>,
 }
 
 #[derive(Debug, Default)]
 struct Event {
     seats: HashMap<String, Seat>,
+    /// Seats the store is being asked for on this instance, and how to wait for the
+    /// answer (the sender is dropped once it has been taken in).
+    asking: HashMap<String, watch::Receiver<()>>,
     /// Stamp of the last change that freed a seat of this event.
     freed: u64,
 }
@@ -112,15 +122,19 @@ impl Taken {
         }
     }
 
-    /// The store refused `seats` of `event`, asked at `epoch`: remembered unless some seat
-    /// of the event was freed since.
-    pub fn refused(&self, event: EventId, seats: &[String], epoch: Epoch) {
+    /// The store said `seats` of `event` are taken (it refused them, or just held them
+    /// here), asked at `epoch`: remembered unless some seat of the event was freed since.
+    pub fn confirmed(&self, event: EventId, seats: &[String], epoch: Epoch) {
         let mut inner = self.lock();
         if inner.generation != epoch.generation {
             return;
         }
         let now = Instant::now();
-        let Inner { events, seats: count, .. } = &mut *inner;
+        let Inner {
+            events,
+            seats: count,
+            ..
+        } = &mut *inner;
         let Some(known) = events.get_mut(&event) else {
             // Nothing was ever fed for this event, so nothing could be refused here yet.
             return;
@@ -130,18 +144,39 @@ impl Taken {
         }
         for id in seats {
             if let Some(seat) = known.seats.get_mut(id.as_str()) {
-                seat.refused_at = Some(now);
+                seat.confirmed_at = Some(now);
             } else {
                 *count += 1;
                 known.seats.insert(
                     id.clone(),
                     Seat {
                         status: None,
-                        refused_at: Some(now),
+                        confirmed_at: Some(now),
                     },
                 );
             }
         }
+    }
+
+    /// Asks to send a request for `basket` of `event` to the store: [`Ask::Go`] while
+    /// no other request for any of its seats is on its way there from this instance;
+    /// otherwise [`Ask::Wait`] for that one's answer to be taken in.
+    pub fn ask(&self, event: EventId, basket: &[String]) -> Ask<'_> {
+        let mut inner = self.lock();
+        let known = inner.events.entry(event).or_default();
+        if let Some(busy) = basket.iter().find_map(|id| known.asking.get(id.as_str())) {
+            return Ask::Wait(busy.clone());
+        }
+        let (done, waiting) = watch::channel(());
+        for id in basket {
+            known.asking.insert(id.clone(), waiting.clone());
+        }
+        Ask::Go(Asking {
+            taken: self,
+            event,
+            seats: basket.to_vec(),
+            done,
+        })
     }
 
     /// Applies what the feed says changed in `event`.
@@ -152,7 +187,11 @@ impl Taken {
         }
         inner.stamp += 1;
         let stamp = inner.stamp;
-        let Inner { events, seats: count, .. } = &mut *inner;
+        let Inner {
+            events,
+            seats: count,
+            ..
+        } = &mut *inner;
         let known = events.entry(event).or_default();
         for change in changes {
             let status = match (change.status, change.held_until) {
@@ -176,7 +215,7 @@ impl Taken {
                         change.id.clone(),
                         Seat {
                             status: Some(status),
-                            refused_at: None,
+                            confirmed_at: None,
                         },
                     );
                 }
@@ -189,7 +228,11 @@ impl Taken {
         let mut inner = self.lock();
         inner.stamp += 1;
         let stamp = inner.stamp;
-        let Inner { events, seats: count, .. } = &mut *inner;
+        let Inner {
+            events,
+            seats: count,
+            ..
+        } = &mut *inner;
         let known = events.entry(event).or_default();
         *count -= known.seats.len();
         known.seats.clear();
@@ -214,7 +257,9 @@ impl Taken {
             .iter()
             .filter(|id| {
                 known.seats.get(id.as_str()).is_some_and(|seat| {
-                    let lately = seat.refused_at.is_some_and(|at| at.elapsed() < TRUSTED_FOR);
+                    let lately = seat
+                        .confirmed_at
+                        .is_some_and(|at| at.elapsed() < TRUSTED_FOR);
                     let taken = match seat.status {
                         Some(Status::Sold) => true,
                         Some(Status::HeldUntil(until)) => until - now > CLOCK_MARGIN,
@@ -226,6 +271,47 @@ impl Taken {
             .cloned()
             .collect()
     }
+}
+
+/// Whether a request may go to the store now.
+pub enum Ask<'a> {
+    /// It may; others for its seats wait until this is dropped.
+    Go(Asking<'a>),
+    /// Another request for some of its seats is there: this turns changed (closed) once
+    /// that one's answer is taken in.
+    Wait(watch::Receiver<()>),
+}
+
+/// A request on its way to the store; dropping it lets those waiting for it look again.
+pub struct Asking<'a> {
+    taken: &'a Taken,
+    event: EventId,
+    seats: Vec<String>,
+    done: watch::Sender<()>,
+}
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        let mine = self.done.subscribe();
+        let mut inner = self.taken.lock();
+        if let Some(known) = inner.events.get_mut(&self.event) {
+            for id in &self.seats {
+                if known
+                    .asking
+                    .get(id.as_str())
+                    .is_some_and(|w| w.same_channel(&mine))
+                {
+                    known.asking.remove(id.as_str());
+                }
+            }
+        }
+    }
+}
+
+/// Waits until the request `waiting` was for has been answered and taken in.
+pub async fn answered(mut waiting: watch::Receiver<()>) {
+    // Nothing is ever sent: the sender's drop is the signal.
+    while waiting.changed().await.is_ok() {}
 }
 
 impl Inner {
@@ -265,11 +351,14 @@ mod tests {
         let (taken, event) = (Taken::default(), EventId::new());
         let basket = ids(&["A-1", "A-2"]);
         taken.apply(event, &[held("A-1", 60)]);
-        assert!(taken.known_taken(event, &basket).is_empty(), "never refused");
-        taken.refused(event, &ids(&["A-1"]), taken.epoch(event));
+        assert!(
+            taken.known_taken(event, &basket).is_empty(),
+            "never refused"
+        );
+        taken.confirmed(event, &ids(&["A-1"]), taken.epoch(event));
         assert_eq!(taken.known_taken(event, &basket), ["A-1"]);
         // Refused by the store, but the feed never said why: ask the store.
-        taken.refused(event, &ids(&["A-2"]), taken.epoch(event));
+        taken.confirmed(event, &ids(&["A-2"]), taken.epoch(event));
         assert_eq!(taken.known_taken(event, &basket), ["A-1"]);
         taken.apply(event, &[now("A-2", SeatStatus::Sold)]);
         assert_eq!(taken.known_taken(event, &basket), ["A-1", "A-2"]);
@@ -280,16 +369,47 @@ mod tests {
     fn a_freed_seat_or_a_lapsing_hold_is_never_refused() {
         let (taken, event) = (Taken::default(), EventId::new());
         taken.apply(event, &[held("A-1", 60), held("A-2", 60), held("A-3", 60)]);
-        taken.refused(event, &ids(&["A-1", "A-2", "A-3"]), taken.epoch(event));
+        taken.confirmed(event, &ids(&["A-1", "A-2", "A-3"]), taken.epoch(event));
         taken.apply(event, &[now("A-1", SeatStatus::Available)]);
         // Lapses within the clock margin.
         taken.apply(event, &[held("A-2", 0)]);
-        assert_eq!(taken.known_taken(event, &ids(&["A-1", "A-2", "A-3"])), ["A-3"]);
+        assert_eq!(
+            taken.known_taken(event, &ids(&["A-1", "A-2", "A-3"])),
+            ["A-3"]
+        );
         // Held again by someone: not refused until the store says so.
         taken.apply(event, &[held("A-1", 60)]);
-        assert_eq!(taken.known_taken(event, &ids(&["A-1"])), Vec::<String>::new());
+        assert_eq!(
+            taken.known_taken(event, &ids(&["A-1"])),
+            Vec::<String>::new()
+        );
         taken.forget(event);
         assert!(taken.known_taken(event, &ids(&["A-3"])).is_empty());
+    }
+
+    #[tokio::test]
+    async fn asks_for_a_seat_already_being_asked_for_wait_for_that_answer() {
+        let (taken, event) = (Taken::default(), EventId::new());
+        let Ask::Go(first) = taken.ask(event, &ids(&["A-1", "A-2"])) else {
+            panic!("nothing was being asked");
+        };
+        let Ask::Wait(waiting) = taken.ask(event, &ids(&["A-2", "A-3"])) else {
+            panic!("A-2 is being asked for");
+        };
+        assert!(matches!(taken.ask(event, &ids(&["A-3"])), Ask::Go(_)));
+        assert!(matches!(
+            taken.ask(EventId::new(), &ids(&["A-1"])),
+            Ask::Go(_)
+        ));
+        let answer = tokio::spawn(answered(waiting));
+        tokio::task::yield_now().await;
+        assert!(!answer.is_finished());
+        drop(first);
+        answer.await.unwrap();
+        assert!(matches!(
+            taken.ask(event, &ids(&["A-1", "A-2"])),
+            Ask::Go(_)
+        ));
     }
 
     #[test]
@@ -299,16 +419,16 @@ mod tests {
         let asked = taken.epoch(event);
         // While the store was being asked, another seat of the event came free.
         taken.apply(event, &[now("B-1", SeatStatus::Available)]);
-        taken.refused(event, &ids(&["A-1"]), asked);
+        taken.confirmed(event, &ids(&["A-1"]), asked);
         assert!(taken.known_taken(event, &ids(&["A-1"])).is_empty());
         // Or the whole view was forgotten.
         let asked = taken.epoch(event);
         taken.forget_all();
         taken.apply(event, &[held("A-1", 60)]);
-        taken.refused(event, &ids(&["A-1"]), asked);
+        taken.confirmed(event, &ids(&["A-1"]), asked);
         assert!(taken.known_taken(event, &ids(&["A-1"])).is_empty());
         // Asked afresh, it is.
-        taken.refused(event, &ids(&["A-1"]), taken.epoch(event));
+        taken.confirmed(event, &ids(&["A-1"]), taken.epoch(event));
         assert_eq!(taken.known_taken(event, &ids(&["A-1"])), ["A-1"]);
     }
 }

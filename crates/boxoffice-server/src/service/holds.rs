@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{Error, SeatRef};
-use crate::live::Change;
+use crate::live::{Ask, Change};
 use crate::seat_map::RenderedSeatMap;
 use crate::state::AppState;
 
@@ -116,13 +116,29 @@ pub async fn create_hold(
     count_hold(state, event, user).await?;
     let mut map = event_layout(state, event).await?;
     let mut basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
-    refuse_known_taken(state, event, user, &map, &basket).await?;
+    let taken = state.live.taken();
+    // Asked with others for the same seats: wait for the first of them to be answered
+    // (once), which may settle this one too.
+    let mut waited = false;
+    let _asking = loop {
+        refuse_known_taken(state, event, &map, &basket)?;
+        match taken.ask(event, &basket) {
+            Ask::Go(asking) => break Some(asking),
+            Ask::Wait(first) if !waited => {
+                waited = true;
+                crate::live::answered(first).await;
+            }
+            Ask::Wait(_) => break None,
+        }
+    };
     let mut reloads = 0;
+    let asked = taken.epoch(event);
     let outcome = loop {
-        let asked = state.live.taken().epoch(event);
         let outcome = acquire(state, event, user, &map, &basket).await?;
-        if let AcquireOutcome::Unavailable(taken) = &outcome {
-            state.live.taken().refused(event, taken, asked);
+        match &outcome {
+            AcquireOutcome::Unavailable(seats) => taken.confirmed(event, seats, asked),
+            AcquireOutcome::Held(hold) => taken.confirmed(event, &hold_seats(hold), asked),
+            _ => {}
         }
         match outcome {
             // The allocations changed since this server cached the map: quote again.
@@ -141,14 +157,17 @@ pub async fn create_hold(
     settle(state, event, &map, outcome).await
 }
 
+fn hold_seats(hold: &Hold) -> Vec<String> {
+    hold.seats.iter().map(|s| s.seat_id.clone()).collect()
+}
+
 /// Refuses the basket without asking the hold store when this instance knows some of its
 /// seats are taken (see [`crate::live::Taken`]): on a hot seat, every buyer but the one
-/// who got it is answered here. The hold still counts against the buyer's hold rate, in
-/// the store that keeps it. Before the event starts only: from then on the store answers.
-async fn refuse_known_taken(
+/// who got it is answered here (having counted against the buyer's hold rate, see
+/// [`count_hold`]). Before the event starts only: from then on the store answers.
+fn refuse_known_taken(
     state: &AppState,
     event: EventId,
-    user: &UserId,
     map: &RenderedSeatMap,
     basket: &[String],
 ) -> Result<(), Error> {
@@ -159,32 +178,29 @@ async fn refuse_known_taken(
     if taken.is_empty() {
         return Ok(());
     }
-    if state.holds.limits_hold_rate() {
-        let per_minute = state.rate_limits.holds.per_minute();
-        if let Some(wait) = state.holds.take_hold_rate(event, user, per_minute).await? {
-            state.rate_limits.holds.refused();
-            return Err(Error::RateLimited(wait));
-        }
-    }
     state.live.taken().answered_here();
     Err(Error::SeatsUnavailable(seat_refs(map, taken)))
 }
 
-/// Counts a hold against the user's hold rate in the event, unless the hold store counts
-/// it in the hold's own round trip.
+/// Counts a hold against the user's hold rate in the event.
+///
+/// A hold store that counts the rate in the hold's own round trip counts, across every
+/// instance, the holds it is asked for; this instance then counts on its own every hold
+/// it is asked for, so that those it refuses without the store (seats known taken) are
+/// limited too. Otherwise the count is kept here, in Redis when configured.
 pub(super) async fn count_hold(
     state: &AppState,
     event: EventId,
     user: &UserId,
 ) -> Result<(), Error> {
     let limits = &state.rate_limits;
-    if !state.holds.limits_hold_rate() {
-        limits
-            .check(&limits.holds, &format!("{event}:{user}"))
-            .await
-            .map_err(Error::RateLimited)?;
+    let key = format!("{event}:{user}");
+    if state.holds.limits_hold_rate() {
+        limits.check_here(&limits.holds, &key)
+    } else {
+        limits.check(&limits.holds, &key).await
     }
-    Ok(())
+    .map_err(Error::RateLimited)
 }
 
 /// Asks the hold store for `basket`, priced as `map` quotes it.

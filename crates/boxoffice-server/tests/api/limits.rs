@@ -132,7 +132,7 @@ async fn holds_are_limited_per_user_on_the_redis_store() {
 }
 
 /// Refusals of a seat known taken, answered without the hold store, count against the
-/// same rate as the holds the store answers.
+/// buyer's hold rate like the holds the store answers.
 async fn refusals_of_a_seat_known_taken_count_against_the_rate(store: HoldStoreKind) {
     let redis = PrivateRedis::start();
     let url = redis.url();
@@ -150,12 +150,17 @@ async fn refusals_of_a_seat_known_taken_count_against_the_rate(store: HoldStoreK
     let asker = app.buyer(&format!("asker-{}", uuid::Uuid::new_v4()));
     let mut statuses = Vec::new();
     for _ in 0..7 {
-        statuses.push(app.post_holds(&event, &asker, &["stalls-C-1"]).await.0.as_u16());
+        statuses.push(
+            app.post_holds(&event, &asker, &["stalls-C-1"])
+                .await
+                .0
+                .as_u16(),
+        );
     }
     assert_eq!(statuses, [409, 409, 409, 409, 409, 429, 429]);
     assert_eq!(
         app.counter("boxoffice_holds_refused_unasked_total").await,
-        4.0
+        5.0
     );
     assert_eq!(app.counter("holds_rate_limited_total").await, 2.0);
 }

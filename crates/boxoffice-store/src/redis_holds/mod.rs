@@ -202,29 +202,6 @@ impl HoldStore for RedisHoldStore {
         true
     }
 
-    async fn take_hold_rate(
-        &self,
-        event: EventId,
-        user: &UserId,
-        per_minute: u32,
-    ) -> Result<Option<Duration>, StoreError> {
-        if per_minute == 0 {
-            return Ok(None);
-        }
-        // The acquire script's key and rule (`take_rate`), so both count against one rate.
-        let mut conn = self.conn().await?;
-        let wait_ms: u64 = self
-            .scripts
-            .rate
-            .key(keys::hold_rate(event, user.as_str()))
-            .arg(60_000.0 / f64::from(per_minute))
-            .arg(per_minute)
-            .invoke_async(&mut conn)
-            .await
-            .map_err(redis_error)?;
-        Ok((wait_ms > 0).then(|| Duration::from_millis(wait_ms)))
-    }
-
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![
             (

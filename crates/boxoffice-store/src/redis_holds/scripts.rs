@@ -19,7 +19,6 @@ pub(super) struct Scripts {
     pub(super) fence: Script,
     pub(super) compare_and_delete: Script,
     pub(super) unsell: Script,
-    pub(super) rate: Script,
 }
 
 impl Scripts {
@@ -38,7 +37,6 @@ impl Scripts {
             fence: Script::new(include_str!("../../scripts/event_fence.lua")),
             compare_and_delete: Script::new(include_str!("../../scripts/compare_and_delete.lua")),
             unsell: Script::new(include_str!("../../scripts/event_unsell.lua")),
-            rate: with_prelude(include_str!("../../scripts/rate_limit.lua")),
         }
     }
 }

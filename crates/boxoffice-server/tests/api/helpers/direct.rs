@@ -1,10 +1,14 @@
 //! Arranging and reading the stores directly, behind the API's back: holds and sales
 //! written as the stores record them, and what the hold store holds.
 
+use boxoffice_client::api::{SeatChange, SeatsChanged};
+use boxoffice_client::live::LiveEvent;
+use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::ids::EventId;
 use boxoffice_server::config::HoldStoreKind;
 use boxoffice_store::redis_holds::keys;
 use boxoffice_store::redis_link::RedisLink;
+use futures::StreamExt;
 use serde_json::Value;
 
 use super::TestApp;
@@ -101,6 +105,10 @@ pub async fn held(app: &TestApp, event: &str) -> Vec<String> {
 /// Makes the hold `token` look as if it was created `created_ago` seconds ago and lapses
 /// `expires_in` seconds from now (negative: it has lapsed), by the hold store's own clock,
 /// as the store in use records holds. Returns the new creation time.
+///
+/// The change feed is told the new expiry, as it would be of a real hold's, and the
+/// server has taken it in when this returns: servers refuse seats they know are held
+/// without asking the store, by the expiry the feed last gave them.
 pub async fn rewind_hold(
     app: &TestApp,
     event: &str,
@@ -108,21 +116,85 @@ pub async fn rewind_hold(
     created_ago: f64,
     expires_in: f64,
 ) -> chrono::DateTime<chrono::Utc> {
-    match app.hold_store {
-        HoldStoreKind::Postgres => sqlx::query_scalar(
-            "update reservation set created_at = now() - make_interval(secs => $2),
-                                    expires_at = now() + make_interval(secs => $3)
-              where hold_token = $1::uuid returning created_at",
-        )
-        .bind(token)
-        .bind(created_ago)
-        .bind(expires_in)
-        .fetch_all(&app.db)
-        .await
+    let (created, seats) = rewind_in_store(app, event, token, created_ago, expires_in).await;
+    let until = chrono::Utc::now() + chrono::Duration::milliseconds((expires_in * 1000.0) as i64);
+    tell_the_feed(app, event, &seats, until).await;
+    created
+}
+
+/// Sends the change feed these seats held until `until`, and waits until `app` has it.
+async fn tell_the_feed(
+    app: &TestApp,
+    event: &str,
+    seats: &[String],
+    until: chrono::DateTime<chrono::Utc>,
+) {
+    let id = EventId::parse(event).unwrap();
+    let mut stream = Box::pin(app.typed().stream(id).await.expect("streams"));
+    // Subscribed once the snapshot is in: what is sent from now on reaches the stream.
+    let first = stream.next().await.expect("a snapshot").expect("it reads");
+    assert!(matches!(first, LiveEvent::Snapshot(_)), "{first:?}");
+    let changes: Vec<SeatChange> = seats
+        .iter()
+        .map(|seat| SeatChange {
+            id: seat.clone(),
+            status: SeatStatus::Held,
+            held_until: Some(until),
+        })
+        .collect();
+    let payload = format!(
+        "{event} seats {}",
+        serde_json::to_string(&SeatsChanged {
+            seats: changes.clone()
+        })
         .unwrap()
-        .into_iter()
-        .next()
-        .expect("the hold exists"),
+    );
+    sqlx::query("select pg_notify('boxoffice_live', $1)")
+        .bind(payload)
+        .execute(&app.db)
+        .await
+        .unwrap();
+    let arrived = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        while let Some(next) = stream.next().await {
+            if let LiveEvent::Seats(changed) = next.expect("the stream reads") {
+                if changed.seats == changes {
+                    return;
+                }
+            }
+        }
+        panic!("the stream ended");
+    })
+    .await;
+    assert!(
+        arrived.is_ok(),
+        "the server never heard of the rewound hold"
+    );
+}
+
+/// Rewinds the hold in the store; answers its creation time and seats.
+async fn rewind_in_store(
+    app: &TestApp,
+    event: &str,
+    token: &str,
+    created_ago: f64,
+    expires_in: f64,
+) -> (chrono::DateTime<chrono::Utc>, Vec<String>) {
+    match app.hold_store {
+        HoldStoreKind::Postgres => {
+            let rows: Vec<(chrono::DateTime<chrono::Utc>, String)> = sqlx::query_as(
+                "update reservation set created_at = now() - make_interval(secs => $2),
+                                        expires_at = now() + make_interval(secs => $3)
+                  where hold_token = $1::uuid returning created_at, seat_id",
+            )
+            .bind(token)
+            .bind(created_ago)
+            .bind(expires_in)
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+            let created = rows.first().expect("the hold exists").0;
+            (created, rows.into_iter().map(|(_, seat)| seat).collect())
+        }
         HoldStoreKind::Redis => {
             let event = EventId(event.parse().unwrap());
             let token: uuid::Uuid = token.parse().unwrap();
@@ -150,7 +222,10 @@ pub async fn rewind_hold(
                 call.arg(seat);
             }
             let created: i64 = call.invoke_async(&mut conn).await.unwrap();
-            chrono::DateTime::from_timestamp_millis(created).unwrap()
+            (
+                chrono::DateTime::from_timestamp_millis(created).unwrap(),
+                seats,
+            )
         }
     }
 }
