@@ -57,6 +57,12 @@ impl DbConfig {
                 self.statement_timeout.as_millis().to_string(),
             ),
             ("lock_timeout", self.lock_timeout.as_millis().to_string()),
+            // Postgres' own default, pinned: a hold's claim runs in an implicit
+            // transaction whose per-user count relies on it (`boxoffice_claim_hold`).
+            (
+                "default_transaction_isolation",
+                r"read\ committed".to_owned(),
+            ),
             // Every statement here is a point lookup or a short scan keyed by event id, for
             // which a generic plan is as good as a custom one. Without this, Postgres keeps
             // re-planning the hold statement (its `= any($n)` array makes the generic plan

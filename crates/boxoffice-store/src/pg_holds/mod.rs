@@ -84,6 +84,17 @@ impl Contested {
     }
 }
 
+/// One row of `boxoffice_claim_hold`'s answer.
+#[derive(sqlx::FromRow)]
+struct ClaimRow {
+    outcome: String,
+    seat_id: Option<String>,
+    ticket_type: Option<String>,
+    price_cents: Option<i64>,
+    created_at: Option<DateTime<Utc>>,
+    expires_at: Option<DateTime<Utc>>,
+}
+
 /// A reservation row as the hold paths read it back.
 #[derive(sqlx::FromRow)]
 struct ReservationRow {
@@ -167,9 +178,11 @@ impl PgHoldStore {
     }
 
     async fn claim(&self, r: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError> {
-        let mut tx = begin_locked(&self.pool, r.event, r.user).await?;
         let token = Uuid::new_v4();
-        // One statement claims the whole basket. Why it is safe:
+        // One round trip: `boxoffice_claim_hold` (migration 0007) takes the buyer's lock
+        // (the key recipe of `tx::begin_locked`) in an implicit READ COMMITTED transaction
+        // with asynchronous commit, and claims the whole basket in one statement, all or
+        // nothing. Why that statement is safe:
         // - The primary key (event_id, seat_id) turns the insert into an upsert, and the
         //   DO UPDATE's WHERE takes a row over only if it is a hold that has expired. A live
         //   hold or a reserved ('R', sold) seat makes that seat's row come back empty.
@@ -192,113 +205,53 @@ impl PgHoldStore {
         // - A seat this statement's snapshot already shows held (live) or reserved is left
         //   out before the upsert, so refusing it takes no row lock: on a hot seat the
         //   refusals no longer queue behind each other's transactions. A seat that looks
-        //   free but was taken meanwhile still meets the upsert's lock and re-check. The
-        //   look is a scalar subquery on the seat's primary key: as a NOT EXISTS, a generic
-        //   plan may turn it into an anti-join that reads every reservation of the event.
-        let claimed: Vec<ReservationRow> = sqlx::query_as(
-            "insert into reservation
-                    (event_id, seat_id, hold_token, user_id, status, ticket_type, price_cents,
-                     created_at, expires_at)
-             select a.event_id, a.seat_id, $2, $3, 'H', a.ticket_type, t.price_cents,
-                    now(), now() + make_interval(secs => $4)
-               from unnest($5::text[]) as want(seat_id)
-              cross join lateral (select * from seat_allocation s
-                                   where s.event_id = $1 and s.seat_id = want.seat_id
-                                   limit 1) a
-               join ticket_type t on t.event_id = a.event_id and t.code = a.ticket_type
-               join event e on e.event_id = a.event_id
-              where e.starts_at > now()
-                and (select true from order_seat o
-                      where o.event_id = a.event_id and o.seat_id = a.seat_id and not o.released
-                      limit 1) is null
-                and (select h.status = 'R' or h.expires_at > now() from reservation h
-                      where h.event_id = a.event_id and h.seat_id = a.seat_id) is not true
-                and (select count(*) from (
-                         select 1 from reservation r
-                          where r.event_id = $1 and r.user_id = $3 and r.status = 'H'
-                            and r.expires_at > now()
-                          limit $6) live) + cardinality($5) <= $6
-              order by a.seat_id
-                for share of a
-             on conflict (event_id, seat_id) do update
-                set hold_token = excluded.hold_token, user_id = excluded.user_id, status = 'H',
-                    ticket_type = excluded.ticket_type, price_cents = excluded.price_cents,
-                    created_at = excluded.created_at, expires_at = excluded.expires_at
-              where reservation.status = 'H' and reservation.expires_at <= now()
-             returning seat_id, user_id, ticket_type, price_cents, created_at, expires_at",
-        )
-        .bind(r.event.0)
-        .bind(token)
-        .bind(r.user.as_str())
-        .bind(f64::from(r.ttl_seconds))
-        .bind(r.seats)
-        .bind(i64::from(r.max_seats_per_user))
-        .fetch_all(&mut *tx)
-        .await?;
-
-        if claimed.len() < r.seats.len() {
-            // All or nothing: undo the partial claim. The start and limit checks are
-            // all-or-nothing per statement, so a partial claim means some seats were taken;
-            // an empty one may also mean either check, which we tell apart while the lock
-            // is still held.
-            let outcome = if claimed.is_empty() {
-                Self::why_nothing_was_claimed(&mut tx, r).await?
-            } else {
-                None
-            };
-            let outcome = outcome.unwrap_or_else(|| {
-                let got: std::collections::HashSet<&str> =
-                    claimed.iter().map(|c| c.seat_id.as_str()).collect();
-                AcquireOutcome::Unavailable(
-                    r.seats
-                        .iter()
-                        .filter(|s| !got.contains(s.as_str()))
-                        .cloned()
-                        .collect(),
-                )
-            });
-            tx.rollback().await?;
-            return Ok(outcome);
-        }
-        tx.commit().await?;
-        let (created_at, expires_at) = (claimed[0].created_at, claimed[0].expires_at);
-        Ok(AcquireOutcome::Held(Hold {
-            token,
-            event_id: r.event,
-            user_id: r.user.clone(),
-            seats: claimed.into_iter().map(ReservationRow::claimed).collect(),
-            created_at,
-            expires_at,
-        }))
-    }
-
-    /// Why a claim came back empty when it was not for the seats: the event has started,
-    /// or the user is at the limit. `None` means the seats themselves were unavailable.
-    async fn why_nothing_was_claimed(
-        tx: &mut PgConnection,
-        r: &HoldRequest<'_>,
-    ) -> Result<Option<AcquireOutcome>, StoreError> {
-        // One round trip for both: the event's start, and the user's live holds counted no
-        // further than the limit (the partial index `reservation_live_hold` serves it).
-        let (started, live): (bool, i64) = sqlx::query_as(
-            "select e.starts_at <= now(),
-                    (select count(*) from (
-                         select 1 from reservation
-                          where event_id = $1 and user_id = $2 and status = 'H' and expires_at > now()
-                          limit $3) live)
-               from event e where e.event_id = $1",
-        )
-        .bind(r.event.0)
-        .bind(r.user.as_str())
-        .bind(i64::from(r.max_seats_per_user))
-        .fetch_one(&mut *tx)
-        .await?;
-        Ok(if started {
-            Some(AcquireOutcome::EventStarted)
-        } else if live + r.seats.len() as i64 > i64::from(r.max_seats_per_user) {
-            Some(AcquireOutcome::LimitExceeded)
-        } else {
-            None
+        //   free but was taken meanwhile still meets the upsert's lock and re-check.
+        // A partial claim is rolled back inside the function, which then says why while
+        // the lock is still held: the event started, the buyer is at the limit (both
+        // all-or-nothing per statement, so only when nothing was claimed), or these seats.
+        let rows: Vec<ClaimRow> =
+            sqlx::query_as("select * from boxoffice_claim_hold($1, $2, $3, $4, $5, $6)")
+                .bind(r.event.0)
+                .bind(token)
+                .bind(r.user.as_str())
+                .bind(f64::from(r.ttl_seconds))
+                .bind(r.seats)
+                .bind(i64::from(r.max_seats_per_user))
+                .fetch_all(&self.pool)
+                .await?;
+        let Some(first) = rows.first() else {
+            return Err(StoreError::Other("the claim answered nothing".into()));
+        };
+        Ok(match first.outcome.as_str() {
+            "held" => {
+                let (created_at, expires_at) = (first.created_at, first.expires_at);
+                let seats = rows
+                    .into_iter()
+                    .map(|row| {
+                        Some(ClaimedSeat {
+                            seat_id: row.seat_id?,
+                            ticket_type: row.ticket_type?,
+                            price_cents: row.price_cents?,
+                        })
+                    })
+                    .collect::<Option<Vec<_>>>();
+                match (seats, created_at, expires_at) {
+                    (Some(seats), Some(created_at), Some(expires_at)) => {
+                        AcquireOutcome::Held(Hold {
+                            token,
+                            event_id: r.event,
+                            user_id: r.user.clone(),
+                            seats,
+                            created_at,
+                            expires_at,
+                        })
+                    }
+                    _ => return Err(StoreError::Other("a held seat came back blank".into())),
+                }
+            }
+            "started" => AcquireOutcome::EventStarted,
+            "limit" => AcquireOutcome::LimitExceeded,
+            _ => AcquireOutcome::Unavailable(rows.into_iter().filter_map(|r| r.seat_id).collect()),
         })
     }
 
