@@ -40,9 +40,10 @@ pub const TRUSTED_FOR: Duration = Duration::from_secs(2);
 /// A hold is taken as lapsed this long before its `held_until`, so that a clock behind
 /// the store's never refuses a seat the store would give.
 const CLOCK_MARGIN: chrono::TimeDelta = chrono::TimeDelta::milliseconds(250);
-/// Most seats remembered across all events; past it, everything is forgotten (the view
-/// is a shortcut, never the answer).
-const MAX_SEATS: usize = 1_000_000;
+/// Most seats remembered across all events (about 100 bytes each). Past it, lapsed holds
+/// are forgotten first, then whatever the store has not confirmed lately, then, should
+/// that not be enough, everything: the view is a shortcut, never the answer.
+const MAX_SEATS: usize = 200_000;
 
 /// What the feed last said of a seat.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,7 +184,7 @@ impl Taken {
     pub fn apply(&self, event: EventId, changes: &[SeatChange]) {
         let mut inner = self.lock();
         if inner.seats + changes.len() > MAX_SEATS {
-            inner.forget_all();
+            inner.prune(MAX_SEATS.saturating_sub(changes.len()) * 3 / 4);
         }
         inner.stamp += 1;
         let stamp = inner.stamp;
@@ -315,6 +316,34 @@ pub async fn answered(mut waiting: watch::Receiver<()>) {
 }
 
 impl Inner {
+    /// Forgets seats until at most `keep` are left: lapsed holds and seats the feed said
+    /// nothing of first, then those the store has not confirmed lately, then all.
+    fn prune(&mut self, keep: usize) {
+        let now = Utc::now();
+        let lately = |seat: &Seat| {
+            seat.confirmed_at
+                .is_some_and(|at| at.elapsed() < TRUSTED_FOR)
+        };
+        let passes: [&dyn Fn(&Seat) -> bool; 2] = [
+            &|seat| match seat.status {
+                Some(Status::Sold) => true,
+                Some(Status::HeldUntil(until)) => until > now,
+                None => lately(seat),
+            },
+            &lately,
+        ];
+        for keeps in passes {
+            for known in self.events.values_mut() {
+                known.seats.retain(|_, seat| keeps(seat));
+            }
+            self.seats = self.events.values().map(|e| e.seats.len()).sum();
+            if self.seats <= keep {
+                return;
+            }
+        }
+        self.forget_all();
+    }
+
     fn forget_all(&mut self) {
         self.events.clear();
         self.seats = 0;
@@ -385,6 +414,33 @@ mod tests {
         );
         taken.forget(event);
         assert!(taken.known_taken(event, &ids(&["A-3"])).is_empty());
+    }
+
+    #[test]
+    fn past_its_size_the_view_forgets_lapsed_holds_first_then_what_was_not_confirmed() {
+        let (taken, event) = (Taken::default(), EventId::new());
+        let lapsed = SeatChange {
+            held_until: Some(Utc::now() - chrono::TimeDelta::seconds(1)),
+            ..held("A-1", 0)
+        };
+        taken.apply(
+            event,
+            &[lapsed, held("A-2", 60), now("A-3", SeatStatus::Sold)],
+        );
+        taken.confirmed(event, &ids(&["A-4"]), taken.epoch(event));
+        let left = |taken: &Taken| {
+            let inner = taken.lock();
+            let mut seats: Vec<String> = inner.events[&event].seats.keys().cloned().collect();
+            seats.sort();
+            assert_eq!(inner.seats, seats.len());
+            seats
+        };
+        taken.lock().prune(3);
+        assert_eq!(left(&taken), ["A-2", "A-3", "A-4"]);
+        taken.lock().prune(1);
+        assert_eq!(left(&taken), ["A-4"]);
+        taken.lock().prune(0);
+        assert!(taken.lock().events.is_empty());
     }
 
     #[tokio::test]
