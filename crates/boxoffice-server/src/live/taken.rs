@@ -82,6 +82,19 @@ struct Inner {
     generation: u64,
 }
 
+impl Event {
+    /// The seat's entry, made (and counted in `count`) if it had none.
+    fn seat(&mut self, id: &str, count: &mut usize) -> &mut Seat {
+        if !self.seats.contains_key(id) {
+            *count += 1;
+            self.seats.insert(id.to_owned(), Seat::default());
+        }
+        self.seats
+            .get_mut(id)
+            .expect("the seat's entry was just made")
+    }
+}
+
 /// Where an event stood when a store was asked; see [`Taken::refused`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Epoch {
@@ -144,18 +157,7 @@ impl Taken {
             return;
         }
         for id in seats {
-            if let Some(seat) = known.seats.get_mut(id.as_str()) {
-                seat.confirmed_at = Some(now);
-            } else {
-                *count += 1;
-                known.seats.insert(
-                    id.clone(),
-                    Seat {
-                        status: None,
-                        confirmed_at: Some(now),
-                    },
-                );
-            }
+            known.seat(id, count).confirmed_at = Some(now);
         }
     }
 
@@ -208,19 +210,7 @@ impl Taken {
                     continue;
                 }
             };
-            match known.seats.get_mut(change.id.as_str()) {
-                Some(seat) => seat.status = Some(status),
-                None => {
-                    *count += 1;
-                    known.seats.insert(
-                        change.id.clone(),
-                        Seat {
-                            status: Some(status),
-                            confirmed_at: None,
-                        },
-                    );
-                }
-            }
+            known.seat(&change.id, count).status = Some(status);
         }
     }
 

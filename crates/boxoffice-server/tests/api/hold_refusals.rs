@@ -6,7 +6,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{held, spawn_app_on, spawn_app_with, As, TestApp};
+use crate::helpers::{another_instance, held, spawn_app_on, As, TestApp};
 use crate::stores::Store;
 
 async fn bad_hold_requests_answer_their_4xx_and_change_nothing(store: Store) {
@@ -160,13 +160,7 @@ async fn another_users_hold_cannot_be_read(store: Store) {
 async fn the_limit_is_judged_before_the_seats(store: Store) {
     let app = spawn_app_on(store).await;
     let event = app.create_event().await; // max_seats_per_user = 4
-    let (url, secret) = (app.database_url.clone(), app.jwt_secret.clone());
-    let other = spawn_app_with(move |s| {
-        store.configure(s);
-        s.database.url = url;
-        s.jwt_secret = boxoffice_server::config::Secret::new(secret);
-    })
-    .await;
+    let other = another_instance(&app, store).await;
     let (alice, bob) = (app.buyer("alice"), app.buyer("bob"));
     let (status, _) = app
         .post_holds(&event, &alice, &["stalls-B-1", "stalls-B-2", "stalls-B-3"])

@@ -13,7 +13,7 @@ use futures::{Stream, StreamExt};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::helpers::{spawn_app, spawn_app_on, spawn_app_with, As, TestApp};
+use crate::helpers::{another_instance, spawn_app, spawn_app_on, spawn_app_with, As, TestApp};
 use crate::stores::Store;
 
 /// How long a change may take to arrive before the test fails.
@@ -156,14 +156,7 @@ async fn every_change_of_a_seat_reaches_the_stream_in_order(store: Store) {
 async fn a_change_on_one_instance_reaches_subscribers_of_another(store: Store) {
     let first = spawn_app_on(store).await;
     let event = first.create_event().await;
-    let url = first.database_url.clone();
-    let secret = first.jwt_secret.clone();
-    let second = spawn_app_with(move |s| {
-        store.configure(s);
-        s.database.url = url;
-        s.jwt_secret = boxoffice_server::config::Secret::new(secret);
-    })
-    .await;
+    let second = another_instance(&first, store).await;
     let (_, mut on_first) = subscribe(&first, &event).await;
     let (_, mut on_second) = subscribe(&second, &event).await;
 
@@ -398,14 +391,7 @@ async fn a_seat_known_taken_is_refused_without_the_store_until_it_is_freed(store
 async fn a_seat_freed_on_another_instance_is_given_once_the_change_arrives(store: Store) {
     let first = spawn_app_on(store).await;
     let event = first.create_event().await;
-    let url = first.database_url.clone();
-    let secret = first.jwt_secret.clone();
-    let second = spawn_app_with(move |s| {
-        store.configure(s);
-        s.database.url = url;
-        s.jwt_secret = boxoffice_server::config::Secret::new(secret);
-    })
-    .await;
+    let second = another_instance(&first, store).await;
     let (_, mut on_second) = subscribe(&second, &event).await;
     let (alice, bob) = (first.buyer("alice"), first.buyer("bob"));
 

@@ -111,6 +111,18 @@ pub async fn spawn_app_on(store: Store) -> TestApp {
     spawn_app_with(|s| store.configure(s)).await
 }
 
+/// Another server instance beside `first`: its database and JWT secret, holding seats in
+/// `store`.
+pub async fn another_instance(first: &TestApp, store: Store) -> TestApp {
+    let (url, secret) = (first.database_url.clone(), first.jwt_secret.clone());
+    spawn_app_with(move |s| {
+        store.configure(s);
+        s.database.url = url;
+        s.jwt_secret = boxoffice_server::config::Secret::new(secret);
+    })
+    .await
+}
+
 /// A server whose settings `configure` may change first. `configure` may point
 /// `settings.database.url` elsewhere: through a proxy, or at another test's database.
 pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
