@@ -247,7 +247,7 @@ impl Application {
             anonymous_sessions: settings.anonymous_sessions,
             gate,
             metrics: crate::metrics::Metrics::new(),
-            live: crate::live::Live::new(settings.stream_heartbeat),
+            live: crate::live::Live::new(settings.stream_heartbeat, settings.known_taken),
             rate_limits,
             // Connects on first use: an event without a waiting room never needs Redis.
             waiting_room: boxoffice_store::queue::WaitingRoom::new(&settings.redis)?,

@@ -35,6 +35,8 @@ pub mod defaults {
     pub const SWEEP_INTERVAL_SECS: u64 = 300;
     /// `BOXOFFICE_STREAM_HEARTBEAT_MS`.
     pub const STREAM_HEARTBEAT_MS: u64 = 15_000;
+    /// `BOXOFFICE_KNOWN_TAKEN_MS`.
+    pub const KNOWN_TAKEN_MS: u64 = 2_000;
 
     /// The connection limits with every default.
     pub fn connection_limits() -> crate::serve::ConnectionLimits {
@@ -140,6 +142,12 @@ pub struct ServeArgs {
     /// in between keep it open; keep it under the shortest idle timeout on the way.
     #[arg(long, env = "BOXOFFICE_STREAM_HEARTBEAT_MS", default_value_t = defaults::STREAM_HEARTBEAT_MS)]
     pub stream_heartbeat_ms: u64,
+    /// Milliseconds after the hold store said a seat is taken (refusing or holding it on
+    /// this instance) during which this instance refuses the seat itself, while the change
+    /// feed says it is still taken; also the longest a lost change can keep a free seat
+    /// refused. 0 asks the store every time.
+    #[arg(long, env = "BOXOFFICE_KNOWN_TAKEN_MS", default_value_t = defaults::KNOWN_TAKEN_MS)]
+    pub known_taken_ms: u64,
     /// Largest request body accepted, in bytes (larger answers 413).
     #[arg(long, env = "BOXOFFICE_MAX_BODY_BYTES", default_value_t = defaults::MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
@@ -229,6 +237,9 @@ pub struct Settings {
     pub max_body_bytes: usize,
     /// How often a quiet live-update stream sends a comment line.
     pub stream_heartbeat: Duration,
+    /// How long the hold store's word that a seat is taken lets this instance refuse it
+    /// itself (zero: never).
+    pub known_taken: Duration,
     /// Header, idle and shutdown timeouts, and the cap on connections.
     pub connections: crate::serve::ConnectionLimits,
     /// Anonymous sessions per client address a minute (0: no limit).
@@ -263,6 +274,7 @@ impl Settings {
             request_timeout: Duration::from_millis(defaults::REQUEST_TIMEOUT_MS),
             max_body_bytes: defaults::MAX_BODY_BYTES,
             stream_heartbeat: Duration::from_millis(defaults::STREAM_HEARTBEAT_MS),
+            known_taken: Duration::from_millis(defaults::KNOWN_TAKEN_MS),
             connections: defaults::connection_limits(),
             sessions_per_minute: defaults::SESSIONS_PER_MINUTE,
             holds_per_minute: defaults::HOLDS_PER_MINUTE,
@@ -316,6 +328,7 @@ impl ServeArgs {
             request_timeout: Duration::from_millis(self.request_timeout_ms),
             max_body_bytes: self.max_body_bytes,
             stream_heartbeat: Duration::from_millis(self.stream_heartbeat_ms.max(1)),
+            known_taken: Duration::from_millis(self.known_taken_ms),
             connections: crate::serve::ConnectionLimits {
                 header_timeout: Duration::from_millis(self.header_timeout_ms),
                 idle_timeout: Duration::from_millis(self.idle_timeout_ms),

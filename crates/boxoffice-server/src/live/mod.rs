@@ -172,12 +172,13 @@ pub struct Live {
 
 impl Live {
     /// Live updates for one instance, whose streams send a comment line when quiet for
-    /// `heartbeat`; nothing moves until [`run`] starts its tasks.
-    pub fn new(heartbeat: Duration) -> Self {
+    /// `heartbeat`, and whose view of the seats taken trusts the store's word for
+    /// `known_taken`; nothing moves until [`run`] starts its tasks.
+    pub fn new(heartbeat: Duration, known_taken: Duration) -> Self {
         let (outgoing, queue) = mpsc::channel(PUBLISH_QUEUE);
         Self {
             hub: Arc::new(Hub::default()),
-            taken: Taken::default(),
+            taken: Taken::new(known_taken),
             outgoing,
             queue: Mutex::new(Some(queue)),
             closing: watch::channel(false).0,

@@ -2,8 +2,9 @@
 //!
 //! Two things must agree before a seat is refused here, without asking the hold store:
 //!
-//! - **the store said lately, on this instance, that it is taken** (within
-//!   [`TRUSTED_FOR`]): it refused the seat, or it just held it here, and
+//! - **the store said lately, on this instance, that it is taken** (within `trusted_for`,
+//!   `BOXOFFICE_KNOWN_TAKEN_MS`, 2 s by default): it refused the seat, or it just held it
+//!   here, and
 //! - **the change feed says it is taken now**: sold, or held until a time still more than
 //!   [`CLOCK_MARGIN`] away, with no change since that freed it.
 //!
@@ -12,7 +13,7 @@
 //! the moment they are published, before the buyer is answered. A hold that lapses sends
 //! nothing, and needs nothing: its `held_until` is in the view. The store's word is what
 //! bounds a mistake: had a change freeing the seat been lost on its way, a buyer could be
-//! refused a free seat for [`TRUSTED_FOR`] after the store last said it was taken, never
+//! refused a free seat for `trusted_for` after the store last said it was taken, never
 //! longer, since refusals made here do not renew it.
 //!
 //! The store's word is remembered only if nothing in the event was freed while the store
@@ -35,8 +36,6 @@ use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::ids::EventId;
 use chrono::{DateTime, Utc};
 
-/// How long after the store refused a seat on this instance the view may refuse it.
-pub const TRUSTED_FOR: Duration = Duration::from_secs(2);
 /// A hold is taken as lapsed this long before its `held_until`, so that a clock behind
 /// the store's never refuses a seat the store would give.
 const CLOCK_MARGIN: chrono::TimeDelta = chrono::TimeDelta::milliseconds(250);
@@ -103,17 +102,34 @@ pub struct Epoch {
 }
 
 /// Seats known taken, per event; see the module documentation.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Taken {
     inner: Mutex<Inner>,
+    /// How long after the store said a seat is taken the view may refuse it.
+    trusted_for: Duration,
     /// Holds refused here without asking the store.
     answered: AtomicU64,
 }
 
 impl Taken {
+    /// A view that refuses a seat for `trusted_for` after the store said it is taken, as
+    /// long as the feed agrees (zero: never).
+    pub fn new(trusted_for: Duration) -> Self {
+        Self {
+            inner: Mutex::default(),
+            trusted_for,
+            answered: AtomicU64::new(0),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         // Every update leaves the maps consistent: a panicking holder breaks nothing.
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether this view ever refuses a seat (`trusted_for` is not zero).
+    pub fn refuses(&self) -> bool {
+        !self.trusted_for.is_zero()
     }
 
     /// Counts a hold refused by this view, without asking the store.
@@ -186,7 +202,8 @@ impl Taken {
     pub fn apply(&self, event: EventId, changes: &[SeatChange]) {
         let mut inner = self.lock();
         if inner.seats + changes.len() > MAX_SEATS {
-            inner.prune(MAX_SEATS.saturating_sub(changes.len()) * 3 / 4);
+            let keep = MAX_SEATS.saturating_sub(changes.len()) * 3 / 4;
+            inner.prune(keep, self.trusted_for);
         }
         inner.stamp += 1;
         let stamp = inner.stamp;
@@ -236,7 +253,7 @@ impl Taken {
     }
 
     /// The seats of `basket` to refuse without asking the store: each refused by the
-    /// store on this instance within [`TRUSTED_FOR`], and sold or held past now by what
+    /// store on this instance within `trusted_for`, and sold or held past now by what
     /// the feed says. Empty if the store must be asked.
     pub fn known_taken(&self, event: EventId, basket: &[String]) -> Vec<String> {
         let inner = self.lock();
@@ -250,7 +267,7 @@ impl Taken {
                 known.seats.get(id.as_str()).is_some_and(|seat| {
                     let lately = seat
                         .confirmed_at
-                        .is_some_and(|at| at.elapsed() < TRUSTED_FOR);
+                        .is_some_and(|at| at.elapsed() < self.trusted_for);
                     let taken = match seat.status {
                         Some(Status::Sold) => true,
                         Some(Status::HeldUntil(until)) => until - now > CLOCK_MARGIN,
@@ -308,11 +325,11 @@ pub async fn answered(mut waiting: watch::Receiver<()>) {
 impl Inner {
     /// Forgets seats until at most `keep` are left: lapsed holds and seats the feed said
     /// nothing of first, then those the store has not confirmed lately, then all.
-    fn prune(&mut self, keep: usize) {
+    fn prune(&mut self, keep: usize, trusted_for: Duration) {
         let now = Utc::now();
         let lately = |seat: &Seat| {
             seat.confirmed_at
-                .is_some_and(|at| at.elapsed() < TRUSTED_FOR)
+                .is_some_and(|at| at.elapsed() < trusted_for)
         };
         let passes: [&dyn Fn(&Seat) -> bool; 2] = [
             &|seat| match seat.status {
@@ -367,7 +384,7 @@ mod tests {
 
     #[test]
     fn a_seat_is_refused_only_once_the_store_refused_it_and_the_feed_says_it_is_taken() {
-        let (taken, event) = (Taken::default(), EventId::new());
+        let (taken, event) = (Taken::new(Duration::from_secs(2)), EventId::new());
         let basket = ids(&["A-1", "A-2"]);
         taken.apply(event, &[held("A-1", 60)]);
         assert!(
@@ -386,7 +403,7 @@ mod tests {
 
     #[test]
     fn a_freed_seat_or_a_lapsing_hold_is_never_refused() {
-        let (taken, event) = (Taken::default(), EventId::new());
+        let (taken, event) = (Taken::new(Duration::from_secs(2)), EventId::new());
         taken.apply(event, &[held("A-1", 60), held("A-2", 60), held("A-3", 60)]);
         taken.confirmed(event, &ids(&["A-1", "A-2", "A-3"]), taken.epoch(event));
         taken.apply(event, &[now("A-1", SeatStatus::Available)]);
@@ -408,7 +425,7 @@ mod tests {
 
     #[test]
     fn past_its_size_the_view_forgets_lapsed_holds_first_then_what_was_not_confirmed() {
-        let (taken, event) = (Taken::default(), EventId::new());
+        let (taken, event) = (Taken::new(Duration::from_secs(2)), EventId::new());
         let lapsed = SeatChange {
             held_until: Some(Utc::now() - chrono::TimeDelta::seconds(1)),
             ..held("A-1", 0)
@@ -425,17 +442,17 @@ mod tests {
             assert_eq!(inner.seats, seats.len());
             seats
         };
-        taken.lock().prune(3);
+        taken.lock().prune(3, Duration::from_secs(2));
         assert_eq!(left(&taken), ["A-2", "A-3", "A-4"]);
-        taken.lock().prune(1);
+        taken.lock().prune(1, Duration::from_secs(2));
         assert_eq!(left(&taken), ["A-4"]);
-        taken.lock().prune(0);
+        taken.lock().prune(0, Duration::from_secs(2));
         assert!(taken.lock().events.is_empty());
     }
 
     #[tokio::test]
     async fn asks_for_a_seat_already_being_asked_for_wait_for_that_answer() {
-        let (taken, event) = (Taken::default(), EventId::new());
+        let (taken, event) = (Taken::new(Duration::from_secs(2)), EventId::new());
         let Ask::Go(first) = taken.ask(event, &ids(&["A-1", "A-2"])) else {
             panic!("nothing was being asked");
         };
@@ -460,7 +477,7 @@ mod tests {
 
     #[test]
     fn a_refusal_read_before_a_free_is_not_remembered() {
-        let (taken, event) = (Taken::default(), EventId::new());
+        let (taken, event) = (Taken::new(Duration::from_secs(2)), EventId::new());
         taken.apply(event, &[held("A-1", 60), held("B-1", 60)]);
         let asked = taken.epoch(event);
         // While the store was being asked, another seat of the event came free.

@@ -119,11 +119,12 @@ pub async fn create_hold(
     let taken = state.live.taken();
     // Asked with others for the same seats: wait for the first of them to be answered
     // (once), which may settle this one too.
-    let mut waited = false;
+    let mut waited = !taken.refuses();
     let _asking = loop {
         refuse_known_taken(state, event, &map, &basket)?;
         match taken.ask(event, &basket) {
             Ask::Go(asking) => break Some(asking),
+            // Nothing to wait for if this instance never refuses by itself.
             Ask::Wait(first) if !waited => {
                 waited = true;
                 crate::live::answered(first).await;

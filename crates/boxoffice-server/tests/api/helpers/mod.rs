@@ -141,6 +141,10 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
     // set them low again.
     settings.sessions_per_minute = 1_000_000;
     settings.holds_per_minute = 1_000_000;
+    // What the store said of a seat stands for a minute, not two seconds: a test's next
+    // request may come late on a loaded machine, and no test loses a change on the bus
+    // (the one that drops what Redis knew sets its own).
+    settings.known_taken = std::time::Duration::from_secs(60);
     configure(&mut settings);
 
     // The test's own connections go straight to Postgres, whatever route the server takes.
