@@ -104,9 +104,11 @@ fn quotes(map: &RenderedSeatMap, basket: &[String]) -> Vec<Option<ClaimedSeat>> 
 ///
 /// The basket is checked against the event's seat map first (unknown, repeated or too
 /// many seats are refused before any store is asked). The user's hold rate is counted
-/// here, unless the hold store counts it in the hold's own round trip. Should the event's
-/// allocations have changed since this server cached its map, the seats are quoted again
-/// from the new one.
+/// here (see [`count_hold`]). Seats this instance knows are taken are refused without
+/// the store; while another request for some of the same seats is on its way to the
+/// store from this instance, this one waits for its answer first (once). Should the
+/// event's allocations have changed since this server cached its map, the seats are
+/// quoted again from the new one.
 pub async fn create_hold(
     state: &AppState,
     event: EventId,
