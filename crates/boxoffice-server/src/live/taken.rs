@@ -205,14 +205,7 @@ impl Taken {
             let keep = MAX_SEATS.saturating_sub(changes.len()) * 3 / 4;
             inner.prune(keep, self.trusted_for);
         }
-        inner.stamp += 1;
-        let stamp = inner.stamp;
-        let Inner {
-            events,
-            seats: count,
-            ..
-        } = &mut *inner;
-        let known = events.entry(event).or_default();
+        let (known, count, stamp) = inner.changing(event);
         for change in changes {
             let status = match (change.status, change.held_until) {
                 (SeatStatus::Held, Some(until)) => Status::HeldUntil(until),
@@ -234,14 +227,7 @@ impl Taken {
     /// Forgets `event` (its allocations changed).
     pub fn forget(&self, event: EventId) {
         let mut inner = self.lock();
-        inner.stamp += 1;
-        let stamp = inner.stamp;
-        let Inner {
-            events,
-            seats: count,
-            ..
-        } = &mut *inner;
-        let known = events.entry(event).or_default();
+        let (known, count, stamp) = inner.changing(event);
         *count -= known.seats.len();
         known.seats.clear();
         known.freed = stamp;
@@ -323,6 +309,14 @@ pub async fn answered(mut waiting: watch::Receiver<()>) {
 }
 
 impl Inner {
+    /// A change of `event` begins: its entry (made if need be), the count of seats, and
+    /// a new stamp for whatever it frees.
+    fn changing(&mut self, event: EventId) -> (&mut Event, &mut usize, u64) {
+        self.stamp += 1;
+        let known = self.events.entry(event).or_default();
+        (known, &mut self.seats, self.stamp)
+    }
+
     /// Forgets seats until at most `keep` are left: lapsed holds and seats the feed said
     /// nothing of first, then those the store has not confirmed lately, then all.
     fn prune(&mut self, keep: usize, trusted_for: Duration) {

@@ -76,7 +76,9 @@ async fn a_forwarded_address_from_an_untrusted_peer_is_ignored() {
     assert_eq!(statuses, BTreeMap::from([(201, 5), (429, 3)]));
 }
 
-async fn holds_are_limited_per_user(store: HoldStoreKind) {
+/// A server with the low limits on `store`, counting in a Redis of its own (kept alive by
+/// the returned handle).
+async fn spawn_limited(store: HoldStoreKind) -> (TestApp, PrivateRedis) {
     let redis = PrivateRedis::start();
     let url = redis.url();
     let app = spawn_app_with(move |s| {
@@ -85,6 +87,11 @@ async fn holds_are_limited_per_user(store: HoldStoreKind) {
         s.redis = test_redis(url, false);
     })
     .await;
+    (app, redis)
+}
+
+async fn holds_are_limited_per_user(store: HoldStoreKind) {
+    let (app, _redis) = spawn_limited(store).await;
     let event = app.create_event().await;
     let user = format!("churner-{}", uuid::Uuid::new_v4());
     let churner = app.buyer(&user);
@@ -134,14 +141,7 @@ async fn holds_are_limited_per_user_on_the_redis_store() {
 /// Refusals of a seat known taken, answered without the hold store, count against the
 /// buyer's hold rate like the holds the store answers.
 async fn refusals_of_a_seat_known_taken_count_against_the_rate(store: HoldStoreKind) {
-    let redis = PrivateRedis::start();
-    let url = redis.url();
-    let app = spawn_app_with(move |s| {
-        limited(s);
-        s.hold_store = store;
-        s.redis = test_redis(url, false);
-    })
-    .await;
+    let (app, _redis) = spawn_limited(store).await;
     let event = app.create_event().await;
     let (status, _) = app
         .post_holds(&event, &app.buyer("holder"), &["stalls-C-1"])
