@@ -120,19 +120,23 @@ pub async fn create_hold(
     let mut basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
     let taken = state.live.taken();
     // Asked with others for the same seats: wait for the first of them to be answered
-    // (once), which may settle this one too.
-    let mut waited = !taken.refuses();
-    let _asking = loop {
-        refuse_known_taken(state, event, &map, &basket)?;
-        match taken.ask(event, &basket) {
-            Ask::Go(asking) => break Some(asking),
-            // Nothing to wait for if this instance never refuses by itself.
-            Ask::Wait(first) if !waited => {
-                waited = true;
-                crate::live::answered(first).await;
+    // (once), which may settle this one too. (Nothing to wait for if this instance never
+    // refuses by itself.)
+    let mut waited = false;
+    let _asking = if taken.refuses() {
+        loop {
+            refuse_known_taken(state, event, &map, &basket)?;
+            match taken.ask(event, &basket) {
+                Ask::Go(asking) => break Some(asking),
+                Ask::Wait(first) if !waited => {
+                    waited = true;
+                    crate::live::answered(first).await;
+                }
+                Ask::Wait(_) => break None,
             }
-            Ask::Wait(_) => break None,
         }
+    } else {
+        None
     };
     let mut reloads = 0;
     let asked = taken.epoch(event);
