@@ -3,7 +3,8 @@
 #   1. the bare stores' ceilings: pgbench on the bare hold statements (the upsert alone on a
 #      random seat and on one hot seat, and the transaction with the user's advisory lock
 #      and the count; synchronous commit on and off) and redis-benchmark on the bare basket
-#      acquire script (random seats, one hot seat);
+#      acquire script (random seats, one hot seat); after each store's closed-loop runs,
+#      that store's own hold statement with no server in front (service_alone.sh);
 #   2. the server's HTTP floor (GET /healthz);
 #   3. the service on the postgres store, then on the redis store (with the sale-day gate
 #      in front of general admission): `boxoffice bench` holds at rising concurrency on
@@ -80,6 +81,11 @@ for store in postgres redis; do
     settle
     run "hot-w$workers" holds --seats 1 --workers "$workers" --duration "${secs}s"
   done
+  # The store's own hold statement with no server in front (the server idles meanwhile):
+  # what part of the gap to the bare ceiling is the store's work.
+  settle
+  bench/ceilings/service_alone.sh "$store" "$secs" "$db" "$ceilings" ||
+    log "$store: the hold statement alone was not measured"
   settle
   run hot-seat hot-seat --buyers 2000
   settle
@@ -133,6 +139,11 @@ row() {
   row "postgres store, one hot seat" requests postgres-hot "pgbench upsert_hot, synchronous_commit off" "hot upsert, synchronous commit off" " tx/s"
   row "redis store, random seats" holds redis-holds "redis-benchmark acquire, spread" "acquire script" /s
   row "redis store, one hot seat" requests redis-hot "redis-benchmark acquire, hot" "acquire script, one key" /s
+  for alone in "pgbench boxoffice_claim_hold, one random seat|pgbench lock_count_upsert, synchronous_commit off" \
+    "redis-benchmark hold_acquire, one random seat|redis-benchmark acquire, spread"; do
+    c=$(ceiling "${alone%%|*}")
+    [[ $c == null ]] || echo "| ${alone%%|*} (no server) | $(printf %.0f "$c")/s | | ${alone#*|}: $(printf %.0f "$(ceiling "${alone#*|}")")/s | $(share "$c" "$(ceiling "${alone#*|}")") |"
+  done
   jq -r '"| GET /healthz (HTTP floor, 64 workers) | \(.operations[0].per_second | round) requests/s | \(.operations[0].latency_ms.p99) ms | | |"' "$out/postgres-floor.json"
   echo
   echo "| store | scenario | figures | p99 | checks |"
