@@ -142,28 +142,11 @@ async fn a_request_stuck_on_a_hung_database_is_abandoned_with_503_at_the_request
     );
 }
 
-/// Takes the per-user hold lock for (`event`, `user`) on a connection of the test's own,
-/// with the same key recipe the hold store uses, and keeps it until the transaction ends.
-async fn take_user_lock(
-    app: &crate::helpers::TestApp,
-    event: &str,
-    user: &str,
-) -> sqlx::Transaction<'static, sqlx::Postgres> {
-    let mut tx = app.db.begin().await.unwrap();
-    sqlx::query("select pg_advisory_xact_lock(hashtextextended('boxoffice.hold:' || $1::uuid::text || ':' || $2, 0))")
-        .bind(event.parse::<uuid::Uuid>().unwrap())
-        .bind(user)
-        .execute(&mut *tx)
-        .await
-        .unwrap();
-    tx
-}
-
 #[tokio::test]
 async fn a_hold_stuck_behind_a_lock_answers_503_at_the_lock_timeout_and_holds_nothing() {
     let app = spawn_app_with(|s| s.database.lock_timeout = Duration::from_millis(200)).await;
     let event = app.create_event().await;
-    let lock = take_user_lock(&app, &event, "alice").await;
+    let lock = app.user_locks(&event, &["alice"]).await;
 
     let response = app
         .request(
@@ -208,8 +191,9 @@ async fn an_exhausted_pool_answers_503_and_recovers() {
     })
     .await;
     let event = app.create_event().await;
-    let lock = take_user_lock(&app, &event, "alice").await;
-    // Alice's hold takes the server's only connection and waits on the lock.
+    let lock = app.user_locks(&event, &["alice"]).await;
+    // Alice's hold takes the server's only connection and waits on the lock: first in a
+    // batch of claims, which gives up on a lock soon, then claimed alone, which waits.
     let stuck = tokio::spawn({
         let request = app
             .request(
@@ -222,8 +206,10 @@ async fn an_exhausted_pool_answers_503_and_recovers() {
     });
     loop {
         let waiting: bool = sqlx::query_scalar(
-            "select exists (select 1 from pg_locks where locktype = 'advisory' and not granted
-                             and database = (select oid from pg_database where datname = current_database()))",
+            "select exists (select 1 from pg_locks l join pg_stat_activity a using (pid)
+                             where l.locktype = 'advisory' and not l.granted
+                               and l.database = (select oid from pg_database where datname = current_database())
+                               and a.query like '%boxoffice_claim_hold(%')",
         )
         .fetch_one(&app.db)
         .await

@@ -378,3 +378,90 @@ crate::stores::conformance!(
     checkout_racing_its_own_expiry_against_a_new_buyer_never_sells_twice,
     a_withdrawal_racing_forty_holds_never_strands_a_held_seat,
 );
+
+/// The postgres store sends the claims waiting on an instance together, in one call. While
+/// two buyers' claims wait on their locks (taken elsewhere), every other claim is settled,
+/// each judged as if it came alone: distinct seats are all held, a seat wanted by ten is
+/// held once, a buyer asking five times with a limit of two gets two. The two waiting are
+/// claimed, alone, once their locks are let go, and each seat ends up held once.
+#[tokio::test]
+async fn claims_sent_together_are_judged_one_by_one_and_a_stuck_one_holds_up_none() {
+    let app = spawn_app_with(|s| {
+        s.database.pool_size = 8;
+        s.database.acquire_timeout = Duration::from_secs(30);
+        // Longer than the whole test: the stuck claims wait for the test, not a timeout.
+        s.database.lock_timeout = Duration::from_secs(60);
+        s.request_timeout = Duration::from_secs(60);
+    })
+    .await;
+    let event = big_event(&app, 2, 20, 2).await;
+    let locks = app.user_locks(&event, &["alice", "carol"]).await;
+    let stuck: Vec<_> = [("alice", "floor-R1-1"), ("carol", "floor-R1-2")]
+        .into_iter()
+        .map(|(user, seat)| {
+            let request = hold_request(&app, &event, user, &[seat.to_owned()]);
+            tokio::spawn(async move { read(request.send().await.unwrap()).await.0 })
+        })
+        .collect();
+    while app.claims_waiting_on_a_buyer().await < 2 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+
+    let mut requests: Vec<_> = (1..=20)
+        .map(|n| {
+            hold_request(
+                &app,
+                &event,
+                &format!("fan-{n}"),
+                &[format!("floor-R0-{n}")],
+            )
+        })
+        .collect();
+    requests.extend((0..10).map(|i| {
+        hold_request(
+            &app,
+            &event,
+            &format!("buyer-{i}"),
+            &["floor-R1-10".to_owned()],
+        )
+    }));
+    requests
+        .extend((11..=15).map(|n| hold_request(&app, &event, "dave", &[format!("floor-R1-{n}")])));
+    let answers = race(requests).await;
+    assert_eq!(
+        tally(&answers[..20]),
+        BTreeMap::from([(201, 20)]),
+        "distinct seats are all held"
+    );
+    assert_eq!(
+        tally(&answers[20..30]),
+        BTreeMap::from([(201, 1), (409, 9)]),
+        "one seat is held once"
+    );
+    assert_eq!(
+        tally(&answers[30..]),
+        BTreeMap::from([(201, 2), (409, 3)]),
+        "a buyer's limit is kept"
+    );
+    assert!(answers[30..]
+        .iter()
+        .filter(|(s, _)| *s == StatusCode::CONFLICT)
+        .all(|(_, p)| p["code"] == "hold_limit_exceeded"));
+    assert!(
+        stuck.iter().all(|s| !s.is_finished()),
+        "the claims behind the locks are still waiting"
+    );
+
+    locks.commit().await.unwrap();
+    for s in stuck {
+        assert_eq!(s.await.unwrap(), StatusCode::CREATED);
+    }
+    let held = held(&app, &event).await;
+    assert_eq!(held.len(), 25, "{held:?}");
+    assert_eq!(
+        held.iter().collect::<std::collections::BTreeSet<_>>().len(),
+        25,
+        "each seat is held once"
+    );
+    assert_eq!(app.count("reservation").await, 25);
+}

@@ -20,7 +20,9 @@ use crate::hold_store::{existing, HoldRequest, HoldStore};
 use crate::orders::{self, CancelStep};
 use crate::StoreError;
 
+mod together;
 mod tx;
+use together::{Claim, Settled, Together};
 use tx::{begin_locked, retry_contention};
 
 /// Holds as rows of the `reservation` table (seed 000).
@@ -30,6 +32,8 @@ pub struct PgHoldStore {
     /// Seats this instance refused lately: asked again, they are checked before any
     /// transaction is begun.
     contested: Arc<Contested>,
+    /// The lanes that send claims together.
+    together: Arc<Together>,
 }
 
 impl PgHoldStore {
@@ -38,6 +42,7 @@ impl PgHoldStore {
         Self {
             pool,
             contested: Arc::default(),
+            together: Arc::default(),
         }
     }
 }
@@ -179,6 +184,30 @@ impl PgHoldStore {
 
     async fn claim(&self, r: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError> {
         let token = Uuid::new_v4();
+        // Sent with the other claims waiting on this instance, if any (`together`); one
+        // the batch could not settle is claimed again alone, once that batch let go of
+        // its locks.
+        let claim = Claim {
+            event: r.event,
+            token,
+            user: r.user.as_str().to_owned(),
+            ttl_seconds: f64::from(r.ttl_seconds),
+            seats: r.seats.to_vec(),
+            max_seats: i64::from(r.max_seats_per_user),
+        };
+        let rows = match self.together.claim(&self.pool, claim).await? {
+            Settled::Rows(rows) => rows,
+            Settled::Again => self.claim_alone(r, token).await?,
+        };
+        Self::outcome(r, token, rows)
+    }
+
+    /// Claims the hold alone: `boxoffice_claim_hold`'s rows.
+    async fn claim_alone(
+        &self,
+        r: &HoldRequest<'_>,
+        token: Uuid,
+    ) -> Result<Vec<ClaimRow>, StoreError> {
         // One round trip: `boxoffice_claim_hold` (migration 0007) takes the buyer's lock
         // (the key recipe of `tx::begin_locked`) in an implicit READ COMMITTED transaction
         // with asynchronous commit, and claims the whole basket in one statement, all or
@@ -209,7 +238,7 @@ impl PgHoldStore {
         // A partial claim is rolled back inside the function, which then says why while
         // the lock is still held: the event started, the buyer is at the limit (both
         // all-or-nothing per statement, so only when nothing was claimed), or these seats.
-        let rows: Vec<ClaimRow> =
+        Ok(
             sqlx::query_as("select * from boxoffice_claim_hold($1, $2, $3, $4, $5, $6)")
                 .bind(r.event.0)
                 .bind(token)
@@ -218,7 +247,16 @@ impl PgHoldStore {
                 .bind(r.seats)
                 .bind(i64::from(r.max_seats_per_user))
                 .fetch_all(&self.pool)
-                .await?;
+                .await?,
+        )
+    }
+
+    /// What the claim's rows say of `r`, claimed under `token`.
+    fn outcome(
+        r: &HoldRequest<'_>,
+        token: Uuid,
+        rows: Vec<ClaimRow>,
+    ) -> Result<AcquireOutcome, StoreError> {
         let Some(first) = rows.first() else {
             return Err(StoreError::Other("the claim answered nothing".into()));
         };

@@ -397,6 +397,37 @@ impl TestApp {
             .await
             .unwrap()
     }
+
+    /// Takes the per-user hold locks of `users` in `event` on one connection of the test's
+    /// own, with the key recipe the hold store uses, and keeps them until the transaction
+    /// ends.
+    pub async fn user_locks(
+        &self,
+        event: &str,
+        users: &[&str],
+    ) -> sqlx::Transaction<'static, sqlx::Postgres> {
+        let mut tx = self.db.begin().await.unwrap();
+        for user in users {
+            sqlx::query("select pg_advisory_xact_lock(hashtextextended('boxoffice.hold:' || $1::uuid::text || ':' || $2, 0))")
+                .bind(event.parse::<uuid::Uuid>().unwrap())
+                .bind(user)
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+        }
+        tx
+    }
+
+    /// How many hold claims wait on a buyer's lock in this server's database.
+    pub async fn claims_waiting_on_a_buyer(&self) -> i64 {
+        sqlx::query_scalar(
+            "select count(*) from pg_locks where locktype = 'advisory' and not granted
+               and database = (select oid from pg_database where datname = current_database())",
+        )
+        .fetch_one(&self.db)
+        .await
+        .unwrap()
+    }
 }
 
 /// Reads a response: status and JSON body (`Null` when empty), checking that every error
