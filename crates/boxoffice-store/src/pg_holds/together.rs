@@ -1,10 +1,10 @@
 //! Claims sent together. Under load, many holds' claims wait for a connection at once;
 //! a few lanes each take every claim waiting (up to [`MOST`]) and send them in one call
-//! of `boxoffice_claim_holds` (migration 0008): one round trip, one transaction start and
-//! one commit for all of them. With nothing else waiting, a claim goes alone, as soon as
-//! a lane is free.
+//! of `boxoffice_claim_holds` (migrations 0008 and 0009): one round trip, one transaction
+//! start and one commit for all of them. With nothing else waiting, a claim goes in a
+//! batch of its own, as soon as a lane is free.
 //!
-//! What a claim answers does not depend on its company: each is judged by
+//! What a claim answers does not depend on its company: each is judged by the steps of
 //! `boxoffice_claim_hold`, as if asked alone right after the ones before it in its batch.
 //! A claim the batch could not settle (it waited on a lock, or failed) comes back as
 //! [`Settled::Again`], for the caller to claim alone.
