@@ -154,26 +154,17 @@ async fn send(pool: &PgPool, batch: &mut Vec<Waiting>) {
     let mut answers: Vec<Vec<ClaimRow>> = batch.iter().map(|_| Vec::new()).collect();
     let mut again = vec![false; batch.len()];
     for row in rows {
-        let Some(n) = usize::try_from(row.hold)
+        // Numbered from 1, in the batch's order.
+        let n = usize::try_from(row.hold)
             .ok()
-            .and_then(|n| n.checked_sub(1))
-        else {
+            .and_then(|n| n.checked_sub(1));
+        let Some(n) = n.filter(|&n| n < batch.len()) else {
             continue;
         };
-        if n >= batch.len() {
-            continue;
-        }
-        if row.outcome == "retry" {
+        if row.claim.outcome == "retry" {
             again[n] = true;
         } else {
-            answers[n].push(ClaimRow {
-                outcome: row.outcome,
-                seat_id: row.seat_id,
-                ticket_type: row.ticket_type,
-                price_cents: row.price_cents,
-                created_at: row.created_at,
-                expires_at: row.expires_at,
-            });
+            answers[n].push(row.claim);
         }
     }
     for ((w, rows), again) in batch.drain(..).zip(answers).zip(again) {
@@ -185,16 +176,13 @@ async fn send(pool: &PgPool, batch: &mut Vec<Waiting>) {
     }
 }
 
-/// One row of `boxoffice_claim_holds`' answer.
+/// One row of `boxoffice_claim_holds`' answer: the hold's number, then
+/// `boxoffice_claim_hold`'s row for it.
 #[derive(sqlx::FromRow)]
 struct BatchRow {
     hold: i32,
-    outcome: String,
-    seat_id: Option<String>,
-    ticket_type: Option<String>,
-    price_cents: Option<i64>,
-    created_at: Option<chrono::DateTime<chrono::Utc>>,
-    expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    #[sqlx(flatten)]
+    claim: ClaimRow,
 }
 
 /// The same failure, for each claim of a batch that failed as a whole.
