@@ -1,11 +1,14 @@
 //! Claims sent together. Under load, many holds' claims wait for a connection at once;
 //! a few lanes each take every claim waiting (up to [`MOST`]) and send them in one call
-//! of `boxoffice_claim_holds` (migrations 0008 and 0009): one round trip, one transaction
+//! of `boxoffice_claim_holds` (migrations 0008 to 0010): one round trip, one transaction
 //! start and one commit for all of them. With nothing else waiting, a claim goes in a
 //! batch of its own, as soon as a lane is free.
 //!
 //! What a claim answers does not depend on its company: each is judged by the steps of
 //! `boxoffice_claim_hold`, as if asked alone right after the ones before it in its batch.
+//! (The holds of one seat whose seat and buyer come up nowhere else in the batch cannot
+//! affect one another; the function claims those in one statement first, the others one
+//! by one.) The seats go in basket order: the first claim's, then the second's, and so on.
 //! A claim the batch could not settle (it waited on a lock, or failed) comes back as
 //! [`Settled::Again`], for the caller to claim alone.
 
