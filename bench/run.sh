@@ -140,6 +140,7 @@ row() {
   row "redis store, random seats" holds redis-holds "redis-benchmark acquire, spread" "acquire script" /s
   row "redis store, one hot seat" requests redis-hot "redis-benchmark acquire, hot" "acquire script, one key" /s
   for alone in "pgbench boxoffice_claim_hold, one random seat|pgbench lock_count_upsert, synchronous_commit off" \
+    "pgbench boxoffice_claim_holds, 32 random seats a call|pgbench lock_count_upsert, synchronous_commit off" \
     "redis-benchmark hold_acquire, one random seat|redis-benchmark acquire, spread"; do
     c=$(ceiling "${alone%%|*}")
     [[ $c == null ]] || echo "| ${alone%%|*} (no server) | $(printf %.0f "$c")/s | | ${alone#*|}: $(printf %.0f "$(ceiling "${alone#*|}")")/s | $(share "$c" "$(ceiling "${alone#*|}")") |"

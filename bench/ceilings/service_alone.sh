@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The service's own hold statement with nothing in front of it, beside the bare ceilings:
-# the part of a hold the store does. One JSON line to <out.jsonl>:
+# the part of a hold the store does. JSON lines to <out.jsonl>:
 #   postgres: pgbench (16 clients, prepared, the server's session settings) calling
-#             boxoffice_claim_hold, the function every hold of the postgres store runs, for
+#             boxoffice_claim_hold, the function a hold of the postgres store runs alone, for
 #             one random seat of the 100,000-seat event the service's runs used and one of
-#             50,000 buyers, as `boxoffice bench holds` asks;
+#             50,000 buyers, as `boxoffice bench holds` asks; then (two clients, one per
+#             lane) boxoffice_claim_holds, which the store's lanes call under load, with 32
+#             such holds a call: two JSON lines;
 #   redis:    redis-benchmark (50 clients) on the redis store's acquire script
 #             (scripts/prelude.lua + scripts/hold_acquire.lua) over that event's keys, a
 #             random seat and buyer per call.
@@ -48,9 +50,25 @@ EOF
   sleep 3
   tps=$(pgbench "${pg[@]}" -n -M prepared -c 16 -j 2 -T "$secs" -f "$work/claim.sql" 2>/dev/null |
     sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+  # As a lane sends claims under load: 32 one-seat holds by random buyers a call of
+  # boxoffice_claim_holds, one client per lane (two on this machine); holds a second.
+  cat >"$work/claims.sql" <<SQL
+select count(*) from boxoffice_claim_holds(array_fill('$event'::uuid, array[32]),
+  array(select gen_random_uuid() from generate_series(1, 32)),
+  array(select 'alone-' || (random() * 50000)::int from generate_series(1, 32)),
+  array_fill($ttl::float8, array[32]), array_fill($max::bigint, array[32]),
+  array(select generate_series(1, 32)),
+  array(select seat_id from bench_seat
+         where n = any(array(select (random() * 99999)::int + 1 from generate_series(1, 32)))));
+SQL
+  psql "${pg[@]}" -qc checkpoint
+  sleep 3
+  calls=$(pgbench "${pg[@]}" -n -M prepared -c 2 -j 2 -T "$secs" -f "$work/claims.sql" 2>/dev/null |
+    sed -n 's/^tps = \([0-9.]*\).*/\1/p')
   unset PGOPTIONS
   psql "${pg[@]}" -qc "drop table bench_seat"
   echo "{\"name\": \"pgbench boxoffice_claim_hold, one random seat\", \"per_second\": $tps}" >>"$out"
+  echo "{\"name\": \"pgbench boxoffice_claim_holds, 32 random seats a call\", \"per_second\": $(jq -n "$calls * 32")}" >>"$out"
 else
   { cat crates/boxoffice-store/scripts/prelude.lua; echo; cat crates/boxoffice-store/scripts/hold_acquire.lua; } >"$work/acquire.lua"
   sha=$(redis-cli SCRIPT LOAD "$(cat "$work/acquire.lua")")
