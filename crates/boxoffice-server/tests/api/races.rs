@@ -7,7 +7,7 @@ use std::time::Duration;
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{held, read, rewind_hold, seat_set, spawn_app_with, TestApp};
+use crate::helpers::{held, read, rewind_hold, seat_set, spawn_app, spawn_app_with, TestApp};
 use crate::stores::Store;
 
 pub async fn spawn_race_app() -> TestApp {
@@ -472,7 +472,7 @@ async fn claims_sent_together_are_judged_one_by_one_and_a_stuck_one_holds_up_non
 /// what it would alone, after the holds before it.
 #[tokio::test]
 async fn a_batch_answers_each_hold_as_if_alone_however_it_is_claimed() {
-    let app = spawn_app_with(|_| {}).await;
+    let app = spawn_app().await;
     let event = big_event(&app, 1, 20, 2).await;
     for (user, seats) in [
         ("other", vec!["floor-R0-2"]),
@@ -578,14 +578,19 @@ fn answer_list(expected: &[(&str, Vec<&str>)]) -> Answers {
 }
 
 /// Claims `holds` (buyer, basket in seat order) in one call of `boxoffice_claim_holds`
-/// with the event's settings, and returns each hold's outcome and seats, in order.
+/// with the event's settings, on a connection of its own (the test's pool stays free for
+/// the test's locks and looks), and returns each hold's outcome and seats, in order.
 async fn claim_together(app: &TestApp, event: &str, holds: &[(&str, &[&str])]) -> Answers {
+    use sqlx::Connection;
+    let mut db = sqlx::PgConnection::connect(&app.database_url)
+        .await
+        .expect("a connection of the claim's own");
     let event: uuid::Uuid = event.parse().unwrap();
     let (ttl, max): (i32, i32) = sqlx::query_as(
         "select hold_ttl_seconds, max_seats_per_user from event where event_id = $1",
     )
     .bind(event)
-    .fetch_one(&app.db)
+    .fetch_one(&mut db)
     .await
     .unwrap();
     let n = holds.len();
@@ -604,7 +609,7 @@ async fn claim_together(app: &TestApp, event: &str, holds: &[(&str, &[&str])]) -
     .bind(vec![i64::from(max); n])
     .bind(baskets)
     .bind(seats)
-    .fetch_all(&app.db)
+    .fetch_all(&mut db)
     .await
     .unwrap();
     (1..=n as i32)
@@ -624,7 +629,7 @@ async fn claim_together(app: &TestApp, event: &str, holds: &[(&str, &[&str])]) -
 /// lock.
 #[tokio::test]
 async fn a_batch_that_waited_for_a_buyer_counts_what_they_committed_meanwhile() {
-    let app = spawn_app_with(|_| {}).await;
+    let app = spawn_app().await;
     let event = big_event(&app, 3, 20, 1).await;
     let event_id: uuid::Uuid = event.parse().unwrap();
     for n in 1..=20 {
@@ -650,13 +655,7 @@ async fn a_batch_that_waited_for_a_buyer_counts_what_they_committed_meanwhile() 
         let commit_once_waited_for = async {
             let since = std::time::Instant::now();
             while since.elapsed() < Duration::from_secs(2) {
-                let waiting: i64 = sqlx::query_scalar(
-                    "select count(*) from pg_locks where locktype = 'advisory' and not granted",
-                )
-                .fetch_one(&app.db)
-                .await
-                .unwrap();
-                if waiting > 0 {
+                if app.claims_waiting_on_a_buyer().await > 0 {
                     break;
                 }
                 tokio::time::sleep(Duration::from_millis(1)).await;
