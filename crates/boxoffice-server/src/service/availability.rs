@@ -31,6 +31,8 @@ pub struct EventAvailability {
 /// seats and the allocations are read from the replica when one is up and in step
 /// ([`crate::replica`]): this is what buyers look at, not what decides a sale. Should the
 /// replica fail the read, it is not used until it answers again, and the primary answers.
+/// An event the replica does not know may be one it has not replayed yet (created a moment
+/// ago, within the lag bound): the primary answers whether it exists.
 pub async fn event_availability(
     state: &AppState,
     event: EventId,
@@ -42,6 +44,7 @@ pub async fn event_availability(
                     tracing::warn!(%error, "replica read failed: reads go to the primary");
                     replica.failed();
                 }
+                Err(Error::EventNotFound) => {}
                 answer => return answer,
             }
         }

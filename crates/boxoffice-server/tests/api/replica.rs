@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 
-use crate::helpers::{spawn_app_with, TestApp};
+use crate::helpers::{spawn_app, spawn_app_with, TestApp};
 
 async fn replica_in_use(app: &TestApp) -> f64 {
     app.counter("boxoffice_replica_in_use").await
@@ -81,4 +81,31 @@ async fn without_the_replica_reads_fall_back_to_the_primary() {
         StatusCode::OK,
         "the replica is optional"
     );
+}
+
+#[tokio::test]
+async fn an_event_the_replica_has_not_replayed_yet_is_read_from_the_primary() {
+    // The "replica" is another server's database: migrated and in step, but without the
+    // events this server creates, like a streaming replica that has not replayed them yet.
+    let behind = spawn_app().await;
+    let replica_url = behind.database_url.clone();
+    let app = spawn_app_with(move |s| {
+        let mut replica = s.database.clone();
+        replica.url = replica_url;
+        s.replica = Some((replica, Duration::from_secs(1)));
+    })
+    .await;
+    wait_for_replica(&app, 1.0).await;
+
+    let event = app.create_event().await;
+    let (status, body) = app.get(&format!("/v1/events/{event}")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["id"], event.as_str());
+    sell_and_read(&app).await;
+    let (status, body) = app
+        .get(&format!("/v1/events/{}", uuid::Uuid::new_v4()))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert_eq!(body["code"], "event_not_found");
+    assert_eq!(replica_in_use(&app).await, 1.0, "the replica stays in use");
 }
