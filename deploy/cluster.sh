@@ -325,7 +325,10 @@ set_queue() { # event rate
 waiting_room_order() { # event
   local event=$1 n=12 i p ticket place
   set_queue "$event" 1 # nobody admitted for a minute
-  sleep 1.5           # every instance has heard of the change (the live bus)
+  # Every instance has heard of the change: word comes on the live bus at once, and no
+  # instance keeps settings longer than 2 s (SETTINGS_KEPT in
+  # crates/boxoffice-server/src/admission.rs) anyway.
+  sleep 2.5
   local tokens=() tickets=()
   for ((i = 0; i < n; i++)); do
     tokens+=("$(curl -fsS -X POST "$url/v1/sessions" | jq -r .token)")
