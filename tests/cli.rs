@@ -303,7 +303,11 @@ fn bench_reports_as_text_and_json_and_needs_the_jwt_secret() {
     assert!(ok, "{err}");
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["scenario"], "ga-rush");
-    assert_eq!(report["figures"]["places_booked"], 10.0);
+    // Each buyer asks for 1–4 places at random, 20 of them for 10 places: some are
+    // refused, and a refusal means fewer places were left than it asked for, so at most
+    // 3 are left unbooked. (The report's own checks compare the count with the server's.)
+    let booked = report["figures"]["places_booked"].as_f64().unwrap();
+    assert!((7.0..=10.0).contains(&booked), "{report}");
     assert_eq!(report["operations"][0]["requests"], 20);
     for key in ["p50", "p90", "p99", "p99_9", "max"] {
         assert!(
