@@ -104,7 +104,10 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
 
     let report = bench::ga_rush::run(&target, 40, 50).await.unwrap();
     assert_passed(&report);
-    assert_eq!(report.figures["places_booked"], 40.0, "{}", report.text());
+    // 50 buyers of 1–4 places each want far more than 40: a refusal means fewer were left
+    // than it asked for, so at most 3 are left (and almost always none).
+    let booked = report.figures["places_booked"];
+    assert!((37.0..=40.0).contains(&booked), "{}", report.text());
 
     let params = bench::queue::Params {
         buyers: 50,
