@@ -12,6 +12,11 @@
 --
 -- Returns {1, the hold's own expiry (ms), the seats with their quotes (JSON)};
 --         {0} not live; {-1} another user's hold. Nothing changes unless the answer is 1.
+--
+-- The hold must be live by Redis' clock when the script runs, as a Postgres checkout's
+-- must be at its statement's start. Its keys can outlive its own time: a checkout that
+-- protected them and then failed to commit, or whose instance died, leaves them protected
+-- for ARGV[3]; a checkout asked again meanwhile must still find the hold expired.
 -- outlive(key, at) comes from prelude.lua, prepended when the script is loaded.
 
 local hold = redis.call('HMGET', KEYS[1], 'u', 'x', 's')
@@ -21,14 +26,17 @@ end
 if hold[1] ~= ARGV[2] then
   return {-1}
 end
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local expires = tonumber(hold[2])
+if expires <= now then
+  return {0}
+end
 for i = 3, #KEYS do
   if redis.call('GET', KEYS[i]) ~= ARGV[1] then
     return {0}
   end
 end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-local expires = tonumber(hold[2])
 local protected = math.max(expires, now + tonumber(ARGV[3]))
 for i = 3, #KEYS do
   redis.call('PEXPIREAT', KEYS[i], protected)

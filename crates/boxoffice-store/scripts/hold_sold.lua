@@ -8,7 +8,10 @@
 -- KEYS[5]    soldnew:{<event>}           seats sold since the last load from Postgres began
 -- KEYS[6..]  hold:{<event>}:<seat>       the order's seats
 -- ARGV[1]    the token
--- ARGV[2]    how long `soldnew` is kept (ms): it only matters to a load in progress
+-- ARGV[2]    how long `soldnew` is kept (ms): it only matters to a load in progress; also
+--            the lifetime of a `sold` this script creates (the set lapsed, or the event had
+--            no sale when it was loaded): longer than any loaded state that reads it, and
+--            every key expires
 -- ARGV[3..]  the seat ids of KEYS[6..], in the same order
 --
 -- Returns 1.
@@ -23,5 +26,7 @@ for i = 6, #KEYS do
   redis.call('ZREM', KEYS[3], seat)
 end
 redis.call('PEXPIRE', KEYS[5], ARGV[2])
+-- A set that already expires keeps its time (the loaded state's, a minute past it).
+redis.call('PEXPIRE', KEYS[4], ARGV[2], 'NX')
 redis.call('DEL', KEYS[1])
 return 1

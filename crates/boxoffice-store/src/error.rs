@@ -102,6 +102,23 @@ fn is_unavailable_state(code: &str) -> bool {
         || matches!(code, "57P01" | "57P02" | "57P03" | "55P03" | "57014")
 }
 
+/// Whether `e` says the database could not serve the statement at all (no connection, the
+/// server shutting down or out of resources), as opposed to something the statement met
+/// while it ran (a timeout, a lock, a constraint).
+pub(crate) fn is_connection_failure(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => db.code().is_some_and(|code| {
+            code.starts_with("08") || code.starts_with("53") || code.starts_with("57P0")
+        }),
+        _ => false,
+    }
+}
+
 impl From<sqlx::Error> for StoreError {
     fn from(e: sqlx::Error) -> Self {
         match e {

@@ -466,6 +466,94 @@ async fn claims_sent_together_are_judged_one_by_one_and_a_stuck_one_holds_up_non
     assert_eq!(app.count("reservation").await, 25);
 }
 
+/// A batch of claims that fails as a whole, here on a statement timeout one slow claim
+/// met, answers for none of its claims: each is claimed again alone, and only the slow one
+/// fails (503, as a statement timeout alone answers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_statement_timeout_in_a_batch_fails_only_the_claim_that_met_it() {
+    let app = spawn_app_with(|s| {
+        s.database.pool_size = 8;
+        s.database.acquire_timeout = Duration::from_secs(30);
+        s.database.statement_timeout = Duration::from_secs(2);
+        s.request_timeout = Duration::from_secs(60);
+    })
+    .await;
+    let event = big_event(&app, 2, 20, 2).await;
+    // A slowpoke's seat sleeps on its way into the reservation table, past any statement's
+    // time: whatever statement claims it times out.
+    for statement in [
+        "create function slow_claim() returns trigger language plpgsql
+           as $$ begin perform pg_sleep(60); return new; end $$",
+        "create trigger slow_claim before insert on reservation for each row
+           when (new.user_id like 'slowpoke%') execute function slow_claim()",
+    ] {
+        sqlx::query(statement).execute(&app.db).await.unwrap();
+    }
+    let sleeping = || async {
+        sqlx::query_scalar::<_, i64>(
+            "select count(*) from pg_stat_activity
+              where wait_event = 'PgSleep' and datname = current_database()",
+        )
+        .fetch_one(&app.db)
+        .await
+        .unwrap()
+    };
+    // Every lane of the store (one per core) busy with a slowpoke of its own, so that the
+    // claims sent next all wait, and the first lane free takes them in one batch.
+    let lanes = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut busy = Vec::new();
+    for n in 1..=lanes {
+        let request = hold_request(
+            &app,
+            &event,
+            &format!("slowpoke-{n}"),
+            &[format!("floor-R1-{n}")],
+        );
+        busy.push(tokio::spawn(async move {
+            read(request.send().await.unwrap()).await.0
+        }));
+        while sleeping().await < n as i64 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    let mut requests: Vec<_> = (1..=20)
+        .map(|n| {
+            hold_request(
+                &app,
+                &event,
+                &format!("fan-{n}"),
+                &[format!("floor-R0-{n}")],
+            )
+        })
+        .collect();
+    requests.push(hold_request(
+        &app,
+        &event,
+        "slowpoke-last",
+        &["floor-R1-20".to_owned()],
+    ));
+    let answers = race(requests).await;
+    assert_eq!(
+        tally(&answers[..20]),
+        BTreeMap::from([(201, 20)]),
+        "the slow claim's company is held: {answers:?}"
+    );
+    assert_eq!(
+        answers[20].0,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{:?}",
+        answers[20]
+    );
+    for slowpoke in busy {
+        assert_eq!(slowpoke.await.unwrap(), StatusCode::SERVICE_UNAVAILABLE);
+    }
+    let held = held(&app, &event).await;
+    let mut expected: Vec<String> = (1..=20).map(|n| format!("floor-R0-{n}")).collect();
+    expected.sort();
+    assert_eq!(held, expected, "the fans' seats are held, no slowpoke's");
+}
+
 /// One call of `boxoffice_claim_holds`, as a lane of the postgres store sends it, made up
 /// so that every path of it runs: the holds of one seat whose seat and buyer come up
 /// nowhere else are claimed in one statement, every other hold one by one; each answers

@@ -9,9 +9,15 @@ use boxoffice_server::config::HoldStoreKind;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{commit_order_directly, held, sell_directly, spawn_app_with, As, TestApp};
+use boxoffice_core::ids::EventId;
+use boxoffice_store::redis_holds::keys;
+use boxoffice_store::redis_link::RedisLink;
+
+use crate::helpers::{
+    commit_order_directly, held, sell_directly, spawn_app_on, spawn_app_with, As, TestApp,
+};
 use crate::races::{race, tally};
-use crate::stores::{test_redis, PrivateRedis};
+use crate::stores::{test_redis, PrivateRedis, Store};
 
 /// How long the server of the flush test trusts the store's word that a seat is taken.
 const KNOWN_TAKEN: Duration = Duration::from_secs(1);
@@ -309,4 +315,97 @@ async fn a_selling_events_state_is_refreshed_from_postgres_before_it_lapses() {
         (status, problem["code"].as_str()),
         (StatusCode::CONFLICT, Some("seat_unavailable"))
     );
+}
+
+/// A checkout that protected its hold's seats and then never finished (its commit failed,
+/// or its instance died) leaves the hold's keys alive past the hold's own time. Asked
+/// again once that time has passed, the checkout is refused, as the postgres store
+/// refuses a hold that was not live when its statement began.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_checkout_asked_again_after_the_hold_expired_is_refused_though_its_seats_are_protected() {
+    let app = spawn_app_on(Store::Redis).await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let (status, hold) = app
+        .post_holds(&event, &alice, &["stalls-A-1", "stalls-A-2"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+
+    let id = EventId(event.parse().unwrap());
+    let hold_token: uuid::Uuid = token(&hold).parse().unwrap();
+    let mut conn = RedisLink::new(&app.redis)
+        .unwrap()
+        .connection()
+        .await
+        .unwrap();
+    let mut call = LEFT_BY_A_DEAD_CHECKOUT.key(keys::hold(id, hold_token));
+    call.key(keys::held(id));
+    for seat in ["stalls-A-1", "stalls-A-2"] {
+        call.key(keys::seat(id, seat)).arg(seat);
+    }
+    call.invoke_async::<()>(&mut conn).await.unwrap();
+
+    let (status, problem) = app.post_orders(&event, &alice, token(&hold)).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::CONFLICT, Some("hold_not_live")),
+        "{problem}"
+    );
+    assert_eq!(app.count("ticket_order").await, 0, "nothing was sold");
+}
+
+/// What a checkout leaves in Redis when it protected the hold's seats for a minute and
+/// went no further, with the hold's own time a second past: KEYS holdtok, held, seats...;
+/// ARGV the seat ids.
+static LEFT_BY_A_DEAD_CHECKOUT: std::sync::LazyLock<redis::Script> =
+    std::sync::LazyLock::new(|| {
+        redis::Script::new(
+            r"
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+redis.call('HSET', KEYS[1], 'x', now - 1000, 'co', 1)
+redis.call('PEXPIREAT', KEYS[1], now + 60000)
+for i = 3, #KEYS do
+  redis.call('PEXPIREAT', KEYS[i], now + 60000)
+  redis.call('ZADD', KEYS[2], now + 60000, ARGV[i - 2])
+end
+",
+        )
+    });
+
+/// A sale made while the event's sold set is missing (it lapsed, or the event had sold
+/// nothing when its state was loaded) creates the set, and the set expires like every key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_sale_that_creates_the_sold_set_gives_it_a_lifetime() {
+    let app = spawn_app_on(Store::Redis).await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let (status, hold) = app.post_holds(&event, &alice, &["stalls-A-1"]).await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    let sold = keys::sold(EventId(event.parse().unwrap()));
+    let mut conn = RedisLink::new(&app.redis)
+        .unwrap()
+        .connection()
+        .await
+        .unwrap();
+    redis::cmd("DEL")
+        .arg(&sold)
+        .query_async::<()>(&mut conn)
+        .await
+        .unwrap();
+
+    let (status, order) = app.post_orders(&event, &alice, token(&hold)).await;
+    assert_eq!(status, StatusCode::CREATED, "{order}");
+    let members: Vec<String> = redis::cmd("SMEMBERS")
+        .arg(&sold)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(members, ["stalls-A-1"]);
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(&sold)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert!(ttl > 0, "the sold set expires (PTTL {ttl})");
 }

@@ -10,7 +10,9 @@
 //! affect one another; the function claims those in one statement first, the others one
 //! by one.) The seats go in basket order: the first claim's, then the second's, and so on.
 //! A claim the batch could not settle (it waited on a lock, or failed) comes back as
-//! [`Settled::Again`], for the caller to claim alone.
+//! [`Settled::Again`], for the caller to claim alone; so does every claim of a batch that
+//! failed as a whole while the database was reachable (a statement timeout, say), so that
+//! one slow claim never answers for the others.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -21,6 +23,7 @@ use tokio::sync::{mpsc, oneshot, Mutex};
 use uuid::Uuid;
 
 use super::ClaimRow;
+use crate::error::is_connection_failure;
 use crate::StoreError;
 
 /// Most claims in one batch.
@@ -133,7 +136,7 @@ async fn send(pool: &PgPool, batch: &mut Vec<Waiting>) {
         .zip(1..)
         .flat_map(|(c, n)| c.seats.iter().map(move |s| (n, s.as_str())))
         .unzip();
-    let rows: Result<Vec<BatchRow>, StoreError> =
+    let rows: Result<Vec<BatchRow>, sqlx::Error> =
         sqlx::query_as("select * from boxoffice_claim_holds($1, $2, $3, $4, $5, $6, $7)")
             .bind(&events)
             .bind(&tokens)
@@ -143,11 +146,21 @@ async fn send(pool: &PgPool, batch: &mut Vec<Waiting>) {
             .bind(&baskets)
             .bind(&seats)
             .fetch_all(pool)
-            .await
-            .map_err(StoreError::from);
+            .await;
     let rows = match rows {
         Ok(rows) => rows,
+        // The batch failed as a whole, for something one of its claims met (a statement
+        // timeout, a deadlock, an unexpected error): each is claimed again alone, where it
+        // is judged on its own and the one that caused it fails by itself.
+        Err(error) if batch.len() > 1 && !is_connection_failure(&error) => {
+            for w in batch.drain(..) {
+                let _ = w.answer.send(Ok(Settled::Again));
+            }
+            return;
+        }
+        // The database could not serve the batch at all: alone, each would fare the same.
         Err(error) => {
+            let error = StoreError::from(error);
             for w in batch.drain(..) {
                 let _ = w.answer.send(Err(copy(&error)));
             }
