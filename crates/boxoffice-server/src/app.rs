@@ -12,6 +12,8 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
+use boxoffice_service::seat_map::SeatMapCache;
+use boxoffice_service::{Parts, Services};
 use boxoffice_store::db;
 use boxoffice_store::hold_store::HoldStore;
 use boxoffice_store::pg_holds::PgHoldStore;
@@ -27,11 +29,11 @@ use utoipa_axum::routes;
 
 use crate::auth::Auth;
 use crate::config::{HoldStoreKind, Settings};
+use crate::encoded::EncodedCache;
 use crate::error::ApiError;
 use crate::routes::{
     availability, bookings, events, holds, ops, orders, page, queue, sessions, stream, venues,
 };
-use crate::seat_map::SeatMapCache;
 use crate::state::{AppState, Inner};
 
 /// Events whose rendered seat maps one server keeps.
@@ -222,7 +224,7 @@ impl Application {
         };
         // Where Redis is in use anyway, the limits count there, across every instance.
         let uses_redis = settings.hold_store == HoldStoreKind::Redis || settings.ga_gate;
-        let rate_limits = crate::limits::RateLimits::new(
+        let rate_limits = boxoffice_service::limits::RateLimits::new(
             settings.sessions_per_minute,
             settings.holds_per_minute,
             settings.trusted_proxies.clone(),
@@ -234,31 +236,40 @@ impl Application {
                 None
             },
         );
-        let state = AppState::new(Inner {
+        let services = Services::new(Parts {
             pool,
             holds,
-            auth: Auth::new(&settings.admin_token, &settings.jwt_secret),
             seat_maps: SeatMapCache::new(
                 NonZeroUsize::new(SEAT_MAP_CACHE_EVENTS).expect("non-zero"),
             ),
-            chooser: crate::service::best_available::Chooser::new(
+            chooser: boxoffice_service::best_available::Chooser::new(
                 NonZeroUsize::new(SEAT_MAP_CACHE_EVENTS).expect("non-zero"),
             ),
-            anonymous_sessions: settings.anonymous_sessions,
             gate,
-            metrics: crate::metrics::Metrics::new(),
-            live: crate::live::Live::new(settings.stream_heartbeat, settings.known_taken),
+            metrics: boxoffice_service::metrics::Metrics::new(),
+            live: boxoffice_service::live::Live::new(
+                settings.stream_heartbeat,
+                settings.known_taken,
+            ),
             rate_limits,
             // Connects on first use: an event without a waiting room never needs Redis.
             waiting_room: boxoffice_store::queue::WaitingRoom::new(&settings.redis)?,
-            admission: crate::admission::Admission::new(&settings.jwt_secret),
+            admission: boxoffice_service::admission::Admission::new(&settings.jwt_secret),
             replica: match &settings.replica {
-                Some((config, max_lag)) => Some(Arc::new(crate::replica::Replica::new(
-                    boxoffice_store::db::connect_lazy(config)?,
-                    *max_lag,
-                ))),
+                Some((config, max_lag)) => {
+                    Some(Arc::new(boxoffice_service::replica::Replica::new(
+                        boxoffice_store::db::connect_lazy(config)?,
+                        *max_lag,
+                    )))
+                }
                 None => None,
             },
+        });
+        let state = AppState::new(Inner {
+            services,
+            auth: Auth::new(&settings.admin_token, &settings.jwt_secret),
+            anonymous_sessions: settings.anonymous_sessions,
+            encoded: EncodedCache::new(NonZeroUsize::new(SEAT_MAP_CACHE_EVENTS).expect("non-zero")),
         });
         let router = router(
             state.clone(),
@@ -309,12 +320,12 @@ impl Application {
             self.sweep_interval,
             stopped.clone(),
         ));
-        let live = crate::live::run(self.state.clone(), stopped.clone());
+        let live = boxoffice_service::live::run(Services::clone(&self.state), stopped.clone());
         let replica = self
             .state
             .replica
             .clone()
-            .map(|r| crate::replica::watch(r, stopped.clone()));
+            .map(|r| boxoffice_service::replica::watch(r, stopped.clone()));
         let upkeep = tokio::spawn(upkeep(self.state.clone(), stopped));
         let state = self.state.clone();
         crate::serve::serve(self.listener, self.router, self.limits, async move {

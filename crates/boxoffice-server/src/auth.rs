@@ -117,11 +117,11 @@ impl Caller {
     /// Who the bearer token says the caller is.
     fn authenticate(parts: &Parts, state: &AppState) -> Result<Self, ApiError> {
         let token = bearer(parts)?;
-        if state.auth.is_admin(token) {
+        if state.auth().is_admin(token) {
             return Ok(Caller::Admin);
         }
         state
-            .auth
+            .auth()
             .verify_user(token)
             .map(Caller::User)
             .ok_or(ApiError::Unauthorized("invalid or expired token"))
@@ -209,5 +209,26 @@ mod tests {
         assert!(auth.is_admin("admin-secret"));
         assert!(!auth.is_admin("admin-secre"));
         assert!(!auth.is_admin("admin-secret2"));
+    }
+
+    #[test]
+    fn a_user_token_is_no_pass_and_a_pass_no_user_token() {
+        let shared = Secret::new("shared");
+        let (passes, auth) = (
+            boxoffice_service::pass::Passes::new(&shared),
+            Auth::new(&Secret::new("admin"), &shared),
+        );
+        let (event, alice) = (
+            boxoffice_core::ids::EventId::new(),
+            UserId::parse("alice").unwrap(),
+        );
+        let until = Utc::now() + chrono::Duration::minutes(10);
+        let token = auth.mint_user(&alice, until);
+        assert_eq!(
+            passes.verify(&token, event, &alice),
+            Err(boxoffice_service::pass::Refused::Invalid)
+        );
+        let pass = passes.mint(event, &alice, uuid::Uuid::new_v4(), until);
+        assert_eq!(auth.verify_user(&pass), None);
     }
 }

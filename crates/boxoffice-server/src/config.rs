@@ -1,13 +1,11 @@
 //! Configuration: every setting is an environment variable and a flag of `boxoffice serve`.
 
-use std::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use boxoffice_store::db::DbConfig;
 use boxoffice_store::redis_link::RedisConfig;
 use boxoffice_store::sweep::Retention;
-use rand::distr::{Alphanumeric, SampleString};
 
 /// The defaults of the settings that have no other home; `boxoffice serve`'s flags and
 /// [`Settings::new`] both take them from here.
@@ -58,32 +56,7 @@ pub enum HoldStoreKind {
     Redis,
 }
 
-/// A secret that never shows up in logs or `Debug` output.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a secret value.
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-
-    /// A random 32-character secret.
-    pub fn random() -> Self {
-        Self(Alphanumeric.sample_string(&mut rand::rng(), 32))
-    }
-
-    /// The secret itself; call only where it is used.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret([redacted])")
-    }
-}
+pub use boxoffice_service::Secret;
 
 /// `boxoffice serve` flags; each falls back to its environment variable, then its default.
 #[derive(Clone, Debug, clap::Args)]
@@ -337,7 +310,9 @@ impl ServeArgs {
             },
             sessions_per_minute: self.sessions_per_minute,
             holds_per_minute: self.holds_per_minute,
-            trusted_proxies: crate::limits::parse_trusted_proxies(&self.trusted_proxies)?,
+            trusted_proxies: boxoffice_service::limits::parse_trusted_proxies(
+                &self.trusted_proxies,
+            )?,
             retention: Retention {
                 idempotency: Duration::from_secs(self.idempotency_retention_hours * 3600),
                 delivered_outbox: Duration::from_secs(self.outbox_retention_hours * 3600),

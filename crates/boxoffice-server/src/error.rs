@@ -81,7 +81,7 @@ pub enum ApiError {
     Internal(String),
 }
 
-pub use crate::service::SeatRef;
+pub use boxoffice_service::SeatRef;
 
 fn unavailable_detail(seats: &[SeatRef]) -> String {
     match seats {
@@ -314,9 +314,9 @@ impl From<StoreError> for ApiError {
     }
 }
 
-impl From<crate::service::Error> for ApiError {
-    fn from(e: crate::service::Error) -> Self {
-        use crate::service::Error;
+impl From<boxoffice_service::Error> for ApiError {
+    fn from(e: boxoffice_service::Error) -> Self {
+        use boxoffice_service::Error;
         let not_found = |code, detail: &str| ApiError::NotFound {
             code,
             detail: detail.to_owned(),

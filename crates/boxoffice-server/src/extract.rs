@@ -235,7 +235,7 @@ mod tests {
 
 /// The `Boxoffice-Pass` header: the waiting-room pass a buyer shows to hold and book while
 /// an event's queue is on. Absent (or not text) is `None`; the pass itself is checked by
-/// [`crate::service::queue::admit`], which knows the event.
+/// [`boxoffice_service::queue::admit`], which knows the event.
 #[derive(Debug, Clone, Default)]
 pub struct PassHeader(pub Option<String>);
 

@@ -1,79 +1,13 @@
-//! Prometheus metrics: request counts and latency histograms by route and status, and the
-//! counters of the stores and the sale-day gate.
-//!
-//! Each server keeps a recorder of its own rather than the process-wide one: several
-//! servers in one process (as the tests run them) then never count into each other's
-//! figures, and a test can assert exact values on its own server.
+//! Request metrics: counts and latency histograms by route and status, recorded into the
+//! server's [`boxoffice_service::metrics::Metrics`].
 
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use metrics_exporter_prometheus::{
-    Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
-};
 
 use crate::state::AppState;
-
-const LATENCY_BUCKETS: &[f64] = &[
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-];
-
-/// One server's metrics.
-pub struct Metrics {
-    recorder: PrometheusRecorder,
-    handle: PrometheusHandle,
-}
-
-impl Default for Metrics {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Metrics {
-    /// An empty set of metrics.
-    pub fn new() -> Self {
-        let recorder = PrometheusBuilder::new()
-            .set_buckets_for_metric(
-                Matcher::Full("http_request_duration_seconds".into()),
-                LATENCY_BUCKETS,
-            )
-            .expect("the bucket list is not empty")
-            .build_recorder();
-        let handle = recorder.handle();
-        Self { recorder, handle }
-    }
-
-    /// Runs `record` (which uses the `metrics` macros) against this server's recorder.
-    pub fn record<T>(&self, record: impl FnOnce() -> T) -> T {
-        metrics::with_local_recorder(&self.recorder, record)
-    }
-
-    /// Adds one to a counter without labels.
-    pub fn increment(&self, name: &'static str) {
-        self.record(|| metrics::counter!(name).increment(1));
-    }
-
-    /// Drains recorded histogram samples into their buckets; run now and then so samples
-    /// never pile up between scrapes.
-    pub fn upkeep(&self) {
-        self.handle.run_upkeep();
-    }
-
-    /// The Prometheus text exposition, with `absolute` counters (kept elsewhere, such as
-    /// in a hold store) set to their current values first.
-    pub fn render(&self, absolute: &[(&'static str, u64)]) -> String {
-        self.record(|| {
-            for &(name, value) in absolute {
-                metrics::counter!(name).absolute(value);
-            }
-        });
-        self.handle.run_upkeep();
-        self.handle.render()
-    }
-}
 
 /// Middleware: counts each request and records its latency under its route template (not
 /// the raw path, so ids do not explode the label set).

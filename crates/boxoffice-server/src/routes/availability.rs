@@ -14,10 +14,10 @@ use sha2::{Digest, Sha256};
 use tower::{Layer, ServiceExt};
 
 use crate::app::compression;
+use crate::encoded::{Encoded, EncodedAnswers};
 use crate::error::{ApiError, Problem};
-use crate::seat_map::{Encoded, EncodedAnswers};
-use crate::service::availability::{event_availability, layout, layout_version};
 use crate::state::AppState;
+use boxoffice_service::availability::{event_availability, layout, layout_version};
 
 /// Every seat with its status, composed from Postgres and the hold store at read time.
 ///
@@ -52,7 +52,7 @@ pub async fn get_seats(
         // A seat map whose statuses stand is compressed once for each way clients ask.
         Some(etag) => {
             let render = || map.render_seats(id, &availability.states).into();
-            encoded(&map.encoded_seats, etag, &headers, render).await?
+            encoded(&state.encoded().of(id).seats, etag, &headers, render).await?
         }
         None => (None, map.render_seats(id, &availability.states).into()),
     };
@@ -127,7 +127,8 @@ pub async fn get_layout(
     let map = layout(&state, id, version).await?;
     let etag = layout_etag(map.version);
     let render = || map.layout(id);
-    let (content_encoding, body) = encoded(&map.encoded_layout, &etag, &headers, render).await?;
+    let (content_encoding, body) =
+        encoded(&state.encoded().of(id).layout, &etag, &headers, render).await?;
     Ok((
         [
             (header::CONTENT_TYPE, "application/json".to_owned()),

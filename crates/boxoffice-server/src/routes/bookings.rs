@@ -8,9 +8,9 @@ use boxoffice_store::bookings::Booking;
 use crate::auth::{Buyer, Caller};
 use crate::error::{ApiError, Problem};
 use crate::extract::{Json, PassHeader};
-use crate::service::bookings::{self, PlacesWanted};
-use crate::service::queue;
 use crate::state::AppState;
+use boxoffice_service::bookings::{self, PlacesWanted};
+use boxoffice_service::queue;
 
 /// Longest idempotency key accepted.
 const MAX_KEY_LEN: usize = 255;

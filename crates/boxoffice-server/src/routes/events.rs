@@ -1,26 +1,19 @@
 //! Events: create, list, read; allocation changes.
 
-use boxoffice_api::{
-    AllocationsChanged, AllocationsRequest, EventCreated, EventList, EventListItem, EventPatch,
-    EventView, GaAreaView, SkippedSeat,
-};
-use std::collections::{HashMap, HashSet};
-
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
-use boxoffice_core::availability::SeatCounts;
-use boxoffice_core::event::{resolve_allocations, EventSpec, WithdrawSpec};
-use boxoffice_core::ids::EventId;
-use boxoffice_core::validation::ValidationErrors;
-use boxoffice_core::venue::VenueLayout;
-use boxoffice_store::events::{self, AllocationChange, AllocationOutcome, EventRecord};
-use boxoffice_store::venues;
+use boxoffice_api::{
+    AllocationsChanged, AllocationsRequest, EventCreated, EventList, EventListItem, EventPatch,
+    EventView,
+};
+use boxoffice_core::event::{EventSpec, WithdrawSpec};
+use boxoffice_service::events;
+use boxoffice_store::events as store_events;
 
 use crate::auth::Admin;
 use crate::error::{ApiError, Problem};
 use crate::extract::Json;
-use crate::service::availability::event_availability;
 use crate::state::AppState;
 
 /// Creates an event on a venue with ticket types, allocations and GA areas.
@@ -38,12 +31,7 @@ pub async fn create_event(
     State(state): State<AppState>,
     Json(spec): Json<EventSpec>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let venue = venues::get_venue(&state.pool, spec.venue_id)
-        .await?
-        .ok_or_else(|| ApiError::invalid("venue_id", "no such venue"))?;
-    let event = spec.validate(&venue, chrono::Utc::now())?;
-    let id = EventId::new();
-    events::insert_event(&state.pool, id, &event).await?;
+    let id = events::create(&state, spec).await?;
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, format!("/v1/events/{id}"))],
@@ -55,7 +43,7 @@ pub async fn create_event(
 #[utoipa::path(get, path = "/v1/events", tag = "events",
     responses((status = 200, description = "Events", body = EventList)))]
 pub async fn list_events(State(state): State<AppState>) -> Result<axum::Json<EventList>, ApiError> {
-    let events = events::list_events(&state.pool)
+    let events = store_events::list_events(&state.pool)
         .await?
         .into_iter()
         .map(|e| EventListItem {
@@ -81,30 +69,11 @@ pub async fn get_event(
     Path(id): Path<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let id = super::event_id(&id)?;
-    let record = events::get_event(&state.pool, id)
-        .await?
-        .ok_or_else(ApiError::event_not_found)?;
-    let availability = event_availability(&state, id).await?;
-    let unknown = super::availability::holds_unknown(availability.holds_unknown);
-    let view = axum::Json(EventView {
-        id,
-        venue_id: record.summary.venue_id,
-        name: record.summary.name,
-        starts_at: record.summary.starts_at,
-        hold_ttl_seconds: record.hold_ttl_seconds,
-        max_hold_seconds: record.max_hold_seconds,
-        max_seats_per_user: record.max_seats_per_user,
-        section_order: record.section_order,
-        ticket_types: record.ticket_types,
-        ga_areas: record
-            .ga_areas
-            .into_iter()
-            .map(|(area, left)| GaAreaView { area, left })
-            .collect(),
-        counts: SeatCounts::of(&availability.states),
-        queue: record.queue,
-    });
-    Ok((unknown, view))
+    let (view, holds_unknown) = events::view(&state, id).await?;
+    Ok((
+        super::availability::holds_unknown(holds_unknown),
+        axum::Json(view),
+    ))
 }
 
 /// Changes an event's settings: its waiting room (`{"queue": {...}}`, or `null` for none).
@@ -128,57 +97,9 @@ pub async fn patch_event(
 ) -> Result<impl IntoResponse, ApiError> {
     let event = super::event_id(&id)?;
     if let Some(queue) = &patch.queue {
-        if let Some(queue) = queue {
-            let mut errors = ValidationErrors::default();
-            queue.check("queue", &mut errors);
-            errors.into_result(())?;
-        }
-        if !events::set_queue(&state.pool, event, queue.as_ref()).await? {
-            return Err(ApiError::event_not_found());
-        }
-        crate::service::queue::settings_changed(&state, event).await;
+        events::set_queue(&state, event, queue.as_ref()).await?;
     }
     get_event(State(state), Path(id)).await
-}
-
-/// The event and its venue's layout, for validating seat selectors.
-async fn event_and_venue(
-    state: &AppState,
-    id: &str,
-) -> Result<(EventId, EventRecord, VenueLayout), ApiError> {
-    let id = super::event_id(id)?;
-    let record = events::get_event(&state.pool, id)
-        .await?
-        .ok_or_else(ApiError::event_not_found)?;
-    let venue = venues::get_venue(&state.pool, record.summary.venue_id)
-        .await?
-        .ok_or_else(|| ApiError::Internal(format!("event {id} has no venue")))?;
-    Ok((id, record, venue))
-}
-
-fn changed(venue: &VenueLayout, outcome: AllocationOutcome) -> AllocationsChanged {
-    let skipped_ids: HashSet<&str> = outcome.skipped.iter().map(|(id, _)| id.as_str()).collect();
-    let labels: HashMap<&str, &str> = venue
-        .seats()
-        .filter(|(_, _, s)| skipped_ids.contains(s.id.as_str()))
-        .map(|(_, _, s)| (s.id.as_str(), s.label.as_str()))
-        .collect();
-    AllocationsChanged {
-        changed: outcome.changed,
-        skipped: outcome
-            .skipped
-            .iter()
-            .map(|(id, status)| SkippedSeat {
-                id: id.clone(),
-                label: labels
-                    .get(id.as_str())
-                    .copied()
-                    .unwrap_or_default()
-                    .to_owned(),
-                status: *status,
-            })
-            .collect(),
-    }
 }
 
 /// Puts seats on sale or changes their ticket type; held and sold seats are left alone and
@@ -199,31 +120,10 @@ pub async fn put_allocations(
     Path(id): Path<String>,
     Json(body): Json<AllocationsRequest>,
 ) -> Result<axum::Json<AllocationsChanged>, ApiError> {
-    let (id, record, venue) = event_and_venue(&state, &id).await?;
-    let mut errors = ValidationErrors::default();
-    errors.check(
-        !body.allocations.is_empty(),
-        "allocations",
-        "must have at least one entry",
-    );
-    let codes: HashSet<&str> = record
-        .ticket_types
-        .iter()
-        .map(|t| t.code.as_str())
-        .collect();
-    let allocations = resolve_allocations(&body.allocations, &venue.index(), &codes, &mut errors);
-    let allocations = errors.into_result(allocations)?;
-    let outcome = events::change_allocations(
-        &state.pool,
-        state.holds.as_ref(),
-        id,
-        AllocationChange::Put(allocations),
-    )
-    .await?
-    .ok_or_else(ApiError::event_not_found)?;
-    // Every page of the event takes the new seat map.
-    state.live.publish(id, crate::live::Change::Layout).await;
-    Ok(axum::Json(changed(&venue, outcome)))
+    let id = super::event_id(&id)?;
+    Ok(axum::Json(
+        events::put_allocations(&state, id, &body).await?,
+    ))
 }
 
 /// Takes seats off sale; held and sold seats are left alone and listed back.
@@ -243,17 +143,8 @@ pub async fn withdraw_allocations(
     Path(id): Path<String>,
     Json(body): Json<WithdrawSpec>,
 ) -> Result<axum::Json<AllocationsChanged>, ApiError> {
-    let (id, _, venue) = event_and_venue(&state, &id).await?;
-    let seats = body.resolve(&venue.index())?;
-    let outcome = events::change_allocations(
-        &state.pool,
-        state.holds.as_ref(),
-        id,
-        AllocationChange::Withdraw(seats),
-    )
-    .await?
-    .ok_or_else(ApiError::event_not_found)?;
-    // Every page of the event takes the new seat map.
-    state.live.publish(id, crate::live::Change::Layout).await;
-    Ok(axum::Json(changed(&venue, outcome)))
+    let id = super::event_id(&id)?;
+    Ok(axum::Json(
+        events::withdraw_allocations(&state, id, &body).await?,
+    ))
 }

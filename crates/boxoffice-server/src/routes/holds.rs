@@ -8,23 +8,9 @@ use uuid::Uuid;
 use crate::auth::Buyer;
 use crate::error::{ApiError, Problem};
 use crate::extract::{Json, PassHeader};
-use crate::service::holds::{self, LabelledHold};
-use crate::service::{best_available, queue};
 use crate::state::AppState;
-
-impl From<LabelledHold> for HoldView {
-    fn from(h: LabelledHold) -> Self {
-        Self {
-            hold_token: h.hold.token,
-            event_id: h.hold.event_id,
-            seats: h.seats,
-            total_cents: h.total_cents,
-            currency: h.currency,
-            expires_at: h.hold.expires_at,
-            adjacent: None,
-        }
-    }
-}
+use boxoffice_service::holds;
+use boxoffice_service::{best_available, queue};
 
 /// A hold token from a path; a malformed one names no hold.
 fn token(text: &str) -> Option<Uuid> {

@@ -60,7 +60,7 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
 pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
     let subscribers = state.live.subscribers() as f64;
-    let queues = crate::service::queue::counts(&state).await;
+    let queues = boxoffice_service::queue::counts(&state).await;
     let replica_in_use = state
         .replica
         .as_deref()

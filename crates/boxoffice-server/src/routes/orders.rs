@@ -7,24 +7,8 @@ use boxoffice_api::{CheckoutBody, OrderView};
 use crate::auth::{Buyer, Caller};
 use crate::error::{ApiError, Problem};
 use crate::extract::Json;
-use crate::service::orders::{self, Checkout, LabelledOrder};
 use crate::state::AppState;
-
-impl From<LabelledOrder> for OrderView {
-    fn from(o: LabelledOrder) -> Self {
-        let order = o.order;
-        Self {
-            order_id: order.order_id,
-            event_id: order.event_id,
-            user_id: order.user_id.to_string(),
-            seats: o.seats,
-            total_cents: order.total_cents,
-            currency: order.currency,
-            status: order.status,
-            created_at: order.created_at,
-        }
-    }
-}
+use boxoffice_service::orders::{self, Checkout};
 
 /// Checks out a live hold: its seats are sold, with the order and its outbox row, in one
 /// transaction. The same token again finds the same order (200).

@@ -8,8 +8,8 @@ use uuid::Uuid;
 
 use crate::auth::Buyer;
 use crate::error::{ApiError, Problem};
-use crate::service::queue::{self, Standing};
 use crate::state::AppState;
+use boxoffice_service::queue::{self, Standing};
 
 /// Joins the event's waiting room, or answers the ticket the buyer already has. Before
 /// the room opens the place is `null`: everyone who joins by then is put in a random order
@@ -68,7 +68,7 @@ pub async fn poll_queue(
     let event = super::event_id(&id)?;
     let ticket: Uuid = ticket
         .parse()
-        .map_err(|_| ApiError::from(crate::service::Error::TicketNotFound))?;
+        .map_err(|_| ApiError::from(boxoffice_service::Error::TicketNotFound))?;
     let status = match queue::poll(&state, event, &user, ticket).await? {
         Standing::Waiting {
             position,

@@ -24,13 +24,17 @@ pub async fn create_session(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
 ) -> Result<(StatusCode, axum::Json<SessionCreated>), ApiError> {
-    if !state.anonymous_sessions {
+    if !state.anonymous_sessions() {
         return Err(ApiError::NotFound {
             code: "not_found",
             detail: "anonymous sessions are disabled on this server".into(),
         });
     }
-    let client = state.rate_limits.client_address(peer, &headers);
+    let forwarded = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok());
+    let client = state.rate_limits.client_address(peer, forwarded);
     state
         .rate_limits
         .check(&state.rate_limits.sessions, &client.to_string())
@@ -39,7 +43,7 @@ pub async fn create_session(
     let user = UserId::parse(&uuid::Uuid::new_v4().to_string()).expect("a UUID is a valid user id");
     // JWT expiry has whole-second precision; say exactly what the token carries.
     let expires_at = (Utc::now() + SESSION_TTL).trunc_subsecs(0);
-    let token = state.auth.mint_user(&user, expires_at);
+    let token = state.auth().mint_user(&user, expires_at);
     Ok((
         StatusCode::CREATED,
         axum::Json(SessionCreated {

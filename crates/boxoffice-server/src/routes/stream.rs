@@ -16,9 +16,9 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::availability::holds_unknown;
 use crate::error::{ApiError, Problem};
-use crate::live::{Frame, Subscription};
-use crate::service::availability::{seats_snapshot, SnapshotKind};
 use crate::state::AppState;
+use boxoffice_service::availability::{seats_snapshot, SnapshotKind};
+use boxoffice_service::live::{Frame, Subscription};
 
 /// How long a client waits before reconnecting after the stream ends.
 const RECONNECT: Duration = Duration::from_secs(2);
@@ -69,7 +69,7 @@ pub async fn stream(
     let heartbeat = state.live.heartbeat();
     let snapshot = seats_snapshot(&state, event).await?;
     let first = Event::default()
-        .event(kind.event_name())
+        .event(snapshot_name(kind))
         .retry(RECONNECT)
         .data(snapshot.body(kind));
     let holds_unknown_now = snapshot.holds_unknown();
@@ -117,9 +117,10 @@ async fn next_event(mut follower: Follower) -> Option<(Result<Event, Infallible>
         }
     };
     let sse = match frame {
-        Ok(Frame::Event(e)) => Event::default().event(e.0).data(&e.1),
+        Ok(Frame::Seats(data)) => Event::default().event("seats").data(&*data),
+        Ok(Frame::Ga(data)) => Event::default().event("ga").data(&*data),
         Ok(Frame::Snapshot(snapshot)) => Event::default()
-            .event(kind.event_name())
+            .event(snapshot_name(kind))
             .data(snapshot.body(kind)),
         Ok(Frame::Resync) | Err(RecvError::Lagged(_)) => {
             // Boxed: composing a snapshot is rare, and its future is large. Inline, every
@@ -128,10 +129,18 @@ async fn next_event(mut follower: Follower) -> Option<(Result<Event, Infallible>
                 .await
                 .ok()?;
             Event::default()
-                .event(kind.event_name())
+                .event(snapshot_name(kind))
                 .data(snapshot.body(kind))
         }
         Err(RecvError::Closed) => return None,
     };
     Some((Ok(sse), follower))
+}
+
+/// The name of the stream event that carries a snapshot of this kind.
+fn snapshot_name(kind: SnapshotKind) -> &'static str {
+    match kind {
+        SnapshotKind::Full => "snapshot",
+        SnapshotKind::Statuses => "statuses",
+    }
 }

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use boxoffice_core::ids::{EventId, UserId};
 use boxoffice_server::config::Secret;
-use boxoffice_server::pass::Passes;
+use boxoffice_service::pass::Passes;
 
 use crate::helpers::{gala, spawn_app, spawn_app_on, spawn_app_with, As, TestApp};
 use crate::stores::{test_redis, PrivateRedis, Store};

@@ -15,7 +15,7 @@ use sqlx::postgres::{PgListener, PgPoolOptions};
 use tokio::sync::{mpsc, watch};
 
 use super::{Frame, Hub, Outgoing};
-use crate::state::AppState;
+use crate::Services;
 
 /// The `LISTEN`/`NOTIFY` channel.
 const CHANNEL: &str = "boxoffice_live";
@@ -26,7 +26,7 @@ const RECONNECT_PAUSE: Duration = Duration::from_secs(1);
 
 /// Starts the publisher and the listener of this instance; both end when `stopped` turns
 /// true. Call once per [`super::Live`].
-pub fn run(state: AppState, stopped: watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
+pub fn run(state: Services, stopped: watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
     let queue = state
         .live
         .queue
@@ -44,7 +44,7 @@ pub fn run(state: AppState, stopped: watch::Receiver<bool>) -> tokio::task::Join
 
 /// Sends queued messages, as many per round trip as are waiting, until `stopped`.
 async fn publish(
-    state: AppState,
+    state: Services,
     mut queue: mpsc::Receiver<Outgoing>,
     mut stopped: watch::Receiver<bool>,
 ) {
@@ -77,7 +77,7 @@ async fn publish(
 /// Delivers what the bus carries to this instance's subscribers until `stopped`,
 /// connecting again whenever the connection drops (and then sending every subscriber a
 /// fresh snapshot, since messages may have been missed meanwhile).
-async fn listen(state: AppState, mut stopped: watch::Receiver<bool>) {
+async fn listen(state: Services, mut stopped: watch::Receiver<bool>) {
     let hub = state.live.hub.clone();
     loop {
         let connected = tokio::select! {
@@ -119,7 +119,7 @@ async fn listen(state: AppState, mut stopped: watch::Receiver<bool>) {
 
 /// A listener on a connection of its own, outside the server's pool, so listening never
 /// takes a connection requests need.
-async fn connect(state: &AppState) -> Option<PgListener> {
+async fn connect(state: &Services) -> Option<PgListener> {
     let own = PgPoolOptions::new()
         .max_connections(1)
         .idle_timeout(None)
@@ -142,7 +142,7 @@ async fn connect(state: &AppState) -> Option<PgListener> {
 }
 
 /// Hands one bus message to the subscribers of its event.
-async fn deliver(state: &AppState, hub: &Hub, payload: &str) {
+async fn deliver(state: &Services, hub: &Hub, payload: &str) {
     let mut parts = payload.splitn(3, ' ');
     let (Some(event), Some(kind), Some(data)) = (parts.next(), parts.next(), parts.next()) else {
         tracing::warn!(payload, "live updates: malformed message ignored");
@@ -162,9 +162,9 @@ async fn deliver(state: &AppState, hub: &Hub, payload: &str) {
                     state.live.taken.forget(event);
                 }
             }
-            hub.send(event, Frame::Event(Arc::new(("seats", data.to_owned()))));
+            hub.send(event, Frame::Seats(Arc::from(data)));
         }
-        "ga" => hub.send(event, Frame::Event(Arc::new(("ga", data.to_owned())))),
+        "ga" => hub.send(event, Frame::Ga(Arc::from(data))),
         "layout" => {
             state.live.taken.forget(event);
             resync(state, hub, event).await;
@@ -189,15 +189,15 @@ fn pass_ended(data: &str) -> Option<(uuid::Uuid, chrono::DateTime<chrono::Utc>)>
 
 /// Sends `event`'s subscribers one snapshot composed now, or, if it cannot be composed,
 /// asks each to take its own.
-async fn resync(state: &AppState, hub: &Hub, event: EventId) {
-    let frame = match crate::service::availability::seats_snapshot(state, event).await {
+async fn resync(state: &Services, hub: &Hub, event: EventId) {
+    let frame = match crate::availability::seats_snapshot(state, event).await {
         Ok(snapshot) => Frame::Snapshot(Arc::new(snapshot)),
         Err(_) => Frame::Resync,
     };
     hub.send(event, frame);
 }
 
-async fn resync_all(state: &AppState, hub: &Hub) {
+async fn resync_all(state: &Services, hub: &Hub) {
     for event in hub.events() {
         resync(state, hub, event).await;
     }

@@ -4,10 +4,10 @@ use boxoffice_core::hold::{CancelOutcome, CheckoutOutcome, Order, PricedSeat};
 use boxoffice_core::ids::{EventId, UserId};
 use uuid::Uuid;
 
-use super::holds::{event_layout, priced};
-use super::Error;
+use crate::holds::{event_layout, priced};
 use crate::live::Change;
-use crate::state::AppState;
+use crate::Error;
+use crate::Services;
 use boxoffice_api::SeatChange;
 use boxoffice_core::availability::SeatStatus;
 
@@ -29,7 +29,7 @@ pub enum Checkout {
     Existing(LabelledOrder),
 }
 
-async fn labelled(state: &AppState, order: Order) -> Result<LabelledOrder, Error> {
+async fn labelled(state: &Services, order: Order) -> Result<LabelledOrder, Error> {
     let map = event_layout(state, order.event_id).await?;
     Ok(LabelledOrder {
         seats: priced(&map, &order.seats),
@@ -41,7 +41,7 @@ async fn labelled(state: &AppState, order: Order) -> Result<LabelledOrder, Error
 /// its outbox row, in one transaction. The same token again finds the same order. A
 /// checkout ends the buyer's waiting-room pass, if the event's queue admitted them.
 pub async fn checkout(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     token: Uuid,
     user: &UserId,
@@ -52,7 +52,7 @@ pub async fn checkout(
             let seats = order.seats.iter().map(|s| s.seat_id.as_str());
             let change = Change::now(seats, SeatStatus::Sold);
             state.live.publish(event, change).await;
-            super::queue::done(state, event, user).await;
+            crate::queue::done(state, event, user).await;
             Ok(Checkout::Created(labelled(state, order).await?))
         }
         CheckoutOutcome::Existing(order) => Ok(Checkout::Existing(labelled(state, order).await?)),
@@ -63,7 +63,7 @@ pub async fn checkout(
 
 /// The order `id`, for its owner (`by`) or an admin (`None`).
 pub async fn get_order(
-    state: &AppState,
+    state: &Services,
     id: Option<Uuid>,
     by: Option<&UserId>,
 ) -> Result<LabelledOrder, Error> {
@@ -80,7 +80,7 @@ pub async fn get_order(
 /// Cancels the order `id` (its owner `by`, or an admin: `None`); its seats are on sale
 /// again. A cancelled order is answered as it is.
 pub async fn cancel_order(
-    state: &AppState,
+    state: &Services,
     id: Option<Uuid>,
     by: Option<&UserId>,
 ) -> Result<LabelledOrder, Error> {
@@ -108,5 +108,22 @@ pub async fn cancel_order(
         }
         CancelOutcome::NotFound => Err(Error::OrderNotFound),
         CancelOutcome::Forbidden => Err(Error::Forbidden("this order belongs to another user")),
+    }
+}
+
+/// What the API answers for it.
+impl From<LabelledOrder> for boxoffice_api::OrderView {
+    fn from(o: LabelledOrder) -> Self {
+        let order = o.order;
+        Self {
+            order_id: order.order_id,
+            event_id: order.event_id,
+            user_id: order.user_id.to_string(),
+            seats: o.seats,
+            total_cents: order.total_cents,
+            currency: order.currency,
+            status: order.status,
+            created_at: order.created_at,
+        }
     }
 }

@@ -28,10 +28,10 @@ use boxoffice_core::ids::{EventId, UserId};
 use boxoffice_core::validation::ValidationErrors;
 use lru::LruCache;
 
-use super::holds::{self, LabelledHold};
-use super::{availability, Error};
+use crate::holds::{self, LabelledHold};
 use crate::seat_map::RenderedSeatMap;
-use crate::state::AppState;
+use crate::Services;
+use crate::{availability, Error};
 
 /// How often a best-available hold chooses again when its choice was taken meanwhile.
 pub const MAX_CHOICES: usize = 3;
@@ -164,7 +164,7 @@ impl Drop for Choice<'_> {
 /// Holds the best `quantity` seats free now (of `ticket_type`, or of any type) for `user`
 /// under one new token, all or none.
 pub async fn hold_best_available(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     user: &UserId,
     quantity: u32,
@@ -228,7 +228,7 @@ pub async fn hold_best_available(
 /// absent, and before answering that too few seats are left), marking the choice taken in
 /// it until the choice is dropped.
 async fn choose<'t>(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     turn: &'t Turn,
     request: &Request<'_>,
@@ -319,7 +319,7 @@ fn pick(view: &View, request: &Request<'_>) -> Option<(Vec<usize>, bool)> {
 
 /// The event's availability now, as a view, its rows ranked by `section_order`. The hold
 /// store must answer: without it every held seat would look free.
-async fn read(state: &AppState, event: EventId, section_order: &[String]) -> Result<View, Error> {
+async fn read(state: &Services, event: EventId, section_order: &[String]) -> Result<View, Error> {
     // From the primary: what it chooses goes straight to the hold store.
     let availability = availability::event_availability_from(state, event, &state.pool).await?;
     if availability.holds_unknown {

@@ -13,10 +13,10 @@ use boxoffice_store::hold_store::HoldRequest;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{Error, SeatRef};
 use crate::live::{Ask, Change};
 use crate::seat_map::RenderedSeatMap;
-use crate::state::AppState;
+use crate::Services;
+use crate::{Error, SeatRef};
 
 /// How often a hold quotes its seats again from a newer seat map before giving up.
 const MAX_LAYOUT_RELOADS: usize = 3;
@@ -36,7 +36,7 @@ pub struct LabelledHold {
 
 /// The event's seat map and hold settings, cached.
 pub(crate) async fn event_layout(
-    state: &AppState,
+    state: &Services,
     event: EventId,
 ) -> Result<Arc<RenderedSeatMap>, Error> {
     state
@@ -47,7 +47,7 @@ pub(crate) async fn event_layout(
 }
 
 /// The event's hold settings, without rendering its seat map when none is cached.
-pub(super) async fn event_policy(state: &AppState, event: EventId) -> Result<HoldPolicy, Error> {
+pub(super) async fn event_policy(state: &Services, event: EventId) -> Result<HoldPolicy, Error> {
     state
         .seat_maps
         .policy(&state.pool, event)
@@ -110,7 +110,7 @@ fn quotes(map: &RenderedSeatMap, basket: &[String]) -> Vec<Option<ClaimedSeat>> 
 /// event's allocations have changed since this server cached its map, the seats are
 /// quoted again from the new one.
 pub async fn create_hold(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     user: &UserId,
     seats: &[String],
@@ -173,7 +173,7 @@ fn hold_seats(hold: &Hold) -> Vec<String> {
 /// who got it is answered here (having counted against the buyer's hold rate, see
 /// [`count_hold`]). Before the event starts only: from then on the store answers.
 fn refuse_known_taken(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     map: &RenderedSeatMap,
     basket: &[String],
@@ -196,7 +196,7 @@ fn refuse_known_taken(
 /// it is asked for, so that those it refuses without the store (seats known taken) are
 /// limited too. Otherwise the count is kept here, in Redis when configured.
 pub(super) async fn count_hold(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     user: &UserId,
 ) -> Result<(), Error> {
@@ -212,7 +212,7 @@ pub(super) async fn count_hold(
 
 /// Asks the hold store for `basket`, priced as `map` quotes it.
 pub(super) async fn acquire(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     user: &UserId,
     map: &RenderedSeatMap,
@@ -237,7 +237,7 @@ pub(super) async fn acquire(
 /// The answer to an acquisition that is not retried: a new hold is published to the live
 /// streams; anything else is the error it means.
 pub(super) async fn settle(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     map: &RenderedSeatMap,
     outcome: AcquireOutcome,
@@ -276,7 +276,7 @@ pub(super) fn seat_refs(map: &RenderedSeatMap, ids: Vec<String>) -> Vec<SeatRef>
 
 /// The live hold `token`, if it is `user`'s.
 pub async fn get_hold(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     token: Option<Uuid>,
     user: &UserId,
@@ -297,7 +297,7 @@ pub async fn get_hold(
 /// Extends the live hold `token` of `user` by the event's hold TTL, capped at its creation
 /// plus `max_hold_seconds`; answers the new expiry.
 pub async fn extend_hold(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     token: Option<Uuid>,
     user: &UserId,
@@ -328,7 +328,7 @@ pub async fn extend_hold(
 /// Frees the seats `token` still owns (compare-and-delete). If those were the buyer's last,
 /// their waiting-room pass ends.
 pub async fn release_hold(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     token: Option<Uuid>,
     user: &UserId,
@@ -339,10 +339,25 @@ pub async fn release_hold(
         ReleaseOutcome::Released(seats) => {
             let change = Change::now(seats.iter().map(String::as_str), SeatStatus::Available);
             state.live.publish(event, change).await;
-            super::queue::released(state, event, user).await;
+            crate::queue::released(state, event, user).await;
             Ok(())
         }
         ReleaseOutcome::NotLive => Err(Error::HoldNotFound),
         ReleaseOutcome::Forbidden => Err(Error::Forbidden("this hold belongs to another user")),
+    }
+}
+
+/// What the API answers for it.
+impl From<LabelledHold> for boxoffice_api::HoldView {
+    fn from(h: LabelledHold) -> Self {
+        Self {
+            hold_token: h.hold.token,
+            event_id: h.hold.event_id,
+            seats: h.seats,
+            total_cents: h.total_cents,
+            currency: h.currency,
+            expires_at: h.hold.expires_at,
+            adjacent: None,
+        }
     }
 }

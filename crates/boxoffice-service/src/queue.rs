@@ -12,10 +12,10 @@ use boxoffice_store::queue::{estimated_wait_seconds, LineCounts, Place, Rules};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::Error;
 use crate::live::Change;
 use crate::pass::Refused;
-use crate::state::AppState;
+use crate::Error;
+use crate::Services;
 
 /// A waiting ticket not polled for this long is dropped when its turn comes.
 pub const DROP_AFTER: Duration = Duration::from_secs(60);
@@ -41,7 +41,7 @@ pub enum Standing {
 }
 
 /// The event's waiting room settings, if it has an enabled one.
-async fn open_queue(state: &AppState, event: EventId) -> Result<QueueSettings, Error> {
+async fn open_queue(state: &Services, event: EventId) -> Result<QueueSettings, Error> {
     match state.admission.queue(&state.pool, event).await? {
         Some(queue) => Ok(queue),
         None => match events::layout_version(&state.pool, event).await? {
@@ -62,7 +62,7 @@ fn rules(queue: &QueueSettings) -> Rules {
 }
 
 fn standing(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     user: &UserId,
     queue: &QueueSettings,
@@ -87,7 +87,7 @@ fn standing(
 
 /// Joins `user` to `event`'s line, or finds their ticket.
 pub async fn join(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     user: &UserId,
 ) -> Result<(Uuid, Standing), Error> {
@@ -98,7 +98,7 @@ pub async fn join(
 
 /// Where `user`'s `ticket` stands now; polling keeps it in the line.
 pub async fn poll(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     user: &UserId,
     ticket: Uuid,
@@ -115,7 +115,7 @@ pub async fn poll(
 /// or `pass` (the `Boxoffice-Pass` header) is a pass of this buyer for this event that has
 /// neither expired nor ended; refuses it with [`Error::QueueRequired`] otherwise.
 pub async fn admit(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     user: &UserId,
     pass: Option<&str>,
@@ -147,26 +147,26 @@ pub async fn admit(
 }
 
 /// The event's waiting-room settings changed: every instance reads them again.
-pub async fn settings_changed(state: &AppState, event: EventId) {
+pub async fn settings_changed(state: &Services, event: EventId) {
     state.admission.forget(event);
     state.live.publish(event, Change::Queue).await;
 }
 
 /// `user` checked out in `event`: if the waiting room admitted them, their pass ends now
 /// and its slot goes to the next in line.
-pub async fn done(state: &AppState, event: EventId, user: &UserId) {
+pub async fn done(state: &Services, event: EventId, user: &UserId) {
     end_pass(state, event, user, false).await;
 }
 
 /// `user` released a hold of `event`: if it was their last, their pass ends as in [`done`].
-pub async fn released(state: &AppState, event: EventId, user: &UserId) {
+pub async fn released(state: &Services, event: EventId, user: &UserId) {
     end_pass(state, event, user, true).await;
 }
 
 /// Ends `user`'s pass in `event`, if the event's queue is on and (with `unless_holding`)
 /// they hold no seat any more. The sale went through whatever happens here, so a failure
 /// is only logged.
-async fn end_pass(state: &AppState, event: EventId, user: &UserId, unless_holding: bool) {
+async fn end_pass(state: &Services, event: EventId, user: &UserId, unless_holding: bool) {
     let ended = async {
         let Some(queue) = state.admission.queue(&state.pool, event).await? else {
             return Ok(());
@@ -196,7 +196,7 @@ const EVENTS_MEASURED: i64 = 100;
 
 /// The counts of every waiting room that is on (the latest [`EVENTS_MEASURED`] to open),
 /// or of none if a store does not answer.
-pub async fn counts(state: &AppState) -> Vec<(EventId, LineCounts)> {
+pub async fn counts(state: &Services) -> Vec<(EventId, LineCounts)> {
     let Ok(queued) = events::queued_events(&state.pool, EVENTS_MEASURED).await else {
         return Vec::new();
     };

@@ -11,7 +11,6 @@ use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use axum::http::HeaderMap;
 use boxoffice_store::rate_limit::RedisRateLimit;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
@@ -136,16 +135,20 @@ impl RateLimits {
     /// nearest address in `X-Forwarded-For` that is not one (each proxy appends the
     /// address it got the request from, so addresses left of the last untrusted one are
     /// whatever the client chose to send).
-    pub fn client_address(&self, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
+    ///
+    /// `forwarded` is every `X-Forwarded-For` header value of the request, in order.
+    pub fn client_address<'a>(
+        &self,
+        peer: SocketAddr,
+        forwarded: impl IntoIterator<Item = &'a str>,
+    ) -> IpAddr {
         let trusted = |ip: &IpAddr| self.trusted_proxies.iter().any(|net| net.contains(ip));
         let mut client = peer.ip();
         if !trusted(&client) {
             return client;
         }
-        let forwarded = headers
-            .get_all("x-forwarded-for")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
+        let forwarded = forwarded
+            .into_iter()
             .flat_map(|v| v.split(','))
             .map(str::trim)
             .collect::<Vec<_>>();
@@ -199,10 +202,8 @@ mod tests {
         RateLimits::new(3, 3, parse_trusted_proxies(&trusted).unwrap(), None)
     }
 
-    fn forwarded(value: &str) -> HeaderMap {
-        let mut headers = HeaderMap::new();
-        headers.insert("x-forwarded-for", value.parse().unwrap());
-        headers
+    fn forwarded(value: &str) -> [&str; 1] {
+        [value]
     }
 
     #[test]
@@ -210,26 +211,26 @@ mod tests {
         let peer: SocketAddr = "10.0.0.5:4000".parse().unwrap();
         let spoofed = forwarded("1.2.3.4");
         assert_eq!(
-            limits(&[]).client_address(peer, &spoofed),
+            limits(&[]).client_address(peer, spoofed),
             peer.ip(),
             "an untrusted peer cannot name another address"
         );
         let l = limits(&["10.0.0.0/8"]);
         assert_eq!(
-            l.client_address(peer, &forwarded("1.2.3.4")),
+            l.client_address(peer, forwarded("1.2.3.4")),
             "1.2.3.4".parse::<IpAddr>().unwrap()
         );
         assert_eq!(
-            l.client_address(peer, &forwarded("6.6.6.6, 1.2.3.4, 10.0.0.9")),
+            l.client_address(peer, forwarded("6.6.6.6, 1.2.3.4, 10.0.0.9")),
             "1.2.3.4".parse::<IpAddr>().unwrap(),
             "the nearest untrusted hop, not what the client wrote first"
         );
         assert_eq!(
-            l.client_address(peer, &HeaderMap::new()),
+            l.client_address(peer, []),
             peer.ip(),
             "no header: the proxy itself"
         );
-        assert_eq!(l.client_address(peer, &forwarded("not-an-ip")), peer.ip());
+        assert_eq!(l.client_address(peer, forwarded("not-an-ip")), peer.ip());
     }
 
     #[tokio::test]

@@ -1,30 +1,11 @@
-//! The service layer: one module per flow, between the routes and the stores.
-//!
-//! A service takes typed input (ids, the buyer, a basket), uses the stores and the
-//! seat-map cache, and answers a domain outcome or an [`Error`]. It knows nothing of HTTP:
-//! the routes extract, call one service function, and map what it answers to a status and
-//! a body ([`crate::error`] maps [`Error`]).
-//!
-//! - [`availability`]: seat status composed from the seat map, Postgres and the hold store.
-//! - [`holds`]: holding a basket (quoting it again when the allocations changed), reading,
-//!   extending and releasing holds.
-//! - [`orders`]: checkout, reading and cancelling orders.
-//! - [`best_available`]: the server chooses the best seats free now and holds them.
-//! - [`bookings`]: general-admission bookings, the sale-day gate in front of Postgres.
-//! - [`queue`]: the waiting room: joining, polling, admission and its pass.
+//! Why a service could not do what it was asked.
 
-pub mod availability;
-pub mod best_available;
-pub mod bookings;
-pub mod holds;
-pub mod orders;
-pub mod queue;
-
-pub use boxoffice_api::SeatRef;
 use std::time::Duration;
 
 use boxoffice_core::validation::ValidationErrors;
 use boxoffice_store::StoreError;
+
+use crate::SeatRef;
 
 /// Why a service could not do what it was asked.
 #[derive(Debug, thiserror::Error)]

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use uuid::Uuid;
 
-use crate::config::Secret;
+use crate::Secret;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Claims {
@@ -111,7 +111,6 @@ impl Passes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::Auth;
 
     fn secret(text: &str) -> Secret {
         Secret::new(text.to_owned())
@@ -159,17 +158,5 @@ mod tests {
             passes.verify(&elsewhere, event, &alice),
             Err(Refused::Invalid)
         );
-    }
-
-    #[test]
-    fn a_user_token_is_no_pass_and_a_pass_no_user_token() {
-        let shared = secret("shared");
-        let (passes, auth) = (Passes::new(&shared), Auth::new(&secret("admin"), &shared));
-        let (event, alice) = (EventId::new(), UserId::parse("alice").unwrap());
-        let until = Utc::now() + chrono::Duration::minutes(10);
-        let token = auth.mint_user(&alice, until);
-        assert_eq!(passes.verify(&token, event, &alice), Err(Refused::Invalid));
-        let pass = passes.mint(event, &alice, Uuid::new_v4(), until);
-        assert_eq!(auth.verify_user(&pass), None);
     }
 }

@@ -8,9 +8,9 @@ use boxoffice_core::ids::EventId;
 use boxoffice_store::events::{self, GaLeft};
 use boxoffice_store::StoreError;
 
-use super::Error;
 use crate::seat_map::RenderedSeatMap;
-use crate::state::AppState;
+use crate::Error;
+use crate::Services;
 
 /// Every seat's state in one event, and its general-admission places.
 pub struct EventAvailability {
@@ -34,7 +34,7 @@ pub struct EventAvailability {
 /// An event the replica does not know may be one it has not replayed yet (created a moment
 /// ago, within the lag bound): the primary answers whether it exists.
 pub async fn event_availability(
-    state: &AppState,
+    state: &Services,
     event: EventId,
 ) -> Result<EventAvailability, Error> {
     if let Some(replica) = state.replica.as_deref() {
@@ -54,7 +54,7 @@ pub async fn event_availability(
 
 /// [`event_availability`] with the sold seats and allocations read from `pool`.
 pub async fn event_availability_from(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     pool: &sqlx::PgPool,
 ) -> Result<EventAvailability, Error> {
@@ -88,7 +88,7 @@ pub async fn event_availability_from(
 }
 
 /// The version of the event's allocations now.
-pub async fn layout_version(state: &AppState, event: EventId) -> Result<i64, Error> {
+pub async fn layout_version(state: &Services, event: EventId) -> Result<i64, Error> {
     events::layout_version(&state.pool, event)
         .await?
         .ok_or(Error::EventNotFound)
@@ -96,7 +96,7 @@ pub async fn layout_version(state: &AppState, event: EventId) -> Result<i64, Err
 
 /// The event's seat map at `version` or newer.
 pub async fn layout(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     version: i64,
 ) -> Result<Arc<RenderedSeatMap>, Error> {
@@ -107,7 +107,8 @@ pub async fn layout(
         .ok_or(Error::EventNotFound)
 }
 
-/// What a snapshot of an event's seats carries.
+/// What a snapshot of an event's seats carries (each a stream event of its own name,
+/// which the route gives it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SnapshotKind {
     /// Every seat with its layout and status: the body of `GET /v1/events/{id}/seats`, sent
@@ -117,16 +118,6 @@ pub enum SnapshotKind {
     /// Every seat's status alone, compactly, in the order of the layout at a version; sent
     /// as a `statuses` event.
     Statuses,
-}
-
-impl SnapshotKind {
-    /// The name of the stream event that carries it.
-    pub fn event_name(self) -> &'static str {
-        match self {
-            SnapshotKind::Full => "snapshot",
-            SnapshotKind::Statuses => "statuses",
-        }
-    }
 }
 
 /// An event's seats at one moment, rendered in each form at most once however many
@@ -160,7 +151,7 @@ impl SeatsSnapshot {
 }
 
 /// Composes `event`'s seats with their statuses now.
-pub async fn seats_snapshot(state: &AppState, event: EventId) -> Result<SeatsSnapshot, Error> {
+pub async fn seats_snapshot(state: &Services, event: EventId) -> Result<SeatsSnapshot, Error> {
     Ok(SeatsSnapshot {
         event,
         availability: event_availability(state, event).await?,

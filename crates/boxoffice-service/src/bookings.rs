@@ -7,8 +7,8 @@ use boxoffice_store::bookings::{self, Booking, BookingCancel, BookingOutcome, Bo
 use boxoffice_store::gate::GateTake;
 use uuid::Uuid;
 
-use super::Error;
-use crate::state::AppState;
+use crate::Error;
+use crate::Services;
 
 /// A request for general-admission places.
 #[derive(Clone, Copy, Debug)]
@@ -26,7 +26,7 @@ pub struct PlacesWanted<'a> {
 /// decides under the area's row lock, and places the gate let through that were not booked
 /// go back to it.
 pub async fn create_booking(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     user: &UserId,
     wanted: PlacesWanted<'_>,
@@ -67,7 +67,7 @@ pub async fn create_booking(
 }
 
 /// Publishes the places left in `area` now, as Postgres counts them.
-async fn publish_left(state: &AppState, event: EventId, area: &str) {
+async fn publish_left(state: &Services, event: EventId, area: &str) {
     match bookings::area_left(&state.pool, event, area).await {
         Ok(Some(left)) => {
             let change = Change::Ga(GaChanged {
@@ -106,7 +106,7 @@ fn answer(outcome: BookingOutcome) -> Result<Booking, Error> {
 /// Cancels the booking `id` (its owner `by`, or an admin: `None`) and returns its places
 /// to the area. A cancelled booking is answered as it is.
 pub async fn cancel_booking(
-    state: &AppState,
+    state: &Services,
     id: Option<Uuid>,
     by: Option<&UserId>,
 ) -> Result<Booking, Error> {
@@ -137,7 +137,7 @@ enum Gate {
 /// time (or after Redis lost it). Redis being down never fails a booking: the gate is an
 /// optimisation, so the booking goes on to Postgres as if there were no gate.
 async fn pass_gate(
-    state: &AppState,
+    state: &Services,
     event: EventId,
     area: &str,
     quantity: u32,
@@ -168,7 +168,7 @@ async fn pass_gate(
     Ok(Gate::Off)
 }
 
-async fn give_back(state: &AppState, event: EventId, area: &str, quantity: u32) {
+async fn give_back(state: &Services, event: EventId, area: &str, quantity: u32) {
     if let Some(gate) = &state.gate {
         if let Err(error) = gate.give_back(event, area, quantity).await {
             // The counter is then low until Redis rebuilds it; it refuses early, never oversells.

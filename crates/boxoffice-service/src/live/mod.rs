@@ -31,7 +31,7 @@ use boxoffice_core::ids::EventId;
 use chrono::{DateTime, Utc};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
-use crate::service::availability::SeatsSnapshot;
+use crate::availability::SeatsSnapshot;
 
 pub use bus::run;
 pub use taken::{answered, Ask, Asking, Epoch, Taken};
@@ -48,8 +48,11 @@ const MAX_PAYLOAD: usize = 7_500;
 /// What a subscriber of an event receives.
 #[derive(Clone)]
 pub enum Frame {
-    /// A server-sent event, rendered once for every subscriber: its name and its data.
-    Event(Arc<(&'static str, String)>),
+    /// Seats whose status changed: the `SeatsChanged` JSON, rendered once for every
+    /// subscriber.
+    Seats(Arc<str>),
+    /// Places left in a general-admission area: the `GaChanged` JSON, rendered once.
+    Ga(Arc<str>),
     /// The event's seats now (its allocations changed), in whichever form each subscriber
     /// asked for, each form rendered once.
     Snapshot(Arc<SeatsSnapshot>),
@@ -153,7 +156,7 @@ struct Outgoing {
 }
 
 /// This instance's side of live updates: the subscribers per event and the way out to
-/// the bus. Cheap to share (it lives in the application state).
+/// the bus. Cheap to share (it lives in the [`crate::Services`]).
 pub struct Live {
     hub: Arc<Hub>,
     /// Seats known taken, kept by the changes published here and those on the bus.

@@ -21,8 +21,8 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::config::Secret;
 use crate::pass::Passes;
+use crate::Secret;
 
 /// How long an instance answers from the queue settings it read, should the word that
 /// they changed not reach it.

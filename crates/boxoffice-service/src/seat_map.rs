@@ -14,9 +14,8 @@ use std::io::Write;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
-use axum::body::Bytes;
-use axum::http::HeaderValue;
 use boxoffice_api::SeatStatuses;
+use bytes::Bytes;
 
 use boxoffice_core::availability::{EventSeat, SeatMap, SeatState};
 use boxoffice_core::ids::EventId;
@@ -36,63 +35,7 @@ pub struct RenderedSeatMap {
     pub map: SeatMap,
     /// For each seat, its JSON object without the closing brace.
     fragments: Vec<Box<str>>,
-    /// The last `GET /v1/events/{id}/seats` answer compressed, per `Accept-Encoding`.
-    pub encoded_seats: EncodedAnswers,
-    /// The `GET /v1/events/{id}/layout` answer compressed, per `Accept-Encoding`.
-    pub encoded_layout: EncodedAnswers,
 }
-
-/// An answer body compressed once for repeat loads.
-#[derive(Clone, Debug)]
-pub struct Encoded {
-    /// The encoding chosen (`None`: the client accepts none the server offers).
-    pub content_encoding: Option<HeaderValue>,
-    /// The body, so encoded.
-    pub body: Bytes,
-}
-
-/// The compressed answers of one ETag of one resource, by the `Accept-Encoding` they
-/// answer; a new ETag replaces them.
-#[derive(Default)]
-pub struct EncodedAnswers(Mutex<Answers>);
-
-#[derive(Default)]
-struct Answers {
-    etag: String,
-    by_accept: Vec<(HeaderValue, Encoded)>,
-}
-
-impl EncodedAnswers {
-    /// The answer of `etag` as compressed for `accept` before, if it was kept.
-    pub fn get(&self, etag: &str, accept: &HeaderValue) -> Option<Encoded> {
-        let answers = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        (answers.etag == etag)
-            .then(|| answers.by_accept.iter().find(|(a, _)| a == accept))
-            .flatten()
-            .map(|(_, e)| e.clone())
-    }
-
-    /// Keeps the answer of `etag` as compressed for `accept`, forgetting those of any
-    /// other ETag (the resource has changed since).
-    pub fn keep(&self, etag: &str, accept: HeaderValue, answer: Encoded) {
-        let mut answers = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if answers.etag != etag {
-            *answers = Answers {
-                etag: etag.to_owned(),
-                by_accept: Vec::new(),
-            };
-        }
-        if answers.by_accept.len() < ENCODINGS_KEPT
-            && !answers.by_accept.iter().any(|(a, _)| *a == accept)
-        {
-            answers.by_accept.push((accept, answer));
-        }
-    }
-}
-
-/// Distinct `Accept-Encoding` values whose answers are kept: browsers send a handful, and
-/// a client inventing new ones only makes the server compress again.
-const ENCODINGS_KEPT: usize = 4;
 
 impl RenderedSeatMap {
     /// Renders the static part of every seat.
@@ -110,14 +53,12 @@ impl RenderedSeatMap {
             policy,
             map: SeatMap::new(seats),
             fragments,
-            encoded_seats: EncodedAnswers::default(),
-            encoded_layout: EncodedAnswers::default(),
         }
     }
 
     /// The body of `GET /v1/events/{id}/layout`: every seat without its status. Rendered
     /// on each call (tens of milliseconds for 100,000 seats): clients that take it
-    /// compressed are answered from [`RenderedSeatMap::encoded_layout`], and keeping the
+    /// compressed are answered from the server's compressed copy, and keeping the
     /// rendered text too would double what a large venue costs the cache.
     pub fn layout(&self, event: EventId) -> Bytes {
         let static_len: usize = self.fragments.iter().map(|f| f.len() + 2).sum();

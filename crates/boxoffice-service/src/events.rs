@@ -1,0 +1,164 @@
+//! Events as an organizer sets them up: created on a venue, read with their seat counts,
+//! their waiting room set, and their allocations changed (every page of the event then
+//! takes the new seat map).
+
+use std::collections::{HashMap, HashSet};
+
+use boxoffice_api::{AllocationsChanged, AllocationsRequest, EventView, GaAreaView, SkippedSeat};
+use boxoffice_core::availability::SeatCounts;
+use boxoffice_core::event::{resolve_allocations, EventSpec, QueueSettings, WithdrawSpec};
+use boxoffice_core::ids::EventId;
+use boxoffice_core::validation::ValidationErrors;
+use boxoffice_core::venue::VenueLayout;
+use boxoffice_store::events::{self, AllocationChange, AllocationOutcome, EventRecord};
+use boxoffice_store::{venues, StoreError};
+
+use crate::availability::event_availability;
+use crate::live::Change;
+use crate::{Error, Services};
+
+/// Creates an event from `spec`, checked against its venue; answers its id.
+pub async fn create(state: &Services, spec: EventSpec) -> Result<EventId, Error> {
+    let venue = venues::get_venue(&state.pool, spec.venue_id)
+        .await?
+        .ok_or_else(|| Error::invalid("venue_id", "no such venue"))?;
+    let event = spec.validate(&venue, chrono::Utc::now())?;
+    let id = EventId::new();
+    events::insert_event(&state.pool, id, &event).await?;
+    Ok(id)
+}
+
+/// One event as it stands: its settings, GA areas and seat counts now; and whether the
+/// hold store could not be asked (held seats then count as available).
+pub async fn view(state: &Services, id: EventId) -> Result<(EventView, bool), Error> {
+    let record = events::get_event(&state.pool, id)
+        .await?
+        .ok_or(Error::EventNotFound)?;
+    let availability = event_availability(state, id).await?;
+    let view = EventView {
+        id,
+        venue_id: record.summary.venue_id,
+        name: record.summary.name,
+        starts_at: record.summary.starts_at,
+        hold_ttl_seconds: record.hold_ttl_seconds,
+        max_hold_seconds: record.max_hold_seconds,
+        max_seats_per_user: record.max_seats_per_user,
+        section_order: record.section_order,
+        ticket_types: record.ticket_types,
+        ga_areas: record
+            .ga_areas
+            .into_iter()
+            .map(|(area, left)| GaAreaView { area, left })
+            .collect(),
+        counts: SeatCounts::of(&availability.states),
+        queue: record.queue,
+    };
+    Ok((view, availability.holds_unknown))
+}
+
+/// Sets the event's waiting room (`None`: no waiting room); every instance reads it again.
+pub async fn set_queue(
+    state: &Services,
+    id: EventId,
+    queue: Option<&QueueSettings>,
+) -> Result<(), Error> {
+    if let Some(queue) = queue {
+        let mut errors = ValidationErrors::default();
+        queue.check("queue", &mut errors);
+        errors.into_result(())?;
+    }
+    if !events::set_queue(&state.pool, id, queue).await? {
+        return Err(Error::EventNotFound);
+    }
+    crate::queue::settings_changed(state, id).await;
+    Ok(())
+}
+
+/// Puts seats on sale or changes their ticket type; held and sold seats are left alone and
+/// listed back.
+pub async fn put_allocations(
+    state: &Services,
+    id: EventId,
+    body: &AllocationsRequest,
+) -> Result<AllocationsChanged, Error> {
+    let (record, venue) = event_and_venue(state, id).await?;
+    let mut errors = ValidationErrors::default();
+    errors.check(
+        !body.allocations.is_empty(),
+        "allocations",
+        "must have at least one entry",
+    );
+    let codes: HashSet<&str> = record
+        .ticket_types
+        .iter()
+        .map(|t| t.code.as_str())
+        .collect();
+    let allocations = resolve_allocations(&body.allocations, &venue.index(), &codes, &mut errors);
+    let allocations = errors.into_result(allocations)?;
+    change(state, id, &venue, AllocationChange::Put(allocations)).await
+}
+
+/// Takes seats off sale; held and sold seats are left alone and listed back.
+pub async fn withdraw_allocations(
+    state: &Services,
+    id: EventId,
+    body: &WithdrawSpec,
+) -> Result<AllocationsChanged, Error> {
+    let (_, venue) = event_and_venue(state, id).await?;
+    let seats = body.resolve(&venue.index())?;
+    change(state, id, &venue, AllocationChange::Withdraw(seats)).await
+}
+
+/// Makes the change, and has every page of the event take the new seat map.
+async fn change(
+    state: &Services,
+    id: EventId,
+    venue: &VenueLayout,
+    change: AllocationChange,
+) -> Result<AllocationsChanged, Error> {
+    let outcome = events::change_allocations(&state.pool, state.holds.as_ref(), id, change)
+        .await?
+        .ok_or(Error::EventNotFound)?;
+    state.live.publish(id, Change::Layout).await;
+    Ok(changed(venue, outcome))
+}
+
+/// The event and its venue's layout, for resolving seat selectors.
+async fn event_and_venue(
+    state: &Services,
+    id: EventId,
+) -> Result<(EventRecord, VenueLayout), Error> {
+    let record = events::get_event(&state.pool, id)
+        .await?
+        .ok_or(Error::EventNotFound)?;
+    let venue = venues::get_venue(&state.pool, record.summary.venue_id)
+        .await?
+        .ok_or_else(|| StoreError::Other(format!("event {id} has no venue").into()))?;
+    Ok((record, venue))
+}
+
+/// What a change did, with each seat left alone named by its label.
+fn changed(venue: &VenueLayout, outcome: AllocationOutcome) -> AllocationsChanged {
+    let skipped_ids: HashSet<&str> = outcome.skipped.iter().map(|(id, _)| id.as_str()).collect();
+    let labels: HashMap<&str, &str> = venue
+        .seats()
+        .filter(|(_, _, s)| skipped_ids.contains(s.id.as_str()))
+        .map(|(_, _, s)| (s.id.as_str(), s.label.as_str()))
+        .collect();
+    AllocationsChanged {
+        changed: outcome.changed,
+        skipped: outcome
+            .skipped
+            .iter()
+            .map(|(id, status)| SkippedSeat {
+                id: id.clone(),
+                label: labels
+                    .get(id.as_str())
+                    .copied()
+                    .unwrap_or_default()
+                    .to_owned(),
+                status: *status,
+            })
+            .collect(),
+    }
+}
