@@ -30,9 +30,8 @@ use crate::StoreError;
 const MOST: usize = 32;
 
 /// Batches in flight at once, one per lane, each on a pool connection: one per core of
-/// this machine, for Postgres on the same machine works one batch a core. (On two cores,
-/// two lanes of up to 32 sent about 54% of the bare ceiling's holds a second where four or
-/// eight sent 44–48%: smaller batches cost more round trips and commits per hold.)
+/// this machine, for Postgres on the same machine works one batch a core, and more lanes
+/// mean smaller batches, each costing a round trip and a commit (BENCHMARKS.md, "Lanes").
 fn lanes() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
