@@ -129,30 +129,15 @@ impl PgHoldStore {
     /// nothing; `None` means the claim must decide. Every look is a scalar subquery on a
     /// primary key, for the reason the claim gives.
     async fn refusal(&self, r: &HoldRequest<'_>) -> Result<Option<AcquireOutcome>, StoreError> {
-        let (started, live, taken): (bool, i64, Vec<String>) = sqlx::query_as(
-            "select e.starts_at <= now(),
-                    (select count(*) from (
-                         select 1 from reservation
-                          where event_id = $1 and user_id = $2 and status = 'H' and expires_at > now()
-                          limit $4) live),
-                    array(select want.seat_id from unnest($3::text[]) as want(seat_id)
-                           where (select true from seat_allocation a
-                                   where a.event_id = $1 and a.seat_id = want.seat_id) is null
-                              or (select true from order_seat o
-                                   where o.event_id = $1 and o.seat_id = want.seat_id
-                                     and not o.released limit 1)
-                              or (select h.status = 'R' or h.expires_at > now()
-                                    from reservation h
-                                   where h.event_id = $1 and h.seat_id = want.seat_id))
-               from event e where e.event_id = $1",
-        )
-        .bind(r.event.0)
-        .bind(r.user.as_str())
-        .bind(r.seats)
-        .bind(i64::from(r.max_seats_per_user))
-        .fetch_optional(&self.pool)
-        .await?
-        .unwrap_or((true, 0, Vec::new()));
+        let (started, live, taken): (bool, i64, Vec<String>) =
+            sqlx::query_as("select * from boxoffice_hold_refusal($1, $2, $3, $4)")
+                .bind(r.event.0)
+                .bind(r.user.as_str())
+                .bind(r.seats)
+                .bind(i64::from(r.max_seats_per_user))
+                .fetch_optional(&self.pool)
+                .await?
+                .unwrap_or((true, 0, Vec::new()));
         Ok(if started {
             Some(AcquireOutcome::EventStarted)
         } else if live + r.seats.len() as i64 > i64::from(r.max_seats_per_user) {
@@ -208,36 +193,11 @@ impl PgHoldStore {
         r: &HoldRequest<'_>,
         token: Uuid,
     ) -> Result<Vec<ClaimRow>, StoreError> {
-        // One round trip: `boxoffice_claim_hold` (migration 0007) takes the buyer's lock
-        // (the key recipe of `tx::begin_locked`) in an implicit READ COMMITTED transaction
-        // with asynchronous commit, and claims the whole basket in one statement, all or
-        // nothing. Why that statement is safe:
-        // - The primary key (event_id, seat_id) turns the insert into an upsert, and the
-        //   DO UPDATE's WHERE takes a row over only if it is a hold that has expired. A live
-        //   hold or a reserved ('R', sold) seat makes that seat's row come back empty.
-        //   Concurrent claimers of one seat queue on its row lock and re-check the WHERE
-        //   against the committed row.
-        // - Only allocated seats are selected, under a share lock, so a withdrawal cannot
-        //   slip in between; seats in a live order are skipped whatever the hold rows say.
-        // - The asked seats drive the statement: each is looked up by primary key, in a
-        //   subquery that LIMIT keeps the planner from flattening, and the looks at its
-        //   order and reservation are scalar subqueries on their keys, never joins. A
-        //   generic plan cached on a connection while the tables were small would otherwise
-        //   merge or anti-join against every allocation or reservation of the event, and
-        //   a 100,000-seat event would take a second per hold.
-        // - The per-user count runs in this statement's snapshot, taken after the advisory
-        //   lock was granted, so it sees every hold of this user that committed before.
-        // - Nothing is claimed once the event has started, by the same clock.
-        // - Seats are locked and claimed in seat-id order (the basket comes sorted, and each
-        //   seat's lookup runs in the array's order), so overlapping baskets wait on each
-        //   other in one direction only.
-        // - A seat this statement's snapshot already shows held (live) or reserved is left
-        //   out before the upsert, so refusing it takes no row lock: on a hot seat the
-        //   refusals no longer queue behind each other's transactions. A seat that looks
-        //   free but was taken meanwhile still meets the upsert's lock and re-check.
-        // A partial claim is rolled back inside the function, which then says why while
-        // the lock is still held: the event started, the buyer is at the limit (both
-        // all-or-nothing per statement, so only when nothing was claimed), or these seats.
+        // One round trip: `boxoffice_claim_hold` takes the buyer's lock (the key recipe of
+        // `tx::begin_locked`) in an implicit READ COMMITTED transaction with asynchronous
+        // commit, and claims the whole basket in one statement, all or nothing. Why that
+        // statement is safe, and every rule it keeps, is written once, at
+        // `boxoffice_claim` (migration 0011), which claims batches too.
         Ok(
             sqlx::query_as("select * from boxoffice_claim_hold($1, $2, $3, $4, $5, $6)")
                 .bind(r.event.0)
