@@ -196,11 +196,11 @@ async fn main() -> anyhow::Result<()> {
             webhook_secret,
         } => relay(&database_url, &webhook_urls, &webhook_secret).await,
         Command::Migrate { database_url } => {
-            let created = boxoffice_store::db::ensure_database(&database_url).await?;
-            let pool = boxoffice_store::db::connect_lazy(&boxoffice_store::db::DbConfig::new(
-                &database_url,
-            ))?;
-            boxoffice_store::db::migrate(&pool).await?;
+            let created = boxoffice_store::pg::db::ensure_database(&database_url).await?;
+            let pool = boxoffice_store::pg::db::connect_lazy(
+                &boxoffice_store::pg::db::DbConfig::new(&database_url),
+            )?;
+            boxoffice_store::pg::db::migrate(&pool).await?;
             println!(
                 "database {} and migrated",
                 if created { "created" } else { "exists" }
@@ -213,9 +213,10 @@ async fn main() -> anyhow::Result<()> {
 async fn relay(database_url: &str, urls: &[String], secret: &str) -> anyhow::Result<()> {
     let config = boxoffice_server::config::relay_config(urls, Some(secret))?
         .ok_or_else(|| anyhow::anyhow!("give at least one --webhook-url"))?;
-    let pool =
-        boxoffice_store::db::connect_lazy(&boxoffice_store::db::DbConfig::new(database_url))?;
-    boxoffice_store::db::migrate(&pool).await?;
+    let pool = boxoffice_store::pg::db::connect_lazy(&boxoffice_store::pg::db::DbConfig::new(
+        database_url,
+    ))?;
+    boxoffice_store::pg::db::migrate(&pool).await?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let relay = tokio::spawn(boxoffice_server::relay::Relay::new(pool, config).run(stopped));
     shutdown_signal().await;

@@ -35,7 +35,7 @@ impl Drop for TestDb {
         let _ = std::thread::spawn(move || {
             tokio::runtime::Runtime::new()
                 .unwrap()
-                .block_on(boxoffice_store::db::drop_database(&url))
+                .block_on(boxoffice_store::pg::db::drop_database(&url))
         })
         .join();
     }

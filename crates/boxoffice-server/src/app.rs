@@ -14,10 +14,10 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 use boxoffice_service::seat_map::SeatMapCache;
 use boxoffice_service::{Parts, Services};
-use boxoffice_store::db;
 use boxoffice_store::hold_store::HoldStore;
-use boxoffice_store::pg_holds::PgHoldStore;
-use boxoffice_store::redis_holds::RedisHoldStore;
+use boxoffice_store::pg::db;
+use boxoffice_store::pg::holds::PgHoldStore;
+use boxoffice_store::redis::holds::RedisHoldStore;
 use tokio::net::TcpListener;
 use tower_http::compression::{CompressionLayer, CompressionLevel};
 use tower_http::trace::TraceLayer;
@@ -202,7 +202,7 @@ pub struct Application {
     state: AppState,
     relay: Option<crate::relay::RelayConfig>,
     limits: crate::serve::ConnectionLimits,
-    retention: boxoffice_store::sweep::Retention,
+    retention: boxoffice_store::pg::sweep::Retention,
     sweep_interval: Duration,
 }
 
@@ -218,7 +218,7 @@ impl Application {
             HoldStoreKind::Redis => Arc::new(RedisHoldStore::new(&settings.redis, pool.clone())?),
         };
         let gate = if settings.ga_gate {
-            Some(boxoffice_store::gate::Gate::new(&settings.redis)?)
+            Some(boxoffice_store::redis::gate::Gate::new(&settings.redis)?)
         } else {
             None
         };
@@ -229,7 +229,7 @@ impl Application {
             settings.holds_per_minute,
             settings.trusted_proxies.clone(),
             if uses_redis {
-                Some(boxoffice_store::rate_limit::RedisRateLimit::new(
+                Some(boxoffice_store::redis::rate_limit::RedisRateLimit::new(
                     &settings.redis,
                 )?)
             } else {
@@ -253,12 +253,12 @@ impl Application {
             ),
             rate_limits,
             // Connects on first use: an event without a waiting room never needs Redis.
-            waiting_room: boxoffice_store::queue::WaitingRoom::new(&settings.redis)?,
+            waiting_room: boxoffice_store::redis::queue::WaitingRoom::new(&settings.redis)?,
             admission: boxoffice_service::admission::Admission::new(&settings.jwt_secret),
             replica: match &settings.replica {
                 Some((config, max_lag)) => {
                     Some(Arc::new(boxoffice_service::replica::Replica::new(
-                        boxoffice_store::db::connect_lazy(config)?,
+                        boxoffice_store::pg::db::connect_lazy(config)?,
                         *max_lag,
                     )))
                 }
@@ -367,7 +367,7 @@ async fn upkeep(state: AppState, mut stopped: tokio::sync::watch::Receiver<bool>
 /// `stopped` turns true. Every instance sweeps; sweeps skip rows another is deleting.
 async fn sweeps(
     pool: sqlx::PgPool,
-    retention: boxoffice_store::sweep::Retention,
+    retention: boxoffice_store::pg::sweep::Retention,
     interval: Duration,
     mut stopped: tokio::sync::watch::Receiver<bool>,
 ) {
@@ -378,7 +378,7 @@ async fn sweeps(
             _ = every.tick() => {}
             _ = stopped.wait_for(|stop| *stop) => return,
         }
-        match boxoffice_store::sweep::sweep(&pool, retention).await {
+        match boxoffice_store::pg::sweep::sweep(&pool, retention).await {
             Ok(swept) if swept != Default::default() => {
                 tracing::info!(
                     idempotency = swept.idempotency,

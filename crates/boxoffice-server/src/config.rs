@@ -3,9 +3,9 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use boxoffice_store::db::DbConfig;
-use boxoffice_store::redis_link::RedisConfig;
-use boxoffice_store::sweep::Retention;
+use boxoffice_store::pg::db::DbConfig;
+use boxoffice_store::pg::sweep::Retention;
+use boxoffice_store::redis::link::RedisConfig;
 
 /// The defaults of the settings that have no other home; `boxoffice serve`'s flags and
 /// [`Settings::new`] both take them from here.

@@ -12,7 +12,7 @@
 
 use std::time::{Duration, Instant};
 
-use boxoffice_store::outbox::{self, OutboxRow};
+use boxoffice_store::pg::outbox::{self, OutboxRow};
 use boxoffice_store::StoreError;
 use hmac::{Hmac, Mac};
 use serde_json::json;

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use boxoffice_core::event::QueueSettings;
 use boxoffice_core::ids::EventId;
-use boxoffice_store::{events, StoreError};
+use boxoffice_store::pg::events;
+use boxoffice_store::StoreError;
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;

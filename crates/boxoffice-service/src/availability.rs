@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 
 use boxoffice_core::availability::SeatState;
 use boxoffice_core::ids::EventId;
-use boxoffice_store::events::{self, GaLeft};
+use boxoffice_store::pg::events::{self, GaLeft};
 use boxoffice_store::StoreError;
 
 use crate::seat_map::RenderedSeatMap;

@@ -3,8 +3,8 @@
 use crate::live::Change;
 use boxoffice_api::GaChanged;
 use boxoffice_core::ids::{EventId, UserId};
-use boxoffice_store::bookings::{self, Booking, BookingCancel, BookingOutcome, BookingRequest};
-use boxoffice_store::gate::GateTake;
+use boxoffice_store::pg::bookings::{self, Booking, BookingCancel, BookingOutcome, BookingRequest};
+use boxoffice_store::redis::gate::GateTake;
 use uuid::Uuid;
 
 use crate::Error;

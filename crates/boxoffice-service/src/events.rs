@@ -10,8 +10,9 @@ use boxoffice_core::event::{resolve_allocations, EventSpec, QueueSettings, Withd
 use boxoffice_core::ids::EventId;
 use boxoffice_core::validation::ValidationErrors;
 use boxoffice_core::venue::VenueLayout;
-use boxoffice_store::events::{self, AllocationChange, AllocationOutcome, EventRecord};
-use boxoffice_store::{venues, StoreError};
+use boxoffice_store::pg::events::{self, AllocationChange, AllocationOutcome, EventRecord};
+use boxoffice_store::pg::venues;
+use boxoffice_store::StoreError;
 
 use crate::availability::event_availability;
 use crate::live::Change;

@@ -74,7 +74,7 @@ pub struct Parts {
     /// Best-available choices, one at a time per event on this instance.
     pub chooser: best_available::Chooser,
     /// The sale-day gate in front of general-admission bookings, when it is on.
-    pub gate: Option<boxoffice_store::gate::Gate>,
+    pub gate: Option<boxoffice_store::redis::gate::Gate>,
     /// This server's metrics.
     pub metrics: metrics::Metrics,
     /// Live updates: this instance's stream subscribers and its way onto the bus.
@@ -82,7 +82,7 @@ pub struct Parts {
     /// Abuse limits (sessions per address, holds per user).
     pub rate_limits: limits::RateLimits,
     /// Every event's waiting-room line (in Redis, whichever hold store is in use).
-    pub waiting_room: boxoffice_store::queue::WaitingRoom,
+    pub waiting_room: boxoffice_store::redis::queue::WaitingRoom,
     /// Waiting-room passes and the queue settings holds and bookings are checked against.
     pub admission: admission::Admission,
     /// A streaming replica seat maps are read from, if one is configured.

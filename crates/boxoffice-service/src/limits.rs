@@ -11,7 +11,7 @@ use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use boxoffice_store::rate_limit::RedisRateLimit;
+use boxoffice_store::redis::rate_limit::RedisRateLimit;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
 use ipnet::IpNet;

@@ -68,7 +68,7 @@ pub async fn get_order(
     by: Option<&UserId>,
 ) -> Result<LabelledOrder, Error> {
     let id = id.ok_or(Error::OrderNotFound)?;
-    let order = boxoffice_store::orders::load_order(&state.pool, id)
+    let order = boxoffice_store::pg::orders::load_order(&state.pool, id)
         .await?
         .ok_or(Error::OrderNotFound)?;
     if by.is_some_and(|u| u != &order.user_id) {

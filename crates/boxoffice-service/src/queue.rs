@@ -1,5 +1,5 @@
 //! The waiting room: joining an event's line and polling a ticket, which admits whoever's
-//! turn it is ([`boxoffice_store::queue`]); the pass an admitted buyer is given, checked
+//! turn it is ([`boxoffice_store::redis::queue`]); the pass an admitted buyer is given, checked
 //! before every hold and booking while the queue is on; and its early end when the buyer
 //! is done.
 
@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use boxoffice_core::event::QueueSettings;
 use boxoffice_core::ids::{EventId, UserId};
-use boxoffice_store::events;
-use boxoffice_store::queue::{estimated_wait_seconds, LineCounts, Place, Rules};
+use boxoffice_store::pg::events;
+use boxoffice_store::redis::queue::{estimated_wait_seconds, LineCounts, Place, Rules};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 

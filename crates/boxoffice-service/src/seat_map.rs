@@ -19,8 +19,9 @@ use bytes::Bytes;
 
 use boxoffice_core::availability::{EventSeat, SeatMap, SeatState};
 use boxoffice_core::ids::EventId;
-use boxoffice_store::events::HoldPolicy;
-use boxoffice_store::{events, StoreError};
+use boxoffice_store::pg::events;
+use boxoffice_store::pg::events::HoldPolicy;
+use boxoffice_store::StoreError;
 use lru::LruCache;
 use sqlx::PgPool;
 

@@ -1,8 +1,8 @@
 //! The hold-store interface: what every place that keeps live holds answers.
 //!
 //! A hold is a buyer's short-lived, all-or-nothing claim on a basket of seats. Two stores
-//! implement it: [`crate::pg_holds`] (one `reservation` row per seat, seed 000) and
-//! [`crate::redis_holds`] (a key per seat with a TTL, seed 003). Either way Postgres
+//! implement it: [`crate::pg::holds`] (one `reservation` row per seat, seed 000) and
+//! [`crate::redis::holds`] (a key per seat with a TTL, seed 003). Either way Postgres
 //! decides what is sold: checkout writes the order under the `order_seat_sold` unique
 //! index, and the hold store decides only who may try.
 
@@ -61,7 +61,7 @@ pub struct AllocationFence {
 /// A withdrawal must never race a hold on the same seat: an implementation either takes a
 /// share lock on a seat's allocation row while claiming it (the change locks those rows
 /// for update), or keeps new holds out between [`HoldStore::fence_allocations`] and
-/// [`HoldStore::lift_fence`]. See [`crate::events::change_allocations`].
+/// [`HoldStore::lift_fence`]. See [`crate::pg::events::change_allocations`].
 #[async_trait]
 pub trait HoldStore: Send + Sync + 'static {
     /// The store's name in configuration (`postgres`, `redis`).

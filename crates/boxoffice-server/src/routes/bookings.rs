@@ -3,7 +3,7 @@
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use boxoffice_api::{BookingBody, BookingView};
-use boxoffice_store::bookings::Booking;
+use boxoffice_store::pg::bookings::Booking;
 
 use crate::auth::{Buyer, Caller};
 use crate::error::{ApiError, Problem};

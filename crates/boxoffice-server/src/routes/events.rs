@@ -9,7 +9,7 @@ use boxoffice_api::{
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_service::events;
-use boxoffice_store::events as store_events;
+use boxoffice_store::pg::events as store_events;
 
 use crate::auth::Admin;
 use crate::error::{ApiError, Problem};

@@ -30,7 +30,10 @@ pub async fn healthz() -> axum::Json<Health> {
     ))]
 pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>, ApiError> {
     let check = async {
-        tokio::try_join!(boxoffice_store::db::ping(&state.pool), state.holds.ping())?;
+        tokio::try_join!(
+            boxoffice_store::pg::db::ping(&state.pool),
+            state.holds.ping()
+        )?;
         Ok::<_, ApiError>(())
     };
     match tokio::time::timeout(READY_TIMEOUT, check).await {

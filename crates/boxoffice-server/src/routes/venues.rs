@@ -6,7 +6,7 @@ use axum::response::IntoResponse;
 use boxoffice_api::{VenueCreated, VenueView};
 use boxoffice_core::ids::VenueId;
 use boxoffice_core::venue::VenueSpec;
-use boxoffice_store::venues;
+use boxoffice_store::pg::venues;
 
 use crate::auth::Admin;
 use crate::error::{ApiError, Problem};

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use boxoffice_store::sweep::Retention;
+use boxoffice_store::pg::sweep::Retention;
 
 use crate::helpers::spawn_app_with;
 

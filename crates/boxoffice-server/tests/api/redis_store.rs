@@ -10,8 +10,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use boxoffice_core::ids::EventId;
-use boxoffice_store::redis_holds::keys;
-use boxoffice_store::redis_link::RedisLink;
+use boxoffice_store::redis::holds::keys;
+use boxoffice_store::redis::link::RedisLink;
 
 use crate::helpers::{
     commit_order_directly, held, sell_directly, spawn_app_on, spawn_app_with, As, TestApp,
@@ -287,7 +287,7 @@ async fn a_selling_events_state_is_refreshed_from_postgres_before_it_lapses() {
     // A sale Redis never hears of, and the loaded state due for a refresh.
     sell_directly(&app, &event, &["stalls-A-4"]).await;
     let mut conn = redis.connection().await;
-    let sync = boxoffice_store::redis_holds::keys::sync(boxoffice_core::ids::EventId(
+    let sync = boxoffice_store::redis::holds::keys::sync(boxoffice_core::ids::EventId(
         event.parse().unwrap(),
     ));
     redis::cmd("HSET")

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use boxoffice_server::config::HoldStoreKind;
 use boxoffice_server::Settings;
-use boxoffice_store::redis_link::{RedisConfig, RedisLink};
+use boxoffice_store::redis::link::{RedisConfig, RedisLink};
 
 /// Where holds are kept in a conformance test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -287,7 +287,7 @@ impl PrivateRedis {
     }
 
     /// A connection to it, for looking at its keys.
-    pub async fn connection(&self) -> boxoffice_store::redis_link::Connection {
+    pub async fn connection(&self) -> boxoffice_store::redis::link::Connection {
         RedisLink::new(&test_redis(self.url(), false))
             .unwrap()
             .connection()

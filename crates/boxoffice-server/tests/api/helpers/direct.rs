@@ -6,8 +6,8 @@ use boxoffice_client::live::LiveEvent;
 use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::ids::EventId;
 use boxoffice_server::config::HoldStoreKind;
-use boxoffice_store::redis_holds::keys;
-use boxoffice_store::redis_link::RedisLink;
+use boxoffice_store::redis::holds::keys;
+use boxoffice_store::redis::link::RedisLink;
 use futures::StreamExt;
 use serde_json::Value;
 

@@ -51,8 +51,8 @@ use uuid::Uuid;
 
 use crate::error::stored_user_id;
 use crate::hold_store::{existing, AllocationFence, HoldRequest, HoldStore};
-use crate::orders::{self, CancelStep};
-use crate::redis_link::{redis_error, Connection, RedisConfig, RedisLink};
+use crate::pg::orders::{self, CancelStep};
+use crate::redis::link::{redis_error, Connection, RedisConfig, RedisLink};
 use crate::StoreError;
 
 mod checkout;

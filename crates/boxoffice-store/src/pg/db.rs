@@ -173,7 +173,7 @@ mod tests {
 
     /// `migration_checksums.txt`: one line per migration that has landed, `<version>
     /// <sha384 of its text>`, as sqlx records them in `_sqlx_migrations`.
-    const LANDED: &str = include_str!("../migration_checksums.txt");
+    const LANDED: &str = include_str!("../../migration_checksums.txt");
 
     /// sqlx refuses to start against a database whose applied migration's text changed, so
     /// an edited migration would stop every existing installation at its next upgrade.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use redis::Script;
 
-use crate::redis_link::{redis_error, RedisConfig, RedisLink};
+use crate::redis::link::{redis_error, RedisConfig, RedisLink};
 use crate::StoreError;
 
 /// Per-minute limits over one Redis connection (made on first use, re-made by itself).
@@ -25,7 +25,7 @@ impl RedisRateLimit {
     pub fn new(config: &RedisConfig) -> Result<Self, StoreError> {
         Ok(Self {
             redis: RedisLink::new(config)?,
-            script: crate::redis_holds::with_prelude(include_str!("../scripts/rate_limit.lua")),
+            script: crate::redis::holds::with_prelude(include_str!("../../scripts/rate_limit.lua")),
         })
     }
 

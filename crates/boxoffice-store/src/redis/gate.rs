@@ -13,7 +13,7 @@ use std::sync::Arc;
 use boxoffice_core::ids::EventId;
 use redis::Script;
 
-use crate::redis_link::{redis_error, RedisConfig, RedisLink};
+use crate::redis::link::{redis_error, RedisConfig, RedisLink};
 use crate::StoreError;
 
 /// What taking places from the gate came to.
@@ -59,8 +59,8 @@ impl Gate {
     pub fn new(config: &RedisConfig) -> Result<Self, StoreError> {
         Ok(Self {
             redis: Arc::new(RedisLink::new(config)?),
-            take: Script::new(include_str!("../scripts/gate_take.lua")),
-            give_back: Script::new(include_str!("../scripts/gate_give_back.lua")),
+            take: Script::new(include_str!("../../scripts/gate_take.lua")),
+            give_back: Script::new(include_str!("../../scripts/gate_give_back.lua")),
         })
     }
 

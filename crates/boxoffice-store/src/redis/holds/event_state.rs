@@ -11,7 +11,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use super::{keys, RedisHoldStore};
-use crate::redis_link::{redis_error, Connection};
+use crate::redis::link::{redis_error, Connection};
 use crate::StoreError;
 
 /// How long an event's state loaded from Postgres is trusted before it is loaded again,

@@ -13,7 +13,7 @@ pub async fn insert_venue(
     layout: &VenueLayout,
 ) -> Result<(), StoreError> {
     let mut tx = pool.begin().await?;
-    crate::db::allow_bulk_write(&mut tx).await?;
+    crate::pg::db::allow_bulk_write(&mut tx).await?;
     sqlx::query("insert into venue (venue_id, name, seat_count) values ($1, $2, $3)")
         .bind(id.0)
         .bind(&layout.name)

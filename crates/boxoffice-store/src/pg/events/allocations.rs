@@ -1,0 +1,162 @@
+//! Which seats are on sale: an event's allocations written at its creation, and changed
+//! later without ever racing a hold.
+
+use std::collections::HashSet;
+
+use boxoffice_core::availability::SeatStatus;
+use boxoffice_core::ids::EventId;
+use sqlx::{PgConnection, PgPool};
+
+use crate::hold_store::{AllocationFence, HoldStore};
+use crate::StoreError;
+
+/// Puts `allocations` (`(seat id, ticket type)`) on sale in the caller's transaction;
+/// answers how many rows changed.
+pub(super) async fn upsert_allocations(
+    tx: &mut PgConnection,
+    id: EventId,
+    allocations: &[(String, String)],
+) -> Result<u64, StoreError> {
+    let (seats, types): (Vec<&str>, Vec<&str>) = allocations
+        .iter()
+        .map(|(s, t)| (s.as_str(), t.as_str()))
+        .unzip();
+    let done = sqlx::query(
+        "insert into seat_allocation (event_id, seat_id, ticket_type)
+         select $1, * from unnest($2::text[], $3::text[])
+         on conflict (event_id, seat_id) do update set ticket_type = excluded.ticket_type",
+    )
+    .bind(id.0)
+    .bind(&seats)
+    .bind(&types)
+    .execute(&mut *tx)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// A change to which seats are on sale.
+#[derive(Clone, Debug)]
+pub enum AllocationChange {
+    /// Put these seats on sale at these ticket types, `(seat id, ticket type)`.
+    Put(Vec<(String, String)>),
+    /// Take these seats off sale.
+    Withdraw(Vec<String>),
+}
+
+/// What an allocation change did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AllocationOutcome {
+    /// Seats put on sale, re-priced or withdrawn.
+    pub changed: u64,
+    /// Seats left as they were because they are held or sold, in the order asked.
+    pub skipped: Vec<(String, SeatStatus)>,
+}
+
+/// Applies an allocation change to every named seat that is neither held nor sold, and
+/// bumps the event's allocation version; `None` if there is no such event.
+///
+/// Why this is safe against a concurrent hold: the event row is locked first (`for no key
+/// update`, which leaves foreign-key checks from holds and orders free to proceed but
+/// queues every other allocation change), then the named allocation rows `for update`.
+/// A hold in flight on the postgres store takes a share lock on the allocation rows of its
+/// seats, so the update lock waits for it to commit and the held seats read afterwards
+/// include it; a hold that starts later waits for this transaction and then sees the new
+/// allocation. The redis store instead keeps new holds out of the event from the moment
+/// the held seats are read until the change has committed, and then makes every hold
+/// quote its seats from the new version (see [`HoldStore::fence_allocations`]).
+pub async fn change_allocations(
+    pool: &PgPool,
+    holds: &dyn HoldStore,
+    id: EventId,
+    change: AllocationChange,
+) -> Result<Option<AllocationOutcome>, StoreError> {
+    let mut tx = pool.begin().await?;
+    let found = sqlx::query("select 1 from event where event_id = $1 for no key update")
+        .bind(id.0)
+        .fetch_optional(&mut *tx)
+        .await?;
+    if found.is_none() {
+        return Ok(None);
+    }
+    let named: Vec<String> = match &change {
+        AllocationChange::Put(list) => list.iter().map(|(s, _)| s.clone()).collect(),
+        AllocationChange::Withdraw(list) => list.clone(),
+    };
+    // In seat order, as holds lock them, so the two never wait on each other in a cycle.
+    sqlx::query(
+        "select 1 from seat_allocation where event_id = $1 and seat_id = any($2)
+          order by seat_id for update",
+    )
+    .bind(id.0)
+    .bind(&named)
+    .execute(&mut *tx)
+    .await?;
+    let fence = holds.fence_allocations(id).await?;
+    let outcome = match apply_allocation_change(&mut tx, id, &named, change, &fence).await {
+        Ok(outcome) => tx
+            .commit()
+            .await
+            .map(|()| outcome)
+            .map_err(StoreError::from),
+        Err(e) => Err(e),
+    };
+    holds.lift_fence(id, fence).await;
+    outcome.map(Some)
+}
+
+/// The body of [`change_allocations`], inside its transaction and fence.
+async fn apply_allocation_change(
+    tx: &mut PgConnection,
+    id: EventId,
+    named: &[String],
+    change: AllocationChange,
+    fence: &AllocationFence,
+) -> Result<AllocationOutcome, StoreError> {
+    let sold: HashSet<String> = sqlx::query_scalar(
+        "select seat_id from order_seat where event_id = $1 and seat_id = any($2) and not released",
+    )
+    .bind(id.0)
+    .bind(named)
+    .fetch_all(&mut *tx)
+    .await?
+    .into_iter()
+    .collect();
+    let held: HashSet<&str> = fence.held.iter().map(|h| h.seat_id.as_str()).collect();
+
+    let status = |seat: &str| {
+        if sold.contains(seat) {
+            Some(SeatStatus::Sold)
+        } else if held.contains(seat) {
+            Some(SeatStatus::Held)
+        } else {
+            None
+        }
+    };
+    let skipped: Vec<(String, SeatStatus)> = named
+        .iter()
+        .filter_map(|s| status(s).map(|st| (s.to_string(), st)))
+        .collect();
+    let changed = match change {
+        AllocationChange::Put(list) => {
+            let free: Vec<(String, String)> = list
+                .into_iter()
+                .filter(|(s, _)| status(s).is_none())
+                .collect();
+            upsert_allocations(tx, id, &free).await?
+        }
+        AllocationChange::Withdraw(list) => {
+            let free: Vec<String> = list.into_iter().filter(|s| status(s).is_none()).collect();
+            sqlx::query("delete from seat_allocation where event_id = $1 and seat_id = any($2)")
+                .bind(id.0)
+                .bind(&free)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+        }
+    };
+    sqlx::query("update event set layout_version = layout_version + 1 where event_id = $1")
+        .bind(id.0)
+        .execute(&mut *tx)
+        .await?;
+    Ok(AllocationOutcome { changed, skipped })
+}

@@ -1,0 +1,261 @@
+//! Events, ticket types, general-admission areas, seat allocations and sold seats: the
+//! event records here, and a file a job beside it (allocation changes, waiting-room
+//! settings, what availability reads).
+
+use boxoffice_core::event::{GaArea, NewEvent, QueueSettings, TicketType};
+use boxoffice_core::ids::{EventId, VenueId};
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+
+use crate::StoreError;
+
+mod allocations;
+mod queue_settings;
+mod state;
+
+use allocations::upsert_allocations;
+pub use allocations::{change_allocations, AllocationChange, AllocationOutcome};
+use queue_settings::write_queue;
+pub use queue_settings::{queue, queued_events, set_queue};
+pub use state::{event_state, layout_version, seat_map, EventState, GaLeft};
+
+/// An event as listed.
+#[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
+pub struct EventSummary {
+    /// Event id.
+    #[sqlx(try_from = "uuid::Uuid")]
+    pub event_id: EventId,
+    /// Display name.
+    pub name: String,
+    /// Venue id.
+    #[sqlx(try_from = "uuid::Uuid")]
+    pub venue_id: VenueId,
+    /// Start time.
+    pub starts_at: DateTime<Utc>,
+}
+
+/// An event with its settings, ticket types and general-admission areas.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventRecord {
+    /// Id, name, venue and start.
+    pub summary: EventSummary,
+    /// Hold lifetime in seconds.
+    pub hold_ttl_seconds: u32,
+    /// Cap on a hold's lifetime with extensions.
+    pub max_hold_seconds: u32,
+    /// Per-user limit of live held seats.
+    pub max_seats_per_user: u32,
+    /// Every section, best first.
+    pub section_order: Vec<String>,
+    /// Ticket types in the order they were given.
+    pub ticket_types: Vec<TicketType>,
+    /// General-admission areas with the places left in each.
+    pub ga_areas: Vec<(GaArea, u32)>,
+    /// The waiting room, if the event has one.
+    pub queue: Option<QueueSettings>,
+}
+
+/// An event's settings for holds. They never change once the event is created, so a
+/// server may cache them with the event's seat map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HoldPolicy {
+    /// When the event starts: no hold is made from then on.
+    pub starts_at: DateTime<Utc>,
+    /// Lifetime of a hold.
+    pub hold_ttl_seconds: u32,
+    /// Cap on a hold's lifetime with extensions.
+    pub max_hold_seconds: u32,
+    /// Live held seats one user may have.
+    pub max_seats_per_user: u32,
+    /// The event's currency; `None` if it has no ticket types.
+    pub currency: Option<String>,
+    /// Every section of the venue, best first.
+    pub section_order: Vec<String>,
+    /// The codes of the event's ticket types.
+    pub ticket_types: Vec<String>,
+}
+
+/// Stores a validated event with its ticket types, areas and allocations, in one transaction.
+pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Result<(), StoreError> {
+    let mut tx = pool.begin().await?;
+    crate::pg::db::allow_bulk_write(&mut tx).await?;
+    sqlx::query(
+        "insert into event (event_id, venue_id, name, starts_at, hold_ttl_seconds,
+                            max_hold_seconds, max_seats_per_user, section_order)
+         values ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(id.0)
+    .bind(event.venue_id.0)
+    .bind(&event.name)
+    .bind(event.starts_at)
+    .bind(event.hold_ttl_seconds as i32)
+    .bind(event.max_hold_seconds as i32)
+    .bind(event.max_seats_per_user as i32)
+    .bind(&event.section_order)
+    .execute(&mut *tx)
+    .await?;
+
+    let t = &event.ticket_types;
+    sqlx::query(
+        "insert into ticket_type (event_id, code, name, price_cents, currency, position)
+         select $1, code, name, price, currency, ord - 1
+           from unnest($2::text[], $3::text[], $4::int8[], $5::text[])
+                with ordinality as t (code, name, price, currency, ord)",
+    )
+    .bind(id.0)
+    .bind(t.iter().map(|t| t.code.as_str()).collect::<Vec<_>>())
+    .bind(t.iter().map(|t| t.name.as_str()).collect::<Vec<_>>())
+    .bind(t.iter().map(|t| t.price_cents).collect::<Vec<_>>())
+    .bind(t.iter().map(|t| t.currency.as_str()).collect::<Vec<_>>())
+    .execute(&mut *tx)
+    .await?;
+
+    let a = &event.ga_areas;
+    sqlx::query(
+        "insert into ga_area (event_id, code, name, capacity, seats_left, price_cents, currency,
+                              max_per_booking, position)
+         select $1, code, name, capacity, capacity, price, currency, max_per_booking, ord - 1
+           from unnest($2::text[], $3::text[], $4::int4[], $5::int8[], $6::text[], $7::int4[])
+                with ordinality as a (code, name, capacity, price, currency, max_per_booking, ord)",
+    )
+    .bind(id.0)
+    .bind(a.iter().map(|a| a.code.as_str()).collect::<Vec<_>>())
+    .bind(a.iter().map(|a| a.name.as_str()).collect::<Vec<_>>())
+    .bind(a.iter().map(|a| a.capacity as i32).collect::<Vec<_>>())
+    .bind(a.iter().map(|a| a.price_cents).collect::<Vec<_>>())
+    .bind(a.iter().map(|a| a.currency.as_str()).collect::<Vec<_>>())
+    .bind(
+        a.iter()
+            .map(|a| a.max_per_booking as i32)
+            .collect::<Vec<_>>(),
+    )
+    .execute(&mut *tx)
+    .await?;
+
+    upsert_allocations(&mut tx, id, &event.allocations).await?;
+    if let Some(queue) = &event.queue {
+        write_queue(&mut tx, id, queue).await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Every event, soonest first.
+pub async fn list_events(pool: &PgPool) -> Result<Vec<EventSummary>, StoreError> {
+    Ok(sqlx::query_as(
+        "select event_id, name, venue_id, starts_at from event order by starts_at, event_id",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// One event with its settings, ticket types and areas; `None` if there is no such event.
+pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>, StoreError> {
+    type Row = (
+        uuid::Uuid,
+        String,
+        uuid::Uuid,
+        DateTime<Utc>,
+        i32,
+        i32,
+        i32,
+        Vec<String>,
+    );
+    let Some((event_id, name, venue_id, starts_at, ttl, max_hold, max_seats, section_order)) =
+        sqlx::query_as::<_, Row>(
+            "select event_id, name, venue_id, starts_at, hold_ttl_seconds, max_hold_seconds,
+                max_seats_per_user, section_order
+           from event where event_id = $1",
+        )
+        .bind(id.0)
+        .fetch_optional(pool)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let ticket_types = sqlx::query_as::<_, (String, String, i64, String)>(
+        "select code, name, price_cents, currency from ticket_type where event_id = $1 order by position",
+    )
+    .bind(id.0)
+    .fetch_all(pool)
+    .await?
+    .into_iter()
+    .map(|(code, name, price_cents, currency)| TicketType {
+        code,
+        name,
+        price_cents,
+        currency,
+    })
+    .collect();
+    let ga_areas = sqlx::query_as::<_, (String, String, i32, i32, i64, String, i32)>(
+        "select code, name, capacity, seats_left, price_cents, currency, max_per_booking
+           from ga_area where event_id = $1 order by position",
+    )
+    .bind(id.0)
+    .fetch_all(pool)
+    .await?
+    .into_iter()
+    .map(
+        |(code, name, capacity, left, price_cents, currency, max_per_booking)| {
+            let area = GaArea {
+                code,
+                name,
+                capacity: capacity as u32,
+                price_cents,
+                currency,
+                max_per_booking: max_per_booking as u32,
+            };
+            (area, left as u32)
+        },
+    )
+    .collect();
+    Ok(Some(EventRecord {
+        summary: EventSummary {
+            event_id: EventId(event_id),
+            name,
+            venue_id: VenueId(venue_id),
+            starts_at,
+        },
+        hold_ttl_seconds: ttl as u32,
+        max_hold_seconds: max_hold as u32,
+        max_seats_per_user: max_seats as u32,
+        section_order,
+        ticket_types,
+        ga_areas,
+        queue: queue(pool, id).await?,
+    }))
+}
+
+/// The settings holds are made under; `None` if there is no such event.
+pub async fn hold_policy(pool: &PgPool, id: EventId) -> Result<Option<HoldPolicy>, StoreError> {
+    type Row = (
+        DateTime<Utc>,
+        i32,
+        i32,
+        i32,
+        Option<String>,
+        Vec<String>,
+        Vec<String>,
+    );
+    let row: Option<Row> = sqlx::query_as(
+        "select starts_at, hold_ttl_seconds, max_hold_seconds, max_seats_per_user,
+                (select currency from ticket_type t where t.event_id = e.event_id order by position limit 1),
+                section_order,
+                array(select code from ticket_type t where t.event_id = e.event_id order by position)
+           from event e where event_id = $1",
+    )
+    .bind(id.0)
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(
+        |(starts_at, ttl, max_hold, max_seats, currency, section_order, ticket_types)| HoldPolicy {
+            starts_at,
+            hold_ttl_seconds: ttl as u32,
+            max_hold_seconds: max_hold as u32,
+            max_seats_per_user: max_seats as u32,
+            currency,
+            section_order,
+            ticket_types,
+        },
+    ))
+}

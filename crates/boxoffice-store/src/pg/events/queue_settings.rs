@@ -1,0 +1,96 @@
+//! An event's waiting-room settings (the line itself lives in Redis).
+
+use boxoffice_core::event::QueueSettings;
+use boxoffice_core::ids::EventId;
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgPool};
+
+use crate::StoreError;
+
+/// Writes the event's waiting room in the caller's transaction.
+pub(super) async fn write_queue(
+    conn: &mut PgConnection,
+    id: EventId,
+    queue: &QueueSettings,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "insert into event_queue (event_id, enabled, opens_at, admit_per_minute, session_seconds,
+                                  shuffle_at_open)
+         values ($1, $2, $3, $4, $5, $6)
+         on conflict (event_id) do update
+            set enabled = excluded.enabled, opens_at = excluded.opens_at,
+                admit_per_minute = excluded.admit_per_minute,
+                session_seconds = excluded.session_seconds,
+                shuffle_at_open = excluded.shuffle_at_open",
+    )
+    .bind(id.0)
+    .bind(queue.enabled)
+    .bind(queue.opens_at)
+    .bind(queue.admit_per_minute as i32)
+    .bind(queue.session_seconds as i32)
+    .bind(queue.shuffle_at_open)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Sets (or, with `None`, removes) the event's waiting room; false if there is no such
+/// event.
+pub async fn set_queue(
+    pool: &PgPool,
+    id: EventId,
+    queue: Option<&QueueSettings>,
+) -> Result<bool, StoreError> {
+    let mut tx = pool.begin().await?;
+    let exists: Option<i32> =
+        sqlx::query_scalar("select 1 from event where event_id = $1 for key share")
+            .bind(id.0)
+            .fetch_optional(&mut *tx)
+            .await?;
+    if exists.is_none() {
+        return Ok(false);
+    }
+    match queue {
+        Some(queue) => write_queue(&mut tx, id, queue).await?,
+        None => {
+            sqlx::query("delete from event_queue where event_id = $1")
+                .bind(id.0)
+                .execute(&mut *tx)
+                .await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// The event's waiting room, if it has one.
+pub async fn queue(pool: &PgPool, id: EventId) -> Result<Option<QueueSettings>, StoreError> {
+    type Row = (bool, DateTime<Utc>, i32, i32, bool);
+    let row: Option<Row> = sqlx::query_as(
+        "select enabled, opens_at, admit_per_minute, session_seconds, shuffle_at_open
+           from event_queue where event_id = $1",
+    )
+    .bind(id.0)
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(
+        |(enabled, opens_at, admit_per_minute, session_seconds, shuffle_at_open)| QueueSettings {
+            enabled,
+            opens_at,
+            admit_per_minute: admit_per_minute as u32,
+            session_seconds: session_seconds as u32,
+            shuffle_at_open,
+        },
+    ))
+}
+
+/// The events whose waiting room is on, at most `limit` of them, the latest to open first.
+pub async fn queued_events(pool: &PgPool, limit: i64) -> Result<Vec<EventId>, StoreError> {
+    let ids: Vec<uuid::Uuid> = sqlx::query_scalar(
+        "select event_id from event_queue where enabled order by opens_at desc limit $1",
+    )
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(ids.into_iter().map(EventId).collect())
+}

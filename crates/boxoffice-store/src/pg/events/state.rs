@@ -1,0 +1,128 @@
+//! What availability reads of an event: its allocation version, its seat map, and what
+//! changes from moment to moment (sold seats, general-admission places left).
+
+use boxoffice_core::availability::EventSeat;
+use boxoffice_core::ids::EventId;
+use sqlx::PgPool;
+
+use crate::StoreError;
+
+/// Places left in one general-admission area.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GaLeft {
+    /// Area code.
+    pub code: String,
+    /// Places in all.
+    pub capacity: u32,
+    /// Places not yet booked.
+    pub left: u32,
+}
+
+/// What changes from moment to moment in an event: the version of its allocations, the
+/// seats sold and the general-admission places left, read in one statement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventState {
+    /// Version of the event's allocations; a cached seat map of another version is stale.
+    pub layout_version: i64,
+    /// Ids of the seats in live orders.
+    pub sold: Vec<String>,
+    /// General-admission areas in order.
+    pub ga: Vec<GaLeft>,
+}
+
+/// The version of the event's allocations (it grows with every change to them); `None` if
+/// there is no such event.
+pub async fn layout_version(pool: &PgPool, id: EventId) -> Result<Option<i64>, StoreError> {
+    let version = sqlx::query_scalar("select layout_version from event where event_id = $1")
+        .bind(id.0)
+        .fetch_optional(pool)
+        .await?;
+    Ok(version)
+}
+
+/// The event's seats in venue order with their ticket types and prices, and the version of
+/// the allocations they reflect; `None` if there is no such event. One statement, so the
+/// version and the seats come from one snapshot.
+pub async fn seat_map(
+    pool: &PgPool,
+    id: EventId,
+) -> Result<Option<(i64, Vec<EventSeat>)>, StoreError> {
+    type Row = (
+        String,
+        String,
+        String,
+        String,
+        String,
+        f64,
+        f64,
+        Option<String>,
+        Option<i64>,
+        i64,
+    );
+    let rows: Vec<Row> = sqlx::query_as(
+        "select s.seat_id, s.label, s.section_id, s.row_label, s.number, s.x, s.y,
+                a.ticket_type, t.price_cents, e.layout_version
+           from event e
+           join seat s on s.venue_id = e.venue_id
+           left join seat_allocation a on a.event_id = e.event_id and a.seat_id = s.seat_id
+           left join ticket_type t on t.event_id = a.event_id and t.code = a.ticket_type
+          where e.event_id = $1
+          order by s.position",
+    )
+    .bind(id.0)
+    .fetch_all(pool)
+    .await?;
+    let Some(version) = rows.first().map(|r| r.9) else {
+        return Ok(None);
+    };
+    let seats = rows
+        .into_iter()
+        .map(
+            |(id, label, section, row, number, x, y, ticket_type, price_cents, _)| EventSeat {
+                id,
+                label,
+                section,
+                row,
+                number,
+                x,
+                y,
+                ticket_type,
+                price_cents,
+            },
+        )
+        .collect();
+    Ok(Some((version, seats)))
+}
+
+/// The event's allocation version, sold seats and general-admission places left, in one
+/// round trip; `None` if there is no such event.
+pub async fn event_state(pool: &PgPool, id: EventId) -> Result<Option<EventState>, StoreError> {
+    type Row = (i64, Vec<String>, Vec<String>, Vec<i32>, Vec<i32>);
+    let row: Option<Row> = sqlx::query_as(
+        "select e.layout_version,
+                array(select seat_id from order_seat o where o.event_id = e.event_id and not o.released),
+                array(select code from ga_area g where g.event_id = e.event_id order by position),
+                array(select capacity from ga_area g where g.event_id = e.event_id order by position),
+                array(select seats_left from ga_area g where g.event_id = e.event_id order by position)
+           from event e where e.event_id = $1",
+    )
+    .bind(id.0)
+    .fetch_optional(pool)
+    .await?;
+    Ok(row.map(
+        |(layout_version, sold, codes, capacities, lefts)| EventState {
+            layout_version,
+            sold,
+            ga: codes
+                .into_iter()
+                .zip(capacities)
+                .zip(lefts)
+                .map(|((code, capacity), left)| GaLeft {
+                    code,
+                    capacity: capacity as u32,
+                    left: left as u32,
+                })
+                .collect(),
+        },
+    ))
+}
