@@ -4,6 +4,9 @@
 // room shows the line first, and the map once the buyer's turn comes.
 // Plain JavaScript, no build step. Every seat is one SVG circle carrying data-seat-id and
 // data-status; changes touch single elements; one listener per kind of input on the map.
+// One file of about 800 lines because the page has no build step: each further script is
+// one more request and one more tag to keep in order. The map drawing moves to a module
+// of its own when a second surface (the console, the embeddable element) shares it.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";

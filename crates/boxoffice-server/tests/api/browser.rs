@@ -5,6 +5,11 @@
 //!
 //! These tests need `/usr/bin/chromium` and `/usr/bin/chromedriver`; without them they
 //! fail and say so (`.ci/run` installs both).
+//!
+//! One file of about 800 lines: every test here drives the same page through the same
+//! WebDriver helpers (a browser per buyer, waits on the page's own state, screenshots),
+//! and the page is one surface; it splits by surface when the console and the embeddable
+//! map get browser tests of their own.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

@@ -10,6 +10,7 @@ mod bench;
 mod best_available;
 mod bookings;
 mod browser;
+mod claims_together;
 mod client;
 mod connections;
 mod events;

@@ -1,4 +1,5 @@
-//! The waiting room over HTTP: joining, polling, admission and the pass it gives.
+//! The waiting room over HTTP: joining, polling, admission and the pass it gives. (Some
+//! 550 lines: one flow, followed from the join to the checkout that ends the pass.)
 
 use std::collections::BTreeMap;
 use std::time::Duration;
