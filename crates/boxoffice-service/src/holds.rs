@@ -1,5 +1,24 @@
 //! Holds: a basket held all or nothing (quoted again from a newer seat map when the
 //! event's allocations changed meanwhile), read, extended and released.
+//!
+//! How a hold is decided, in the order it happens ([`create_hold`]):
+//!
+//! 1. The buyer's hold rate is counted ([`count_hold`]); past it, 429.
+//! 2. The basket is checked against the event's seat map (unknown, repeated or too many
+//!    seats are refused before any store is asked).
+//! 3. Seats this instance knows taken, from the change feed and the store's own recent
+//!    answers, are refused here ([`crate::live::Taken`]); a request for seats already on
+//!    their way to the store from this instance waits for that answer once.
+//! 4. The hold store decides, all or nothing, and is the only one that can grant:
+//!    - postgres: `boxoffice_store::pg::holds` (its `claim` module reads top to bottom:
+//!      a contested seat is first checked outside any transaction, then the claim is sent
+//!      with the others waiting, and every rule of a claim is written once, in
+//!      `boxoffice_claim`, migration 0011);
+//!    - redis: `scripts/hold_acquire.lua`, one script that checks every seat, the
+//!      event's start and the buyer's limit, then sets every seat.
+//! 5. The store's answer teaches this instance's view (seats held or refused are known
+//!    taken for a while); a changed layout makes the seats be quoted again; a hold made is
+//!    published to every page of the event.
 
 use std::sync::Arc;
 
@@ -8,8 +27,8 @@ use boxoffice_core::hold::{
     validate_basket, AcquireOutcome, ClaimedSeat, ExtendOutcome, Hold, PricedSeat, ReleaseOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
-use boxoffice_store::events::HoldPolicy;
 use boxoffice_store::hold_store::HoldRequest;
+use boxoffice_store::pg::events::HoldPolicy;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
