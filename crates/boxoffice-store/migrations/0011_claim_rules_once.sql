@@ -159,12 +159,17 @@ begin
         begin
             -- The buyers' locks, in the order of their keys, before the claim: its snapshot
             -- then sees every hold of theirs committed before.
-            perform pg_advisory_xact_lock(k.key)
-               from (select hashtextextended(
-                                'boxoffice.hold:' || p_events[h]::text || ':' || p_users[h],
-                                0) as key
-                       from unnest(v_these) as h) k
-              order by k.key;
+            if step = 0 then
+                perform pg_advisory_xact_lock(k.key)
+                   from (select hashtextextended(
+                                    'boxoffice.hold:' || p_events[h]::text || ':' || p_users[h],
+                                    0) as key
+                           from unnest(v_these) as h) k
+                  order by k.key;
+            else
+                perform pg_advisory_xact_lock(hashtextextended(
+                    'boxoffice.hold:' || p_events[step]::text || ':' || p_users[step], 0));
+            end if;
             with want as (
                 select p_events[b.hold] as event_id, p_tokens[b.hold] as token,
                        p_users[b.hold] as user_id, p_ttls[b.hold] as ttl,
