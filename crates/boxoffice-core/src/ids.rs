@@ -79,10 +79,14 @@ impl UserId {
     pub const MAX_LEN: usize = 128;
 
     /// Accepts a user id of 1–128 characters, none of them a control character (a NUL,
-    /// say, which Postgres cannot store); `None` otherwise.
+    /// say, which Postgres cannot store), neither starting nor ending with white space (a
+    /// `sub` of one space, or `"ann "` beside `"ann"`, would be a user no one can tell
+    /// apart from another on a page or in a log); `None` otherwise.
     pub fn parse(text: &str) -> Option<Self> {
         let len = text.chars().count();
-        ((1..=Self::MAX_LEN).contains(&len) && !text.chars().any(char::is_control))
+        ((1..=Self::MAX_LEN).contains(&len)
+            && !text.chars().any(char::is_control)
+            && text.trim() == text)
             .then(|| Self(text.to_owned()))
     }
 
@@ -128,6 +132,14 @@ mod tests {
         assert!(UserId::parse("ann\n").is_none());
         assert!(UserId::parse("ann\u{7f}").is_none());
         assert!(UserId::parse("ann ñ").is_some());
+    }
+
+    #[test]
+    fn user_ids_neither_start_nor_end_with_white_space() {
+        assert!(UserId::parse(" ").is_none());
+        assert!(UserId::parse("ann ").is_none());
+        assert!(UserId::parse("\u{a0}ann").is_none());
+        assert!(UserId::parse("ann lee").is_some());
     }
 
     #[test]

@@ -139,9 +139,27 @@ pub fn router(state: AppState, request_timeout: Duration, max_body_bytes: usize)
         })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(max_body_bytes))
+        .layer(middleware::from_fn(head_size))
         .layer(middleware::from_fn_with_state(request_timeout, timeout))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// Refuses a request whose head is larger than [`crate::serve::MAX_HEAD_BYTES`] (431).
+/// hyper refuses such a head only while it is still arriving; one that arrives complete in
+/// a few large reads is parsed whole, and is refused here instead.
+async fn head_size(req: Request, next: Next) -> Response {
+    // The request line and every header line as sent (`name: value\r\n`).
+    let line = req.method().as_str().len() + req.uri().to_string().len() + 11;
+    let headers: usize = req
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    if line + headers > crate::serve::MAX_HEAD_BYTES {
+        return ApiError::HeaderTooLarge.into_response();
+    }
+    next.run(req).await
 }
 
 /// Abandons a request that takes longer than the limit, so a stuck store or a slow client
@@ -276,7 +294,7 @@ impl Application {
             settings.request_timeout,
             settings.max_body_bytes,
         );
-        let listener = TcpListener::bind(settings.bind).await?;
+        let listener = crate::serve::bind(settings.bind)?;
         let mut limits = settings.connections;
         limits.max_connections = crate::serve::fit_connection_cap(limits.max_connections);
         Ok(Self {

@@ -38,6 +38,8 @@ impl Auth {
     pub fn new(admin_token: &Secret, jwt_secret: &Secret) -> Self {
         let mut validation = Validation::new(Algorithm::HS256);
         validation.set_required_spec_claims(&["exp", "sub"]);
+        // A token not valid before some time is not valid now, whatever else it says.
+        validation.validate_nbf = true;
         // Clocks of the platform minting tokens and of this server may differ a little.
         validation.leeway = 5;
         Self {
@@ -179,6 +181,7 @@ impl FromRequestParts<AppState> for Buyer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn auth() -> Auth {
         Auth::new(&Secret::new("admin-secret"), &Secret::new("jwt-secret"))
@@ -201,6 +204,43 @@ mod tests {
         let token = other.mint_user(&user, Utc::now() + Duration::minutes(5));
         assert_eq!(auth().verify_user(&token), None);
         assert_eq!(auth().verify_user("not.a.jwt"), None);
+    }
+
+    /// A token with these claims, signed with the test JWT secret.
+    fn signed(claims: serde_json::Value) -> String {
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &EncodingKey::from_secret(b"jwt-secret").unwrap(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_token_not_valid_yet_is_refused() {
+        let exp = (Utc::now() + Duration::minutes(5)).timestamp();
+        let later = (Utc::now() + Duration::minutes(1)).timestamp();
+        let earlier = (Utc::now() - Duration::minutes(1)).timestamp();
+        assert_eq!(
+            auth().verify_user(&signed(json!({"sub": "ann", "exp": exp, "nbf": later}))),
+            None
+        );
+        assert_eq!(
+            auth().verify_user(&signed(json!({"sub": "ann", "exp": exp, "nbf": earlier}))),
+            UserId::parse("ann")
+        );
+    }
+
+    #[test]
+    fn a_subject_of_white_space_is_no_user() {
+        let exp = (Utc::now() + Duration::minutes(5)).timestamp();
+        for sub in [" ", "ann ", " ann"] {
+            assert_eq!(
+                auth().verify_user(&signed(json!({"sub": sub, "exp": exp}))),
+                None,
+                "{sub:?}"
+            );
+        }
     }
 
     #[test]

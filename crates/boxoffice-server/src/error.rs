@@ -39,6 +39,9 @@ pub enum ApiError {
     /// 413 `payload_too_large`.
     #[error("the request body is larger than this server accepts")]
     PayloadTooLarge,
+    /// 431 `header_too_large`: the request head is larger than this server reads.
+    #[error("the request head is larger than this server accepts")]
+    HeaderTooLarge,
     /// 415 `unsupported_media_type`: a body that is not declared `application/json`.
     #[error("expected a body of type application/json")]
     UnsupportedMediaType,
@@ -153,6 +156,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::HeaderTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::EventStarted => StatusCode::BAD_REQUEST,
@@ -177,6 +181,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => "method_not_allowed",
             ApiError::MalformedJson(_) => "malformed_json",
             ApiError::PayloadTooLarge => "payload_too_large",
+            ApiError::HeaderTooLarge => "header_too_large",
             ApiError::UnsupportedMediaType => "unsupported_media_type",
             ApiError::Validation(_) => "validation_failed",
             ApiError::EventStarted => "event_started",
@@ -200,6 +205,7 @@ impl ApiError {
             ApiError::MethodNotAllowed => "Method not allowed",
             ApiError::MalformedJson(_) => "Malformed JSON",
             ApiError::PayloadTooLarge => "Payload too large",
+            ApiError::HeaderTooLarge => "Request head too large",
             ApiError::UnsupportedMediaType => "Unsupported media type",
             ApiError::Validation(_) => "Validation failed",
             ApiError::EventStarted => "Event started",
@@ -374,6 +380,7 @@ mod tests {
             (ApiError::event_not_found(), 404, "event_not_found"),
             (ApiError::MalformedJson("x".into()), 400, "malformed_json"),
             (ApiError::PayloadTooLarge, 413, "payload_too_large"),
+            (ApiError::HeaderTooLarge, 431, "header_too_large"),
             (ApiError::invalid("f", "m"), 422, "validation_failed"),
             (ApiError::EventStarted, 400, "event_started"),
             (ApiError::SeatUnavailable(vec![]), 409, "seat_unavailable"),

@@ -57,7 +57,7 @@ fn is_length_limit(e: &axum::extract::rejection::FailedToBufferBody) -> bool {
 /// too: no field of the API carries one, and Postgres cannot store a NUL.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let de = &mut serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(de).map_err(|e| {
+    let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         // serde stops at the first field it cannot use, which may come before the body is
@@ -74,6 +74,10 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             )),
         }
     })?;
+    // One JSON value and nothing after it but white space: `{…}{…}` or `{…} xyz` is not a
+    // body this server reads as its first value while a proxy in front reads it otherwise.
+    de.end()
+        .map_err(|e| ApiError::MalformedJson(format!("the body is not valid JSON: {e}")))?;
     if has_escaped_control(bytes) {
         return Err(control_character_error(bytes));
     }

@@ -51,6 +51,26 @@ pub struct ConnectionLimits {
     pub shutdown_grace: Duration,
 }
 
+/// Most headers in one request head.
+pub const MAX_HEADERS: usize = 256;
+/// Most bytes of one request head, its request line included.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Connections the kernel may queue for the accept loop (it caps this at
+/// `net.core.somaxconn`): a sale's opening connects thousands at once.
+pub const LISTEN_BACKLOG: u32 = 4096;
+
+/// Binds a listener on `addr` with [`LISTEN_BACKLOG`] (a plain bind asked for 128).
+pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// Serves `router` on `listener` until `shutdown` completes, then drains as
 /// [`ConnectionLimits::shutdown_grace`] allows.
 pub async fn serve(
@@ -59,7 +79,15 @@ pub async fn serve(
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
-    let builder = Arc::new(hyper::server::conn::http1::Builder::new());
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    // One limit for a request head, by size: up to MAX_HEADERS headers, all within
+    // MAX_HEAD_BYTES (hyper answers 431 past either). A browser sends a few dozen headers
+    // in a few KB; hyper's defaults (100 headers, but a head of some 400 KB) refused many
+    // small headers while taking one huge one.
+    builder
+        .max_headers(MAX_HEADERS)
+        .max_buf_size(MAX_HEAD_BYTES);
+    let builder = Arc::new(builder);
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let (stop, stopping) = watch::channel(false);
     let mut connections = JoinSet::new();

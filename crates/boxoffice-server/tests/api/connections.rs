@@ -197,3 +197,62 @@ async fn a_head_larger_than_allowed_is_refused_and_the_server_goes_on() {
     assert!(answer.starts_with("HTTP/1.1 431"), "{answer:.200}");
     assert_eq!(app.get("/healthz").await.0, StatusCode::OK);
 }
+
+/// A request head is bounded by its size: many small headers are served, one head past
+/// 64 KB is refused with 431 however few headers it has.
+#[tokio::test]
+async fn a_request_head_is_bounded_by_size_not_by_a_hundred_headers() {
+    let app = spawn_app_with(|_| {}).await;
+    let mut stream = connect(&app).await;
+    let many: String = (0..150).map(|i| format!("X-Note-{i}: {i}\r\n")).collect();
+    stream
+        .write_all(format!("GET /healthz HTTP/1.1\r\nHost: t\r\n{many}\r\n").as_bytes())
+        .await
+        .unwrap();
+    let answer = read_answer(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    // Sent at once or a piece at a time, a head past the limit is refused.
+    for piece in [usize::MAX, 4096] {
+        let mut stream = connect(&app).await;
+        let big = "a".repeat(100 * 1024);
+        let head = format!("GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: {big}\r\n\r\n");
+        for chunk in head.as_bytes().chunks(piece.min(head.len())) {
+            // The server may answer and close before the whole head is sent.
+            if stream.write_all(chunk).await.is_err() {
+                break;
+            }
+        }
+        let mut start = [0u8; 12];
+        tokio::time::timeout(PATIENCE, stream.read_exact(&mut start))
+            .await
+            .expect("an answer comes")
+            .expect("it reads");
+        assert_eq!(&start, b"HTTP/1.1 431", "pieces of {piece}");
+    }
+}
+
+/// The kernel may queue as many connections for the accept loop as it allows
+/// (`net.core.somaxconn`, up to 4096), not 128: a sale's opening connects thousands at once.
+#[tokio::test]
+async fn the_listen_backlog_is_what_the_kernel_allows() {
+    let app = spawn_app_with(|_| {}).await;
+    let port = app.base.rsplit(':').next().unwrap().to_owned();
+    let somaxconn: u32 = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .expect("a Linux machine")
+        .trim()
+        .parse()
+        .unwrap();
+    // `ss` shows a listening socket's backlog as its Send-Q.
+    let out = std::process::Command::new("ss")
+        .args(["-ltnH", &format!("sport = :{port}")])
+        .output()
+        .expect("ss (iproute2) is installed");
+    let listing = String::from_utf8_lossy(&out.stdout).into_owned();
+    let backlog: u32 = listing
+        .split_whitespace()
+        .nth(2)
+        .and_then(|q| q.parse().ok())
+        .unwrap_or_else(|| panic!("no listening socket on {port}: {listing:?}"));
+    assert_eq!(backlog, somaxconn.min(4096), "{listing}");
+}

@@ -215,3 +215,40 @@ async fn only_canonical_hyphenated_ids_name_anything() {
         assert_eq!(status, StatusCode::NOT_FOUND, "{other}");
     }
 }
+
+/// A body is one JSON value and nothing after it but white space: a second value, a word
+/// or a NUL after the first is malformed, and nothing is held.
+#[tokio::test]
+async fn json_followed_by_more_data_is_malformed_json() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let hold = br#"{"seats": ["stalls-A-1"]}"#;
+    for tail in [&br#"{"seats": ["stalls-A-2"]}"#[..], b" xyz", b"\0", b"]"] {
+        let body = [&hold[..], tail].concat();
+        let (status, problem, _) = send_raw(
+            &app,
+            Method::POST,
+            &format!("/v1/events/{event}/holds"),
+            &app.buyer("ann"),
+            body.clone(),
+        )
+        .await;
+        assert_eq!(
+            (status, problem["code"].as_str()),
+            (StatusCode::BAD_REQUEST, Some("malformed_json")),
+            "{}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    assert!(held(&app, &event).await.is_empty(), "nothing was held");
+    // White space after the value is still one value.
+    let (status, body, _) = send_raw(
+        &app,
+        Method::POST,
+        &format!("/v1/events/{event}/holds"),
+        &app.buyer("ann"),
+        [&hold[..], b" \n\t"].concat(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
