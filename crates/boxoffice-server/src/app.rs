@@ -94,7 +94,45 @@ fn api() -> (Router<AppState>, Router<AppState>, OpenApiDoc) {
         .routes(routes!(ops::get_metrics))
         .split_for_parts();
     doc.merge(streams_doc);
-    (routes, streams, doc)
+    (routes, streams, problems_as_sent(doc))
+}
+
+/// The document with every error answer under the media type the server sends it as,
+/// `application/problem+json` (utoipa files every `body = Problem` under
+/// `application/json`).
+fn problems_as_sent(mut doc: OpenApiDoc) -> OpenApiDoc {
+    use utoipa::openapi::RefOr;
+    const PROBLEM: &str = "#/components/schemas/Problem";
+    const JSON: &str = "application/json";
+    for item in doc.paths.paths.values_mut() {
+        let operations = [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.options,
+            &mut item.head,
+            &mut item.patch,
+            &mut item.trace,
+        ];
+        for operation in operations.into_iter().flatten() {
+            for response in operation.responses.responses.values_mut() {
+                let RefOr::T(response) = response else {
+                    continue;
+                };
+                let is_problem = response.content.get(JSON).is_some_and(|c| {
+                    matches!(&c.schema, Some(RefOr::Ref(r)) if r.ref_location == PROBLEM)
+                });
+                if is_problem {
+                    let problem = response.content.shift_remove(JSON).expect("just seen");
+                    response
+                        .content
+                        .insert("application/problem+json".to_owned(), problem);
+                }
+            }
+        }
+    }
+    doc
 }
 
 /// The OpenAPI 3.1 document of every route.

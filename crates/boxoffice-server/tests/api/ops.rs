@@ -103,3 +103,43 @@ async fn unknown_routes_and_methods_answer_problems() {
         (StatusCode::METHOD_NOT_ALLOWED, Some("method_not_allowed"))
     );
 }
+
+/// Every error answer the document describes is filed under the media type the server
+/// sends it as, `application/problem+json`; and an error the server sends says so.
+#[tokio::test]
+async fn the_openapi_document_files_problems_as_they_are_sent() {
+    let app = spawn_app().await;
+    let (_, doc) = app.get("/openapi.json").await;
+    let mut problems = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let Some(responses) = operation["responses"].as_object() else {
+                continue;
+            };
+            for (status, response) in responses {
+                let Some(content) = response["content"].as_object() else {
+                    continue;
+                };
+                for (media, body) in content {
+                    let is_problem = body["schema"]["$ref"] == "#/components/schemas/Problem";
+                    assert_eq!(
+                        media == "application/problem+json",
+                        is_problem,
+                        "{method} {path} {status}: {media}"
+                    );
+                    problems += usize::from(is_problem);
+                }
+            }
+        }
+    }
+    assert!(problems > 40, "{problems} problem answers documented");
+    let response = app
+        .request(Method::GET, "/v1/events/not-an-id", &app.buyer("ann"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/problem+json"
+    );
+}
