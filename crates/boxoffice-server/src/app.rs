@@ -120,9 +120,9 @@ fn problems_as_sent(mut doc: OpenApiDoc) -> OpenApiDoc {
                 let RefOr::T(response) = response else {
                     continue;
                 };
-                let is_problem = response.content.get(JSON).is_some_and(|c| {
-                    matches!(&c.schema, Some(RefOr::Ref(r)) if r.ref_location == PROBLEM)
-                });
+                let is_problem = response.content.get(JSON).is_some_and(
+                    |c| matches!(&c.schema, Some(RefOr::Ref(r)) if r.ref_location == PROBLEM),
+                );
                 if is_problem {
                     let problem = response.content.shift_remove(JSON).expect("just seen");
                     response
@@ -188,7 +188,11 @@ pub fn router(state: AppState, request_timeout: Duration, max_body_bytes: usize)
 /// a few large reads is parsed whole, and is refused here instead.
 async fn head_size(req: Request, next: Next) -> Response {
     // The request line and every header line as sent (`name: value\r\n`).
-    let line = req.method().as_str().len() + req.uri().to_string().len() + 11;
+    let uri = req.uri();
+    let target = uri.scheme_str().map_or(0, |s| s.len() + 3)
+        + uri.authority().map_or(0, |a| a.as_str().len())
+        + uri.path_and_query().map_or(1, |p| p.as_str().len());
+    let line = req.method().as_str().len() + target + 11;
     let headers: usize = req
         .headers()
         .iter()
