@@ -32,8 +32,9 @@
 -- Returns {'waiting', ticket, people ahead (-1 before opening), now}
 --         {'admitted', ticket, admitted at (ms), now}
 --         {'ended', ticket, admitted at (ms), now}  end: the user's admission, now over
---         {'gone'}  poll: no such ticket of this user (never issued, dropped, ended, or
---                   replaced by a newer one), join again; end: the user has no admission
+--         {'gone'}  poll: no such ticket of this user (never issued, dropped, ended,
+--                   replaced by a newer one, or admitted for longer than the session),
+--                   join again; end: the user has no admission
 --                   running
 
 local line, polls, owners, users = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -146,6 +147,10 @@ end
 advance()
 local at = redis.call('HGET', since, ticket)
 if at then
+  -- An admission whose session is over gives no pass: the buyer joins again.
+  if now - tonumber(at) > session then
+    return {'gone'}
+  end
   return {'admitted', ticket, tonumber(at), now}
 end
 if not redis.call('ZSCORE', line, ticket) then

@@ -551,3 +551,47 @@ async fn without_redis_the_line_answers_503_and_admitted_buyers_still_buy() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// An admission whose session is over gives no pass when its ticket is polled: the ticket
+/// is gone (404 `ticket_not_found`), and joining again puts the buyer back in the line.
+#[tokio::test]
+async fn polling_an_admission_past_its_session_gives_no_pass() {
+    let app = spawn_app().await;
+    let event = event_with_queue(&app, chrono::Duration::seconds(-1), 600).await;
+    let alice = app.buyer("alice");
+    let (ticket, _) = join_and_wait(&app, &event, &alice).await;
+
+    // Admitted longer ago than the session (300 s), by the line's own record.
+    let mut conn = boxoffice_store::redis::link::RedisLink::new(&app.redis)
+        .unwrap()
+        .connection()
+        .await
+        .unwrap();
+    let since: i64 = redis::cmd("HGET")
+        .arg(format!("queue:{{{event}}}:since"))
+        .arg(&ticket)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    redis::cmd("HSET")
+        .arg(format!("queue:{{{event}}}:since"))
+        .arg(&ticket)
+        .arg(since - 301_000)
+        .query_async::<()>(&mut conn)
+        .await
+        .unwrap();
+
+    let (status, problem) = poll(&app, &event, &ticket, &alice).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("ticket_not_found")),
+        "{problem}"
+    );
+    let (status, joined) = join(&app, &event, &alice).await;
+    assert_eq!(status, StatusCode::CREATED, "{joined}");
+    assert_ne!(
+        joined["ticket"].as_str(),
+        Some(ticket.as_str()),
+        "a new ticket"
+    );
+}
