@@ -25,6 +25,7 @@ use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::OpenApi as OpenApiDoc;
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::router::UtoipaMethodRouterExt;
 use utoipa_axum::routes;
 
 use crate::auth::Auth;
@@ -63,17 +64,21 @@ impl Modify for SecuritySchemes {
 /// The API routes and the OpenAPI document generated from the same handlers, so the two
 /// cannot drift apart: the event streams apart from every other route, which may be
 /// compressed.
-fn api() -> (Router<AppState>, Router<AppState>, OpenApiDoc) {
+///
+/// The routes that write the catalog (venues, events, allocations), admin only, take bodies
+/// up to `import_bytes`; every other route the server-wide limit.
+fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) {
+    let import = DefaultBodyLimit::max(import_bytes);
     let (streams, streams_doc) = OpenApiRouter::new()
         .routes(routes!(stream::stream))
         .split_for_parts();
     let (routes, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .routes(routes!(venues::create_venue))
+        .routes(routes!(venues::create_venue).layer(import))
         .routes(routes!(venues::get_venue))
-        .routes(routes!(events::list_events, events::create_event))
+        .routes(routes!(events::list_events, events::create_event).layer(import))
         .routes(routes!(events::get_event, events::patch_event))
-        .routes(routes!(events::put_allocations))
-        .routes(routes!(events::withdraw_allocations))
+        .routes(routes!(events::put_allocations).layer(import))
+        .routes(routes!(events::withdraw_allocations).layer(import))
         .routes(routes!(availability::get_seats))
         .routes(routes!(availability::get_layout))
         .routes(routes!(availability::get_availability))
@@ -137,7 +142,7 @@ fn problems_as_sent(mut doc: OpenApiDoc) -> OpenApiDoc {
 
 /// The OpenAPI 3.1 document of every route.
 pub fn openapi() -> OpenApiDoc {
-    api().2
+    api(0).2
 }
 
 /// How answers are compressed for clients that offer zstd, brotli or gzip: at the fastest
@@ -146,9 +151,19 @@ pub(crate) fn compression() -> CompressionLayer {
     CompressionLayer::new().quality(CompressionLevel::Fastest)
 }
 
+/// The largest request bodies read, in bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyLimits {
+    /// Every route but the catalog writes.
+    pub ordinary: usize,
+    /// The catalog writes: creating venues and events, changing allocations (admin only,
+    /// and the token is checked before the body is read).
+    pub import: usize,
+}
+
 /// The whole HTTP application over `state`.
-pub fn router(state: AppState, request_timeout: Duration, max_body_bytes: usize) -> Router {
-    let (routes, streams, doc) = api();
+pub fn router(state: AppState, request_timeout: Duration, body_limits: BodyLimits) -> Router {
+    let (routes, streams, doc) = api(body_limits.import);
     let doc = Arc::new(doc);
     // Event streams are never compressed (each event must leave as it is written), and
     // stay outside the layer altogether: its wrapper would cost every idle stream 6 KB.
@@ -176,7 +191,7 @@ pub fn router(state: AppState, request_timeout: Duration, max_body_bytes: usize)
             }
         })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
-        .layer(DefaultBodyLimit::max(max_body_bytes))
+        .layer(DefaultBodyLimit::max(body_limits.ordinary))
         .layer(middleware::from_fn(head_size))
         .layer(middleware::from_fn_with_state(request_timeout, timeout))
         .layer(TraceLayer::new_for_http())
@@ -334,7 +349,10 @@ impl Application {
         let router = router(
             state.clone(),
             settings.request_timeout,
-            settings.max_body_bytes,
+            BodyLimits {
+                ordinary: settings.max_body_bytes,
+                import: settings.max_import_bytes,
+            },
         );
         let listener = crate::serve::bind(settings.bind)?;
         let mut limits = settings.connections;

@@ -14,8 +14,11 @@ pub mod defaults {
 
     /// `BOXOFFICE_REQUEST_TIMEOUT_MS`.
     pub const REQUEST_TIMEOUT_MS: u64 = 30_000;
-    /// `BOXOFFICE_MAX_BODY_BYTES`.
-    pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+    /// `BOXOFFICE_MAX_BODY_BYTES`: a hold, a checkout, a booking or a setting is a few
+    /// hundred bytes; a basket of the most seats anyone may hold is a few KB.
+    pub const MAX_BODY_BYTES: usize = 64 * 1024;
+    /// `BOXOFFICE_MAX_IMPORT_BYTES`: a venue of 200,000 seats listed one by one.
+    pub const MAX_IMPORT_BYTES: usize = 16 * 1024 * 1024;
     /// `BOXOFFICE_HEADER_TIMEOUT_MS`.
     pub const HEADER_TIMEOUT_MS: u64 = 10_000;
     /// `BOXOFFICE_IDLE_TIMEOUT_MS`.
@@ -121,9 +124,14 @@ pub struct ServeArgs {
     /// refused. 0 asks the store every time.
     #[arg(long, env = "BOXOFFICE_KNOWN_TAKEN_MS", default_value_t = defaults::KNOWN_TAKEN_MS)]
     pub known_taken_ms: u64,
-    /// Largest request body accepted, in bytes (larger answers 413).
+    /// Largest request body accepted, in bytes (larger answers 413), but for the catalog
+    /// writes.
     #[arg(long, env = "BOXOFFICE_MAX_BODY_BYTES", default_value_t = defaults::MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
+    /// Largest body of a catalog write (creating venues and events, changing allocations;
+    /// admin only), in bytes.
+    #[arg(long, env = "BOXOFFICE_MAX_IMPORT_BYTES", default_value_t = defaults::MAX_IMPORT_BYTES)]
+    pub max_import_bytes: usize,
     /// Milliseconds a client has to send a whole request head; then it is disconnected.
     #[arg(long, env = "BOXOFFICE_HEADER_TIMEOUT_MS", default_value_t = defaults::HEADER_TIMEOUT_MS)]
     pub header_timeout_ms: u64,
@@ -206,8 +214,10 @@ pub struct Settings {
     pub anonymous_sessions: bool,
     /// Per-request time limit.
     pub request_timeout: Duration,
-    /// Request body size limit.
+    /// Request body size limit, but for the catalog writes.
     pub max_body_bytes: usize,
+    /// Body size limit of the catalog writes.
+    pub max_import_bytes: usize,
     /// How often a quiet live-update stream sends a comment line.
     pub stream_heartbeat: Duration,
     /// How long the hold store's word that a seat is taken lets this instance refuse it
@@ -246,6 +256,7 @@ impl Settings {
             anonymous_sessions: true,
             request_timeout: Duration::from_millis(defaults::REQUEST_TIMEOUT_MS),
             max_body_bytes: defaults::MAX_BODY_BYTES,
+            max_import_bytes: defaults::MAX_IMPORT_BYTES,
             stream_heartbeat: Duration::from_millis(defaults::STREAM_HEARTBEAT_MS),
             known_taken: Duration::from_millis(defaults::KNOWN_TAKEN_MS),
             connections: defaults::connection_limits(),
@@ -300,6 +311,7 @@ impl ServeArgs {
             anonymous_sessions: self.anonymous_sessions,
             request_timeout: Duration::from_millis(self.request_timeout_ms),
             max_body_bytes: self.max_body_bytes,
+            max_import_bytes: self.max_import_bytes,
             stream_heartbeat: Duration::from_millis(self.stream_heartbeat_ms.max(1)),
             known_taken: Duration::from_millis(self.known_taken_ms),
             connections: crate::serve::ConnectionLimits {

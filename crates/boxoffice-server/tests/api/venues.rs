@@ -165,7 +165,7 @@ async fn malformed_json_is_400_and_a_body_that_is_not_json_is_415() {
 
 #[tokio::test]
 async fn a_body_over_the_limit_is_413() {
-    let app = spawn_app_with(|s| s.max_body_bytes = 1024).await;
+    let app = spawn_app_with(|s| s.max_import_bytes = 1024).await;
     let rows: Vec<_> = (0..100)
         .map(|i| json!({"label": format!("R{i}"), "seats": 10}))
         .collect();
@@ -219,4 +219,38 @@ async fn unknown_and_malformed_venue_ids_are_404() {
             (StatusCode::NOT_FOUND, Some("not_found"))
         );
     }
+}
+
+/// Catalog writes take large bodies; every other route a small one: a venue's body of
+/// 100 KB is created where a hold's of the same size is 413, and nothing is held.
+#[tokio::test]
+async fn only_catalog_writes_take_large_bodies() {
+    let app = spawn_app_with(|s| {
+        s.max_body_bytes = 64 * 1024;
+        s.max_import_bytes = 1024 * 1024;
+    })
+    .await;
+    let rows: Vec<_> = (0..2500)
+        .map(|i| json!({"label": format!("R{i}"), "seats": 1}))
+        .collect();
+    let venue = json!({"name": "Long", "sections": [{"id": "s", "name": "S", "rows": rows}]});
+    assert!(venue.to_string().len() > 64 * 1024);
+    let (status, created) = app.post_venues(&venue).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+
+    let event = app.create_event().await;
+    let padding = "x".repeat(100 * 1024);
+    let (status, problem) = app
+        .send(
+            reqwest::Method::POST,
+            &format!("/v1/events/{event}/holds"),
+            &app.buyer("ann"),
+            Some(&json!({"seats": ["stalls-A-1"], "note": padding})),
+        )
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::PAYLOAD_TOO_LARGE, Some("payload_too_large"))
+    );
+    assert!(crate::helpers::held(&app, &event).await.is_empty());
 }
