@@ -1,15 +1,15 @@
 //! The seat-map page in a real headless Chromium (Debian's `chromium` and
-//! `chromium-driver`, driven over WebDriver): two buyers' pages kept live, conflicts named,
-//! hold, countdown, extend, release, expiry and checkout, the keyboard, two instances,
-//! and a 20,000-seat map. Screenshots of the key states go to `target/screenshots/`.
+//! `chromium-driver`, driven over WebDriver). One file of about 800 lines: every test here
+//! drives the same page through the same WebDriver helpers (a browser per buyer, waits on
+//! the page's own state, screenshots); it splits by surface when the console and the
+//! embeddable map get browser tests of their own.
+//!
+//! Covered: two buyers' pages kept live, conflicts named, hold, countdown, extend,
+//! release, expiry and checkout, the keyboard, two instances, and a 20,000-seat map.
+//! Screenshots of the key states go to `target/screenshots/`.
 //!
 //! These tests need `/usr/bin/chromium` and `/usr/bin/chromedriver`; without them they
 //! fail and say so (`.ci/run` installs both).
-//!
-//! One file of about 800 lines: every test here drives the same page through the same
-//! WebDriver helpers (a browser per buyer, waits on the page's own state, screenshots),
-//! and the page is one surface; it splits by surface when the console and the embeddable
-//! map get browser tests of their own.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
