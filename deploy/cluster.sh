@@ -37,6 +37,9 @@
 # The instances read seat maps, availability and stream snapshots from the replica while
 # it lags less than a second (BOXOFFICE_REPLICA_MAX_LAG_MS), from the primary otherwise;
 # everything that decides a sale goes to the primary.
+#
+# The instances mint anonymous sessions (BOXOFFICE_ANONYMOUS_SESSIONS=true): the checks
+# below take buyers' tokens from POST /v1/sessions, as the buyer's page does.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -135,7 +138,7 @@ up() {
       BOXOFFICE_DATABASE_REPLICA_URL=${primary/5432/$replica_port} \
       REDIS_URL=$(IFS=,; echo "${nodes[*]/#/redis://}") BOXOFFICE_REDIS_CLUSTER=true \
       BOXOFFICE_REDIS_TIMEOUT_MS=${BOXOFFICE_REDIS_TIMEOUT_MS:-2000} \
-      spawn "serve-$p" "$bin" serve
+      BOXOFFICE_ANONYMOUS_SESSIONS=true spawn "serve-$p" "$bin" serve
     servers+="    server s$p 127.0.0.1:$p check"$'\n'
   done
   for p in "${instances[@]}"; do

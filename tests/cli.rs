@@ -139,6 +139,12 @@ async fn serve_demo_creates_the_demo_once_prints_where_it_is_and_stops_on_sigter
         .to_str()
         .unwrap()
         .starts_with("text/html"));
+    let session = client
+        .post(format!("{base}/v1/sessions"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(session.status(), 201, "the demo mints anonymous sessions");
     let seats = get_json(&client, &seats_url).await;
     let seats = seats["seats"].as_array().unwrap();
     assert_eq!(seats.len(), 328);
@@ -260,6 +266,26 @@ fn race(args: &[&str], db: &TestDb) -> (bool, String, String) {
 
 fn bench(args: &[&str], db: &TestDb) -> (bool, String, String) {
     against_server("bench", args, db)
+}
+
+#[tokio::test]
+async fn anonymous_sessions_are_off_unless_asked_for() {
+    let db = TestDb::new();
+    let client = reqwest::Client::new();
+    for (args, status) in [
+        (&[][..], 404),
+        (&["--anonymous-sessions", "true"][..], 201),
+    ] {
+        let (server, _out, lines) = serve(&db, args, "Boxoffice listening on");
+        let base = after(&lines, "Boxoffice listening on ");
+        let answer = client
+            .post(format!("{base}/v1/sessions"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), status, "{args:?}");
+        server.stop();
+    }
 }
 
 #[test]

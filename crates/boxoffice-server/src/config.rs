@@ -95,9 +95,11 @@ pub struct ServeArgs {
     /// HS256 secret for user tokens; random per process (with a warning) when unset.
     #[arg(long, env = "BOXOFFICE_JWT_SECRET", hide_env_values = true)]
     pub jwt_secret: Option<String>,
-    /// Whether `POST /v1/sessions` mints anonymous user tokens.
-    #[arg(long, env = "BOXOFFICE_ANONYMOUS_SESSIONS", default_value_t = true, action = clap::ArgAction::Set)]
-    pub anonymous_sessions: bool,
+    /// Whether `POST /v1/sessions` mints anonymous user tokens: unset, only with `--demo`.
+    /// Anyone can mint as many as the per-address limit allows, each with its own share of
+    /// every event, so one address could hold a whole hall with them.
+    #[arg(long, env = "BOXOFFICE_ANONYMOUS_SESSIONS", action = clap::ArgAction::Set)]
+    pub anonymous_sessions: Option<bool>,
     /// Most Postgres connections this server opens.
     #[arg(long, env = "BOXOFFICE_DB_POOL_SIZE", default_value_t = DbConfig::DEFAULT_POOL_SIZE)]
     pub db_pool_size: u32,
@@ -210,7 +212,7 @@ pub struct Settings {
     pub admin_token: Secret,
     /// HS256 secret for user tokens.
     pub jwt_secret: Secret,
-    /// Whether anonymous sessions are minted.
+    /// Whether anonymous sessions are minted (off unless asked for or `--demo`).
     pub anonymous_sessions: bool,
     /// Per-request time limit.
     pub request_timeout: Duration,
@@ -253,7 +255,7 @@ impl Settings {
             hold_store: HoldStoreKind::Postgres,
             admin_token: Secret::random(),
             jwt_secret: Secret::random(),
-            anonymous_sessions: true,
+            anonymous_sessions: false,
             request_timeout: Duration::from_millis(defaults::REQUEST_TIMEOUT_MS),
             max_body_bytes: defaults::MAX_BODY_BYTES,
             max_import_bytes: defaults::MAX_IMPORT_BYTES,
@@ -308,7 +310,7 @@ impl ServeArgs {
                 .jwt_secret
                 .clone()
                 .map_or_else(Secret::random, Secret::new),
-            anonymous_sessions: self.anonymous_sessions,
+            anonymous_sessions: self.anonymous_sessions.unwrap_or(self.demo),
             request_timeout: Duration::from_millis(self.request_timeout_ms),
             max_body_bytes: self.max_body_bytes,
             max_import_bytes: self.max_import_bytes,

@@ -140,6 +140,8 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
     // Tests fire many requests from one address and as one user; the limits' own tests
     // set them low again.
     settings.sessions_per_minute = 1_000_000;
+    // The buyer's page and many tests take anonymous sessions, as with `--demo`.
+    settings.anonymous_sessions = true;
     settings.holds_per_minute = 1_000_000;
     // What the store said of a seat stands for a minute, not two seconds: a test's next
     // request may come late on a loaded machine, and no test loses a change on the bus
