@@ -272,10 +272,7 @@ fn bench(args: &[&str], db: &TestDb) -> (bool, String, String) {
 async fn anonymous_sessions_are_off_unless_asked_for() {
     let db = TestDb::new();
     let client = reqwest::Client::new();
-    for (args, status) in [
-        (&[][..], 404),
-        (&["--anonymous-sessions", "true"][..], 201),
-    ] {
+    for (args, status) in [(&[][..], 404), (&["--anonymous-sessions", "true"][..], 201)] {
         let (server, _out, lines) = serve(&db, args, "Boxoffice listening on");
         let base = after(&lines, "Boxoffice listening on ");
         let answer = client

@@ -160,6 +160,9 @@ pub struct GaAreaSpec {
     pub currency: String,
     /// Most places one booking may take (default 10, at most `capacity`).
     pub max_per_booking: Option<u32>,
+    /// Most places one buyer's bookings of the area may add up to (default
+    /// `max_per_booking`, at most `capacity`).
+    pub max_per_user: Option<u32>,
 }
 
 /// A validated general-admission area.
@@ -177,6 +180,8 @@ pub struct GaArea {
     pub currency: String,
     /// Most places one booking may take.
     pub max_per_booking: u32,
+    /// Most places one buyer's confirmed bookings of the area may add up to.
+    pub max_per_user: u32,
 }
 
 /// One allocation entry: a ticket type and the seats it applies to, named by section (whole,
@@ -360,7 +365,8 @@ impl EventSpec {
         codes
     }
 
-    /// The general-admission areas, with their `max_per_booking` resolved.
+    /// The general-admission areas, with their `max_per_booking` and `max_per_user`
+    /// resolved.
     fn check_ga_areas(&self, prices: &mut Prices, errors: &mut ValidationErrors) -> Vec<GaArea> {
         let mut codes = HashSet::new();
         let mut areas = Vec::with_capacity(self.ga_areas.len());
@@ -384,6 +390,12 @@ impl EventSpec {
                 format!("{at}.max_per_booking"),
                 "must be between 1 and the area's capacity",
             );
+            let max_per_user = a.max_per_user.unwrap_or(max_per_booking);
+            errors.check(
+                (1..=a.capacity.max(1)).contains(&max_per_user),
+                format!("{at}.max_per_user"),
+                "must be between 1 and the area's capacity",
+            );
             areas.push(GaArea {
                 code: a.code.clone(),
                 name: a.name.clone(),
@@ -391,6 +403,7 @@ impl EventSpec {
                 price_cents: a.price_cents,
                 currency: a.currency.clone(),
                 max_per_booking,
+                max_per_user,
             });
         }
         areas

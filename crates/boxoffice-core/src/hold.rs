@@ -68,6 +68,9 @@ pub enum AcquireOutcome {
     RateLimited(std::time::Duration),
     /// The event has started (by the store's clock); nothing is held.
     EventStarted,
+    /// The waiting-room pass the hold was asked under has ended (its buyer checked out, or
+    /// released every hold); nothing is held.
+    PassEnded,
     /// The event's allocations changed since the seats were quoted (the store knows this
     /// layout version now): quote them again from the new seat map and retry. Nothing is
     /// held.
@@ -93,8 +96,14 @@ pub enum ExtendOutcome {
 /// What releasing a hold did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReleaseOutcome {
-    /// The token's seats (these ids) are free again.
-    Released(Vec<String>),
+    /// The token's seats are free again.
+    Released {
+        /// Their ids.
+        seats: Vec<String>,
+        /// The hold was made under a waiting-room pass, and was its buyer's last: the
+        /// pass has ended.
+        pass_ended: bool,
+    },
     /// The token owns no live seats; nothing changed.
     NotLive,
     /// The token is live but belongs to another user; nothing changed.

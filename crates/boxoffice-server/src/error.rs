@@ -59,6 +59,10 @@ pub enum ApiError {
     /// event's limit; nothing was held.
     #[error("at most {0} seats may be held at once in this event")]
     HoldLimitExceeded(u32),
+    /// 409 `limit_exceeded`: the buyer's bookings of a general-admission area would pass
+    /// its `max_per_user` (the cap, and what they have booked already).
+    #[error("at most {0} places per buyer in this area, and {1} are booked already")]
+    LimitExceeded(u32, u32),
     /// 409 `sold_out`: fewer general-admission places left than asked; `left` says how many.
     #[error("only {0} places left")]
     SoldOut(u32),
@@ -162,6 +166,7 @@ impl ApiError {
             ApiError::EventStarted => StatusCode::BAD_REQUEST,
             ApiError::SeatUnavailable(_)
             | ApiError::HoldLimitExceeded(_)
+            | ApiError::LimitExceeded(..)
             | ApiError::HoldNotLive
             | ApiError::SoldOut(_) => StatusCode::CONFLICT,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
@@ -187,6 +192,7 @@ impl ApiError {
             ApiError::EventStarted => "event_started",
             ApiError::SeatUnavailable(_) => "seat_unavailable",
             ApiError::HoldLimitExceeded(_) => "hold_limit_exceeded",
+            ApiError::LimitExceeded(..) => "limit_exceeded",
             ApiError::HoldNotLive => "hold_not_live",
             ApiError::SoldOut(_) => "sold_out",
             ApiError::RequestTimeout => "request_timeout",
@@ -211,6 +217,7 @@ impl ApiError {
             ApiError::EventStarted => "Event started",
             ApiError::SeatUnavailable(_) => "Seat unavailable",
             ApiError::HoldLimitExceeded(_) => "Hold limit exceeded",
+            ApiError::LimitExceeded(..) => "Limit exceeded",
             ApiError::HoldNotLive => "Hold not live",
             ApiError::SoldOut(_) => "Sold out",
             ApiError::RequestTimeout => "Request timeout",
@@ -346,6 +353,7 @@ impl From<boxoffice_service::Error> for ApiError {
             Error::EventStarted => ApiError::EventStarted,
             Error::SeatsUnavailable(seats) => ApiError::SeatUnavailable(seats),
             Error::HoldLimitExceeded(max) => ApiError::HoldLimitExceeded(max),
+            Error::AreaLimitExceeded(max, booked) => ApiError::LimitExceeded(max, booked),
             Error::HoldNotLive => ApiError::HoldNotLive,
             Error::SoldOut(left) => ApiError::SoldOut(left),
             Error::RateLimited(wait) => ApiError::RateLimited(wait),
@@ -385,6 +393,7 @@ mod tests {
             (ApiError::EventStarted, 400, "event_started"),
             (ApiError::SeatUnavailable(vec![]), 409, "seat_unavailable"),
             (ApiError::HoldLimitExceeded(2), 409, "hold_limit_exceeded"),
+            (ApiError::LimitExceeded(4, 2), 409, "limit_exceeded"),
             (ApiError::HoldNotLive, 409, "hold_not_live"),
             (ApiError::SoldOut(0), 409, "sold_out"),
             (

@@ -5,10 +5,10 @@
 //! when any instance changes them (the live bus carries the word). When kept settings grow
 //! old, one request reads them again while the others go on with the kept ones, and
 //! settings never read are read by one request at a time: thousands of buyers arriving
-//! together make one query, not thousands. A pass is checked by
-//! its signature alone ([`crate::pass`]); one that ended early (its buyer checked out or
-//! released every hold) is remembered here until it would have expired, on every instance
-//! the bus reaches.
+//! together make one query, not thousands. A pass is checked here by its signature alone
+//! ([`crate::pass`]); whether it ended early (its buyer checked out or released every hold)
+//! is the hold store's to say, in the claim itself (`HoldRequest::pass`), so every instance
+//! refuses an ended pass, after a restart too.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -18,9 +18,7 @@ use boxoffice_core::event::QueueSettings;
 use boxoffice_core::ids::EventId;
 use boxoffice_store::pg::events;
 use boxoffice_store::StoreError;
-use chrono::{DateTime, Utc};
 use sqlx::PgPool;
-use uuid::Uuid;
 
 use crate::pass::Passes;
 use crate::Secret;
@@ -38,7 +36,6 @@ pub struct Admission {
     settings: Mutex<HashMap<EventId, Kept>>,
     /// Held while reading settings no request has kept yet.
     first_read: tokio::sync::Mutex<()>,
-    ended: Mutex<HashMap<Uuid, DateTime<Utc>>>,
 }
 
 struct Kept {
@@ -62,7 +59,6 @@ impl Admission {
             passes: Passes::new(jwt_secret),
             settings: Mutex::default(),
             first_read: tokio::sync::Mutex::const_new(()),
-            ended: Mutex::default(),
         }
     }
 
@@ -138,24 +134,7 @@ impl Admission {
         self.lock_settings().clear();
     }
 
-    /// Remembers that the pass of `ticket`, valid until `until`, has ended.
-    pub fn ended(&self, ticket: Uuid, until: DateTime<Utc>) {
-        let now = Utc::now();
-        let mut ended = self.lock_ended();
-        ended.retain(|_, until| *until > now);
-        ended.insert(ticket, until);
-    }
-
-    /// Whether the pass of `ticket` ended early.
-    pub fn has_ended(&self, ticket: Uuid) -> bool {
-        self.lock_ended().contains_key(&ticket)
-    }
-
     fn lock_settings(&self) -> std::sync::MutexGuard<'_, HashMap<EventId, Kept>> {
         self.settings.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn lock_ended(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, DateTime<Utc>>> {
-        self.ended.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

@@ -167,6 +167,7 @@ pub async fn hold_best_available(
     state: &Services,
     event: EventId,
     user: &UserId,
+    pass: Option<crate::queue::HoldPass>,
     quantity: u32,
     ticket_type: Option<&str>,
 ) -> Result<BestHold, Error> {
@@ -199,7 +200,7 @@ pub async fn hold_best_available(
     for _ in 0..MAX_CHOICES {
         let choice = choose(state, event, &turn, &request).await?;
         let map = &choice.map;
-        match holds::acquire(state, event, user, map, &choice.basket).await? {
+        match holds::acquire(state, event, user, pass, map, &choice.basket).await? {
             outcome @ AcquireOutcome::Held(_) => {
                 let hold = holds::settle(state, event, map, outcome).await?;
                 let adjacent = choice.adjacent;

@@ -19,6 +19,8 @@ pub struct PlacesWanted<'a> {
     pub quantity: u32,
     /// The client's idempotency key, if it sent one: a repeat gets the first answer.
     pub idempotency_key: Option<&'a str>,
+    /// The waiting-room pass it is asked under, while the event's queue is on.
+    pub pass: Option<crate::queue::HoldPass>,
 }
 
 /// Books places for `user`. With the sale-day gate on, the places are first taken from the
@@ -51,6 +53,7 @@ pub async fn create_booking(
         area: wanted.area,
         quantity: wanted.quantity,
         idempotency_key: wanted.idempotency_key,
+        pass: wanted.pass.map(|p| p.ticket),
     };
     let outcome = bookings::book(&state.pool, &request).await;
     // Places the gate let through come back to it unless they were really booked now.
@@ -93,6 +96,8 @@ fn answer(outcome: BookingOutcome) -> Result<Booking, Error> {
             "quantity",
             &format!("at most {max} places per booking in this area"),
         )),
+        BookingOutcome::UserLimit { max, booked } => Err(Error::AreaLimitExceeded(max, booked)),
+        BookingOutcome::PassEnded => Err(crate::queue::pass_ended()),
         BookingOutcome::KeyReused => Err(Error::invalid(
             "Idempotency-Key",
             "this key was used before for a different request",

@@ -50,6 +50,10 @@ pub enum Error {
     /// The user's live held seats plus these would exceed the event's limit.
     #[error("at most {0} seats may be held at once in this event")]
     HoldLimitExceeded(u32),
+    /// The buyer's bookings of a general-admission area would pass its `max_per_user`
+    /// (the cap, and what they have booked already).
+    #[error("at most {0} places per buyer in this area, and {1} are booked already")]
+    AreaLimitExceeded(u32, u32),
     /// The token does not, or no longer, own its seats.
     #[error("this hold has expired, was released or was already used")]
     HoldNotLive,

@@ -27,7 +27,7 @@ use boxoffice_core::hold::{
     validate_basket, AcquireOutcome, ClaimedSeat, ExtendOutcome, Hold, PricedSeat, ReleaseOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
-use boxoffice_store::hold_store::HoldRequest;
+use boxoffice_store::hold_store::{HoldPass, HoldRequest};
 use boxoffice_store::pg::events::HoldPolicy;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -132,6 +132,7 @@ pub async fn create_hold(
     state: &Services,
     event: EventId,
     user: &UserId,
+    pass: Option<HoldPass>,
     seats: &[String],
 ) -> Result<LabelledHold, Error> {
     count_hold(state, event, user).await?;
@@ -160,7 +161,7 @@ pub async fn create_hold(
     let mut reloads = 0;
     let asked = taken.epoch(event);
     let outcome = loop {
-        let outcome = acquire(state, event, user, &map, &basket).await?;
+        let outcome = acquire(state, event, user, pass, &map, &basket).await?;
         match &outcome {
             AcquireOutcome::Unavailable(seats) => taken.confirmed(event, seats, asked),
             AcquireOutcome::Held(hold) => taken.confirmed(event, &hold_seats(hold), asked),
@@ -234,6 +235,7 @@ pub(super) async fn acquire(
     state: &Services,
     event: EventId,
     user: &UserId,
+    pass: Option<HoldPass>,
     map: &RenderedSeatMap,
     basket: &[String],
 ) -> Result<AcquireOutcome, Error> {
@@ -249,6 +251,7 @@ pub(super) async fn acquire(
             ttl_seconds: policy.hold_ttl_seconds,
             max_seats_per_user: policy.max_seats_per_user,
             holds_per_minute: state.rate_limits.holds.per_minute(),
+            pass,
         })
         .await?)
 }
@@ -270,6 +273,7 @@ pub(super) async fn settle(
         }
         AcquireOutcome::Unavailable(ids) => Err(Error::SeatsUnavailable(seat_refs(map, ids))),
         AcquireOutcome::EventStarted => Err(Error::EventStarted),
+        AcquireOutcome::PassEnded => Err(crate::queue::pass_ended()),
         AcquireOutcome::LimitExceeded => {
             Err(Error::HoldLimitExceeded(map.policy.max_seats_per_user))
         }
@@ -355,10 +359,12 @@ pub async fn release_hold(
     event_policy(state, event).await?;
     let token = token.ok_or(Error::HoldNotFound)?;
     match state.holds.release(event, token, user).await? {
-        ReleaseOutcome::Released(seats) => {
+        ReleaseOutcome::Released { seats, pass_ended } => {
             let change = Change::now(seats.iter().map(String::as_str), SeatStatus::Available);
             state.live.publish(event, change).await;
-            crate::queue::released(state, event, user).await;
+            if pass_ended {
+                crate::queue::done(state, event, user).await;
+            }
             Ok(())
         }
         ReleaseOutcome::NotLive => Err(Error::HoldNotFound),

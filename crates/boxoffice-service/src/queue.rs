@@ -16,6 +16,7 @@ use crate::live::Change;
 use crate::pass::Refused;
 use crate::Error;
 use crate::Services;
+pub use boxoffice_store::hold_store::HoldPass;
 
 /// A waiting ticket not polled for this long is dropped when its turn comes.
 pub const DROP_AFTER: Duration = Duration::from_secs(60);
@@ -111,17 +112,19 @@ pub async fn poll(
     Ok(standing(state, event, user, &queue, place)?.1)
 }
 
-/// Lets a hold or booking of `event` by `user` through if the event's waiting room is off,
-/// or `pass` (the `Boxoffice-Pass` header) is a pass of this buyer for this event that has
-/// neither expired nor ended; refuses it with [`Error::QueueRequired`] otherwise.
+/// Lets a hold or booking of `event` by `user` through if the event's waiting room is off
+/// (`None`), or `pass` (the `Boxoffice-Pass` header) is a pass of this buyer for this
+/// event that has not expired (the pass, which the hold or booking takes to its store:
+/// whether it ended early is the store's to say, in the same call that claims); refuses it
+/// with [`Error::QueueRequired`] otherwise.
 pub async fn admit(
     state: &Services,
     event: EventId,
     user: &UserId,
     pass: Option<&str>,
-) -> Result<(), Error> {
+) -> Result<Option<HoldPass>, Error> {
     if state.admission.queue(&state.pool, event).await?.is_none() {
-        return Ok(());
+        return Ok(None);
     }
     let pass = pass.ok_or(Error::QueueRequired(
         "this event's waiting room is on: join it, and show the pass it gives in Boxoffice-Pass",
@@ -137,13 +140,18 @@ pub async fn admit(
                 Refused::NotYours => "the pass is not for this event and buyer",
             })
         })?;
-    if state.admission.has_ended(pass.ticket) {
-        return Err(Error::QueueRequired(
-            "the pass ended when its buyer checked out or released every hold: join the \
-             waiting room again",
-        ));
-    }
-    Ok(())
+    Ok(Some(HoldPass {
+        ticket: pass.ticket,
+        expires_at: pass.expires_at,
+    }))
+}
+
+/// The refusal of a hold or booking under a pass that has ended.
+pub(crate) fn pass_ended() -> Error {
+    Error::QueueRequired(
+        "the pass ended when its buyer checked out or released every hold: join the waiting \
+         room again",
+    )
 }
 
 /// The event's waiting-room settings changed: every instance reads them again.
@@ -152,42 +160,20 @@ pub async fn settings_changed(state: &Services, event: EventId) {
     state.live.publish(event, Change::Queue).await;
 }
 
-/// `user` checked out in `event`: if the waiting room admitted them, their pass ends now
-/// and its slot goes to the next in line.
+/// `user`'s pass in `event` ended (the hold store ended it, refusing it from now on, when
+/// they checked out or released their last hold): if the event's queue is on, its slot
+/// goes to the next in line. The sale went through whatever happens here, so a failure is
+/// only logged; the slot then frees when the pass would have expired.
 pub async fn done(state: &Services, event: EventId, user: &UserId) {
-    end_pass(state, event, user, false).await;
-}
-
-/// `user` released a hold of `event`: if it was their last, their pass ends as in [`done`].
-pub async fn released(state: &Services, event: EventId, user: &UserId) {
-    end_pass(state, event, user, true).await;
-}
-
-/// Ends `user`'s pass in `event`, if the event's queue is on and (with `unless_holding`)
-/// they hold no seat any more. The sale went through whatever happens here, so a failure
-/// is only logged.
-async fn end_pass(state: &Services, event: EventId, user: &UserId, unless_holding: bool) {
     let ended = async {
         let Some(queue) = state.admission.queue(&state.pool, event).await? else {
             return Ok(());
         };
-        if unless_holding && state.holds.seats_held_by(event, user).await? > 0 {
-            return Ok(());
-        }
-        if let Place::Ended { ticket, at } =
-            state.waiting_room.end(event, user, &rules(&queue)).await?
-        {
-            let until = at + chrono::Duration::seconds(i64::from(queue.session_seconds));
-            state.admission.ended(ticket, until);
-            state
-                .live
-                .publish(event, Change::PassEnded { ticket, until })
-                .await;
-        }
+        state.waiting_room.end(event, user, &rules(&queue)).await?;
         Ok::<_, boxoffice_store::StoreError>(())
     };
     if let Err(error) = ended.await {
-        tracing::warn!(%error, %event, "waiting room: a pass could not be ended early");
+        tracing::warn!(%error, %event, "waiting room: a pass's slot could not be freed early");
     }
 }
 

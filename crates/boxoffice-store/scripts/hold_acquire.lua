@@ -14,7 +14,9 @@
 --                                        (ms), seats with their quotes `s` (JSON)
 -- KEYS[7]    holdrate:{<event>}:<user>   the user's hold rate: when their next request
 --                                        would arrive if they kept to the rate (ms)
--- KEYS[8..]  hold:{<event>}:<seat>       one per seat of the basket, in seat-id order;
+-- KEYS[8]    passend:{<event>}:<ticket>  present once the pass the hold is asked under
+--                                        has ended (without a pass: never written)
+-- KEYS[9..]  hold:{<event>}:<seat>       one per seat of the basket, in seat-id order;
 --                                        a live hold's key holds its token
 -- ARGV[1]    the new token
 -- ARGV[2]    the user id
@@ -25,7 +27,9 @@
 -- ARGV[7]    the user's hold rate: milliseconds of a minute one request uses (60000 /
 --            holds a minute), or 0 for no limit
 -- ARGV[8]    how many holds the user may ask for at once (a minute's worth)
--- ARGV[9..]  per seat of KEYS[8..], two values: its id, then '1' if that layout version
+-- ARGV[9]    the waiting-room ticket of the pass the hold is asked under, or ''
+-- ARGV[10]   when that pass expires (ms), or 0
+-- ARGV[11..] per seat of KEYS[9..], two values: its id, then '1' if that layout version
 --            has it on sale, else '0'
 --
 -- Returns {'held', created ms, expires ms, 1 if the loaded state is due for a refresh
@@ -34,6 +38,11 @@
 --         {'rate', ms}             the user asks for holds faster than the rate; ms until
 --                                  the next ask would be allowed
 --         {'limit'}                the user's live held seats plus these exceed the limit
+--         {'pass'}                 the pass has ended (its buyer checked out or released
+--                                  every hold): in this script, so a checkout that ends it
+--                                  (hold_checkout.lua) comes either before this hold (which
+--                                  is refused) or after it (this hold counted the checked-out
+--                                  seats against the limit)
 --         {'started'}              the event has started
 --         {'stale', version}       the allocations changed since the seats were quoted
 --         {'load'}                 the event's state must first be loaded from Postgres
@@ -74,7 +83,11 @@ if interval > 0 then
   end
 end
 
-local count = #KEYS - 7
+if ARGV[9] ~= '' and redis.call('EXISTS', KEYS[8]) == 1 then
+  return {'pass'}
+end
+
+local count = #KEYS - 8
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 if redis.call('ZCARD', KEYS[5]) + count > tonumber(ARGV[4]) then
   return {'limit'}
@@ -82,10 +95,10 @@ end
 
 local taken = {'taken'}
 for i = 1, count do
-  local seat = ARGV[7 + 2 * i]
-  if ARGV[8 + 2 * i] ~= '1'
+  local seat = ARGV[9 + 2 * i]
+  if ARGV[10 + 2 * i] ~= '1'
       or redis.call('SISMEMBER', KEYS[3], seat) == 1
-      or redis.call('EXISTS', KEYS[7 + i]) == 1 then
+      or redis.call('EXISTS', KEYS[8 + i]) == 1 then
     taken[#taken + 1] = seat
   end
 end
@@ -95,12 +108,15 @@ end
 
 local expires = now + tonumber(ARGV[3])
 for i = 1, count do
-  local seat = ARGV[7 + 2 * i]
-  redis.call('SET', KEYS[7 + i], ARGV[1], 'PXAT', expires)
+  local seat = ARGV[9 + 2 * i]
+  redis.call('SET', KEYS[8 + i], ARGV[1], 'PXAT', expires)
   redis.call('ZADD', KEYS[4], expires, seat)
   redis.call('ZADD', KEYS[5], expires, seat)
 end
 redis.call('HSET', KEYS[6], 'u', ARGV[2], 'c', now, 'x', expires, 's', ARGV[6])
+if ARGV[9] ~= '' then
+  redis.call('HSET', KEYS[6], 'p', ARGV[9], 'pe', ARGV[10])
+end
 redis.call('PEXPIREAT', KEYS[6], expires)
 outlive(KEYS[4], expires)
 outlive(KEYS[5], expires)

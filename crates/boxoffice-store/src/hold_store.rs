@@ -42,6 +42,20 @@ pub struct HoldRequest<'a> {
     /// 0 for no limit. Only a store whose [`HoldStore::limits_hold_rate`] is true applies
     /// it; the server applies it in front of the others.
     pub holds_per_minute: u32,
+    /// The waiting-room pass the hold is asked under, while the event's queue is on. The
+    /// store refuses the hold ([`AcquireOutcome::PassEnded`]) if that pass has ended, in
+    /// the claim itself, and keeps the pass with the hold: its checkout ends the pass, and
+    /// so does its release when it was the buyer's last hold.
+    pub pass: Option<HoldPass>,
+}
+
+/// A waiting-room pass, as the hold store knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HoldPass {
+    /// The waiting-room ticket the pass was issued for.
+    pub ticket: Uuid,
+    /// When the pass stops being valid anyway.
+    pub expires_at: chrono::DateTime<chrono::Utc>,
 }
 
 /// The live holds of an event as an allocation change begins, and what ends the change's
@@ -96,7 +110,10 @@ pub trait HoldStore: Send + Sync + 'static {
     ) -> Result<ExtendOutcome, StoreError>;
 
     /// Frees the seats this token still owns (compare-and-delete): a stale token frees
-    /// nothing, and never a seat someone else now holds.
+    /// nothing, and never a seat someone else now holds. When the hold was made under a
+    /// waiting-room pass and its buyer has no live hold left in the event, the pass ends,
+    /// atomically with the release (two releases of a buyer's last holds cannot each see
+    /// the other's).
     async fn release(
         &self,
         event: EventId,
@@ -105,7 +122,9 @@ pub trait HoldStore: Send + Sync + 'static {
     ) -> Result<ReleaseOutcome, StoreError>;
 
     /// Turns a hold that is live when the checkout begins into an order, with its seats and
-    /// outbox row, in one Postgres transaction. A repeat finds the first order.
+    /// outbox row, in one Postgres transaction. A repeat finds the first order. A hold made
+    /// under a waiting-room pass ends that pass, before any later claim can count without
+    /// its seats.
     async fn checkout(
         &self,
         event: EventId,

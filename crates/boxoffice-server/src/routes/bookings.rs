@@ -57,7 +57,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
         (status = 401, description = "Missing or invalid user token", body = Problem),
         (status = 403, description = "`queue_required`: the event's waiting room is on, and no valid pass of this buyer was shown", body = Problem),
         (status = 404, description = "No such event or area", body = Problem),
-        (status = 409, description = "Sold out: fewer places left than asked", body = Problem),
+        (status = 409, description = "`sold_out`: fewer places left than asked; `limit_exceeded`: the buyer's bookings of the area would pass its `max_per_user`", body = Problem),
         (status = 422, description = "Quantity out of range, or a reused key", body = Problem),
     ))]
 pub async fn create_booking(
@@ -70,11 +70,12 @@ pub async fn create_booking(
 ) -> Result<(StatusCode, axum::Json<BookingView>), ApiError> {
     let event = super::event_id(&id)?;
     let key = idempotency_key(&headers)?;
-    queue::admit(&state, event, &user, pass.as_deref()).await?;
+    let pass = queue::admit(&state, event, &user, pass.as_deref()).await?;
     let wanted = PlacesWanted {
         area: &body.area,
         quantity: body.quantity,
         idempotency_key: key,
+        pass,
     };
     let booking = bookings::create_booking(&state, event, &user, wanted).await?;
     Ok((StatusCode::CREATED, axum::Json(booking_view(booking))))

@@ -43,9 +43,9 @@ pub async fn create_hold(
     Json(body): Json<HoldBody>,
 ) -> Result<(StatusCode, axum::Json<HoldView>), ApiError> {
     let event = super::event_id(&id)?;
-    queue::admit(&state, event, &user, pass.as_deref()).await?;
+    let pass = queue::admit(&state, event, &user, pass.as_deref()).await?;
     let view = match (body.seats, body.best_available) {
-        (Some(seats), None) => holds::create_hold(&state, event, &user, &seats)
+        (Some(seats), None) => holds::create_hold(&state, event, &user, pass, &seats)
             .await?
             .into(),
         (None, Some(ask)) => {
@@ -53,6 +53,7 @@ pub async fn create_hold(
                 &state,
                 event,
                 &user,
+                pass,
                 ask.quantity,
                 ask.ticket_type.as_deref(),
             )

@@ -137,6 +137,76 @@ async fn mixed_quantities_racing_add_up_to_capacity_and_never_go_below_zero() {
     }
 }
 
+/// One buyer, ten bookings of one place at once, in an area whose `max_per_user` is 4:
+/// four are booked, six answer `limit_exceeded`, and the buyer has exactly four places.
+/// Another buyer still books; cancelling gives the places back to the buyer's share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_buyers_racing_bookings_stop_at_the_areas_max_per_user() {
+    let app = spawn_race_app().await;
+    let venue = app.create_venue().await;
+    let mut spec = crate::helpers::gala(&venue);
+    spec["ga_areas"][0]["max_per_user"] = json!(4);
+    let (status, created) = app.post_events(&spec).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let event = created["id"].as_str().unwrap().to_owned();
+    let (_, view) = app.get(&format!("/v1/events/{event}")).await;
+    assert_eq!(view["ga_areas"][0]["max_per_user"], 4, "{view}");
+    let alice = app.buyer("alice");
+    let answers = race(
+        (0..10)
+            .map(|_| booking_request(&app, &event, &alice, 1, None))
+            .collect(),
+    )
+    .await;
+    assert_eq!(tally(&answers), BTreeMap::from([(201, 4), (409, 6)]));
+    for (status, problem) in answers.iter().filter(|(s, _)| *s == StatusCode::CONFLICT) {
+        assert_eq!(problem["code"], "limit_exceeded", "{status} {problem}");
+    }
+    let booked: i64 = sqlx::query_scalar(
+        "select sum(quantity) from ga_booking where user_id = 'alice' and status = 'confirmed'",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!((booked, left(&app).await), (4, 46));
+
+    let (status, _) = post_bookings(&app, &event, &app.buyer("bob"), 4, None).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let first = answers
+        .iter()
+        .find(|(s, _)| *s == StatusCode::CREATED)
+        .unwrap();
+    let id = first.1["booking_id"].as_str().unwrap();
+    let (status, _) = app
+        .send(
+            Method::POST,
+            &format!("/v1/bookings/{id}/cancel"),
+            &alice,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, booking) = post_bookings(&app, &event, &alice, 1, None).await;
+    assert_eq!(status, StatusCode::CREATED, "{booking}");
+    let (status, problem) = post_bookings(&app, &event, &alice, 1, None).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::CONFLICT, Some("limit_exceeded"))
+    );
+
+    // Unset, the cap is the area's max_per_booking; out of range, it is refused.
+    let event = app.create_event().await;
+    let (_, view) = app.get(&format!("/v1/events/{event}")).await;
+    assert_eq!(view["ga_areas"][0]["max_per_user"], 10, "{view}");
+    for bad in [json!(0), json!(51)] {
+        let mut spec = crate::helpers::gala(&venue);
+        spec["ga_areas"][0]["max_per_user"] = bad.clone();
+        let (status, problem) = app.post_events(&spec).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {problem}");
+        assert_eq!(problem["errors"][0]["field"], "ga_areas[0].max_per_user");
+    }
+}
+
 #[tokio::test]
 async fn a_repeated_idempotency_key_gets_the_first_answer_again() {
     let app = spawn_app().await;
@@ -437,12 +507,14 @@ async fn a_cancelled_booking_gives_its_places_back_to_the_gate() {
     let app = spawn_gated_app().await;
     let event = app.create_event().await;
     let alice = app.buyer("alice");
-    let mut last = Value::Null;
-    for _ in 0..5 {
-        let (status, booking) = post_bookings(&app, &event, &alice, 10, None).await;
+    // Ten places each (every buyer's share of the area): four fans, then Alice.
+    for i in 0..4 {
+        let fan = app.buyer(&format!("fan-{i}"));
+        let (status, _) = post_bookings(&app, &event, &fan, 10, None).await;
         assert_eq!(status, StatusCode::CREATED);
-        last = booking;
     }
+    let (status, last) = post_bookings(&app, &event, &alice, 10, None).await;
+    assert_eq!(status, StatusCode::CREATED);
     let (status, problem) = post_bookings(&app, &event, &app.buyer("bob"), 1, None).await;
     assert_eq!(
         (status, problem["left"].as_u64()),

@@ -23,6 +23,7 @@ mod live;
 mod ops;
 mod orders;
 mod outage;
+mod passes;
 mod queue;
 mod races;
 mod redis_outage;

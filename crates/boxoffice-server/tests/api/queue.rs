@@ -17,7 +17,11 @@ use crate::stores::{test_redis, PrivateRedis, Store};
 
 /// Creates the test event with a waiting room opening `opens_in` from now at `rate` a
 /// minute; returns its id.
-async fn event_with_queue(app: &TestApp, opens_in: chrono::Duration, rate: u32) -> String {
+pub(crate) async fn event_with_queue(
+    app: &TestApp,
+    opens_in: chrono::Duration,
+    rate: u32,
+) -> String {
     let venue = app.create_venue().await;
     let mut spec = gala(&venue);
     spec["queue"] = json!({"enabled": true, "opens_at": Utc::now() + opens_in,
@@ -176,7 +180,7 @@ async fn admitted(app: &TestApp, event: &str, ticket: &str, who: &As) -> String 
 }
 
 /// Joins `who` to the line and waits until they are admitted: their ticket and pass.
-async fn join_and_wait(app: &TestApp, event: &str, who: &As) -> (String, String) {
+pub(crate) async fn join_and_wait(app: &TestApp, event: &str, who: &As) -> (String, String) {
     let (status, joined) = join(app, event, who).await;
     assert_eq!(status, StatusCode::CREATED, "{joined}");
     let ticket = joined["ticket"].as_str().unwrap().to_owned();
@@ -308,7 +312,7 @@ async fn holds_and_bookings_need_the_buyers_own_valid_pass_on_redis() {
     passes_are_required_to_hold_and_book(Store::Redis).await;
 }
 
-async fn hold_with_pass(
+pub(crate) async fn hold_with_pass(
     app: &TestApp,
     event: &str,
     who: &As,

@@ -170,21 +170,8 @@ async fn deliver(state: &Services, hub: &Hub, payload: &str) {
             resync(state, hub, event).await;
         }
         "queue" => state.admission.forget(event),
-        "pass" => match pass_ended(data) {
-            Some((ticket, until)) => state.admission.ended(ticket, until),
-            None => tracing::warn!(payload, "live updates: malformed message ignored"),
-        },
         _ => tracing::warn!(payload, "live updates: unknown kind ignored"),
     }
-}
-
-/// The ticket and expiry of a `pass` message's data, `<ticket> <expiry ms>`.
-fn pass_ended(data: &str) -> Option<(uuid::Uuid, chrono::DateTime<chrono::Utc>)> {
-    let (ticket, until) = data.split_once(' ')?;
-    Some((
-        ticket.parse().ok()?,
-        chrono::DateTime::from_timestamp_millis(until.parse().ok()?)?,
-    ))
 }
 
 /// Sends `event`'s subscribers one snapshot composed now, or, if it cannot be composed,

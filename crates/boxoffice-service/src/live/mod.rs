@@ -71,13 +71,6 @@ pub enum Change {
     Layout,
     /// The event's waiting-room settings changed: every instance reads them again.
     Queue,
-    /// A buyer's waiting-room pass ended early: every instance refuses it from now on.
-    PassEnded {
-        /// The ticket the pass was issued for.
-        ticket: uuid::Uuid,
-        /// When the pass would have expired.
-        until: DateTime<Utc>,
-    },
 }
 
 impl Change {
@@ -138,9 +131,6 @@ impl Change {
             Change::Ga(ga) => vec![head("ga") + &serde_json::to_string(ga).unwrap_or_default()],
             Change::Layout => vec![head("layout") + "{}"],
             Change::Queue => vec![head("queue") + "{}"],
-            Change::PassEnded { ticket, until } => {
-                vec![head("pass") + &format!("{ticket} {}", until.timestamp_millis())]
-            }
         }
     }
 }

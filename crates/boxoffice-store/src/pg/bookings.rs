@@ -45,6 +45,9 @@ pub struct BookingRequest<'a> {
     pub quantity: u32,
     /// The client's idempotency key, if it sent one.
     pub idempotency_key: Option<&'a str>,
+    /// The waiting-room ticket of the pass the booking is asked under, while the event's
+    /// queue is on: refused if that pass has ended.
+    pub pass: Option<Uuid>,
 }
 
 /// What a booking request came to.
@@ -68,6 +71,16 @@ pub enum BookingOutcome {
         /// The area's `max_per_booking`.
         max: u32,
     },
+    /// The buyer's confirmed bookings of the area plus these would pass its
+    /// `max_per_user`; nothing was booked.
+    UserLimit {
+        /// The area's `max_per_user`.
+        max: u32,
+        /// Places the buyer has booked in the area already.
+        booked: u32,
+    },
+    /// The waiting-room pass the booking was asked under has ended.
+    PassEnded,
     /// The idempotency key was used before for this same request: what it came to then
     /// ([`BookingOutcome::Booked`] or [`BookingOutcome::SoldOut`]). Nothing was booked now.
     Replay(Box<BookingOutcome>),
@@ -89,7 +102,10 @@ const REMEMBERED_SOLD_OUT: i16 = 409;
 /// Why it never oversells: the area row is locked (`for update`) before its places are
 /// read, so concurrent bookings of one area take turns and each sees the places the one
 /// before it left; the decrement is relative to the row; and `ga_area_seats_left_check`
-/// refuses a negative count even if a path forgot the lock.
+/// refuses a negative count even if a path forgot the lock. The buyer's places in the area
+/// are counted under the same lock, in a statement of their own (its snapshot taken once
+/// the lock is granted), so two bookings by one buyer take turns and the second sees the
+/// first: `max_per_user` holds however they race.
 pub async fn book(
     pool: &PgPool,
     request: &BookingRequest<'_>,
@@ -196,10 +212,11 @@ async fn take_places(
     tx: &mut PgConnection,
     r: &BookingRequest<'_>,
 ) -> Result<BookingOutcome, StoreError> {
-    type Area = (i32, i32, i64, String, bool);
+    type Area = (i32, i32, i32, i64, String, bool);
     // The lock that makes "read the places left, then write" safe (seed 002).
     let area: Option<Area> = sqlx::query_as(
-        "select a.seats_left, a.max_per_booking, a.price_cents, a.currency, e.starts_at <= now()
+        "select a.seats_left, a.max_per_booking, coalesce(a.max_per_user, a.max_per_booking),
+                a.price_cents, a.currency, e.starts_at <= now()
            from ga_area a join event e on e.event_id = a.event_id
           where a.event_id = $1 and a.code = $2
             for update of a",
@@ -208,7 +225,7 @@ async fn take_places(
     .bind(r.area)
     .fetch_optional(&mut *tx)
     .await?;
-    let Some((left, max_per_booking, price_cents, currency, started)) = area else {
+    let Some((left, max_per_booking, max_per_user, price_cents, currency, started)) = area else {
         let event_exists: bool =
             sqlx::query_scalar("select exists (select 1 from event where event_id = $1)")
                 .bind(r.event.0)
@@ -226,6 +243,33 @@ async fn take_places(
     if r.quantity > max_per_booking as u32 {
         return Ok(BookingOutcome::TooMany {
             max: max_per_booking as u32,
+        });
+    }
+    if let Some(ticket) = r.pass {
+        let ended: bool = sqlx::query_scalar(
+            "select exists (select 1 from pass_ended where event_id = $1 and ticket = $2)",
+        )
+        .bind(r.event.0)
+        .bind(ticket)
+        .fetch_one(&mut *tx)
+        .await?;
+        if ended {
+            return Ok(BookingOutcome::PassEnded);
+        }
+    }
+    let booked: i64 = sqlx::query_scalar(
+        "select coalesce(sum(quantity), 0) from ga_booking
+          where event_id = $1 and area = $2 and user_id = $3 and status = 'confirmed'",
+    )
+    .bind(r.event.0)
+    .bind(r.area)
+    .bind(r.user.as_str())
+    .fetch_one(&mut *tx)
+    .await?;
+    if booked + i64::from(r.quantity) > i64::from(max_per_user) {
+        return Ok(BookingOutcome::UserLimit {
+            max: max_per_user as u32,
+            booked: booked as u32,
         });
     }
     if (left as u32) < r.quantity {

@@ -42,9 +42,16 @@ pub struct Swept {
     pub idempotency: u64,
     /// Delivered outbox rows.
     pub outbox: u64,
+    /// Ended waiting-room passes, a day after they ended (no pass lives longer).
+    pub passes: u64,
 }
 
-/// Deletes idempotency rows and delivered outbox rows older than `retention`, a batch per
+/// How long an ended pass is remembered: the longest a pass can live
+/// (`session_seconds` is at most a day).
+const PASS_ENDED_KEPT: Duration = Duration::from_secs(24 * 3600);
+
+/// Deletes idempotency rows and delivered outbox rows older than `retention`, and passes
+/// ended more than a day ago, a batch per
 /// statement (each its own short transaction) until none is left. Rows another sweep (on
 /// another server) is deleting right now are skipped, not waited for.
 pub async fn sweep(pool: &PgPool, retention: Retention) -> Result<Swept, StoreError> {
@@ -68,6 +75,16 @@ pub async fn sweep(pool: &PgPool, retention: Retention) -> Result<Swept, StoreEr
                                    limit $2
                                      for update skip locked)",
             retention.delivered_outbox,
+        )
+        .await?,
+        passes: delete_in_batches(
+            pool,
+            "delete from pass_ended
+              where (event_id, ticket) in (select event_id, ticket from pass_ended
+                                            where ended_at < now() - make_interval(secs => $1)
+                                            limit $2
+                                              for update skip locked)",
+            PASS_ENDED_KEPT,
         )
         .await?,
     })

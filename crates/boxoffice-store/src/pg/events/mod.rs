@@ -113,10 +113,13 @@ pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Resul
     let a = &event.ga_areas;
     sqlx::query(
         "insert into ga_area (event_id, code, name, capacity, seats_left, price_cents, currency,
-                              max_per_booking, position)
-         select $1, code, name, capacity, capacity, price, currency, max_per_booking, ord - 1
-           from unnest($2::text[], $3::text[], $4::int4[], $5::int8[], $6::text[], $7::int4[])
-                with ordinality as a (code, name, capacity, price, currency, max_per_booking, ord)",
+                              max_per_booking, max_per_user, position)
+         select $1, code, name, capacity, capacity, price, currency, max_per_booking,
+                max_per_user, ord - 1
+           from unnest($2::text[], $3::text[], $4::int4[], $5::int8[], $6::text[], $7::int4[],
+                       $8::int4[])
+                with ordinality as a (code, name, capacity, price, currency, max_per_booking,
+                                      max_per_user, ord)",
     )
     .bind(id.0)
     .bind(a.iter().map(|a| a.code.as_str()).collect::<Vec<_>>())
@@ -129,6 +132,7 @@ pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Resul
             .map(|a| a.max_per_booking as i32)
             .collect::<Vec<_>>(),
     )
+    .bind(a.iter().map(|a| a.max_per_user as i32).collect::<Vec<_>>())
     .execute(&mut *tx)
     .await?;
 
@@ -187,8 +191,9 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         currency,
     })
     .collect();
-    let ga_areas = sqlx::query_as::<_, (String, String, i32, i32, i64, String, i32)>(
-        "select code, name, capacity, seats_left, price_cents, currency, max_per_booking
+    let ga_areas = sqlx::query_as::<_, (String, String, i32, i32, i64, String, i32, i32)>(
+        "select code, name, capacity, seats_left, price_cents, currency, max_per_booking,
+                coalesce(max_per_user, max_per_booking)
            from ga_area where event_id = $1 order by position",
     )
     .bind(id.0)
@@ -196,7 +201,7 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
     .await?
     .into_iter()
     .map(
-        |(code, name, capacity, left, price_cents, currency, max_per_booking)| {
+        |(code, name, capacity, left, price_cents, currency, max_per_booking, max_per_user)| {
             let area = GaArea {
                 code,
                 name,
@@ -204,6 +209,7 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
                 price_cents,
                 currency,
                 max_per_booking: max_per_booking as u32,
+                max_per_user: max_per_user as u32,
             };
             (area, left as u32)
         },

@@ -141,6 +141,7 @@ impl PgHoldStore {
             ttl_seconds: f64::from(r.ttl_seconds),
             seats: r.seats.to_vec(),
             max_seats: i64::from(r.max_seats_per_user),
+            pass: r.pass.map(|p| p.ticket),
         };
         let rows = match self.together.claim(&self.pool, claim).await? {
             Settled::Rows(rows) => rows,
@@ -159,15 +160,16 @@ impl PgHoldStore {
         // `tx::begin_locked`) in an implicit READ COMMITTED transaction with asynchronous
         // commit, and claims the whole basket in one statement, all or nothing. Why that
         // statement is safe, and every rule it keeps, is written once, at
-        // `boxoffice_claim` (migration 0011), which claims batches too.
+        // `boxoffice_claim` (migrations 0011 and 0012), which claims batches too.
         Ok(
-            sqlx::query_as("select * from boxoffice_claim_hold($1, $2, $3, $4, $5, $6)")
+            sqlx::query_as("select * from boxoffice_claim_hold($1, $2, $3, $4, $5, $6, $7)")
                 .bind(r.event.0)
                 .bind(token)
                 .bind(r.user.as_str())
                 .bind(f64::from(r.ttl_seconds))
                 .bind(r.seats)
                 .bind(i64::from(r.max_seats_per_user))
+                .bind(r.pass.map(|p| p.ticket))
                 .fetch_all(&self.pool)
                 .await?,
         )
@@ -210,6 +212,7 @@ impl PgHoldStore {
                 }
             }
             "started" => AcquireOutcome::EventStarted,
+            "pass_ended" => AcquireOutcome::PassEnded,
             "limit" => AcquireOutcome::LimitExceeded,
             _ => AcquireOutcome::Unavailable(rows.into_iter().filter_map(|r| r.seat_id).collect()),
         })

@@ -104,11 +104,11 @@ impl PgHoldStore {
         // against these conditions once that writer commits; a hold that had expired when
         // this statement began matches nothing, so a checkout racing its own expiry can
         // never sell a seat someone else has just taken over.
-        let reserved: Vec<(String, String, i64)> = sqlx::query_as(
+        let reserved: Vec<(String, String, i64, Option<Uuid>)> = sqlx::query_as(
             "update reservation set status = 'R'
               where event_id = $1 and hold_token = $2 and user_id = $3
                 and status = 'H' and expires_at > statement_timestamp()
-             returning seat_id, ticket_type, price_cents",
+             returning seat_id, ticket_type, price_cents, pass_ticket",
         )
         .bind(event.0)
         .bind(token)
@@ -139,9 +139,10 @@ impl PgHoldStore {
             tx.rollback().await?;
             return Ok(CheckoutOutcome::NotLive);
         }
+        let pass = reserved.iter().find_map(|(.., pass)| *pass);
         let mut seats: Vec<ClaimedSeat> = reserved
             .into_iter()
-            .map(|(seat_id, ticket_type, price_cents)| ClaimedSeat {
+            .map(|(seat_id, ticket_type, price_cents, _)| ClaimedSeat {
                 seat_id,
                 ticket_type,
                 price_cents,
@@ -160,6 +161,11 @@ impl PgHoldStore {
             }
             Err(e) => return Err(e),
         };
+        if let Some(ticket) = pass {
+            // In the order's transaction: a claim under this pass sees either this hold
+            // still held (and counts it) or the pass ended (migration 0012).
+            end_pass(&mut tx, event, ticket).await?;
+        }
         tx.commit().await?;
         Ok(CheckoutOutcome::Created(order))
     }
@@ -261,11 +267,11 @@ impl HoldStore for PgHoldStore {
         // A seat taken over after expiry carries the new holder's token and is untouched.
         retry_contention(|| async move {
             let mut conn = self.pool.acquire().await?;
-            let freed: Vec<String> = sqlx::query_scalar(
+            let freed: Vec<(String, Option<Uuid>)> = sqlx::query_as(
                 "delete from reservation
               where event_id = $1 and hold_token = $2 and user_id = $3
                 and status = 'H' and expires_at > now()
-             returning seat_id",
+             returning seat_id, pass_ticket",
             )
             .bind(event.0)
             .bind(token)
@@ -273,7 +279,15 @@ impl HoldStore for PgHoldStore {
             .fetch_all(&mut *conn)
             .await?;
             if !freed.is_empty() {
-                return Ok(ReleaseOutcome::Released(freed));
+                let pass = freed.iter().find_map(|(_, pass)| *pass);
+                let pass_ended = match pass {
+                    Some(ticket) => end_pass_unless_holding(&mut conn, event, user, ticket).await?,
+                    None => false,
+                };
+                return Ok(ReleaseOutcome::Released {
+                    seats: freed.into_iter().map(|(seat, _)| seat).collect(),
+                    pass_ended,
+                });
             }
             let other = Self::held_by_other(&mut conn, event, token, user).await?;
             Ok(if other {
@@ -366,4 +380,45 @@ impl HoldStore for PgHoldStore {
     async fn ping(&self) -> Result<(), StoreError> {
         crate::pg::db::ping(&self.pool).await
     }
+}
+
+/// Ends the waiting-room pass of `ticket` in `event` (a checkout under it). The redis
+/// store records its ended passes here too, where general-admission bookings look.
+pub(crate) async fn end_pass(
+    conn: &mut PgConnection,
+    event: EventId,
+    ticket: Uuid,
+) -> Result<(), StoreError> {
+    sqlx::query("insert into pass_ended (event_id, ticket) values ($1, $2) on conflict do nothing")
+        .bind(event.0)
+        .bind(ticket)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Ends the pass of `ticket` if `user` has no live hold left in `event`; whether it ended
+/// now. Run after the release committed, as a statement of its own: of two releases of a
+/// buyer's last holds, the later one's statement sees both gone.
+async fn end_pass_unless_holding(
+    conn: &mut PgConnection,
+    event: EventId,
+    user: &UserId,
+    ticket: Uuid,
+) -> Result<bool, StoreError> {
+    Ok(sqlx::query_scalar::<_, bool>(
+        "insert into pass_ended (event_id, ticket)
+         select $1, $2
+          where not exists (select 1 from reservation r
+                             where r.event_id = $1 and r.user_id = $3 and r.status = 'H'
+                               and r.expires_at > now())
+         on conflict do nothing
+         returning true",
+    )
+    .bind(event.0)
+    .bind(ticket)
+    .bind(user.as_str())
+    .fetch_optional(conn)
+    .await?
+    .is_some())
 }

@@ -38,7 +38,7 @@ impl RedisHoldStore {
             &self.scripts.checkout,
             event,
             token,
-            &[keys::held(event)],
+            &[keys::held(event), keys::pass_ended(event, hold.pass)],
             &protect,
             &hold.seats,
         )
@@ -56,7 +56,10 @@ impl RedisHoldStore {
             }
         }
         let seats = decode_seats(&decode::<String>(&reply[2])?)?;
-        match self.commit_order(event, token, user, &seats).await {
+        match self
+            .commit_order(event, token, user, &seats, hold.pass)
+            .await
+        {
             Ok(order) => {
                 self.finish_sold(event, token, user, &seats).await;
                 Ok(CheckoutOutcome::Created(order))
@@ -156,10 +159,16 @@ impl RedisHoldStore {
         token: Uuid,
         user: &UserId,
         seats: &[ClaimedSeat],
+        pass: Option<Uuid>,
     ) -> Result<boxoffice_core::hold::Order, StoreError> {
         // Orders keep synchronous commit: success is answered only once the order is durable.
         let mut tx = self.pool.begin().await?;
         let order = orders::insert_order(&mut tx, event, user, token, seats).await?;
+        // Redis ended the pass as the checkout began (holds look there); general-admission
+        // bookings look in Postgres.
+        if let Some(ticket) = pass {
+            crate::pg::holds::end_pass(&mut tx, event, ticket).await?;
+        }
         tx.commit().await?;
         Ok(order)
     }

@@ -7,6 +7,7 @@ use redis::{FromRedisValue, Value};
 use serde::{Deserialize, Serialize};
 
 use crate::StoreError;
+use uuid::Uuid;
 
 /// A seat with its quote, as a hold keeps it in Redis.
 #[derive(Serialize, Deserialize)]
@@ -28,6 +29,8 @@ pub(super) struct StoredHold {
     pub(super) checking_out: bool,
     /// Redis' clock when the hold was read.
     pub(super) now_ms: i64,
+    /// The waiting-room ticket of the pass the hold was made under.
+    pub(super) pass: Option<Uuid>,
 }
 
 pub(super) fn millis(ms: i64) -> Result<DateTime<Utc>, StoreError> {

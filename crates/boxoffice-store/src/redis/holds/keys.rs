@@ -24,6 +24,14 @@ pub fn user(event: EventId, user: &str) -> String {
 pub fn hold_rate(event: EventId, user: &str) -> String {
     format!("holdrate:{{{event}}}:{user}")
 }
+/// Present while the waiting-room pass of `ticket` has ended early; without a pass, a
+/// key of the event's slot that is never written.
+pub fn pass_ended(event: EventId, ticket: Option<Uuid>) -> String {
+    match ticket {
+        Some(ticket) => format!("passend:{{{event}}}:{ticket}"),
+        None => format!("passend:{{{event}}}:-"),
+    }
+}
 /// Sold seats.
 pub fn sold(event: EventId) -> String {
     format!("sold:{{{event}}}")

@@ -128,8 +128,9 @@ impl RedisHoldStore {
             Option<String>,
             Option<i64>,
             i64,
+            Option<String>,
         );
-        let (user, created, expires, seats, checking_out, now_ms): Fields = self
+        let (user, created, expires, seats, checking_out, now_ms, pass): Fields = self
             .scripts
             .read
             .key(keys::hold(event, token))
@@ -144,6 +145,7 @@ impl RedisHoldStore {
                 seats: decode_seats(&seats)?,
                 checking_out: checking_out.is_some(),
                 now_ms,
+                pass: pass.and_then(|p| p.parse().ok()),
             })),
             _ => Ok(None),
         }
@@ -230,7 +232,8 @@ impl HoldStore for RedisHoldStore {
                 .key(keys::held(r.event))
                 .key(keys::user(r.event, r.user.as_str()))
                 .key(keys::hold(r.event, token))
-                .key(keys::hold_rate(r.event, r.user.as_str()));
+                .key(keys::hold_rate(r.event, r.user.as_str()))
+                .key(keys::pass_ended(r.event, r.pass.map(|p| p.ticket)));
             for seat in r.seats {
                 call.key(keys::seat(r.event, seat));
             }
@@ -245,7 +248,9 @@ impl HoldStore for RedisHoldStore {
                 } else {
                     60_000.0 / f64::from(r.holds_per_minute)
                 })
-                .arg(r.holds_per_minute);
+                .arg(r.holds_per_minute)
+                .arg(r.pass.map_or_else(String::new, |p| p.ticket.to_string()))
+                .arg(r.pass.map_or(0, |p| p.expires_at.timestamp_millis()));
             for (seat, quote) in r.seats.iter().zip(r.quotes) {
                 call.arg(seat).arg(if quote.is_some() { "1" } else { "0" });
             }
@@ -288,6 +293,7 @@ impl HoldStore for RedisHoldStore {
                         .map(AcquireOutcome::Unavailable)
                 }
                 "limit" => return Ok(AcquireOutcome::LimitExceeded),
+                "pass" => return Ok(AcquireOutcome::PassEnded),
                 "rate" => {
                     let wait: u64 = decode(&reply[1])?;
                     return Ok(AcquireOutcome::RateLimited(Duration::from_millis(wait)));
@@ -383,20 +389,37 @@ impl HoldStore for RedisHoldStore {
         if hold.user != user.as_str() {
             return Ok(ReleaseOutcome::Forbidden);
         }
-        let head = [keys::held(event), keys::user(event, user.as_str())];
+        let head = [
+            keys::held(event),
+            keys::user(event, user.as_str()),
+            keys::pass_ended(event, hold.pass),
+        ];
         let released: i64 = Self::hold_invocation(
             &self.scripts.release,
             event,
             token,
             &head,
-            &[user.as_str().to_owned()],
+            &[user.as_str().to_owned(), "1".to_owned()],
             &hold.seats,
         )
         .invoke_async(&mut conn)
         .await
         .map_err(redis_error)?;
+        if let (2, Some(ticket)) = (released, hold.pass) {
+            // Where general-admission bookings look for ended passes.
+            let recorded = async {
+                let mut conn = self.pool.acquire().await?;
+                crate::pg::holds::end_pass(&mut conn, event, ticket).await
+            };
+            if let Err(error) = recorded.await {
+                tracing::warn!(%event, %error, "an ended pass was not recorded in postgres");
+            }
+        }
         Ok(match released {
-            1 => ReleaseOutcome::Released(hold.seats.into_iter().map(|s| s.seat_id).collect()),
+            1 | 2 => ReleaseOutcome::Released {
+                seats: hold.seats.into_iter().map(|s| s.seat_id).collect(),
+                pass_ended: released == 2,
+            },
             -1 => ReleaseOutcome::Forbidden,
             _ => ReleaseOutcome::NotLive,
         })

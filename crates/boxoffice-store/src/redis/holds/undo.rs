@@ -32,7 +32,12 @@ impl RedisHoldStore {
         let give_up = tokio::time::Instant::now() + Duration::from_secs(u64::from(r.ttl_seconds));
         tokio::spawn(async move {
             let mut pause = Duration::from_millis(50);
-            let head = [keys::held(event), keys::user(event, &user)];
+            // The buyer was never told of this hold: releasing it ends no pass.
+            let head = [
+                keys::held(event),
+                keys::user(event, &user),
+                keys::pass_ended(event, None),
+            ];
             while tokio::time::Instant::now() < give_up {
                 let released = match redis.connection().await {
                     Ok(mut conn) => {
@@ -41,7 +46,7 @@ impl RedisHoldStore {
                             event,
                             token,
                             &head,
-                            std::slice::from_ref(&user),
+                            &[user.clone(), "0".to_owned()],
                             &seats,
                         )
                         .invoke_async::<i64>(&mut conn)
