@@ -390,9 +390,10 @@ impl EventSpec {
                 format!("{at}.max_per_booking"),
                 "must be between 1 and the area's capacity",
             );
+            // Unset, it is the (checked) max_per_booking.
             let max_per_user = a.max_per_user.unwrap_or(max_per_booking);
             errors.check(
-                (1..=a.capacity.max(1)).contains(&max_per_user),
+                a.max_per_user.is_none() || (1..=a.capacity.max(1)).contains(&max_per_user),
                 format!("{at}.max_per_user"),
                 "must be between 1 and the area's capacity",
             );
