@@ -345,6 +345,7 @@ impl Application {
             auth: Auth::new(&settings.admin_token, &settings.jwt_secret),
             anonymous_sessions: settings.anonymous_sessions,
             encoded: EncodedCache::new(NonZeroUsize::new(SEAT_MAP_CACHE_EVENTS).expect("non-zero")),
+            streams: boxoffice_service::limits::StreamSlots::new(settings.streams_per_address),
         });
         let router = router(
             state.clone(),

@@ -34,6 +34,9 @@ pub mod defaults {
     pub const HOLDS_PER_MINUTE: u32 = 30;
     /// `BOXOFFICE_SWEEP_INTERVAL_SECS`.
     pub const SWEEP_INTERVAL_SECS: u64 = 300;
+    /// `BOXOFFICE_STREAMS_PER_ADDRESS`: a household or an office behind one address has a
+    /// few pages open, not dozens.
+    pub const STREAMS_PER_ADDRESS: u32 = 32;
     /// `BOXOFFICE_STREAM_HEARTBEAT_MS`.
     pub const STREAM_HEARTBEAT_MS: u64 = 15_000;
     /// `BOXOFFICE_KNOWN_TAKEN_MS`.
@@ -154,6 +157,10 @@ pub struct ServeArgs {
     /// Holds one user may ask for a minute (all at once, at most); 0 turns the limit off.
     #[arg(long, env = "BOXOFFICE_HOLDS_PER_MINUTE", default_value_t = defaults::HOLDS_PER_MINUTE)]
     pub holds_per_minute: u32,
+    /// Event streams one client address may have open at once (more answer 429); 0 turns
+    /// the cap off.
+    #[arg(long, env = "BOXOFFICE_STREAMS_PER_ADDRESS", default_value_t = defaults::STREAMS_PER_ADDRESS)]
+    pub streams_per_address: u32,
     /// Proxies (addresses or CIDR blocks, comma-separated) whose `X-Forwarded-For` names
     /// the client; from anyone else the header is ignored.
     #[arg(long, env = "BOXOFFICE_TRUSTED_PROXIES", value_delimiter = ',')]
@@ -231,6 +238,8 @@ pub struct Settings {
     pub sessions_per_minute: u32,
     /// Holds per user a minute (0: no limit).
     pub holds_per_minute: u32,
+    /// Event streams open per client address (0: no cap).
+    pub streams_per_address: u32,
     /// Proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// How long idempotency answers and delivered outbox rows are kept.
@@ -264,6 +273,7 @@ impl Settings {
             connections: defaults::connection_limits(),
             sessions_per_minute: defaults::SESSIONS_PER_MINUTE,
             holds_per_minute: defaults::HOLDS_PER_MINUTE,
+            streams_per_address: defaults::STREAMS_PER_ADDRESS,
             trusted_proxies: Vec::new(),
             retention: Retention::default(),
             sweep_interval: Duration::from_secs(defaults::SWEEP_INTERVAL_SECS),
@@ -324,6 +334,7 @@ impl ServeArgs {
             },
             sessions_per_minute: self.sessions_per_minute,
             holds_per_minute: self.holds_per_minute,
+            streams_per_address: self.streams_per_address,
             trusted_proxies: boxoffice_service::limits::parse_trusted_proxies(
                 &self.trusted_proxies,
             )?,

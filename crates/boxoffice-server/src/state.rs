@@ -3,6 +3,7 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
+use boxoffice_service::limits::StreamSlots;
 use boxoffice_service::Services;
 
 use crate::auth::Auth;
@@ -23,6 +24,8 @@ pub struct Inner {
     pub anonymous_sessions: bool,
     /// Seat maps and layouts compressed once for repeat loads.
     pub encoded: EncodedCache,
+    /// Event streams open per client address.
+    pub streams: StreamSlots,
 }
 
 impl AppState {
@@ -44,6 +47,11 @@ impl AppState {
     /// Seat maps and layouts compressed once for repeat loads.
     pub fn encoded(&self) -> &EncodedCache {
         &self.0.encoded
+    }
+
+    /// Event streams open per client address.
+    pub fn streams(&self) -> &StreamSlots {
+        &self.0.streams
     }
 }
 

@@ -127,6 +127,8 @@ pub struct SeatsSnapshot {
     availability: EventAvailability,
     full: OnceLock<String>,
     statuses: OnceLock<String>,
+    /// Each form as a whole Server-Sent Event, built once for every stream that sends it.
+    events: [OnceLock<bytes::Bytes>; 2],
 }
 
 impl SeatsSnapshot {
@@ -144,6 +146,18 @@ impl SeatsSnapshot {
         }
     }
 
+    /// The snapshot in the form `kind` as a Server-Sent Event named `name`
+    /// (`event: <name>`, `data: <body>`), built once: every stream sending it shares these
+    /// bytes.
+    pub fn event(&self, kind: SnapshotKind, name: &str) -> bytes::Bytes {
+        let slot = match kind {
+            SnapshotKind::Full => &self.events[0],
+            SnapshotKind::Statuses => &self.events[1],
+        };
+        slot.get_or_init(|| sse_event(name, self.body(kind)))
+            .clone()
+    }
+
     /// Composed without the hold store, which was unreachable.
     pub fn holds_unknown(&self) -> bool {
         self.availability.holds_unknown
@@ -157,5 +171,18 @@ pub async fn seats_snapshot(state: &Services, event: EventId) -> Result<SeatsSna
         availability: event_availability(state, event).await?,
         full: OnceLock::new(),
         statuses: OnceLock::new(),
+        events: [OnceLock::new(), OnceLock::new()],
     })
+}
+
+/// One Server-Sent Event: `name` and `data`, which must be one line (compact JSON is).
+pub fn sse_event(name: &str, data: &str) -> bytes::Bytes {
+    debug_assert!(!data.contains('\n'), "an event's data is one line");
+    let mut event = Vec::with_capacity(name.len() + data.len() + 16);
+    event.extend_from_slice(b"event: ");
+    event.extend_from_slice(name.as_bytes());
+    event.extend_from_slice(b"\ndata: ");
+    event.extend_from_slice(data.as_bytes());
+    event.extend_from_slice(b"\n\n");
+    event.into()
 }

@@ -6,9 +6,11 @@
 //! unreachable) each instance counts on its own with `governor`, so a limit never fails
 //! open entirely and never fails a request because Redis is away.
 
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use boxoffice_store::redis::rate_limit::RedisRateLimit;
@@ -191,6 +193,55 @@ pub fn parse_trusted_proxies(entries: &[String]) -> anyhow::Result<Vec<IpNet>> {
                 .map_err(|_| anyhow::anyhow!("not an address or CIDR block: {e:?}"))
         })
         .collect()
+}
+
+/// Event streams open per client address, up to a cap: a client that opens streams and
+/// never reads them holds at most that many.
+pub struct StreamSlots {
+    most: u32,
+    open: Arc<Mutex<HashMap<IpAddr, u32>>>,
+}
+
+/// One open stream's place under [`StreamSlots`]; dropping it gives the place back.
+pub struct StreamSlot {
+    open: Arc<Mutex<HashMap<IpAddr, u32>>>,
+    client: IpAddr,
+}
+
+impl StreamSlots {
+    /// At most `most` streams per address (0: no cap).
+    pub fn new(most: u32) -> Self {
+        Self {
+            most,
+            open: Arc::default(),
+        }
+    }
+
+    /// A place for one more stream from `client`, unless it has `most` open.
+    pub fn take(&self, client: IpAddr) -> Option<StreamSlot> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let count = open.entry(client).or_default();
+        if self.most > 0 && *count >= self.most {
+            return None;
+        }
+        *count += 1;
+        Some(StreamSlot {
+            open: self.open.clone(),
+            client,
+        })
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = open.get_mut(&self.client) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.client);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,16 @@
 //! `GET /v1/events/{id}/stream`: the event's seats as Server-Sent Events, a snapshot first
 //! and then every change as it reaches this instance.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
-use axum::http::header;
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::extract::{ConnectInfo, Path, Query, State};
+use axum::http::{header, HeaderMap};
 use axum::response::IntoResponse;
 use boxoffice_core::ids::EventId;
 use futures::StreamExt;
@@ -17,11 +20,15 @@ use tokio::sync::broadcast::error::RecvError;
 use super::availability::holds_unknown;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
-use boxoffice_service::availability::{seats_snapshot, SnapshotKind};
+use boxoffice_service::availability::{seats_snapshot, sse_event, SeatsSnapshot, SnapshotKind};
+use boxoffice_service::limits::StreamSlot;
 use boxoffice_service::live::{Frame, Subscription};
 
 /// How long a client waits before reconnecting after the stream ends.
 const RECONNECT: Duration = Duration::from_secs(2);
+/// [`RECONNECT`] for the client's `EventSource`, sent after the first snapshot (a block
+/// without data sets the time and dispatches nothing).
+const RETRY: &[u8] = b"retry: 2000\n\n";
 
 /// Which snapshot a stream sends.
 #[derive(Debug, Default, Deserialize)]
@@ -40,6 +47,11 @@ pub struct StreamQuery {
 /// With `?snapshot=statuses` every snapshot is a `statuses` event instead: each seat's
 /// status alone, compactly, in the order of `GET /v1/events/{id}/layout` at its `version`
 /// (a few bytes per seat rather than two hundred, for a client that keeps the layout).
+///
+/// What an open stream costs the server is bounded: its snapshot is the one shared by the
+/// event's streams on this instance (built once, bytes and all), a stream behind by more
+/// than the event's queue of frames starts again from a snapshot, and one client address
+/// may have `BOXOFFICE_STREAMS_PER_ADDRESS` streams open.
 #[utoipa::path(get, path = "/v1/events/{id}/stream", tag = "availability",
     params(
         ("id" = String, Path, description = "Event id"),
@@ -51,9 +63,12 @@ pub struct StreamQuery {
             ("boxoffice-holds" = String, description = "`unavailable` when the snapshot was composed without the hold store"))),
         (status = 404, description = "No such event", body = Problem),
         (status = 422, description = "`snapshot` is neither `full` nor `statuses`", body = Problem),
+        (status = 429, description = "`rate_limited`: this client address has `BOXOFFICE_STREAMS_PER_ADDRESS` streams open; see Retry-After", body = Problem),
     ))]
 pub async fn stream(
     State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
     Path(id): Path<String>,
     query: Result<Query<StreamQuery>, QueryRejection>,
 ) -> Result<impl IntoResponse, ApiError> {
@@ -64,35 +79,57 @@ pub async fn stream(
         Some(Some(kind)) if kind == "statuses" => SnapshotKind::Statuses,
         _ => return Err(ApiError::invalid("snapshot", "must be full or statuses")),
     };
-    // Subscribe before composing the snapshot: a change made in between arrives after it.
-    let subscription = state.live.subscribe(event);
-    let heartbeat = state.live.heartbeat();
-    let snapshot = seats_snapshot(&state, event).await?;
-    let first = Event::default()
-        .event(snapshot_name(kind))
-        .retry(RECONNECT)
-        .data(snapshot.body(kind));
+    let forwarded = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok());
+    let client = state.rate_limits.client_address(peer, forwarded);
+    let slot = state
+        .streams()
+        .take(client)
+        .ok_or(ApiError::RateLimited(RECONNECT))?;
+    let (subscription, snapshot, since) = opened(&state, event).await?;
+    let first = snapshot.event(kind, snapshot_name(kind));
     let holds_unknown_now = snapshot.holds_unknown();
     drop(snapshot);
-    let changes = futures::stream::unfold(
-        Follower {
-            state,
-            event,
-            kind,
-            subscription,
-        },
-        next_event,
-    );
-    let events = futures::stream::once(async { Ok::<_, Infallible>(first) }).chain(changes);
+    let follower = Follower {
+        heartbeat: state.live.heartbeat(),
+        state,
+        event,
+        kind,
+        subscription,
+        since: since.into(),
+        _slot: slot,
+    };
+    let head = futures::stream::iter([Ok::<_, Infallible>(first), Ok(Bytes::from_static(RETRY))]);
+    let body = Body::from_stream(head.chain(futures::stream::unfold(follower, next_chunk)));
     Ok((
         holds_unknown(holds_unknown_now),
         [
+            (header::CONTENT_TYPE, "text/event-stream"),
             (header::CACHE_CONTROL, "no-cache"),
             // Proxies that buffer answers (nginx) pass this one through as it comes.
             (header::HeaderName::from_static("x-accel-buffering"), "no"),
         ],
-        Sse::new(events).keep_alive(KeepAlive::new().interval(heartbeat)),
+        body,
     ))
+}
+
+/// A subscription to `event` and the seats as of its start: the snapshot shared on this
+/// instance and the frames since, or, if there is none to share, one composed now (and
+/// shared from then on).
+async fn opened(
+    state: &AppState,
+    event: EventId,
+) -> Result<(Subscription, Arc<SeatsSnapshot>, Vec<Frame>), boxoffice_service::Error> {
+    // Subscribe before composing: a change made in between arrives after the snapshot.
+    let (subscription, shared) = state.live.subscribe(event);
+    if let Some(shared) = shared {
+        return Ok((subscription, shared.snapshot, shared.since));
+    }
+    let snapshot = Arc::new(seats_snapshot(state, event).await?);
+    state.live.share(&subscription, &snapshot);
+    Ok((subscription, snapshot, Vec::new()))
 }
 
 /// What one subscriber's stream follows.
@@ -101,40 +138,53 @@ struct Follower {
     event: EventId,
     kind: SnapshotKind,
     subscription: Subscription,
+    /// Frames to send before the subscription's own: those after a shared snapshot.
+    since: VecDeque<Frame>,
+    heartbeat: Duration,
+    _slot: StreamSlot,
 }
 
-/// The next event of a subscriber's stream; `None` ends it (the server is shutting down,
-/// or a snapshot it needs cannot be composed: the client reconnects).
-async fn next_event(mut follower: Follower) -> Option<(Result<Event, Infallible>, Follower)> {
-    let kind = follower.kind;
-    let frame = {
-        let Subscription {
-            frames, closing, ..
-        } = &mut follower.subscription;
-        tokio::select! {
-            frame = frames.recv() => frame,
-            _ = closing.wait_for(|closing| *closing) => return None,
+/// The next chunk of a subscriber's stream: an event, or a comment line when it has been
+/// quiet for a heartbeat. `None` ends it (the server is shutting down, or a snapshot it
+/// needs cannot be composed: the client reconnects).
+async fn next_chunk(mut follower: Follower) -> Option<(Result<Bytes, Infallible>, Follower)> {
+    let frame = match follower.since.pop_front() {
+        Some(frame) => Ok(frame),
+        None => {
+            let heartbeat = follower.heartbeat;
+            let Subscription {
+                frames, closing, ..
+            } = &mut follower.subscription;
+            let next = tokio::select! {
+                frame = frames.recv() => Some(frame),
+                _ = closing.wait_for(|closing| *closing) => return None,
+                _ = tokio::time::sleep(heartbeat) => None,
+            };
+            match next {
+                Some(frame) => frame,
+                None => return Some((Ok(Bytes::from_static(b":\n\n")), follower)),
+            }
         }
     };
-    let sse = match frame {
-        Ok(Frame::Seats(data)) => Event::default().event("seats").data(&*data),
-        Ok(Frame::Ga(data)) => Event::default().event("ga").data(&*data),
-        Ok(Frame::Snapshot(snapshot)) => Event::default()
-            .event(snapshot_name(kind))
-            .data(snapshot.body(kind)),
+    let kind = follower.kind;
+    let chunk = match frame {
+        Ok(Frame::Seats(data)) => sse_event("seats", &data),
+        Ok(Frame::Ga(data)) => sse_event("ga", &data),
+        Ok(Frame::Snapshot(snapshot)) => snapshot.event(kind, snapshot_name(kind)),
         Ok(Frame::Resync) | Err(RecvError::Lagged(_)) => {
-            // Boxed: composing a snapshot is rare, and its future is large. Inline, every
-            // idle stream would carry room for it.
-            let snapshot = Box::pin(seats_snapshot(&follower.state, follower.event))
+            // Behind, or frames were missed: start again from a snapshot (shared if one
+            // is). Boxed: rare, and its future is large; inline, every idle stream would
+            // carry room for it.
+            let (subscription, snapshot, since) = Box::pin(opened(&follower.state, follower.event))
                 .await
                 .ok()?;
-            Event::default()
-                .event(snapshot_name(kind))
-                .data(snapshot.body(kind))
+            follower.subscription = subscription;
+            follower.since = since.into();
+            snapshot.event(kind, snapshot_name(kind))
         }
         Err(RecvError::Closed) => return None,
     };
-    Some((Ok(sse), follower))
+    Some((Ok(chunk), follower))
 }
 
 /// The name of the stream event that carries a snapshot of this kind.

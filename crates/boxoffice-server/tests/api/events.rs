@@ -42,7 +42,7 @@ async fn a_created_event_is_listed_and_reads_back_with_types_areas_and_counts() 
     assert_eq!(
         event["ga_areas"],
         json!([{"code": "floor", "name": "Standing floor", "capacity": 50, "left": 50,
-                "price_cents": 3000, "currency": "EUR", "max_per_booking": 10}])
+                "price_cents": 3000, "currency": "EUR", "max_per_booking": 10, "max_per_user": 10}])
     );
     assert_eq!(
         event["counts"],

@@ -1,6 +1,8 @@
 //! Live updates: `GET /v1/events/{id}/stream` sends a snapshot, then every hold, extend,
 //! release, order, cancellation and booking as it commits, on whichever server instance
-//! it happened, read through the typed client's stream.
+//! it happened, read through the typed client's stream. (Some 600 lines: each part of
+//! the stream, its snapshot, its changes, its heartbeat and its limits, with the helpers
+//! they share.)
 
 use std::time::Duration;
 
@@ -505,4 +507,93 @@ async fn a_stream_asked_for_an_unknown_snapshot_is_a_422() {
         (status, problem["code"].as_str()),
         (StatusCode::UNPROCESSABLE_ENTITY, Some("validation_failed"))
     );
+}
+
+/// A stream that opens after others takes the snapshot they share and the changes made
+/// since: its view agrees with the seats as they are, change for change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stream_opened_on_a_shared_snapshot_sees_the_changes_since() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let (first, mut first_events) = subscribe(&app, &event).await;
+    let alice = app.buyer("alice");
+    let (status, hold) = app
+        .post_holds(&event, &alice, &["stalls-B-1", "stalls-B-2"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    let token = hold["hold_token"].as_str().unwrap().to_owned();
+    next_seats(&mut first_events).await;
+    let (status, _) = app.post_holds(&event, &alice, &["stalls-C-1"]).await;
+    assert_eq!(status, StatusCode::CREATED);
+    next_seats(&mut first_events).await;
+    let (status, _) = app
+        .hold_call(Method::DELETE, &event, &token, "", &alice)
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    next_seats(&mut first_events).await;
+
+    // The second stream: the first one's snapshot (nothing held), then the three changes.
+    let (second, mut second_events) = subscribe(&app, &event).await;
+    assert_eq!(second, first, "the snapshot is the one shared");
+    let mut seen: std::collections::BTreeMap<String, SeatStatus> = second
+        .seats
+        .iter()
+        .map(|s| (s.seat.id.clone(), s.status))
+        .collect();
+    for _ in 0..3 {
+        for change in next_seats(&mut second_events).await {
+            seen.insert(change.id, change.status);
+        }
+    }
+    let now: std::collections::BTreeMap<String, SeatStatus> = app
+        .seat_statuses(&event)
+        .await
+        .into_iter()
+        .map(|(id, status)| (id, serde_json::from_value(json!(status)).unwrap()))
+        .collect();
+    assert_eq!(seen, now);
+    assert_eq!(seen["stalls-C-1"], SeatStatus::Held);
+    assert_eq!(seen["stalls-B-1"], SeatStatus::Available);
+}
+
+/// One client address may have `streams_per_address` streams open; the next answers 429
+/// with `Retry-After`, and a closed stream makes room.
+#[tokio::test]
+async fn one_address_may_have_only_so_many_streams_open() {
+    let app = spawn_app_with(|s| s.streams_per_address = 3).await;
+    let event = app.create_event().await;
+    let open = || {
+        app.request(
+            Method::GET,
+            &format!("/v1/events/{event}/stream"),
+            &As::Nobody,
+        )
+        .send()
+    };
+    let mut streams = Vec::new();
+    for _ in 0..3 {
+        let response = open().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        streams.push(response);
+    }
+    let refused = open().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(refused.headers()["retry-after"], "2");
+    let problem: serde_json::Value = refused.json().await.unwrap();
+    assert_eq!(problem["code"], "rate_limited");
+
+    drop(streams.pop());
+    let deadline = tokio::time::Instant::now() + ARRIVES_WITHIN;
+    loop {
+        let response = open().await.unwrap();
+        if response.status() == StatusCode::OK {
+            break;
+        }
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "a closed stream never gave its place back"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

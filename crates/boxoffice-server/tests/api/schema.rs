@@ -21,6 +21,7 @@ const EVENT_SCOPED: &[&str] = &[
     "ga_booking",
     "outbox",
     "idempotency",
+    "pass_ended",
 ];
 
 /// Tables every event reads and none writes in a sale: reference tables, on every shard.

@@ -15,12 +15,19 @@
 //!
 //! When a listener may have missed messages (its connection dropped) or the event's
 //! allocations changed, subscribers are sent a fresh snapshot instead of a delta. A
-//! subscriber that falls too far behind gets one of its own.
+//! subscriber that falls too far behind starts again from a snapshot.
+//!
+//! Snapshots are shared: the hub keeps, per event, the latest snapshot composed on this
+//! instance and the frames sent since ([`RECENT`] at most). A stream that opens (or starts
+//! again) takes that snapshot and those frames rather than composing one of its own, so a
+//! thousand streams opening on a large event cost one snapshot in memory and one read of
+//! the stores, not a thousand. (Replaying the frames since is exact: each frame carries the
+//! seats' states, not a difference, and they come in bus order.)
 
 mod bus;
 mod taken;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -38,6 +45,9 @@ pub use taken::{answered, Ask, Asking, Epoch, Taken};
 
 /// Frames queued per event before a slow subscriber is told to take a fresh snapshot.
 const FRAMES_PER_EVENT: usize = 1024;
+/// Frames kept per event to bring a shared snapshot up to date; past them, a stream that
+/// opens composes a snapshot (shared from then on).
+const RECENT: usize = FRAMES_PER_EVENT;
 /// Changes waiting for the bus before new ones are dropped (and counted).
 const PUBLISH_QUEUE: usize = 65_536;
 /// How long a service waits for its change to reach the bus before answering anyway.
@@ -213,13 +223,26 @@ impl Live {
         &self.taken
     }
 
-    /// Subscribes to `event`'s changes from now on.
-    pub fn subscribe(&self, event: EventId) -> Subscription {
-        Subscription {
-            frames: self.hub.subscribe(event),
+    /// Subscribes to `event`'s changes from now on; with the event's latest snapshot on
+    /// this instance and the frames sent since, if they can be had.
+    pub fn subscribe(&self, event: EventId) -> (Subscription, Option<Shared>) {
+        let (frames, from, shared) = self.hub.subscribe(event);
+        let subscription = Subscription {
+            frames,
+            closing: self.closing.subscribe(),
+            from,
             event,
             hub: self.hub.clone(),
-            closing: self.closing.subscribe(),
+        };
+        (subscription, shared)
+    }
+
+    /// Offers `snapshot`, composed after `subscription` began, to the streams that open
+    /// after it.
+    pub fn share(&self, subscription: &Subscription, snapshot: &Arc<SeatsSnapshot>) {
+        if !snapshot.holds_unknown() {
+            self.hub
+                .share(subscription.event, subscription.from, snapshot);
         }
     }
 
@@ -256,12 +279,23 @@ impl Live {
     }
 }
 
+/// A snapshot composed earlier on this instance, and the frames sent since: together,
+/// the event's seats as of the subscription.
+pub struct Shared {
+    /// The snapshot.
+    pub snapshot: Arc<SeatsSnapshot>,
+    /// The frames sent after it, oldest first.
+    pub since: Vec<Frame>,
+}
+
 /// One stream's subscription; dropping it unsubscribes.
 pub struct Subscription {
     /// Frames for this event, in bus order.
     pub frames: broadcast::Receiver<Frame>,
     /// Turns true when the server shuts down.
     pub closing: watch::Receiver<bool>,
+    /// Frames sent to the event's subscribers before this one began.
+    from: u64,
     event: EventId,
     hub: Arc<Hub>,
 }
@@ -275,32 +309,114 @@ impl Drop for Subscription {
 /// One broadcast channel per event with subscribers on this instance.
 #[derive(Default)]
 struct Hub {
-    events: Mutex<HashMap<EventId, broadcast::Sender<Frame>>>,
+    events: Mutex<HashMap<EventId, Channel>>,
+}
+
+/// One event's subscribers, and what a new one can start from.
+struct Channel {
+    sender: broadcast::Sender<Frame>,
+    /// Frames sent so far.
+    sent: u64,
+    /// The latest frames ([`RECENT`] at most), oldest first, by number (1-based).
+    recent: VecDeque<(u64, Frame)>,
+    /// The latest snapshot composed here, and the frames sent before its composer
+    /// subscribed (it may or may not show the frames after; replaying them is exact).
+    snapshot: Option<(u64, Arc<SeatsSnapshot>)>,
+    /// No snapshot from a subscription older than this frame is shared (a `Resync` said
+    /// frames may have been missed before it).
+    trusted_from: u64,
+}
+
+impl Channel {
+    fn new() -> Self {
+        Self {
+            sender: broadcast::channel(FRAMES_PER_EVENT).0,
+            sent: 0,
+            recent: VecDeque::new(),
+            snapshot: None,
+            trusted_from: 0,
+        }
+    }
+
+    /// The shared snapshot and every frame after it, if the frames kept reach back to it.
+    fn shared(&self) -> Option<Shared> {
+        let (from, snapshot) = self.snapshot.as_ref()?;
+        let first_missing = from + 1;
+        if *from < self.sent && self.recent.front().is_none_or(|(n, _)| *n > first_missing) {
+            return None;
+        }
+        Some(Shared {
+            snapshot: snapshot.clone(),
+            since: self
+                .recent
+                .iter()
+                .filter(|(n, _)| *n > *from)
+                .map(|(_, frame)| frame.clone())
+                .collect(),
+        })
+    }
 }
 
 impl Hub {
-    fn subscribe(&self, event: EventId) -> broadcast::Receiver<Frame> {
+    fn subscribe(&self, event: EventId) -> (broadcast::Receiver<Frame>, u64, Option<Shared>) {
         let mut events = self.events.lock().expect("hub lock");
-        events
-            .entry(event)
-            .or_insert_with(|| broadcast::channel(FRAMES_PER_EVENT).0)
-            .subscribe()
+        let channel = events.entry(event).or_insert_with(Channel::new);
+        (channel.sender.subscribe(), channel.sent, channel.shared())
+    }
+
+    /// Keeps `snapshot`, composed after `from` frames were sent, for streams that open
+    /// later, unless a later one is kept already.
+    fn share(&self, event: EventId, from: u64, snapshot: &Arc<SeatsSnapshot>) {
+        let mut events = self.events.lock().expect("hub lock");
+        let Some(channel) = events.get_mut(&event) else {
+            return;
+        };
+        if from >= channel.trusted_from && channel.snapshot.as_ref().is_none_or(|(f, _)| *f < from)
+        {
+            channel.snapshot = Some((from, snapshot.clone()));
+        }
     }
 
     /// Forgets an event's channel once its last subscriber has gone.
     fn unsubscribed(&self, event: EventId) {
         let mut events = self.events.lock().expect("hub lock");
         // The dropping receiver still counts while its `Drop` runs.
-        if events.get(&event).is_some_and(|s| s.receiver_count() <= 1) {
+        if events
+            .get(&event)
+            .is_some_and(|c| c.sender.receiver_count() <= 1)
+        {
             events.remove(&event);
         }
     }
 
     /// Sends `frame` to `event`'s subscribers on this instance, if it has any.
     fn send(&self, event: EventId, frame: Frame) {
-        if let Some(sender) = self.events.lock().expect("hub lock").get(&event) {
-            let _ = sender.send(frame);
+        let mut events = self.events.lock().expect("hub lock");
+        let Some(channel) = events.get_mut(&event) else {
+            return;
+        };
+        channel.sent += 1;
+        let n = channel.sent;
+        match &frame {
+            // Everything before is replaced: the snapshot is the one to share.
+            Frame::Snapshot(snapshot) => {
+                channel.recent.clear();
+                channel.snapshot = Some((n, snapshot.clone()));
+            }
+            // Frames may have been missed: nothing kept can be trusted.
+            Frame::Resync => {
+                channel.recent.clear();
+                channel.snapshot = None;
+                channel.trusted_from = n;
+            }
+            _ => {
+                if channel.recent.len() == RECENT {
+                    channel.recent.pop_front();
+                }
+                channel.recent.push_back((n, frame.clone()));
+            }
         }
+        let _ = channel.sender.send(frame);
     }
 
     /// Events with subscribers on this instance.
@@ -318,7 +434,7 @@ impl Hub {
             .lock()
             .expect("hub lock")
             .values()
-            .map(|s| s.receiver_count())
+            .map(|c| c.sender.receiver_count())
             .sum()
     }
 }
