@@ -142,6 +142,7 @@ where
 #[serde(deny_unknown_fields)]
 pub struct AllocationsRequest {
     /// Entries applied in order; later ones override earlier ones for the same seat.
+    #[schema(min_items = 1)]
     pub allocations: Vec<AllocationEntry>,
 }
 
@@ -336,6 +337,7 @@ pub struct QueueStatus {
 /// Body of `POST /v1/events/{id}/holds`: either seats by id, or best available.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(min_properties = 1)]
 pub struct HoldBody {
     /// Seat ids to hold, all or none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -349,7 +351,9 @@ pub struct HoldBody {
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BestAvailable {
-    /// How many seats.
+    /// How many seats, 1 to the event's `max_seats_per_user` (a whole number; `2.0` is 2).
+    #[serde(deserialize_with = "whole_number")]
+    #[schema(minimum = 1)]
     pub quantity: u32,
     /// Only seats of this ticket type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -422,8 +426,36 @@ pub struct OrderView {
 pub struct BookingBody {
     /// Area code.
     pub area: String,
-    /// Places wanted, 1 to the area's `max_per_booking`.
+    /// Places wanted, 1 to the area's `max_per_booking` (a whole number; `2.0` is 2).
+    #[serde(deserialize_with = "whole_number")]
+    #[schema(minimum = 1)]
     pub quantity: u32,
+}
+
+/// A count given as a JSON number with no fraction, however written: JSON does not tell
+/// `2` from `2.0`, and neither does JSON Schema's `integer`.
+fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    struct Whole;
+    impl serde::de::Visitor<'_> for Whole {
+        type Value = u32;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a whole number from 0 to 4294967295")
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<u32, E> {
+            u32::try_from(v).map_err(|_| E::custom("the number is too large"))
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<u32, E> {
+            u32::try_from(v).map_err(|_| E::custom("the number is out of range"))
+        }
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<u32, E> {
+            if v.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&v) {
+                Ok(v as u32)
+            } else {
+                Err(E::custom("expected a whole number"))
+            }
+        }
+    }
+    d.deserialize_any(Whole)
 }
 
 /// A general-admission booking.

@@ -41,17 +41,20 @@ pub struct EventSpec {
     /// The venue whose seat map this event sells.
     pub venue_id: VenueId,
     /// Display name, 1–200 characters.
+    #[schema(min_length = 1, max_length = 200)]
     pub name: String,
     /// When the event starts; holds and bookings are refused from then on.
     pub starts_at: DateTime<Utc>,
     /// How long a hold lives after it is made or extended (1–3600, default 120).
     #[serde(default = "default_hold_ttl")]
+    #[schema(minimum = 1, maximum = 3600)]
     pub hold_ttl_seconds: u32,
     /// A hold can never be extended past its creation plus this (default 900).
     #[serde(default = "default_max_hold")]
     pub max_hold_seconds: u32,
     /// Live held seats one user may have in this event at once (1–100, default 8).
     #[serde(default = "default_max_seats")]
+    #[schema(minimum = 1, maximum = 100)]
     pub max_seats_per_user: u32,
     /// Section ids ranked best first for best-available; unlisted sections follow in venue order.
     #[serde(default)]
@@ -202,6 +205,7 @@ pub struct AllocationEntry {
 /// `POST /v1/events/{id}/allocations/withdraw`: the seats to take off sale.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(min_properties = 1)]
 pub struct WithdrawSpec {
     /// A section id; with `rows`, only those rows of it.
     pub section: Option<String>,

@@ -43,8 +43,10 @@ pub struct Point {
 #[serde(deny_unknown_fields)]
 pub struct VenueSpec {
     /// Display name, 1–200 characters.
+    #[schema(min_length = 1, max_length = 200)]
     pub name: String,
     /// Sections in the venue's order (best first unless an event ranks them otherwise).
+    #[schema(min_items = 1)]
     pub sections: Vec<SectionSpec>,
 }
 
@@ -53,8 +55,10 @@ pub struct VenueSpec {
 #[serde(deny_unknown_fields)]
 pub struct SectionSpec {
     /// `[A-Za-z0-9_]{1,32}`, unique in the venue; the first part of every seat id.
+    #[schema(pattern = "^[A-Za-z0-9_]{1,32}$")]
     pub id: String,
     /// Display name, used in seat labels.
+    #[schema(min_length = 1, max_length = 200)]
     pub name: String,
     /// Where the first seat of the first generated row sits.
     #[serde(default)]
@@ -66,6 +70,7 @@ pub struct SectionSpec {
     #[serde(default = "one")]
     pub row_spacing: f64,
     /// Rows, front first.
+    #[schema(min_items = 1)]
     pub rows: Vec<RowSpec>,
 }
 
@@ -78,6 +83,7 @@ fn one() -> f64 {
 #[serde(deny_unknown_fields)]
 pub struct RowSpec {
     /// `[A-Za-z0-9_]{1,16}`, unique in the section.
+    #[schema(pattern = "^[A-Za-z0-9_]{1,16}$")]
     pub label: String,
     /// A seat count, or an explicit list of seats with coordinates.
     pub seats: RowSeats,

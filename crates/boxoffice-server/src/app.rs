@@ -104,11 +104,24 @@ fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) 
 
 /// The document with every error answer under the media type the server sends it as,
 /// `application/problem+json` (utoipa files every `body = Problem` under
-/// `application/json`).
+/// `application/json`), and, on every operation that takes a body, the answers the body's
+/// reading gives whatever the operation: 400 (not JSON, or JSON followed by more), 413
+/// (past its size limit) and 415 (not sent as `application/json`).
 fn problems_as_sent(mut doc: OpenApiDoc) -> OpenApiDoc {
-    use utoipa::openapi::RefOr;
+    use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
     const PROBLEM: &str = "#/components/schemas/Problem";
     const JSON: &str = "application/json";
+    let body_problems = [
+        (
+            "400",
+            "Malformed JSON (`malformed_json`), or a request the operation refuses as such",
+        ),
+        (
+            "413",
+            "The body is larger than the server takes (`payload_too_large`)",
+        ),
+        ("415", "The body is not sent as `application/json`"),
+    ];
     for item in doc.paths.paths.values_mut() {
         let operations = [
             &mut item.get,
@@ -121,6 +134,25 @@ fn problems_as_sent(mut doc: OpenApiDoc) -> OpenApiDoc {
             &mut item.trace,
         ];
         for operation in operations.into_iter().flatten() {
+            if operation.request_body.is_some() {
+                for (status, description) in body_problems {
+                    operation
+                        .responses
+                        .responses
+                        .entry(status.to_owned())
+                        .or_insert_with(|| {
+                            let problem = ContentBuilder::new()
+                                .schema(Some(Ref::new(PROBLEM)))
+                                .build();
+                            RefOr::T(
+                                ResponseBuilder::new()
+                                    .description(description)
+                                    .content("application/problem+json", problem)
+                                    .build(),
+                            )
+                        });
+                }
+            }
             for response in operation.responses.responses.values_mut() {
                 let RefOr::T(response) = response else {
                     continue;
