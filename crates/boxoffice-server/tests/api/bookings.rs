@@ -207,6 +207,36 @@ async fn one_buyers_racing_bookings_stop_at_the_areas_max_per_user() {
     }
 }
 
+/// JSON does not tell `2` from `2.0`, nor does the schema's `integer`: both book two
+/// places; a fraction is refused and books nothing.
+#[tokio::test]
+async fn a_quantity_written_as_a_whole_float_counts_and_a_fraction_is_refused() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let path = format!("/v1/events/{event}/bookings");
+    let (status, booking) = app
+        .send(
+            Method::POST,
+            &path,
+            &alice,
+            Some(&json!({"area": "floor", "quantity": 2.0})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{booking}");
+    assert_eq!(booking["quantity"], 2);
+    let (status, problem) = app
+        .send(
+            Method::POST,
+            &path,
+            &alice,
+            Some(&json!({"area": "floor", "quantity": 2.5})),
+        )
+        .await;
+    assert!(status.is_client_error(), "{status} {problem}");
+    assert_eq!(left(&app).await, 48);
+}
+
 #[tokio::test]
 async fn a_repeated_idempotency_key_gets_the_first_answer_again() {
     let app = spawn_app().await;

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# The fault matrix: a flash sale by the load generator while one fault happens, for each
+# fault in turn, on a Postgres and a Redis of the script's own (started here, stopped at
+# the end; the machine's are left alone):
+#
+#   pg-restart    Postgres restarted (pg_ctl restart -m fast)           postgres store
+#   pg-kill       Postgres killed with SIGKILL, then started            postgres store
+#   pg-kill       the same                                              redis store
+#   redis-kill    Redis killed with SIGKILL, started again empty        redis store
+#   server-kill   the server killed with SIGKILL, then started          redis store
+#
+# Each sale must keep its invariants (the load generator's checks: no seat sold twice,
+# every order a buyer was told of present with its seats, no hold past its TTL), answer no
+# 500 (an error is a 503 with Retry-After, or no answer while the server is down), and
+# recover without a restart of anything but what the fault stopped. Beside the sale, a
+# probe holds one seat of an event of its own every 100 ms: the time from its first failed
+# hold to its last is the fault's error window, and its holds that were acknowledged but
+# are gone after the fault are what the fault lost (hold commits are asynchronous on
+# Postgres, and Redis restarted empty has no data at all).
+#
+#   deploy/faults.sh            (builds target/release/boxoffice if missing)
+# FAULTS_DIR (a temporary directory), FAULTS_PG_PORT (5544), FAULTS_REDIS_PORT (7301),
+# FAULTS_PORT (3990).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=$root/target/release/boxoffice
+[[ -x $bin ]] || (cd "$root" && cargo build --release -q --bin boxoffice)
+dir=${FAULTS_DIR:-$(mktemp -d)}
+pg_port=${FAULTS_PG_PORT:-5544}
+redis_port=${FAULTS_REDIS_PORT:-7301}
+port=${FAULTS_PORT:-3990}
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+db=postgres://postgres@127.0.0.1:$pg_port/faults
+export BOXOFFICE_ADMIN_TOKEN=faults-admin BOXOFFICE_JWT_SECRET=faults-secret
+server=""
+
+log() { printf '== %s\n' "$*"; }
+as_postgres() { su postgres -s /bin/sh -c "$(printf '%q ' "$@")"; }
+wait_for() { # what, command...
+  local what=$1
+  shift
+  for _ in $(seq 1 150); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.2
+  done
+  echo "gave up waiting for $what (logs in $dir)" >&2
+  return 1
+}
+
+pg_start() {
+  as_postgres "$pg_bin/pg_ctl" -D "$dir/pg" -l "$dir/pg.log" -w \
+    -o "-p $pg_port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+}
+pg_pid() { head -n 1 "$dir/pg/postmaster.pid"; }
+redis_start() {
+  redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no \
+    --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log"
+  wait_for "Redis" redis-cli -p "$redis_port" ping
+}
+serve_start() { # store
+  "$bin" serve --bind 127.0.0.1:"$port" --database-url "$db" --hold-store "$1" \
+    --redis-url "redis://127.0.0.1:$redis_port" --holds-per-minute 0 \
+    --db-pool-size 16 >>"$dir/server.log" 2>&1 &
+  server=$!
+  wait_for "the server" curl -fsS "http://127.0.0.1:$port/healthz"
+}
+serve_stop() {
+  [[ -n $server ]] || return 0
+  kill "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  server=""
+}
+
+cleanup() {
+  serve_stop
+  [[ -f $dir/redis.pid ]] && kill "$(cat "$dir/redis.pid")" 2>/dev/null || true
+  as_postgres "$pg_bin/pg_ctl" -D "$dir/pg" stop -m immediate >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+log "a Postgres of its own on $pg_port, a Redis on $redis_port, in $dir"
+chmod 755 "$dir"
+mkdir -p "$dir/pg" && chown postgres "$dir/pg"
+as_postgres "$pg_bin/initdb" -D "$dir/pg" -U postgres --auth=trust >/dev/null
+pg_start
+psql -h 127.0.0.1 -p "$pg_port" -U postgres -qc 'create database faults'
+redis_start
+"$bin" migrate --database-url "$db" >/dev/null
+
+# Runs one sale with one fault; prints what happened and fails on a broken promise.
+sale_with() { # name store fault-command...
+  local name=$1 store=$2
+  shift 2
+  log "$name on the $store store"
+  serve_start "$store"
+  python3 "$root/deploy/faults_probe.py" "http://127.0.0.1:$port" "$dir/probe-$name-$store.json" &
+  local probe=$!
+  "$bin" bench --url "http://127.0.0.1:$port" --json flash-sale --seats 2000 --buyers 800 \
+    --think 1s --hold-ttl 10 --time-limit 40s >"$dir/sale-$name-$store.json" &
+  local sale=$!
+  sleep 3
+  "$@"
+  local result=0
+  wait "$sale" || result=$?
+  kill -TERM "$probe" 2>/dev/null || true
+  wait "$probe" || true
+  jq -r '.checks[] | "   \(if .passed then "ok  " else "FAIL" end) \(.name)"' "$dir/sale-$name-$store.json"
+  local statuses
+  statuses=$(jq -c '[.operations[] | {(.name): .statuses}] | add' "$dir/sale-$name-$store.json")
+  echo "   answers: $statuses"
+  jq -r '"   error window \(.window_ms) ms (\(.failed) of \(.probes) probe holds failed); holds acknowledged and lost: \(.lost) of \(.acknowledged)"' \
+    "$dir/probe-$name-$store.json"
+  # Recovery: after the fault, a hold and its checkout go through.
+  local after
+  after=$(python3 "$root/deploy/faults_probe.py" "http://127.0.0.1:$port" --once)
+  echo "   after the fault: $after"
+  serve_stop
+  ((result == 0)) || { echo "the sale's checks failed: $name on the $store store" >&2; return 1; }
+  if jq -e '[.operations[].statuses | keys[] | tonumber | select(. >= 500 and . != 503)] | length > 0' \
+    "$dir/sale-$name-$store.json" >/dev/null; then
+    echo "a 5xx other than 503: $name on the $store store" >&2
+    return 1
+  fi
+  [[ $after == ok* ]] || { echo "no recovery: $name on the $store store" >&2; return 1; }
+}
+
+pg_restart() { as_postgres "$pg_bin/pg_ctl" -D "$dir/pg" restart -m fast -w >/dev/null; }
+pg_kill() {
+  kill -9 "$(pg_pid)"
+  sleep 1
+  # The postmaster is gone; its children follow it. Start again once the port is free.
+  for _ in $(seq 50); do pg_start 2>/dev/null && return 0; sleep 0.2; done
+  return 1
+}
+redis_kill() {
+  kill -9 "$(cat "$dir/redis.pid")"
+  sleep 1
+  redis_start
+}
+server_kill() {
+  kill -9 "$server"
+  wait "$server" 2>/dev/null || true
+  sleep 1
+  serve_start redis
+}
+
+sale_with pg-restart postgres pg_restart
+sale_with pg-kill postgres pg_kill
+sale_with pg-kill redis pg_kill
+sale_with redis-kill redis redis_kill
+sale_with server-kill redis server_kill
+log "every fault: invariants kept, no 500, recovered"

@@ -1,0 +1,100 @@
+"""The fault matrix's probe (deploy/faults.sh).
+
+    faults_probe.py URL OUT.json   holds one seat of an event of its own every 100 ms until
+                                   SIGTERM, then writes the error window and the holds that
+                                   were acknowledged but are gone
+    faults_probe.py URL --once     a hold and its checkout on a fresh event: prints "ok ..."
+                                   if both went through
+"""
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import signal
+import sys
+import time
+import urllib.error
+import urllib.request
+
+URL = sys.argv[1]
+ADMIN = os.environ["BOXOFFICE_ADMIN_TOKEN"]
+SECRET = os.environ["BOXOFFICE_JWT_SECRET"].encode()
+
+
+def token(user):
+    b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=")
+    head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    body = b64(json.dumps({"sub": user, "exp": int(time.time()) + 3600}).encode())
+    sig = b64(hmac.new(SECRET, head + b"." + body, hashlib.sha256).digest())
+    return (head + b"." + body + b"." + sig).decode()
+
+
+def call(method, path, body=None, bearer=ADMIN):
+    """(status, parsed body); status 0 when no answer came."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(URL + path, data=data, method=method, headers={
+        "content-type": "application/json", "authorization": "Bearer " + bearer})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, None
+    except (urllib.error.URLError, OSError):
+        return 0, None
+
+
+def event(seats_per_row, rows):
+    _, venue = call("POST", "/v1/venues", {"name": "Probe", "sections": [{
+        "id": "p", "name": "Probe",
+        "rows": [{"label": f"R{r}", "seats": seats_per_row} for r in range(rows)]}]})
+    _, created = call("POST", "/v1/events", {
+        "venue_id": venue["id"], "name": "Probe", "starts_at": "2030-01-01T20:00:00Z",
+        "hold_ttl_seconds": 600, "max_hold_seconds": 900, "max_seats_per_user": 1,
+        "ticket_types": [{"code": "t", "name": "T", "price_cents": 100, "currency": "EUR"}],
+        "allocations": [{"ticket_type": "t", "section": "p"}]})
+    return created["id"], [f"p-R{r}-{n}" for r in range(rows) for n in range(1, seats_per_row + 1)]
+
+
+def once():
+    event_id, seats = event(2, 1)
+    user = token("after-the-fault")
+    status, hold = call("POST", f"/v1/events/{event_id}/holds", {"seats": seats[:1]}, user)
+    if status != 201:
+        return f"failed: hold answered {status}"
+    status, _ = call("POST", f"/v1/events/{event_id}/orders", {"hold_token": hold["hold_token"]}, user)
+    return "ok (hold 201, order 201)" if status == 201 else f"failed: checkout answered {status}"
+
+
+def probe(out):
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    event_id, seats = event(50, 40)
+    acknowledged, failures, probes = [], [], 0
+    for i, seat in enumerate(seats):
+        if stop:
+            break
+        started = time.monotonic()
+        user = f"probe-{i}"
+        status, hold = call("POST", f"/v1/events/{event_id}/holds", {"seats": [seat]}, token(user))
+        probes += 1
+        if status == 201:
+            acknowledged.append((user, hold["hold_token"]))
+        else:
+            failures.append(started)
+        time.sleep(max(0.0, 0.1 - (time.monotonic() - started)))
+    lost = 0
+    for user, hold_token in acknowledged:
+        status, _ = call("GET", f"/v1/events/{event_id}/holds/{hold_token}", None, token(user))
+        lost += status == 404
+    window = round((failures[-1] - failures[0]) * 1000 + 100) if failures else 0
+    with open(out, "w") as f:
+        json.dump({"probes": probes, "failed": len(failures), "window_ms": window,
+                   "acknowledged": len(acknowledged), "lost": lost}, f)
+
+
+if sys.argv[2] == "--once":
+    print(once())
+else:
+    probe(sys.argv[2])
