@@ -2,7 +2,8 @@
 # 400 clients open the event stream of a 20,000-seat event and never read it, while
 # holds come and go; prints the server's resident memory before and after, and whether
 # a stream that does read still follows the sale.
-#   bench/slow_streams.sh [streams]      (builds target/release/boxoffice first)
+#   bench/slow_streams.sh [streams] [gzip|identity]   (builds target/release/boxoffice first)
+# The silent clients ask for gzip as browsers do, unless told `identity`.
 # BOXOFFICE_BIN runs another binary (an older build, to compare).
 # The server runs with the per-address cap off (--streams-per-address 0), as if the
 # readers came from many addresses; with the cap (32 by default) one address holds 32.
@@ -22,10 +23,11 @@ cleanup() {
 }
 trap cleanup EXIT
 for _ in $(seq 100); do curl -sf http://127.0.0.1:$port/healthz >/dev/null && break; sleep 0.1; done
-python3 - "$port" "$server" "$streams" <<'PY'
+python3 - "$port" "$server" "$streams" "${2:-gzip}" <<'PY'
 import base64, hashlib, hmac, json, socket, sys, threading, time, urllib.request
 
 port, pid, streams = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+accept = "Accept-Encoding: gzip\r\n" if sys.argv[4] == "gzip" else ""
 base = f"http://127.0.0.1:{port}"
 
 def call(method, path, body=None, token="admin"):
@@ -43,6 +45,14 @@ def token(user):
     sig = b64(hmac.new(b"sec", head + b"." + body, hashlib.sha256).digest())
     return (head + b"." + body + b"." + sig).decode()
 
+def tcp_mb():
+    """Memory the kernel holds in TCP buffers, machine-wide (sockstat counts 4 KB pages)."""
+    with open("/proc/net/sockstat") as f:
+        for line in f:
+            if line.startswith("TCP:"):
+                fields = line.split()
+                return int(fields[fields.index("mem") + 1]) * 4 / 1024
+
 def rss_mb():
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -59,7 +69,7 @@ event = call("POST", "/v1/events", {
     "allocations": [{"ticket_type": "std", "section": f"s{i}"} for i in range(20)]})["id"]
 call("GET", f"/v1/events/{event}/seats")  # warm the seat map cache
 time.sleep(1)
-before = rss_mb()
+before, tcp_before = rss_mb(), tcp_mb()
 
 # Holds come and go while the streams open.
 stop = threading.Event()
@@ -82,13 +92,13 @@ silent = []
 for _ in range(streams):
     s = socket.create_connection(("127.0.0.1", port))
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    s.sendall(f"GET /v1/events/{event}/stream HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    s.sendall(f"GET /v1/events/{event}/stream HTTP/1.1\r\nHost: x\r\n{accept}\r\n".encode())
     silent.append(s)
 time.sleep(5)
 stop.set()
 churner.join()
 time.sleep(2)
-after = rss_mb()
+after, tcp_after = rss_mb(), tcp_mb()
 
 # A stream that reads still follows the sale.
 reader = socket.create_connection(("127.0.0.1", port))
@@ -100,9 +110,11 @@ while b"retry: 2000" not in seen:  # sent right after the snapshot
 hold = call("POST", f"/v1/events/{event}/holds", {"seats": ["s0-R0-1"]}, token("last"))
 while b"event: seats" not in seen:
     seen += reader.recv(1 << 16)
-print(f"{streams} streams that never read, on a 20,000-seat event while {churned[0]} holds "
-      "were made and released:")
+print(f"{streams} streams ({sys.argv[4]}) that never read, on a 20,000-seat event while "
+      f"{churned[0]} holds were made and released:")
 print(f"  server RSS {before:.0f} MB before, {after:.0f} MB with them open "
       f"(+{after - before:.0f} MB, {(after - before) * 1024 / streams:.0f} KB a stream)")
+print(f"  kernel TCP buffers {tcp_before:.0f} MB before, {tcp_after:.0f} MB with them open "
+      f"(+{tcp_after - tcp_before:.0f} MB)")
 print("  a stream that reads got its snapshot and the next hold: ok")
 PY

@@ -129,6 +129,8 @@ pub struct SeatsSnapshot {
     statuses: OnceLock<String>,
     /// Each form as a whole Server-Sent Event, built once for every stream that sends it.
     events: [OnceLock<bytes::Bytes>; 2],
+    /// Each event compressed, once for every gzip stream that sends it.
+    deflated: [OnceLock<crate::gzip::Deflated>; 2],
 }
 
 impl SeatsSnapshot {
@@ -158,6 +160,16 @@ impl SeatsSnapshot {
             .clone()
     }
 
+    /// [`SeatsSnapshot::event`], compressed once for every gzip stream that sends it.
+    pub fn event_deflated(&self, kind: SnapshotKind, name: &str) -> crate::gzip::Deflated {
+        let slot = match kind {
+            SnapshotKind::Full => &self.deflated[0],
+            SnapshotKind::Statuses => &self.deflated[1],
+        };
+        slot.get_or_init(|| crate::gzip::Deflated::new(&self.event(kind, name)))
+            .clone()
+    }
+
     /// Composed without the hold store, which was unreachable.
     pub fn holds_unknown(&self) -> bool {
         self.availability.holds_unknown
@@ -172,6 +184,7 @@ pub async fn seats_snapshot(state: &Services, event: EventId) -> Result<SeatsSna
         full: OnceLock::new(),
         statuses: OnceLock::new(),
         events: [OnceLock::new(), OnceLock::new()],
+        deflated: [OnceLock::new(), OnceLock::new()],
     })
 }
 

@@ -38,6 +38,7 @@ pub mod best_available;
 pub mod bookings;
 pub mod error;
 pub mod events;
+pub mod gzip;
 pub mod holds;
 pub mod limits;
 pub mod live;

@@ -21,6 +21,7 @@ use super::availability::holds_unknown;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
 use boxoffice_service::availability::{seats_snapshot, sse_event, SeatsSnapshot, SnapshotKind};
+use boxoffice_service::gzip::GzipStream;
 use boxoffice_service::limits::StreamSlot;
 use boxoffice_service::live::{Frame, Subscription};
 
@@ -89,30 +90,61 @@ pub async fn stream(
         .take(client)
         .ok_or(ApiError::RateLimited(RECONNECT))?;
     let (subscription, snapshot, since) = opened(&state, event).await?;
-    let first = snapshot.event(kind, snapshot_name(kind));
     let holds_unknown_now = snapshot.holds_unknown();
-    drop(snapshot);
-    let follower = Follower {
+    let mut follower = Follower {
         heartbeat: state.live.heartbeat(),
         state,
         event,
         kind,
         subscription,
         since: since.into(),
+        gzip: accepts_gzip(&headers).then(GzipStream::default),
+        ended: false,
         _slot: slot,
     };
-    let head = futures::stream::iter([Ok::<_, Infallible>(first), Ok(Bytes::from_static(RETRY))]);
-    let body = Body::from_stream(head.chain(futures::stream::unfold(follower, next_chunk)));
+    let mut head = Vec::with_capacity(3);
+    if follower.gzip.is_some() {
+        head.push(Ok::<_, Infallible>(GzipStream::header()));
+    }
+    head.push(Ok(follower.snapshot(&snapshot)));
+    head.push(Ok(follower.piece(RETRY)));
+    drop(snapshot);
+    let encoding = match follower.gzip {
+        Some(_) => "gzip",
+        None => "identity",
+    };
+    let body = futures::stream::iter(head).chain(futures::stream::unfold(follower, next_chunk));
     Ok((
         holds_unknown(holds_unknown_now),
         [
             (header::CONTENT_TYPE, "text/event-stream"),
             (header::CACHE_CONTROL, "no-cache"),
+            (header::CONTENT_ENCODING, encoding),
+            (header::VARY, "accept-encoding"),
             // Proxies that buffer answers (nginx) pass this one through as it comes.
             (header::HeaderName::from_static("x-accel-buffering"), "no"),
         ],
-        body,
+        Body::from_stream(body),
     ))
+}
+
+/// Whether the client takes gzip (`Accept-Encoding`, not at `q=0`).
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|item| {
+            let mut parts = item.split(';');
+            let coding = parts.next().unwrap_or_default().trim();
+            let refused = parts.any(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q == 0.0))
+            });
+            coding.eq_ignore_ascii_case("gzip") && !refused
+        })
 }
 
 /// A subscription to `event` and the seats as of its start: the snapshot shared on this
@@ -141,13 +173,40 @@ struct Follower {
     /// Frames to send before the subscription's own: those after a shared snapshot.
     since: VecDeque<Frame>,
     heartbeat: Duration,
+    /// The stream is gzip: its snapshots go as compressed once for every stream, the rest
+    /// as stored blocks.
+    gzip: Option<GzipStream>,
+    /// The gzip stream's end has been sent.
+    ended: bool,
     _slot: StreamSlot,
+}
+
+impl Follower {
+    /// `data` (an event, a comment line) as the stream's next piece.
+    fn piece(&mut self, data: &[u8]) -> Bytes {
+        match &mut self.gzip {
+            Some(gzip) => gzip.stored(data),
+            None => Bytes::copy_from_slice(data),
+        }
+    }
+
+    /// `snapshot` as the stream's next piece, in the bytes every stream shares.
+    fn snapshot(&mut self, snapshot: &SeatsSnapshot) -> Bytes {
+        let name = snapshot_name(self.kind);
+        match &mut self.gzip {
+            Some(gzip) => gzip.deflated(&snapshot.event_deflated(self.kind, name)),
+            None => snapshot.event(self.kind, name),
+        }
+    }
 }
 
 /// The next chunk of a subscriber's stream: an event, or a comment line when it has been
 /// quiet for a heartbeat. `None` ends it (the server is shutting down, or a snapshot it
 /// needs cannot be composed: the client reconnects).
 async fn next_chunk(mut follower: Follower) -> Option<(Result<Bytes, Infallible>, Follower)> {
+    if follower.ended {
+        return None;
+    }
     let frame = match follower.since.pop_front() {
         Some(frame) => Ok(frame),
         None => {
@@ -156,21 +215,29 @@ async fn next_chunk(mut follower: Follower) -> Option<(Result<Bytes, Infallible>
                 frames, closing, ..
             } = &mut follower.subscription;
             let next = tokio::select! {
-                frame = frames.recv() => Some(frame),
-                _ = closing.wait_for(|closing| *closing) => return None,
-                _ = tokio::time::sleep(heartbeat) => None,
+                frame = frames.recv() => Next::Frame(frame),
+                _ = closing.wait_for(|closing| *closing) => Next::Closing,
+                _ = tokio::time::sleep(heartbeat) => Next::Quiet,
             };
             match next {
-                Some(frame) => frame,
-                None => return Some((Ok(Bytes::from_static(b":\n\n")), follower)),
+                Next::Frame(frame) => frame,
+                Next::Quiet => {
+                    let beat = follower.piece(b":\n\n");
+                    return Some((Ok(beat), follower));
+                }
+                // A gzip stream sends its end first.
+                Next::Closing => {
+                    let end = follower.gzip.as_ref()?.end();
+                    follower.ended = true;
+                    return Some((Ok(end), follower));
+                }
             }
         }
     };
-    let kind = follower.kind;
     let chunk = match frame {
-        Ok(Frame::Seats(data)) => sse_event("seats", &data),
-        Ok(Frame::Ga(data)) => sse_event("ga", &data),
-        Ok(Frame::Snapshot(snapshot)) => snapshot.event(kind, snapshot_name(kind)),
+        Ok(Frame::Seats(data)) => follower.piece(&sse_event("seats", &data)),
+        Ok(Frame::Ga(data)) => follower.piece(&sse_event("ga", &data)),
+        Ok(Frame::Snapshot(snapshot)) => follower.snapshot(&snapshot),
         Ok(Frame::Resync) | Err(RecvError::Lagged(_)) => {
             // Behind, or frames were missed: start again from a snapshot (shared if one
             // is). Boxed: rare, and its future is large; inline, every idle stream would
@@ -180,11 +247,18 @@ async fn next_chunk(mut follower: Follower) -> Option<(Result<Bytes, Infallible>
                 .ok()?;
             follower.subscription = subscription;
             follower.since = since.into();
-            snapshot.event(kind, snapshot_name(kind))
+            follower.snapshot(&snapshot)
         }
         Err(RecvError::Closed) => return None,
     };
     Some((Ok(chunk), follower))
+}
+
+/// What a quiet wait for the next frame came to.
+enum Next {
+    Frame(Result<Frame, RecvError>),
+    Quiet,
+    Closing,
 }
 
 /// The name of the stream event that carries a snapshot of this kind.

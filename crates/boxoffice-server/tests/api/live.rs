@@ -597,3 +597,50 @@ async fn one_address_may_have_only_so_many_streams_open() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A client that takes gzip gets the stream compressed: the snapshot as compressed once
+/// for every stream, and each change after it as it happens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stream_is_gzip_for_a_client_that_takes_it() {
+    use std::io::Write;
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let response = app
+        .request(
+            Method::GET,
+            &format!("/v1/events/{event}/stream"),
+            &As::Nobody,
+        )
+        .header("accept-encoding", "br;q=0, gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-encoding"], "gzip");
+    let mut body = response.bytes_stream();
+    let mut text = flate2::write::GzDecoder::new(Vec::new());
+    let mut read_until = async |needle: &str, text: &mut flate2::write::GzDecoder<Vec<u8>>| {
+        tokio::time::timeout(ARRIVES_WITHIN, async {
+            while !String::from_utf8_lossy(text.get_ref()).contains(needle) {
+                let chunk = body.next().await.expect("the stream is open").unwrap();
+                text.write_all(&chunk).unwrap();
+                text.flush().unwrap();
+            }
+        })
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "no {needle:?} in {:?}",
+                String::from_utf8_lossy(text.get_ref())
+            )
+        });
+    };
+    read_until("retry: 2000", &mut text).await;
+    let seen = String::from_utf8_lossy(text.get_ref()).into_owned();
+    assert!(seen.starts_with("event: snapshot\ndata: {"), "{seen:.80}");
+    let (status, _) = app
+        .post_holds(&event, &app.buyer("alice"), &["stalls-B-1"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    read_until("event: seats", &mut text).await;
+    assert!(String::from_utf8_lossy(text.get_ref()).contains("\"stalls-B-1\""));
+}
