@@ -48,8 +48,8 @@ wait_for() { # what, command...
 }
 
 pg_start() {
-  as_postgres "$pg_bin/pg_ctl" -D "$dir/pg" -l "$dir/pg.log" -w \
-    -o "-p $pg_port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+  as_postgres "$pg_bin/pg_ctl" -D "$dir/pg" -l "$dir/pgrun/pg.log" -w \
+    -o "-p $pg_port -k $dir/pgrun -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
 }
 pg_pid() { head -n 1 "$dir/pg/postmaster.pid"; }
 redis_start() {
@@ -80,7 +80,7 @@ trap cleanup EXIT
 
 log "a Postgres of its own on $pg_port, a Redis on $redis_port, in $dir"
 chmod 755 "$dir"
-mkdir -p "$dir/pg" && chown postgres "$dir/pg"
+mkdir -p "$dir/pg" "$dir/pgrun" && chown postgres "$dir/pg" "$dir/pgrun"
 as_postgres "$pg_bin/initdb" -D "$dir/pg" -U postgres --auth=trust >/dev/null
 pg_start
 psql -h 127.0.0.1 -p "$pg_port" -U postgres -qc 'create database faults'
@@ -95,10 +95,11 @@ sale_with() { # name store fault-command...
   serve_start "$store"
   python3 "$root/deploy/faults_probe.py" "http://127.0.0.1:$port" "$dir/probe-$name-$store.json" &
   local probe=$!
-  "$bin" bench --url "http://127.0.0.1:$port" --json flash-sale --seats 2000 --buyers 800 \
-    --think 1s --hold-ttl 10 --time-limit 40s >"$dir/sale-$name-$store.json" &
+  wait_for "the probe" test -e "$dir/probe-$name-$store.json.ready"
+  "$bin" bench --url "http://127.0.0.1:$port" --json flash-sale --seats 6000 --buyers 3000 \
+    --think 2s --hold-ttl 10 --time-limit 60s >"$dir/sale-$name-$store.json" &
   local sale=$!
-  sleep 3
+  sleep 1.5
   "$@"
   local result=0
   wait "$sale" || result=$?

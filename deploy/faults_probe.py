@@ -71,6 +71,7 @@ def probe(out):
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     event_id, seats = event(50, 40)
+    open(out + ".ready", "w").close()
     acknowledged, failures, probes = [], [], 0
     for i, seat in enumerate(seats):
         if stop:
