@@ -197,8 +197,9 @@ pub struct BodyLimits {
 pub fn router(state: AppState, request_timeout: Duration, body_limits: BodyLimits) -> Router {
     let (routes, streams, doc) = api(body_limits.import);
     let doc = Arc::new(doc);
-    // Event streams are never compressed (each event must leave as it is written), and
-    // stay outside the layer altogether: its wrapper would cost every idle stream 6 KB.
+    // Event streams stay outside the compression layer: each event must leave as it is
+    // written (a stream compresses its own way, see routes/stream.rs), and the layer's
+    // wrapper would cost every idle stream 6 KB.
     let compression = compression();
     routes
         .route(

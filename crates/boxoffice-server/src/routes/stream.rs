@@ -109,23 +109,27 @@ pub async fn stream(
     head.push(Ok(follower.snapshot(&snapshot)));
     head.push(Ok(follower.piece(RETRY)));
     drop(snapshot);
-    let encoding = match follower.gzip {
-        Some(_) => "gzip",
-        None => "identity",
-    };
+    let gzip = follower.gzip.is_some();
     let body = futures::stream::iter(head).chain(futures::stream::unfold(follower, next_chunk));
-    Ok((
+    let mut response = (
         holds_unknown(holds_unknown_now),
         [
             (header::CONTENT_TYPE, "text/event-stream"),
             (header::CACHE_CONTROL, "no-cache"),
-            (header::CONTENT_ENCODING, encoding),
             (header::VARY, "accept-encoding"),
             // Proxies that buffer answers (nginx) pass this one through as it comes.
             (header::HeaderName::from_static("x-accel-buffering"), "no"),
         ],
         Body::from_stream(body),
-    ))
+    )
+        .into_response();
+    if gzip {
+        response.headers_mut().insert(
+            header::CONTENT_ENCODING,
+            header::HeaderValue::from_static("gzip"),
+        );
+    }
+    Ok(response)
 }
 
 /// Whether the client takes gzip (`Accept-Encoding`, not at `q=0`).
