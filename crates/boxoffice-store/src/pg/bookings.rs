@@ -245,27 +245,22 @@ async fn take_places(
             max: max_per_booking as u32,
         });
     }
-    if let Some(ticket) = r.pass {
-        let ended: bool = sqlx::query_scalar(
-            "select exists (select 1 from pass_ended where event_id = $1 and ticket = $2)",
-        )
-        .bind(r.event.0)
-        .bind(ticket)
-        .fetch_one(&mut *tx)
-        .await?;
-        if ended {
-            return Ok(BookingOutcome::PassEnded);
-        }
-    }
-    let booked: i64 = sqlx::query_scalar(
-        "select coalesce(sum(quantity), 0) from ga_booking
-          where event_id = $1 and area = $2 and user_id = $3 and status = 'confirmed'",
+    // Under the area's lock, in one statement: the buyer's places booked so far, and
+    // whether the pass the booking came with has ended.
+    let (booked, ended): (i64, bool) = sqlx::query_as(
+        "select (select coalesce(sum(quantity), 0) from ga_booking
+                  where event_id = $1 and area = $2 and user_id = $3 and status = 'confirmed'),
+                exists (select 1 from pass_ended where event_id = $1 and ticket = $4)",
     )
     .bind(r.event.0)
     .bind(r.area)
     .bind(r.user.as_str())
+    .bind(r.pass)
     .fetch_one(&mut *tx)
     .await?;
+    if ended {
+        return Ok(BookingOutcome::PassEnded);
+    }
     if booked + i64::from(r.quantity) > i64::from(max_per_user) {
         return Ok(BookingOutcome::UserLimit {
             max: max_per_user as u32,
