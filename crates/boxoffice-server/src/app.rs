@@ -13,6 +13,7 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
+use boxoffice_service::overload::{Overload, Path, CHECKOUT_PATIENCE};
 use boxoffice_service::seat_map::SeatMapCache;
 use boxoffice_service::{Parts, Services};
 use boxoffice_store::hold_store::HoldStore;
@@ -67,9 +68,14 @@ impl Modify for SecuritySchemes {
 /// compressed.
 ///
 /// The routes that write the catalog (venues, events, allocations), admin only, take bodies
-/// up to `import_bytes`; every other route the server-wide limit.
-fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) {
+/// up to `import_bytes`; every other route the server-wide limit. Holds, bookings and
+/// checkouts pass `overload` first.
+fn api(
+    import_bytes: usize,
+    overload: &Arc<Overload>,
+) -> (Router<AppState>, Router<AppState>, OpenApiDoc) {
     let import = DefaultBodyLimit::max(import_bytes);
+    let limited = |path| middleware::from_fn_with_state((overload.clone(), path), shed);
     let (streams, streams_doc) = OpenApiRouter::new()
         .routes(routes!(stream::stream))
         .split_for_parts();
@@ -83,15 +89,15 @@ fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) 
         .routes(routes!(availability::get_seats))
         .routes(routes!(availability::get_layout))
         .routes(routes!(availability::get_availability))
-        .routes(routes!(holds::create_hold))
+        .routes(routes!(holds::create_hold).layer(limited(Path::Hold)))
         .routes(routes!(holds::get_hold, holds::release_hold))
-        .routes(routes!(holds::extend_hold))
-        .routes(routes!(orders::create_order))
+        .routes(routes!(holds::extend_hold).layer(limited(Path::Hold)))
+        .routes(routes!(orders::create_order).layer(limited(Path::Checkout)))
         .routes(routes!(orders::get_order))
         .routes(routes!(orders::cancel_order))
         .routes(routes!(queue::join_queue))
         .routes(routes!(queue::poll_queue))
-        .routes(routes!(bookings::create_booking))
+        .routes(routes!(bookings::create_booking).layer(limited(Path::Hold)))
         .routes(routes!(bookings::cancel_booking))
         .routes(routes!(sessions::create_session))
         .routes(routes!(page::index))
@@ -105,9 +111,10 @@ fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) 
 
 /// The document with every error answer under the media type the server sends it as,
 /// `application/problem+json` (utoipa files every `body = Problem` under
-/// `application/json`), and, on every operation that takes a body, the answers the body's
+/// `application/json`); on every operation that takes a body, the answers the body's
 /// reading gives whatever the operation: 400 (not JSON, or JSON followed by more), 413
-/// (past its size limit) and 415 (not sent as `application/json`).
+/// (past its size limit) and 415 (not sent as `application/json`); and on every operation,
+/// 503 (the request timed out in the server, or a store or the server's limit said no).
 fn problems_as_sent(mut doc: OpenApiDoc) -> OpenApiDoc {
     use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
     const PROBLEM: &str = "#/components/schemas/Problem";
@@ -135,24 +142,33 @@ fn problems_as_sent(mut doc: OpenApiDoc) -> OpenApiDoc {
             &mut item.trace,
         ];
         for operation in operations.into_iter().flatten() {
-            if operation.request_body.is_some() {
-                for (status, description) in body_problems {
-                    operation
-                        .responses
-                        .responses
-                        .entry(status.to_owned())
-                        .or_insert_with(|| {
-                            let problem = ContentBuilder::new()
-                                .schema(Some(Ref::new(PROBLEM)))
-                                .build();
-                            RefOr::T(
-                                ResponseBuilder::new()
-                                    .description(description)
-                                    .content("application/problem+json", problem)
-                                    .build(),
-                            )
-                        });
-                }
+            // Any request may time out in the server; holds, bookings and checkouts may
+            // meet the adaptive limit.
+            let unavailable = [(
+                "503",
+                "A store is down or too slow, the request timed out in the server, or the server is at its limit (`unavailable`); see Retry-After",
+            )];
+            let body = if operation.request_body.is_some() {
+                &body_problems[..]
+            } else {
+                &[]
+            };
+            for &(status, description) in body.iter().chain(&unavailable) {
+                operation
+                    .responses
+                    .responses
+                    .entry(status.to_owned())
+                    .or_insert_with(|| {
+                        let problem = ContentBuilder::new()
+                            .schema(Some(Ref::new(PROBLEM)))
+                            .build();
+                        RefOr::T(
+                            ResponseBuilder::new()
+                                .description(description)
+                                .content("application/problem+json", problem)
+                                .build(),
+                        )
+                    });
             }
             for response in operation.responses.responses.values_mut() {
                 let RefOr::T(response) = response else {
@@ -175,7 +191,26 @@ fn problems_as_sent(mut doc: OpenApiDoc) -> OpenApiDoc {
 
 /// The OpenAPI 3.1 document of every route.
 pub fn openapi() -> OpenApiDoc {
-    api(0).2
+    api(0, &Overload::new(None)).2
+}
+
+/// Lets a request on `path` through its adaptive limit (a checkout waits a moment for a
+/// place), or answers 503.
+async fn shed(
+    State((overload, path)): State<(Arc<Overload>, Path)>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let entered = match path {
+        Path::Hold => overload.enter(path),
+        Path::Checkout => overload.enter_within(path, CHECKOUT_PATIENCE).await,
+    };
+    let Ok(permit) = entered else {
+        return ApiError::Overloaded.into_response();
+    };
+    let response = next.run(req).await;
+    permit.finish(response.status() == axum::http::StatusCode::SERVICE_UNAVAILABLE);
+    response
 }
 
 /// How answers are compressed for clients that offer zstd, brotli or gzip: at the fastest
@@ -196,7 +231,7 @@ pub struct BodyLimits {
 
 /// The whole HTTP application over `state`.
 pub fn router(state: AppState, request_timeout: Duration, body_limits: BodyLimits) -> Router {
-    let (routes, streams, doc) = api(body_limits.import);
+    let (routes, streams, doc) = api(body_limits.import, &state.overload);
     let doc = Arc::new(doc);
     // Event streams stay outside the compression layer: each event must leave as it is
     // written (a stream compresses its own way, see routes/stream.rs), and the layer's
@@ -228,7 +263,10 @@ pub fn router(state: AppState, request_timeout: Duration, body_limits: BodyLimit
         .layer(DefaultBodyLimit::max(body_limits.ordinary))
         .layer(middleware::from_fn(head_size))
         .layer(middleware::from_fn_with_state(request_timeout, timeout))
-        .layer(TraceLayer::new_for_http())
+        // Failures are logged where they are known (an internal error with its cause, a
+        // store down with its reason), not once more for each 5xx: under overload every
+        // refusal would be a line.
+        .layer(TraceLayer::new_for_http().on_failure(()))
         .with_state(state)
 }
 
@@ -364,6 +402,7 @@ impl Application {
             // Connects on first use: an event without a waiting room never needs Redis.
             waiting_room: boxoffice_store::redis::queue::WaitingRoom::new(&settings.redis)?,
             admission: boxoffice_service::admission::Admission::new(&settings.jwt_secret),
+            overload: boxoffice_service::overload::Overload::new(settings.overload),
             replica: match &settings.replica {
                 Some((config, max_lag)) => {
                     Some(Arc::new(boxoffice_service::replica::Replica::new(

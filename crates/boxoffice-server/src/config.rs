@@ -41,6 +41,11 @@ pub mod defaults {
     pub const STREAM_HEARTBEAT_MS: u64 = 15_000;
     /// `BOXOFFICE_KNOWN_TAKEN_MS`.
     pub const KNOWN_TAKEN_MS: u64 = 2_000;
+    /// `BOXOFFICE_OVERLOAD_TARGET_MS`: 0, no adaptive limit. With one, a flash sale of
+    /// 5,000 buyers at once answers holds in tens of milliseconds instead of seconds, but
+    /// sells 10–30% fewer seats a second on two cores (BENCHMARKS.md, "Overload"): an
+    /// operator who prefers quick refusals turns it on.
+    pub const OVERLOAD_TARGET_MS: u64 = 0;
 
     /// The connection limits with every default.
     pub fn connection_limits() -> crate::serve::ConnectionLimits {
@@ -161,6 +166,15 @@ pub struct ServeArgs {
     /// the cap off.
     #[arg(long, env = "BOXOFFICE_STREAMS_PER_ADDRESS", default_value_t = defaults::STREAMS_PER_ADDRESS)]
     pub streams_per_address: u32,
+    /// Milliseconds within which holds, bookings and checkouts should be answered: the
+    /// adaptive concurrency limits in front of them grow while nine in ten are, shrink when
+    /// they are not, and past them a hold is refused at once (503 with `Retry-After`) and
+    /// a checkout waits up to 2 s for a place. 0 (the default) turns the limits off.
+    #[arg(long, env = "BOXOFFICE_OVERLOAD_TARGET_MS", default_value_t = defaults::OVERLOAD_TARGET_MS)]
+    pub overload_target_ms: u64,
+    /// Fewest holds (or checkouts) in flight the adaptive limits allow.
+    #[arg(long, env = "BOXOFFICE_OVERLOAD_FLOOR", default_value_t = boxoffice_service::overload::OverloadSettings::DEFAULT_FLOOR)]
+    pub overload_floor: usize,
     /// Proxies (addresses or CIDR blocks, comma-separated) whose `X-Forwarded-For` names
     /// the client; from anyone else the header is ignored.
     #[arg(long, env = "BOXOFFICE_TRUSTED_PROXIES", value_delimiter = ',')]
@@ -240,6 +254,9 @@ pub struct Settings {
     pub holds_per_minute: u32,
     /// Event streams open per client address (0: no cap).
     pub streams_per_address: u32,
+    /// The adaptive concurrency limit in front of holds, bookings and checkouts (none:
+    /// every request is served, however many wait).
+    pub overload: Option<boxoffice_service::overload::OverloadSettings>,
     /// Proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// How long idempotency answers and delivered outbox rows are kept.
@@ -274,6 +291,7 @@ impl Settings {
             sessions_per_minute: defaults::SESSIONS_PER_MINUTE,
             holds_per_minute: defaults::HOLDS_PER_MINUTE,
             streams_per_address: defaults::STREAMS_PER_ADDRESS,
+            overload: None,
             trusted_proxies: Vec::new(),
             retention: Retention::default(),
             sweep_interval: Duration::from_secs(defaults::SWEEP_INTERVAL_SECS),
@@ -335,6 +353,14 @@ impl ServeArgs {
             sessions_per_minute: self.sessions_per_minute,
             holds_per_minute: self.holds_per_minute,
             streams_per_address: self.streams_per_address,
+            overload: (self.overload_target_ms > 0).then(|| {
+                boxoffice_service::overload::OverloadSettings {
+                    floor: self.overload_floor,
+                    ..boxoffice_service::overload::OverloadSettings::with_target(
+                        Duration::from_millis(self.overload_target_ms),
+                    )
+                }
+            }),
             trusted_proxies: boxoffice_service::limits::parse_trusted_proxies(
                 &self.trusted_proxies,
             )?,

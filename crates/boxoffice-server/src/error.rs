@@ -83,6 +83,11 @@ pub enum ApiError {
         /// Sent as `Retry-After`.
         retry_after: Duration,
     },
+    /// 503 `unavailable`: more holds, bookings or checkouts in flight than the server
+    /// serves quickly (its adaptive limit); retry after `Retry-After`. Not logged: the
+    /// count is a metric.
+    #[error("the server is serving as many requests as it can quickly; retry in a second")]
+    Overloaded,
     /// 500 `internal`: a bug. The cause is logged, never sent.
     #[error("internal error: {0}")]
     Internal(String),
@@ -171,7 +176,7 @@ impl ApiError {
             | ApiError::SoldOut(_) => StatusCode::CONFLICT,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable { .. } | ApiError::Overloaded => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -197,7 +202,7 @@ impl ApiError {
             ApiError::SoldOut(_) => "sold_out",
             ApiError::RequestTimeout => "request_timeout",
             ApiError::RateLimited(_) => "rate_limited",
-            ApiError::Unavailable { .. } => "unavailable",
+            ApiError::Unavailable { .. } | ApiError::Overloaded => "unavailable",
             ApiError::Internal(_) => "internal",
         }
     }
@@ -222,7 +227,7 @@ impl ApiError {
             ApiError::SoldOut(_) => "Sold out",
             ApiError::RequestTimeout => "Request timeout",
             ApiError::RateLimited(_) => "Too many requests",
-            ApiError::Unavailable { .. } => "Service unavailable",
+            ApiError::Unavailable { .. } | ApiError::Overloaded => "Service unavailable",
             ApiError::Internal(_) => "Internal error",
         }
     }
@@ -283,6 +288,7 @@ impl IntoResponse for ApiError {
             ApiError::Unavailable { retry_after, .. } | ApiError::RateLimited(retry_after) => {
                 Some(retry_after.as_millis().div_ceil(1000).max(1) as u64)
             }
+            ApiError::Overloaded => Some(1),
             _ => None,
         };
         let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
@@ -401,6 +407,7 @@ mod tests {
                 503,
                 "unavailable",
             ),
+            (ApiError::Overloaded, 503, "unavailable"),
             (ApiError::RequestTimeout, 408, "request_timeout"),
             (
                 ApiError::RateLimited(Duration::from_secs(3)),

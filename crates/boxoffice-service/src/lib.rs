@@ -28,6 +28,8 @@
 //!   bookings are checked against.
 //! - [`limits`]: abuse limits (sessions per client address, holds per user), in Redis
 //!   when it is configured.
+//! - [`overload`]: the adaptive concurrency limit in front of holds, bookings and
+//!   checkouts.
 //! - [`replica`]: a streaming replica that reads deciding nothing may go to.
 //! - [`metrics`]: one server's Prometheus recorder.
 //! - [`error`]: [`Error`], why a service could not do what it was asked.
@@ -44,6 +46,7 @@ pub mod limits;
 pub mod live;
 pub mod metrics;
 pub mod orders;
+pub mod overload;
 pub mod pass;
 pub mod queue;
 pub mod replica;
@@ -88,6 +91,8 @@ pub struct Parts {
     pub admission: admission::Admission,
     /// A streaming replica seat maps are read from, if one is configured.
     pub replica: Option<Arc<replica::Replica>>,
+    /// The adaptive concurrency limit in front of holds, bookings and checkouts.
+    pub overload: Arc<overload::Overload>,
 }
 
 impl Services {

@@ -19,7 +19,7 @@ use boxoffice_core::event::QueueSettings;
 use boxoffice_core::ids::EventId;
 use rand::Rng;
 
-use super::{checks, status_of, Layout, Report, Stats, Target};
+use super::{checks, status_of, Layout, Report, Samples, Stats, Target};
 
 /// What to run.
 #[derive(Clone, Copy, Debug)]
@@ -57,6 +57,9 @@ async fn pause() {
     tokio::time::sleep(POLL_EVERY.mul_f64(spread)).await;
 }
 
+/// How long a buyer refused for now waits at least: the server's `Retry-After`.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
 /// Times a buyer asks for a checkout whose answer was lost.
 const CHECKOUT_TRIES: u32 = 5;
 
@@ -73,7 +76,7 @@ async fn admitted(
     event: EventId,
     token: &str,
     deadline: Instant,
-    polls: &mut Stats,
+    polls: &mut Samples,
 ) -> Option<String> {
     while Instant::now() < deadline {
         let sent = Instant::now();
@@ -126,9 +129,9 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
             let (outcome, bar) = (outcome.clone(), bar.clone());
             let mut want: u32 = rand::rng().random_range(1..=4);
             async move {
-                let mut holds = Stats::default();
-                let mut checkouts = Stats::default();
-                let (mut polls, mut waits) = (Stats::default(), Stats::default());
+                let mut holds = Samples::default();
+                let mut checkouts = Samples::default();
+                let (mut polls, mut waits) = (Samples::default(), Samples::default());
                 let mut bought = None;
                 let mut pass = None;
                 while want > 0 && bought.is_none() && Instant::now() < deadline {
@@ -167,7 +170,15 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
                         }
                         // Taken meanwhile: ask again.
                         Err(Error::Problem(p)) if p.code == "seat_unavailable" => continue,
-                        // Limited or unavailable: wait a moment.
+                        // Refused for now (the server's limit, a store down): come back
+                        // after the Retry-After the server sends (1 s), spread over half a
+                        // second so the refused do not all return together.
+                        Err(Error::Problem(p)) if p.status == 429 || p.status == 503 => {
+                            let spread = rand::rng().random_range(1.0..1.5);
+                            tokio::time::sleep(RETRY_AFTER.mul_f64(spread)).await;
+                            continue;
+                        }
+                        // Anything else: wait a moment.
                         Err(_) => {
                             tokio::time::sleep(Duration::from_millis(200)).await;
                             continue;
@@ -187,8 +198,14 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
                         if !answer_lost(status) || tries == CHECKOUT_TRIES {
                             break answer;
                         }
-                        // 0.25, 0.5, 1 and 2 s: past a store's moment of failing fast.
-                        tokio::time::sleep(Duration::from_millis(125 << tries)).await;
+                        // 0.25, 0.5, 1 and 2 s: past a store's moment of failing fast; at
+                        // least the Retry-After of a 503.
+                        let mut pause = Duration::from_millis(125 << tries);
+                        if status == 503 {
+                            pause =
+                                pause.max(RETRY_AFTER.mul_f64(rand::rng().random_range(1.0..3.0)));
+                        }
+                        tokio::time::sleep(pause).await;
                     };
                     if let Ok(ordered) = answer {
                         bought = Some(ordered.order.seats.into_iter().map(|s| s.id).collect());
@@ -196,10 +213,10 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
                 }
                 bar.inc(1);
                 let mut outcome = outcome.lock().unwrap_or_else(|p| p.into_inner());
-                outcome.holds.merge(&holds);
-                outcome.checkouts.merge(&checkouts);
-                outcome.polls.merge(&polls);
-                outcome.waits.merge(&waits);
+                outcome.holds.add(&holds);
+                outcome.checkouts.add(&checkouts);
+                outcome.polls.add(&polls);
+                outcome.waits.add(&waits);
                 outcome.orders.extend(bought);
             }
         })

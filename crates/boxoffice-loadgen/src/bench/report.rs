@@ -32,6 +32,13 @@ pub struct OperationReport {
     pub per_second: f64,
     /// Their latency.
     pub latency_ms: Latency,
+    /// The latency of the 2xx answers alone, when not every answer was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub granted_ms: Option<Latency>,
+    /// The latency of the refusals to serve now (429 and 503) alone, when not every answer
+    /// was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_ms: Option<Latency>,
     /// Answers by HTTP status (`"0"`: no answer).
     pub statuses: BTreeMap<String, u64>,
 }
@@ -155,6 +162,21 @@ impl Report {
                 l.max,
                 statuses.join(" ")
             );
+            for (part, l) in [("2xx", &op.granted_ms), ("429/503", &op.refused_ms)] {
+                if let Some(l) = l {
+                    let _ = writeln!(
+                        out,
+                        "  {:>12} {:>39}  p50 {:.1} p90 {:.1} p99 {:.1} p99.9 {:.1} max {:.1} ms",
+                        "",
+                        format!("of which {part}:"),
+                        l.p50,
+                        l.p90,
+                        l.p99,
+                        l.p99_9,
+                        l.max
+                    );
+                }
+            }
         }
         for (name, value) in &self.figures {
             let _ = writeln!(out, "  {name}: {value:.1}");

@@ -9,6 +9,7 @@ use axum::response::IntoResponse;
 
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
+use boxoffice_service::overload::Path;
 
 /// How long a readiness probe waits for each store.
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
@@ -58,7 +59,11 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
 /// `event`: tickets waiting (`boxoffice_queue_waiting`), admitted
 /// (`boxoffice_queue_admitted_total`; per minute, its rate), dropped for not polling
 /// (`boxoffice_queue_dropped_total`) and passes ended early (`boxoffice_queue_ended_total`);
-/// with a replica configured, whether reads go to it (`boxoffice_replica_in_use`, 1 or 0).
+/// with a replica configured, whether reads go to it (`boxoffice_replica_in_use`, 1 or 0);
+/// with the adaptive concurrency limits on, by `path` (`hold`: holds, extensions and
+/// bookings; `checkout`), the limit (`boxoffice_overload_limit`), the requests in flight
+/// under it (`boxoffice_overload_in_flight`) and those it refused
+/// (`boxoffice_overload_shed_total`).
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
 pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
@@ -70,6 +75,20 @@ pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
         .map(|r| if r.pool().is_some() { 1.0 } else { 0.0 });
     state.metrics.record(|| {
         metrics::gauge!("boxoffice_live_subscribers").set(subscribers);
+        if state.overload.is_on() {
+            for path in Path::ALL {
+                let (limit, in_flight) =
+                    (state.overload.limit(path), state.overload.in_flight(path));
+                metrics::gauge!("boxoffice_overload_limit", "path" => path.name())
+                    .set(limit as f64);
+                metrics::gauge!("boxoffice_overload_in_flight", "path" => path.name())
+                    .set(in_flight as f64);
+            }
+        }
+        for path in Path::ALL {
+            metrics::counter!("boxoffice_overload_shed_total", "path" => path.name())
+                .absolute(state.overload.shed_total(path));
+        }
         if let Some(in_use) = replica_in_use {
             metrics::gauge!("boxoffice_replica_in_use").set(in_use);
         }

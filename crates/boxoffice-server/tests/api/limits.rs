@@ -2,15 +2,33 @@
 //! and across instances sharing Redis.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use boxoffice_server::config::HoldStoreKind;
 use boxoffice_server::Settings;
+use boxoffice_service::overload::OverloadSettings;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
 use crate::helpers::{held, spawn_app_with, As, TestApp};
 use crate::races::{race, tally};
 use crate::stores::{test_redis, PrivateRedis};
+
+/// The gala's stalls, row by row (A to C, four seats each).
+const STALLS: [&str; 12] = [
+    "stalls-A-1",
+    "stalls-A-2",
+    "stalls-A-3",
+    "stalls-A-4",
+    "stalls-B-1",
+    "stalls-B-2",
+    "stalls-B-3",
+    "stalls-B-4",
+    "stalls-C-1",
+    "stalls-C-2",
+    "stalls-C-3",
+    "stalls-C-4",
+];
 
 /// A client address of this test's own, so its counts are nobody else's.
 fn fresh_address() -> String {
@@ -95,15 +113,7 @@ async fn holds_are_limited_per_user(store: HoldStoreKind) {
     let event = app.create_event().await;
     let user = format!("churner-{}", uuid::Uuid::new_v4());
     let churner = app.buyer(&user);
-    let seats = [
-        "stalls-A-1",
-        "stalls-A-2",
-        "stalls-A-3",
-        "stalls-A-4",
-        "stalls-B-1",
-        "stalls-B-2",
-        "stalls-B-3",
-    ];
+    let seats = &STALLS[..7];
     let answers = race(
         seats
             .iter()
@@ -202,4 +212,209 @@ async fn two_instances_sharing_redis_share_one_limit() {
     let client = fresh_address();
     let answers = race((0..8).map(|_| session_request(&one, &client)).collect()).await;
     assert_eq!(tally(&answers), BTreeMap::from([(201, 5), (429, 3)]));
+}
+
+/// An adaptive limit fixed at two in flight (floor and ceiling), every answer within its
+/// target, and writes that wait on a lock as long as a test holds it.
+fn fixed_limit(s: &mut Settings) {
+    s.overload = Some(OverloadSettings {
+        target: Duration::from_secs(60),
+        floor: 2,
+        ceiling: 2,
+    });
+    s.database.lock_timeout = Duration::from_secs(60);
+}
+
+/// Locks `reservation` against writes until the transaction ends: holds and checkouts let
+/// in wait, in flight.
+async fn writes_wait(app: &TestApp) -> sqlx::Transaction<'static, sqlx::Postgres> {
+    let mut lock = app.db.begin().await.unwrap();
+    sqlx::query("LOCK TABLE reservation IN EXCLUSIVE MODE")
+        .execute(&mut *lock)
+        .await
+        .unwrap();
+    lock
+}
+
+/// `name{path="<path>"}` of the server's metrics.
+async fn of_path(app: &TestApp, name: &str, path: &str) -> f64 {
+    app.counter(&format!("{name}{{path=\"{path}\"}}")).await
+}
+
+/// Waits until the server has refused `n` requests on `path` at its adaptive limit.
+async fn shed(app: &TestApp, path: &str, n: f64) {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while of_path(app, "boxoffice_overload_shed_total", path).await < n {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the server never refused {n} requests on {path}"));
+}
+
+/// Waits until `path` has `n` requests in flight under its limit.
+async fn in_flight(app: &TestApp, path: &str, n: f64) {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while of_path(app, "boxoffice_overload_in_flight", path).await != n {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{path} never had {n} in flight"));
+}
+
+fn hold_request(app: &TestApp, event: &str, buyer: &str, seat: &str) -> reqwest::RequestBuilder {
+    app.request(
+        Method::POST,
+        &format!("/v1/events/{event}/holds"),
+        &app.buyer(buyer),
+    )
+    .json(&json!({ "seats": [seat] }))
+}
+
+fn checkout_request(
+    app: &TestApp,
+    event: &str,
+    buyer: &str,
+    token: &str,
+) -> reqwest::RequestBuilder {
+    app.request(
+        Method::POST,
+        &format!("/v1/events/{event}/orders"),
+        &app.buyer(buyer),
+    )
+    .json(&json!({ "hold_token": token }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn past_the_adaptive_limits_holds_are_refused_at_once_and_checkouts_wait_a_moment() {
+    let app = spawn_app_with(fixed_limit).await;
+    let event = app.create_event().await;
+    let mut tokens = Vec::new();
+    for (i, seat) in STALLS[8..].iter().enumerate() {
+        let buyer = format!("early-{i}");
+        let (status, hold) = app.post_holds(&event, &app.buyer(&buyer), &[seat]).await;
+        assert_eq!(status, StatusCode::CREATED, "{hold}");
+        tokens.push((buyer, hold["hold_token"].as_str().unwrap().to_owned()));
+    }
+
+    let lock = writes_wait(&app).await;
+    let seats = &STALLS[..8];
+    let holds = tokio::spawn(race(
+        seats
+            .iter()
+            .enumerate()
+            .map(|(i, seat)| hold_request(&app, &event, &format!("buyer-{i}"), seat))
+            .collect(),
+    ));
+    // Two are in flight, waiting on the lock; the other six were refused.
+    in_flight(&app, "hold", 2.0).await;
+    shed(&app, "hold", 6.0).await;
+    // Refused at once, as by a store too busy: 503 with Retry-After.
+    let refused = hold_request(&app, &event, "late", "stalls-A-1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    let (_, problem) = crate::helpers::read(refused).await;
+    assert_eq!(problem["code"], "unavailable");
+
+    // Checkouts have a limit of their own: two of three get in, and the third, finding no
+    // place freed within its patience, is refused.
+    let checkouts = tokio::spawn(race(
+        tokens[..3]
+            .iter()
+            .map(|(buyer, token)| checkout_request(&app, &event, buyer, token))
+            .collect(),
+    ));
+    in_flight(&app, "checkout", 2.0).await;
+    shed(&app, "checkout", 1.0).await;
+    // A fourth waits for a place, and gets one once the writes go through.
+    let (buyer, token) = &tokens[3];
+    let patient = tokio::spawn(checkout_request(&app, &event, buyer, token).send());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    lock.commit().await.unwrap();
+
+    let holds = holds.await.unwrap();
+    assert_eq!(tally(&holds), BTreeMap::from([(201, 2), (503, 6)]));
+    assert!(holds
+        .iter()
+        .filter(|(s, _)| *s == StatusCode::SERVICE_UNAVAILABLE)
+        .all(|(_, p)| p["code"] == "unavailable"));
+    let checkouts = checkouts.await.unwrap();
+    assert_eq!(tally(&checkouts), BTreeMap::from([(201, 2), (503, 1)]));
+    assert_eq!(
+        patient.await.unwrap().unwrap().status(),
+        StatusCode::CREATED
+    );
+    // What was refused changed nothing: two new holds, three of the early four bought.
+    assert_eq!(held(&app, &event).await.len(), 3);
+    assert_eq!(app.count("ticket_order").await, 3);
+    assert_eq!(
+        of_path(&app, "boxoffice_overload_shed_total", "hold").await,
+        7.0
+    );
+    assert_eq!(
+        of_path(&app, "boxoffice_overload_shed_total", "checkout").await,
+        1.0
+    );
+    assert_eq!(
+        of_path(&app, "boxoffice_overload_in_flight", "hold").await,
+        0.0
+    );
+    assert_eq!(
+        of_path(&app, "boxoffice_overload_in_flight", "checkout").await,
+        0.0
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn rounds_answered_quickly_with_the_limit_full_raise_it() {
+    let app = spawn_app_with(|s| {
+        fixed_limit(s);
+        if let Some(o) = s.overload.as_mut() {
+            o.ceiling = 1024;
+        }
+    })
+    .await;
+    let event = app.create_event().await;
+    let seats = &STALLS[..7];
+    let mut limits = Vec::new();
+    for round in 0..5 {
+        let limit = of_path(&app, "boxoffice_overload_limit", "hold").await as usize;
+        limits.push(limit);
+        // One more hold than the limit, each waiting on the lock once let in.
+        let lock = writes_wait(&app).await;
+        let buyer = |i| format!("buyer-{round}-{i}");
+        let holds = tokio::spawn(race(
+            seats[..=limit]
+                .iter()
+                .enumerate()
+                .map(|(i, seat)| hold_request(&app, &event, &buyer(i), seat))
+                .collect(),
+        ));
+        in_flight(&app, "hold", limit as f64).await;
+        shed(&app, "hold", (round + 1) as f64).await;
+        lock.commit().await.unwrap();
+        let answers = holds.await.unwrap();
+        assert_eq!(tally(&answers), BTreeMap::from([(201, limit), (503, 1)]));
+        for (i, (status, hold)) in answers.iter().enumerate() {
+            if *status == StatusCode::CREATED {
+                let token = hold["hold_token"].as_str().unwrap();
+                let (status, _) = app
+                    .hold_call(Method::DELETE, &event, token, "", &app.buyer(&buyer(i)))
+                    .await;
+                assert_eq!(status, StatusCode::NO_CONTENT);
+            }
+        }
+    }
+    // Each round (as many answers as the limit) was answered within the target with the
+    // limit full, and raised it by one; releases are not limited.
+    limits.push(of_path(&app, "boxoffice_overload_limit", "hold").await as usize);
+    assert_eq!(limits, [2, 3, 4, 5, 6, 7]);
+    assert_eq!(
+        of_path(&app, "boxoffice_overload_limit", "checkout").await,
+        2.0
+    );
 }

@@ -1,0 +1,414 @@
+//! An adaptive concurrency limit in front of the paths that write holds, bookings and
+//! orders: past what the server serves quickly, it says no at once instead of queueing
+//! everyone behind the pool.
+//!
+//! Holds (with bookings and extensions) and checkouts have a limit each: they wait on
+//! different things (the best-available chooser and row locks; the commit's flush to
+//! disk), and one path's slow answers must not starve the other. Each limit follows AIMD
+//! (additive increase, multiplicative decrease), as TCP's congestion window does, decided
+//! once a round (as many answers as the limit): a round in which more than a tenth of the
+//! answers were slower than the latency target, or a store answered 503, cuts the limit by
+//! a tenth; a round answered within the target while at least half the limit was in use
+//! raises it by one.
+//!
+//! A hold past its limit is refused before anything is read, which costs microseconds: the
+//! buyer loses nothing and comes back after `Retry-After`. A checkout past its limit waits
+//! for a place, up to [`CHECKOUT_PATIENCE`], before it is refused: it finishes what a hold
+//! started, and refusing it would waste the seats held meanwhile. Checkouts in flight stay
+//! few even so, since each needs a live hold and holds are limited.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+
+/// How long a checkout past its limit waits for a place before it is refused.
+pub const CHECKOUT_PATIENCE: Duration = Duration::from_secs(2);
+
+/// How the limits behave.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OverloadSettings {
+    /// Rounds with more than a tenth of their answers slower than this cut the limit.
+    pub target: Duration,
+    /// A limit never falls below this (at least one).
+    pub floor: usize,
+    /// Nor rises above this.
+    pub ceiling: usize,
+}
+
+impl OverloadSettings {
+    /// The default floor: the default pool's connections.
+    pub const DEFAULT_FLOOR: usize = 16;
+    /// The default ceiling.
+    pub const DEFAULT_CEILING: usize = 1024;
+
+    /// These settings with every default but the target.
+    pub fn with_target(target: Duration) -> Self {
+        Self {
+            target,
+            floor: Self::DEFAULT_FLOOR,
+            ceiling: Self::DEFAULT_CEILING,
+        }
+    }
+}
+
+/// Which limit a request goes through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// A new hold, an extension or a general-admission booking: refused at once past the
+    /// limit.
+    Hold,
+    /// A checkout: past the limit, waits for a place up to [`CHECKOUT_PATIENCE`].
+    Checkout,
+}
+
+impl Path {
+    /// Every path, in the order of [`Overload::limits`].
+    pub const ALL: [Path; 2] = [Path::Hold, Path::Checkout];
+
+    /// Its name in metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            Path::Hold => "hold",
+            Path::Checkout => "checkout",
+        }
+    }
+}
+
+/// What a cut multiplies a limit by.
+const BACKOFF: f64 = 0.9;
+
+/// One path's limit, what is in flight under it, and the round being answered.
+#[derive(Debug)]
+struct Window {
+    limit: usize,
+    in_flight: usize,
+    /// Answers in this round, those slower than the target (or failed), and those given
+    /// while at least half the limit was in flight.
+    answered: usize,
+    slow: usize,
+    busy: usize,
+}
+
+/// The adaptive limits of one server (or none: every request goes through).
+#[derive(Debug)]
+pub struct Overload {
+    settings: Option<OverloadSettings>,
+    windows: [Mutex<Window>; 2],
+    /// Told when a place frees on a path.
+    freed: [Notify; 2],
+    shed: [AtomicU64; 2],
+}
+
+/// A request refused by the limit: answer 503 with `Retry-After`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shed;
+
+impl Overload {
+    /// Limits with `settings`, or no limit at all with `None`.
+    pub fn new(settings: Option<OverloadSettings>) -> Arc<Self> {
+        let settings = settings.map(|s| OverloadSettings {
+            floor: s.floor.max(1),
+            ceiling: s.ceiling.max(s.floor.max(1)),
+            ..s
+        });
+        let window = || {
+            Mutex::new(Window {
+                limit: settings.map_or(0, |s| s.floor),
+                in_flight: 0,
+                answered: 0,
+                slow: 0,
+                busy: 0,
+            })
+        };
+        Arc::new(Self {
+            settings,
+            windows: [window(), window()],
+            freed: [Notify::new(), Notify::new()],
+            shed: [AtomicU64::new(0), AtomicU64::new(0)],
+        })
+    }
+
+    /// Takes a place under `path`'s limit, or refuses the request at once. The place is
+    /// given back when the [`Permit`] is finished or dropped.
+    pub fn enter(self: &Arc<Self>, path: Path) -> Result<Permit, Shed> {
+        self.take(path).ok_or_else(|| self.refuse(path))
+    }
+
+    /// Takes a place under `path`'s limit, waiting up to `patience` for one.
+    pub async fn enter_within(
+        self: &Arc<Self>,
+        path: Path,
+        patience: Duration,
+    ) -> Result<Permit, Shed> {
+        let deadline = tokio::time::Instant::now() + patience;
+        loop {
+            // Listening before trying, so a place freed in between is not missed.
+            let freed = self.freed[path as usize].notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            if let Some(permit) = self.take(path) {
+                return Ok(permit);
+            }
+            if tokio::time::timeout_at(deadline, freed).await.is_err() {
+                return Err(self.refuse(path));
+            }
+        }
+    }
+
+    /// A place under `path`'s limit, if one is free.
+    fn take(self: &Arc<Self>, path: Path) -> Option<Permit> {
+        if self.settings.is_some() {
+            let mut window = self.lock(path);
+            if window.in_flight >= window.limit {
+                return None;
+            }
+            window.in_flight += 1;
+        }
+        Some(Permit {
+            overload: self.clone(),
+            path,
+            started: Instant::now(),
+            finished: false,
+        })
+    }
+
+    fn refuse(&self, path: Path) -> Shed {
+        self.shed[path as usize].fetch_add(1, Ordering::Relaxed);
+        Shed
+    }
+
+    /// `path`'s limit now (0 when there is none).
+    pub fn limit(&self, path: Path) -> usize {
+        self.lock(path).limit
+    }
+
+    /// Requests in flight under `path`'s limit.
+    pub fn in_flight(&self, path: Path) -> usize {
+        self.lock(path).in_flight
+    }
+
+    /// Requests on `path` refused since the server started.
+    pub fn shed_total(&self, path: Path) -> u64 {
+        self.shed[path as usize].load(Ordering::Relaxed)
+    }
+
+    /// Whether there is a limit at all.
+    pub fn is_on(&self) -> bool {
+        self.settings.is_some()
+    }
+
+    fn lock(&self, path: Path) -> std::sync::MutexGuard<'_, Window> {
+        self.windows[path as usize]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A request on `path` that held a place for `took` leaves; `failed` says a store was
+    /// down or too slow for it.
+    fn leave(&self, path: Path, took: Duration, failed: bool) {
+        let Some(settings) = self.settings else {
+            return;
+        };
+        let mut w = self.lock(path);
+        self.freed[path as usize].notify_one();
+        w.answered += 1;
+        w.slow += usize::from(failed || took > settings.target);
+        w.busy += usize::from(2 * w.in_flight >= w.limit);
+        w.in_flight = w.in_flight.saturating_sub(1);
+        if w.answered < w.limit {
+            return;
+        }
+        if 10 * w.slow > w.answered {
+            w.limit = ((w.limit as f64 * BACKOFF) as usize).max(settings.floor);
+        } else if 2 * w.busy >= w.answered {
+            w.limit = (w.limit + 1).min(settings.ceiling);
+        }
+        (w.answered, w.slow, w.busy) = (0, 0, 0);
+    }
+}
+
+/// A place under a limit, held while a request is served.
+#[derive(Debug)]
+pub struct Permit {
+    overload: Arc<Overload>,
+    path: Path,
+    started: Instant,
+    finished: bool,
+}
+
+impl Permit {
+    /// The request was answered; `failed` says a store was down or too slow for it (it
+    /// answered 503).
+    pub fn finish(mut self, failed: bool) {
+        self.finished = true;
+        self.overload
+            .leave(self.path, self.started.elapsed(), failed);
+    }
+}
+
+impl Drop for Permit {
+    /// A request dropped before its answer (the client went away, or the request timed
+    /// out) counts as slow if it was.
+    fn drop(&mut self) {
+        if !self.finished {
+            self.overload
+                .leave(self.path, self.started.elapsed(), false);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(floor: usize, ceiling: usize) -> OverloadSettings {
+        OverloadSettings {
+            target: Duration::from_millis(50),
+            floor,
+            ceiling,
+        }
+    }
+
+    /// Keeps the hold limit full for `answers` answers, each followed by a new request;
+    /// `failed` says whether the answers failed. The limit then, before the requests still
+    /// in flight are dropped (which answers them too).
+    fn busy_for(overload: &Arc<Overload>, answers: usize, failed: bool) -> usize {
+        let mut in_flight: std::collections::VecDeque<_> =
+            std::iter::from_fn(|| overload.enter(Path::Hold).ok()).collect();
+        for _ in 0..answers {
+            in_flight.pop_front().unwrap().finish(failed);
+            while let Ok(permit) = overload.enter(Path::Hold) {
+                in_flight.push_back(permit);
+            }
+        }
+        overload.limit(Path::Hold)
+    }
+
+    #[test]
+    fn no_limit_lets_everything_through() {
+        let overload = Overload::new(None);
+        let permits: Vec<_> = (0..10_000)
+            .map(|_| overload.enter(Path::Hold).expect("no limit"))
+            .collect();
+        assert_eq!(permits.len(), 10_000);
+        assert_eq!(overload.shed_total(Path::Hold), 0);
+        assert!(!overload.is_on());
+    }
+
+    #[test]
+    fn each_path_stops_at_its_own_limit() {
+        let overload = Overload::new(Some(settings(8, 100)));
+        let holds: Vec<_> = (0..8).map(|_| overload.enter(Path::Hold)).collect();
+        assert!(holds.iter().all(Result::is_ok));
+        assert_eq!(overload.enter(Path::Hold).unwrap_err(), Shed);
+        let checkouts: Vec<_> = (0..8).map(|_| overload.enter(Path::Checkout)).collect();
+        assert!(
+            checkouts.iter().all(Result::is_ok),
+            "holds take no checkout's place"
+        );
+        assert_eq!(overload.enter(Path::Checkout).unwrap_err(), Shed);
+        assert_eq!(
+            (
+                overload.shed_total(Path::Hold),
+                overload.shed_total(Path::Checkout)
+            ),
+            (1, 1)
+        );
+        assert_eq!(overload.in_flight(Path::Hold), 8);
+        drop(holds);
+        drop(checkouts);
+        assert_eq!(overload.in_flight(Path::Hold), 0);
+        assert_eq!(overload.in_flight(Path::Checkout), 0);
+    }
+
+    #[test]
+    fn quick_rounds_under_load_raise_the_limit_by_one_each() {
+        let overload = Overload::new(Some(settings(10, 100)));
+        // Rounds of 10, 11, …, 19 answers: ten rounds.
+        assert_eq!(busy_for(&overload, (10..20).sum(), false), 20);
+        assert_eq!(
+            overload.limit(Path::Checkout),
+            10,
+            "the other path's is its own"
+        );
+        assert_eq!(
+            busy_for(&overload, 100_000, false),
+            100,
+            "the ceiling holds"
+        );
+    }
+
+    #[test]
+    fn quick_answers_with_the_limit_unused_leave_it_alone() {
+        let overload = Overload::new(Some(settings(10, 100)));
+        for _ in 0..1000 {
+            overload.enter(Path::Hold).unwrap().finish(false);
+        }
+        assert_eq!(overload.limit(Path::Hold), 10);
+    }
+
+    /// One round of holds: as many as the limit, all in flight at once, then answered, the
+    /// first `slow` of them slower than the target.
+    fn round(overload: &Arc<Overload>, slow: usize) {
+        let n = overload.limit(Path::Hold);
+        let permits: Vec<_> = (0..n)
+            .map(|_| overload.enter(Path::Hold).unwrap())
+            .collect();
+        for (i, permit) in permits.into_iter().enumerate() {
+            permit.finish(i < slow);
+        }
+    }
+
+    #[test]
+    fn slow_rounds_cut_the_limit_by_a_tenth_never_below_the_floor() {
+        let overload = Overload::new(Some(settings(10, 1000)));
+        while overload.limit(Path::Hold) < 100 {
+            round(&overload, 0);
+        }
+        round(&overload, 11);
+        assert_eq!(overload.limit(Path::Hold), 90, "11 slow answers of 100");
+        round(&overload, 9);
+        assert_eq!(overload.limit(Path::Hold), 91, "9 of 90 is quick enough");
+        for _ in 0..100 {
+            round(&overload, usize::MAX);
+        }
+        assert_eq!(overload.limit(Path::Hold), 10, "the floor holds");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_checkout_past_the_limit_waits_for_a_place_then_gives_up() {
+        let overload = Overload::new(Some(settings(1, 1)));
+        let first = overload.enter(Path::Checkout).unwrap();
+        let waiting = tokio::spawn({
+            let overload = overload.clone();
+            async move {
+                overload
+                    .enter_within(Path::Checkout, CHECKOUT_PATIENCE)
+                    .await
+            }
+        });
+        tokio::time::sleep(CHECKOUT_PATIENCE / 2).await;
+        first.finish(false);
+        let second = waiting.await.unwrap().expect("the freed place");
+        assert_eq!(overload.shed_total(Path::Checkout), 0);
+        let started = tokio::time::Instant::now();
+        let refused = overload
+            .enter_within(Path::Checkout, CHECKOUT_PATIENCE)
+            .await;
+        assert_eq!(refused.unwrap_err(), Shed);
+        assert_eq!(started.elapsed(), CHECKOUT_PATIENCE);
+        assert_eq!(overload.shed_total(Path::Checkout), 1);
+        drop(second);
+    }
+
+    #[test]
+    fn a_dropped_request_gives_its_place_back() {
+        let overload = Overload::new(Some(settings(1, 1)));
+        let permit = overload.enter(Path::Hold).unwrap();
+        assert_eq!(overload.enter(Path::Hold).unwrap_err(), Shed);
+        drop(permit);
+        assert!(overload.enter(Path::Hold).is_ok());
+    }
+}
