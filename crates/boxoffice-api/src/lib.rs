@@ -45,6 +45,24 @@ pub struct VenueView {
     pub layout: VenueLayout,
 }
 
+/// One venue in a list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct VenueListItem {
+    /// Venue id.
+    pub id: VenueId,
+    /// Display name.
+    pub name: String,
+    /// Number of seats.
+    pub seat_count: usize,
+}
+
+/// Answer to `GET /v1/venues`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct VenueList {
+    /// Every venue, newest first.
+    pub venues: Vec<VenueListItem>,
+}
+
 // Events.
 
 /// Answer to `POST /v1/events`.

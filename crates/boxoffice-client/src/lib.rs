@@ -19,7 +19,7 @@ use boxoffice_api::{
     AllocationsChanged, AllocationsRequest, AvailabilityView, BestAvailable, BookingBody,
     BookingView, CheckoutBody, EventCreated, EventList, EventPatch, EventView, Extended, Health,
     HoldBody, HoldView, LayoutView, OrderView, Problem, QueueJoined, QueueStatus, SeatsView,
-    SessionCreated, VenueCreated, VenueView,
+    SessionCreated, VenueCreated, VenueList, VenueView,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_core::ids::{EventId, VenueId};
@@ -195,6 +195,11 @@ impl Client {
     pub async fn create_venue(&self, venue: &VenueSpec) -> Result<VenueCreated> {
         self.send(Method::POST, "/v1/venues", self.admin_token(), Some(venue))
             .await
+    }
+
+    /// `GET /v1/venues` (admin).
+    pub async fn list_venues(&self) -> Result<VenueList> {
+        self.get("/v1/venues", self.admin_token()).await
     }
 
     /// `GET /v1/venues/{id}`.

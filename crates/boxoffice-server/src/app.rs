@@ -80,7 +80,7 @@ fn api(
         .routes(routes!(stream::stream))
         .split_for_parts();
     let (routes, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .routes(routes!(venues::create_venue).layer(import))
+        .routes(routes!(venues::list_venues, venues::create_venue).layer(import))
         .routes(routes!(venues::get_venue))
         .routes(routes!(events::list_events, events::create_event).layer(import))
         .routes(routes!(events::get_event, events::patch_event))

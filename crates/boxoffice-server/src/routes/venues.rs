@@ -1,9 +1,9 @@
-//! `POST /v1/venues`, `GET /v1/venues/{id}`.
+//! `POST /v1/venues`, `GET /v1/venues`, `GET /v1/venues/{id}`.
 
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
-use boxoffice_api::{VenueCreated, VenueView};
+use boxoffice_api::{VenueCreated, VenueList, VenueListItem, VenueView};
 use boxoffice_core::ids::VenueId;
 use boxoffice_core::venue::VenueSpec;
 use boxoffice_store::pg::venues;
@@ -41,6 +41,30 @@ pub async fn create_venue(
         [(header::LOCATION, format!("/v1/venues/{id}"))],
         axum::Json(created),
     ))
+}
+
+/// Every venue, newest first, with its seat count.
+#[utoipa::path(get, path = "/v1/venues", tag = "venues",
+    security(("admin" = [])),
+    responses(
+        (status = 200, description = "Venues", body = VenueList),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "A user token", body = Problem),
+    ))]
+pub async fn list_venues(
+    _: Admin,
+    State(state): State<AppState>,
+) -> Result<axum::Json<VenueList>, ApiError> {
+    let venues = venues::list_venues(&state.pool)
+        .await?
+        .into_iter()
+        .map(|(id, name, seat_count)| VenueListItem {
+            id,
+            name,
+            seat_count,
+        })
+        .collect();
+    Ok(axum::Json(VenueList { venues }))
 }
 
 /// A venue with its sections, rows and seats.

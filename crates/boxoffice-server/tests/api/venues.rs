@@ -1,4 +1,4 @@
-//! `POST /v1/venues` and `GET /v1/venues/{id}`.
+//! `POST /v1/venues`, `GET /v1/venues` and `GET /v1/venues/{id}`.
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
@@ -204,6 +204,39 @@ async fn venue_writes_need_the_admin_token() {
         assert_eq!(problem["code"], code);
     }
     assert_eq!(app.count("venue").await, 0);
+}
+
+#[tokio::test]
+async fn venues_are_listed_newest_first_to_the_admin_only() {
+    let app = spawn_app().await;
+    let (status, empty) = app.send(Method::GET, "/v1/venues", &As::Admin, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(empty, json!({"venues": []}));
+    let mut ids = Vec::new();
+    for name in ["Old Hall", "New Hall"] {
+        let (status, created) = app
+            .post_venues(&json!({"name": name, "sections": [{"id": "s", "name": "S", "rows": [{"label": "A", "seats": 3}]}]}))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        ids.push(created["id"].clone());
+    }
+    let (status, list) = app.send(Method::GET, "/v1/venues", &As::Admin, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        list,
+        json!({"venues": [
+            {"id": ids[1], "name": "New Hall", "seat_count": 3},
+            {"id": ids[0], "name": "Old Hall", "seat_count": 3},
+        ]})
+    );
+    let user = As::Token(app.user_token("buyer-1"));
+    for (who, expected) in [
+        (As::Nobody, StatusCode::UNAUTHORIZED),
+        (user, StatusCode::FORBIDDEN),
+    ] {
+        let (status, _) = app.send(Method::GET, "/v1/venues", &who, None).await;
+        assert_eq!(status, expected, "{who:?}");
+    }
 }
 
 #[tokio::test]

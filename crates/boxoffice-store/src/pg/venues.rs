@@ -125,6 +125,19 @@ struct SeatColumns<'a> {
     y: Vec<f64>,
 }
 
+/// Every venue's id, name and seat count, newest first.
+pub async fn list_venues(pool: &PgPool) -> Result<Vec<(VenueId, String, usize)>, StoreError> {
+    let rows: Vec<(uuid::Uuid, String, i32)> = sqlx::query_as(
+        "select venue_id, name, seat_count from venue order by created_at desc, venue_id",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, name, seats)| (VenueId(id), name, seats as usize))
+        .collect())
+}
+
 /// Loads a venue's whole seat map; `None` if there is no such venue.
 pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>, StoreError> {
     let Some(name) = sqlx::query_scalar::<_, String>("select name from venue where venue_id = $1")
