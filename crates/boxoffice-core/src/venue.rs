@@ -1,9 +1,10 @@
 //! Venues: the specification a client sends, and the seat-map generator that turns it into
-//! seats with ids, labels and coordinates.
+//! seats with ids, labels and coordinates. (Some 500 lines: the specification's types and
+//! the one pass that checks them and generates the seats, read together.)
 //!
 //! A row is either a seat count (seats numbered from `first_number`, laid out on a straight
-//! line from the section origin, one `row_spacing` below the previous row) or an explicit
-//! list of seats with coordinates. Seat ids are `<section id>-<row label>-<number>` and
+//! line from the section origin, one `row_spacing` below the previous row, or along an
+//! [`RowArc`]) or an explicit list of seats with coordinates. Seat ids are `<section id>-<row label>-<number>` and
 //! labels `<Section name>, Row <row>, Seat <number>`; both are derived here and nowhere
 //! else, so the store and the server can never disagree about them.
 
@@ -14,7 +15,9 @@ use utoipa::ToSchema;
 
 use crate::validation::{is_word, ValidationErrors};
 
+mod arc;
 mod index;
+pub use arc::RowArc;
 pub use index::VenueIndex;
 
 /// Most seats one venue may have.
@@ -89,6 +92,10 @@ pub struct RowSpec {
     pub seats: RowSeats,
     /// Number of the first generated seat (default 1); only with a seat count.
     pub first_number: Option<u32>,
+    /// An arc to spread the counted seats along, instead of the straight line; only with
+    /// a seat count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arc: Option<RowArc>,
 }
 
 /// The seats of a row: generated from a count, or listed.
@@ -210,7 +217,7 @@ pub fn seat_label(section_name: &str, row: &str, number: &str) -> String {
     format!("{section_name}, Row {row}, Seat {number}")
 }
 
-fn finite(v: f64) -> bool {
+pub(crate) fn finite(v: f64) -> bool {
     v.is_finite() && v.abs() <= MAX_COORDINATE
 }
 
@@ -386,21 +393,33 @@ impl LayoutBuilder {
                     format!("{at}.first_number"),
                     "seat numbers must stay below 1000000",
                 );
-                ok.then(|| {
-                    (0..n)
-                        .map(|i| {
+                let arc_ok = row.arc.as_ref().is_none_or(|arc| arc.check(at, errors));
+                let numbers = (first..).map(|n| n.to_string());
+                (ok && arc_ok).then(|| match &row.arc {
+                    Some(arc) => numbers
+                        .zip(arc.positions(n))
+                        .map(|(number, (x, y))| (number, x, y))
+                        .collect(),
+                    None => numbers
+                        .zip(0..n)
+                        .map(|(number, i)| {
                             let x = section.origin.x + f64::from(i) * section.seat_spacing;
-                            ((first + i).to_string(), x, y)
+                            (number, x, y)
                         })
-                        .collect()
+                        .collect(),
                 })
             }
             RowSeats::List(list) => {
-                errors.check(
-                    row.first_number.is_none(),
-                    format!("{at}.first_number"),
-                    "only applies to a row given by a seat count",
-                );
+                for (field, given) in [
+                    ("first_number", row.first_number.is_some()),
+                    ("arc", row.arc.is_some()),
+                ] {
+                    errors.check(
+                        !given,
+                        format!("{at}.{field}"),
+                        "only applies to a row given by a seat count",
+                    );
+                }
                 let ok = errors.check(
                     !list.is_empty(),
                     format!("{at}.seats"),

@@ -287,3 +287,71 @@ async fn only_catalog_writes_take_large_bodies() {
     );
     assert!(crate::helpers::held(&app, &event).await.is_empty());
 }
+
+#[tokio::test]
+async fn a_counted_row_may_curve_along_an_arc() {
+    let app = spawn_app().await;
+    let arc = json!({"center": {"x": 0, "y": 40}, "radius": 30, "from_deg": 210, "to_deg": 330});
+    let (status, created) = app
+        .post_venues(
+            &json!({"name": "Curved", "sections": [{"id": "stalls", "name": "Stalls",
+            "rows": [{"label": "A", "seats": 5, "first_number": 11, "arc": arc}]}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let (_, venue) = app
+        .get(&format!("/v1/venues/{}", created["id"].as_str().unwrap()))
+        .await;
+    let seats = venue["sections"][0]["rows"][0]["seats"].as_array().unwrap();
+    let at = |i: usize| {
+        (
+            seats[i]["x"].as_f64().unwrap(),
+            seats[i]["y"].as_f64().unwrap(),
+        )
+    };
+    let numbers: Vec<_> = seats
+        .iter()
+        .map(|s| s["number"].as_str().unwrap())
+        .collect();
+    assert_eq!(numbers, ["11", "12", "13", "14", "15"]);
+    // 210°, 240°, 270°, 300°, 330° on a circle of 30 around (0, 40): the middle seat is
+    // straight up, the ends are level with each other and mirror each other.
+    let (x, y) = at(2);
+    assert!(x.abs() < 1e-9 && (y - 10.0).abs() < 1e-9, "{x}, {y}");
+    let ((x0, y0), (x4, y4)) = (at(0), at(4));
+    assert!((x0 + x4).abs() < 1e-9 && (y0 - y4).abs() < 1e-9);
+    assert!((x0 - 30.0 * 210f64.to_radians().cos()).abs() < 1e-9);
+    assert!((y0 - (40.0 + 30.0 * 210f64.to_radians().sin())).abs() < 1e-9);
+}
+
+#[tokio::test]
+async fn a_bad_arc_or_an_arc_on_listed_seats_is_422_and_stores_nothing() {
+    let app = spawn_app().await;
+    let (status, problem) = app
+        .post_venues(
+            &json!({"name": "Curved", "sections": [{"id": "stalls", "name": "Stalls",
+            "rows": [
+                {"label": "A", "seats": 5,
+                 "arc": {"center": {"x": 0, "y": 0}, "radius": -1, "from_deg": 0, "to_deg": 900}},
+                {"label": "B", "seats": [{"number": "1", "x": 0, "y": 0}],
+                 "arc": {"center": {"x": 0, "y": 0}, "radius": 3, "from_deg": 0, "to_deg": 90}}
+            ]}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+    let fields: Vec<_> = problem["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "sections[0].rows[0].arc.radius",
+            "sections[0].rows[0].arc",
+            "sections[0].rows[1].arc"
+        ]
+    );
+    assert_eq!(app.count("venue").await, 0);
+}
