@@ -1,4 +1,5 @@
-//! A typed async client of the Boxoffice HTTP API (`API.md`).
+//! A typed async client of the Boxoffice HTTP API (`API.md`). (Some 510 lines: one method
+//! per route, each a few lines, read as one list.)
 //!
 //! Every call answers the API's own wire types ([`boxoffice_api`]); every error answer
 //! becomes [`Error::Problem`] with the server's problem document, so a caller matches on
