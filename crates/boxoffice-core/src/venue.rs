@@ -1,5 +1,5 @@
 //! Venues: the specification a client sends, and the seat-map generator that turns it into
-//! seats with ids, labels and coordinates. (Some 500 lines: the specification's types and
+//! seats with ids, labels and coordinates. (Some 560 lines: the specification's types and
 //! the one pass that checks them and generates the seats, read together.)
 //!
 //! A row is either a seat count (seats numbered from `first_number`, laid out on a straight
@@ -16,9 +16,15 @@ use utoipa::ToSchema;
 use crate::validation::{is_word, ValidationErrors};
 
 mod arc;
+mod attributes;
 mod index;
+mod shapes;
 pub use arc::RowArc;
+pub use attributes::{SeatAttributes, MAX_CATEGORY_LEN};
 pub use index::VenueIndex;
+pub use shapes::{Circle, Rect, Shape, ShapeKind, MAX_POLYGON_POINTS, MAX_SHAPES};
+
+use attributes::Given;
 
 /// Most seats one venue may have.
 pub const MAX_SEATS_PER_VENUE: usize = 200_000;
@@ -51,6 +57,10 @@ pub struct VenueSpec {
     /// Sections in the venue's order (best first unless an event ranks them otherwise).
     #[schema(min_items = 1)]
     pub sections: Vec<SectionSpec>,
+    /// Shapes drawn behind the seats (at most 1,000).
+    #[serde(default)]
+    #[schema(max_items = 1000)]
+    pub shapes: Vec<Shape>,
 }
 
 /// One section of a [`VenueSpec`].
@@ -96,6 +106,20 @@ pub struct RowSpec {
     /// a seat count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arc: Option<RowArc>,
+    /// Attributes of every seat of the row (a listed seat's own win).
+    /// The venue's price zone, 1–64 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64)]
+    pub category: Option<String>,
+    /// A wheelchair space.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accessible: Option<bool>,
+    /// A companion seat beside a wheelchair space.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub companion: Option<bool>,
+    /// The view of the stage is partly blocked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restricted_view: Option<bool>,
 }
 
 /// The seats of a row: generated from a count, or listed.
@@ -145,7 +169,8 @@ impl<'de> Deserialize<'de> for RowSeats {
     }
 }
 
-/// An explicitly placed seat.
+/// An explicitly placed seat. Its attributes repeat [`RowSpec`]'s field by field: serde
+/// cannot flatten shared fields into a struct that refuses unknown ones.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SeatSpec {
@@ -155,6 +180,31 @@ pub struct SeatSpec {
     pub x: f64,
     /// Vertical position.
     pub y: f64,
+    /// The venue's price zone, 1–64 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(min_length = 1, max_length = 64)]
+    pub category: Option<String>,
+    /// A wheelchair space.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accessible: Option<bool>,
+    /// A companion seat beside a wheelchair space.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub companion: Option<bool>,
+    /// The view of the stage is partly blocked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restricted_view: Option<bool>,
+}
+
+/// The attributes a row or a listed seat gives.
+macro_rules! given {
+    ($spec:expr) => {
+        Given {
+            category: $spec.category.as_deref(),
+            accessible: $spec.accessible,
+            companion: $spec.companion,
+            restricted_view: $spec.restricted_view,
+        }
+    };
 }
 
 /// A venue's seat map after validation: every seat with its id, label and position.
@@ -164,6 +214,9 @@ pub struct VenueLayout {
     pub name: String,
     /// Sections in venue order.
     pub sections: Vec<Section>,
+    /// Shapes drawn behind the seats.
+    #[serde(default)]
+    pub shapes: Vec<Shape>,
 }
 
 /// A section of a [`VenueLayout`].
@@ -205,6 +258,12 @@ pub struct Seat {
     pub x: f64,
     /// Vertical position.
     pub y: f64,
+    /// Category, wheelchair space, companion seat, restricted view.
+    #[serde(flatten)]
+    pub attributes: SeatAttributes,
+    /// The id an outside plan gave the seat (a pretix `seat_guid`), if it came from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
 }
 
 /// The id of seat `number` in row `row` of section `section`.
@@ -232,6 +291,14 @@ impl VenueSpec {
             "sections",
             "a venue needs at least one section",
         );
+        builder.errors.check(
+            self.shapes.len() <= MAX_SHAPES,
+            "shapes",
+            format!("a venue has at most {MAX_SHAPES} shapes"),
+        );
+        for (i, shape) in self.shapes.iter().enumerate() {
+            shape.check(&format!("shapes[{i}]"), &mut builder.errors);
+        }
         let sections = self
             .sections
             .into_iter()
@@ -241,6 +308,7 @@ impl VenueSpec {
         builder.errors.into_result(VenueLayout {
             name: self.name,
             sections,
+            shapes: self.shapes,
         })
     }
 }
@@ -340,6 +408,8 @@ impl LayoutBuilder {
             return None;
         }
         let y = section.origin.y + ri as f64 * section.row_spacing;
+        let row_given = given!(row);
+        row_given.check(at, &mut self.errors);
         let numbered = self.numbered_seats(at, section, row, y)?;
         self.total += numbered.len();
         let mut seats = Vec::with_capacity(numbered.len());
@@ -352,12 +422,22 @@ impl LayoutBuilder {
                 );
             }
             let label = seat_label(&section.name, &row.label, &number);
+            let own = match &row.seats {
+                RowSeats::List(list) => {
+                    let own = given!(list[i]);
+                    own.check(&format!("{at}.seats[{i}]"), &mut self.errors);
+                    own
+                }
+                RowSeats::Count(_) => Given::default(),
+            };
             seats.push(Seat {
                 id,
                 number,
                 label,
                 x,
                 y,
+                attributes: own.over(&row_given),
+                external_id: None,
             });
         }
         Some(Row {

@@ -5,6 +5,16 @@ use serde_json::json;
 
 use crate::helpers::{hall, spawn_app, spawn_app_with, As};
 
+/// The `field` of each error of a `validation_failed` problem, in order.
+fn error_fields(problem: &serde_json::Value) -> Vec<&str> {
+    problem["errors"]
+        .as_array()
+        .expect("a validation problem lists its errors")
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect()
+}
+
 #[tokio::test]
 async fn a_created_venue_reads_back_with_generated_ids_labels_and_coordinates() {
     let app = spawn_app().await;
@@ -339,12 +349,7 @@ async fn a_bad_arc_or_an_arc_on_listed_seats_is_422_and_stores_nothing() {
         )
         .await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
-    let fields: Vec<_> = problem["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["field"].as_str().unwrap())
-        .collect();
+    let fields = error_fields(&problem);
     assert_eq!(
         fields,
         [
@@ -353,5 +358,86 @@ async fn a_bad_arc_or_an_arc_on_listed_seats_is_422_and_stores_nothing() {
             "sections[0].rows[1].arc"
         ]
     );
+    assert_eq!(app.count("venue").await, 0);
+}
+
+#[tokio::test]
+async fn seats_and_rows_carry_attributes_and_a_venue_its_shapes() {
+    let app = spawn_app().await;
+    let shapes = json!([
+        {"kind": "stage", "text": "STAGE", "rect": {"x": -5.0, "y": -4.0, "w": 10.0, "h": 2.0}},
+        {"kind": "area", "polygon": [{"x": 0.0, "y": 0.0}, {"x": 1.0, "y": 0.0}, {"x": 0.0, "y": 1.0}]},
+        {"kind": "label", "text": "Mixing desk", "circle": {"x": 0.0, "y": 9.0, "r": 1.5}}
+    ]);
+    let (status, created) = app
+        .post_venues(&json!({"name": "Hall", "shapes": shapes, "sections": [
+        {"id": "stalls", "name": "Stalls", "rows": [
+            {"label": "A", "seats": 2, "category": "Front stalls", "restricted_view": true},
+            {"label": "W", "category": "Wheelchair", "accessible": true, "seats": [
+                {"number": "1", "x": 0.0, "y": 5.0},
+                {"number": "2", "x": 1.0, "y": 5.0, "accessible": false, "companion": true}
+            ]}
+        ]}]}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let (_, venue) = app
+        .get(&format!("/v1/venues/{}", created["id"].as_str().unwrap()))
+        .await;
+    assert_eq!(venue["shapes"], shapes);
+    let rows = &venue["sections"][0]["rows"];
+    assert_eq!(
+        rows[0]["seats"][1],
+        json!({"id": "stalls-A-2", "number": "2", "label": "Stalls, Row A, Seat 2", "x": 1.0,
+               "y": 0.0, "category": "Front stalls", "restricted_view": true})
+    );
+    assert_eq!(
+        rows[1]["seats"],
+        json!([
+            {"id": "stalls-W-1", "number": "1", "label": "Stalls, Row W, Seat 1", "x": 0.0,
+             "y": 5.0, "category": "Wheelchair", "accessible": true},
+            {"id": "stalls-W-2", "number": "2", "label": "Stalls, Row W, Seat 2", "x": 1.0,
+             "y": 5.0, "category": "Wheelchair", "companion": true}
+        ])
+    );
+}
+
+#[tokio::test]
+async fn bad_shapes_and_attributes_are_422_naming_each_and_store_nothing() {
+    let app = spawn_app().await;
+    let (status, problem) = app
+        .post_venues(&json!({"name": "Hall",
+            "shapes": [
+                {"kind": "stage"},
+                {"kind": "area", "rect": {"x": 0, "y": 0, "w": 1, "h": 1}, "circle": {"x": 0, "y": 0, "r": 1}},
+                {"kind": "label", "text": "", "polygon": [{"x": 0, "y": 0}, {"x": 1, "y": 1}]},
+                {"kind": "area", "circle": {"x": 0, "y": 0, "r": 0}}
+            ],
+            "sections": [{"id": "stalls", "name": "Stalls", "rows": [
+                {"label": "A", "seats": 2, "category": ""},
+                {"label": "B", "seats": [{"number": "1", "x": 0, "y": 0, "category": "x".repeat(65)}]}
+            ]}]}))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+    let fields = error_fields(&problem);
+    assert_eq!(
+        fields,
+        [
+            "shapes[0]",
+            "shapes[1]",
+            "shapes[2].text",
+            "shapes[2].polygon",
+            "shapes[3].circle",
+            "sections[0].rows[0].category",
+            "sections[0].rows[1].seats[0].category",
+        ]
+    );
+    assert_eq!(app.count("venue").await, 0);
+
+    // A shape of another kind is not JSON this server reads.
+    let (status, _) = app
+        .post_venues(&json!({"name": "Hall", "shapes": [{"kind": "balcony", "rect": {"x": 0, "y": 0, "w": 1, "h": 1}}],
+            "sections": [{"id": "s", "name": "S", "rows": [{"label": "A", "seats": 1}]}]}))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(app.count("venue").await, 0);
 }

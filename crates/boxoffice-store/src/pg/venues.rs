@@ -1,7 +1,8 @@
 //! Venues and their seat maps.
 
 use boxoffice_core::ids::VenueId;
-use boxoffice_core::venue::{Point, Row, Seat, Section, VenueLayout};
+use boxoffice_core::venue::{Point, Row, Seat, SeatAttributes, Section, Shape, VenueLayout};
+use sqlx::types::Json;
 use sqlx::PgPool;
 
 use crate::StoreError;
@@ -14,10 +15,11 @@ pub async fn insert_venue(
 ) -> Result<(), StoreError> {
     let mut tx = pool.begin().await?;
     crate::pg::db::allow_bulk_write(&mut tx).await?;
-    sqlx::query("insert into venue (venue_id, name, seat_count) values ($1, $2, $3)")
+    sqlx::query("insert into venue (venue_id, name, seat_count, shapes) values ($1, $2, $3, $4)")
         .bind(id.0)
         .bind(&layout.name)
         .bind(layout.seat_count() as i32)
+        .bind(Json(&layout.shapes))
         .execute(&mut *tx)
         .await?;
 
@@ -45,6 +47,12 @@ pub async fn insert_venue(
                 seats.label.push(seat.label.as_str());
                 seats.x.push(seat.x);
                 seats.y.push(seat.y);
+                let a = &seat.attributes;
+                seats.category.push(a.category.as_deref());
+                seats.accessible.push(a.accessible);
+                seats.companion.push(a.companion);
+                seats.restricted_view.push(a.restricted_view);
+                seats.external_id.push(seat.external_id.as_deref());
             }
         }
     }
@@ -76,9 +84,11 @@ pub async fn insert_venue(
     .execute(&mut *tx)
     .await?;
     sqlx::query(
-        "insert into seat (venue_id, seat_id, position, section_id, row_label, number, label, x, y)
+        "insert into seat (venue_id, seat_id, position, section_id, row_label, number, label, x, y,
+                           category, accessible, companion, restricted_view, external_id)
          select $1, * from unnest($2::text[], $3::int4[], $4::text[], $5::text[], $6::text[],
-                                  $7::text[], $8::float8[], $9::float8[])",
+                                  $7::text[], $8::float8[], $9::float8[], $10::text[],
+                                  $11::bool[], $12::bool[], $13::bool[], $14::text[])",
     )
     .bind(id.0)
     .bind(&seats.id)
@@ -89,6 +99,11 @@ pub async fn insert_venue(
     .bind(&seats.label)
     .bind(&seats.x)
     .bind(&seats.y)
+    .bind(&seats.category)
+    .bind(&seats.accessible)
+    .bind(&seats.companion)
+    .bind(&seats.restricted_view)
+    .bind(&seats.external_id)
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -123,6 +138,11 @@ struct SeatColumns<'a> {
     label: Vec<&'a str>,
     x: Vec<f64>,
     y: Vec<f64>,
+    category: Vec<Option<&'a str>>,
+    accessible: Vec<bool>,
+    companion: Vec<bool>,
+    restricted_view: Vec<bool>,
+    external_id: Vec<Option<&'a str>>,
 }
 
 /// Every venue's id, name and seat count, newest first.
@@ -140,10 +160,12 @@ pub async fn list_venues(pool: &PgPool) -> Result<Vec<(VenueId, String, usize)>,
 
 /// Loads a venue's whole seat map; `None` if there is no such venue.
 pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>, StoreError> {
-    let Some(name) = sqlx::query_scalar::<_, String>("select name from venue where venue_id = $1")
-        .bind(id.0)
-        .fetch_optional(pool)
-        .await?
+    let Some((name, Json(shapes))) = sqlx::query_as::<_, (String, Json<Vec<Shape>>)>(
+        "select name, shapes from venue where venue_id = $1",
+    )
+    .bind(id.0)
+    .fetch_optional(pool)
+    .await?
     else {
         return Ok(None);
     };
@@ -162,8 +184,9 @@ pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>
     .bind(id.0)
     .fetch_all(pool)
     .await?;
-    let seats: Vec<(String, String, String, String, String, f64, f64)> = sqlx::query_as(
-        "select seat_id, section_id, row_label, number, label, x, y
+    let seats: Vec<SeatRow> = sqlx::query_as(
+        "select seat_id, section_id, row_label, number, label, x, y,
+                category, accessible, companion, restricted_view, external_id
            from seat where venue_id = $1 order by position",
     )
     .bind(id.0)
@@ -185,6 +208,7 @@ pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>
                 rows: Vec::new(),
             })
             .collect(),
+        shapes,
     };
     let mut si = 0;
     for (section, label) in rows {
@@ -197,7 +221,17 @@ pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>
         });
     }
     let (mut si, mut ri) = (0, 0);
-    for (seat_id, section, row, number, label, x, y) in seats {
+    for seat in seats {
+        let SeatRow {
+            seat_id,
+            section,
+            row,
+            number,
+            label,
+            x,
+            y,
+            ..
+        } = seat;
         while layout.sections[si].id != section {
             si += 1;
             ri = 0;
@@ -211,7 +245,33 @@ pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>
             label,
             x,
             y,
+            attributes: SeatAttributes {
+                category: seat.category,
+                accessible: seat.accessible,
+                companion: seat.companion,
+                restricted_view: seat.restricted_view,
+            },
+            external_id: seat.external_id,
         });
     }
     Ok(Some(layout))
+}
+
+/// A seat as `get_venue` reads it.
+#[derive(sqlx::FromRow)]
+struct SeatRow {
+    seat_id: String,
+    #[sqlx(rename = "section_id")]
+    section: String,
+    #[sqlx(rename = "row_label")]
+    row: String,
+    number: String,
+    label: String,
+    x: f64,
+    y: f64,
+    category: Option<String>,
+    accessible: bool,
+    companion: bool,
+    restricted_view: bool,
+    external_id: Option<String>,
 }
