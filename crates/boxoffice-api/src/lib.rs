@@ -16,7 +16,7 @@ use boxoffice_core::hold::{OrderStatus, PricedSeat};
 use boxoffice_core::ids::{EventId, VenueId};
 use boxoffice_core::statuses;
 use boxoffice_core::validation::FieldError;
-use boxoffice_core::venue::VenueLayout;
+use boxoffice_core::venue::{Shape, VenueLayout};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -208,6 +208,9 @@ pub struct SeatsView {
     pub event_id: EventId,
     /// Every seat of the venue in venue order, with its status.
     pub seats: Vec<SeatView>,
+    /// The shapes drawn behind the seats (stage, labels, areas).
+    #[serde(default)]
+    pub shapes: Vec<Shape>,
 }
 
 /// Answer to `GET /v1/events/{id}/layout`: every seat without its status. It changes only
@@ -221,6 +224,9 @@ pub struct LayoutView {
     pub version: i64,
     /// Every seat of the venue in venue order.
     pub seats: Vec<EventSeat>,
+    /// The shapes drawn behind the seats (stage, labels, areas).
+    #[serde(default)]
+    pub shapes: Vec<Shape>,
 }
 
 /// Places left in one general-admission area.

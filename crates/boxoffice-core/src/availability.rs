@@ -33,6 +33,9 @@ pub struct EventSeat {
     pub ticket_type: Option<String>,
     /// Price in minor units; `None` when the seat is held back.
     pub price_cents: Option<i64>,
+    /// Category, wheelchair space, companion seat, restricted view, where set.
+    #[serde(flatten)]
+    pub attributes: crate::venue::SeatAttributes,
 }
 
 /// What a buyer can do with a seat right now.
@@ -195,6 +198,7 @@ mod tests {
             y: 0.0,
             ticket_type: allocated.then(|| "standard".into()),
             price_cents: allocated.then_some(100),
+            attributes: Default::default(),
         }
     }
 

@@ -226,6 +226,7 @@ mod tests {
                     y: 0.0,
                     ticket_type: Some("standard".into()),
                     price_cents: Some(100),
+                    attributes: Default::default(),
                 })
                 .collect(),
         )

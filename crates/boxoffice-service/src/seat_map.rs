@@ -19,6 +19,7 @@ use bytes::Bytes;
 
 use boxoffice_core::availability::{EventSeat, SeatMap, SeatState};
 use boxoffice_core::ids::EventId;
+use boxoffice_core::venue::Shape;
 use boxoffice_store::pg::events;
 use boxoffice_store::pg::events::HoldPolicy;
 use boxoffice_store::StoreError;
@@ -36,11 +37,13 @@ pub struct RenderedSeatMap {
     pub map: SeatMap,
     /// For each seat, its JSON object without the closing brace.
     fragments: Vec<Box<str>>,
+    /// The venue's shapes as a JSON array.
+    shapes: Box<str>,
 }
 
 impl RenderedSeatMap {
-    /// Renders the static part of every seat.
-    pub fn new(version: i64, seats: Vec<EventSeat>, policy: HoldPolicy) -> Self {
+    /// Renders the static part of every seat, and the venue's shapes.
+    pub fn new(version: i64, seats: Vec<EventSeat>, shapes: &[Shape], policy: HoldPolicy) -> Self {
         let fragments = seats
             .iter()
             .map(|seat| {
@@ -54,6 +57,9 @@ impl RenderedSeatMap {
             policy,
             map: SeatMap::new(seats),
             fragments,
+            shapes: serde_json::to_string(shapes)
+                .expect("shapes always serialize")
+                .into_boxed_str(),
         }
     }
 
@@ -77,7 +83,7 @@ impl RenderedSeatMap {
             out.extend_from_slice(fragment.as_bytes());
             out.push(b'}');
         }
-        out.extend_from_slice(b"]}");
+        self.close(&mut out);
         Bytes::from(out)
     }
 
@@ -109,8 +115,15 @@ impl RenderedSeatMap {
             }
             out.push(b'}');
         }
-        out.extend_from_slice(b"]}");
+        self.close(&mut out);
         out
+    }
+
+    /// Ends a body's seat list, and adds the shapes beside it.
+    fn close(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(br#"],"shapes":"#);
+        out.extend_from_slice(self.shapes.as_bytes());
+        out.push(b'}');
     }
 }
 
@@ -154,16 +167,17 @@ impl SeatMapCache {
         if let Some(map) = self.cached(event, version) {
             return Ok(Some(map));
         }
-        let (Some((loaded, seats)), Some(policy)) = tokio::try_join!(
+        let (Some((loaded, seats)), Some(policy), Some(shapes)) = tokio::try_join!(
             events::seat_map(pool, event),
-            events::hold_policy(pool, event)
+            events::hold_policy(pool, event),
+            events::shapes(pool, event)
         )?
         else {
             return Ok(None);
         };
         // Rendering a large venue takes tens of milliseconds: keep it off the async workers.
         let map = tokio::task::spawn_blocking(move || {
-            Arc::new(RenderedSeatMap::new(loaded, seats, policy))
+            Arc::new(RenderedSeatMap::new(loaded, seats, &shapes, policy))
         })
         .await
         .map_err(|e| StoreError::Other(Box::new(e)))?;
@@ -234,12 +248,19 @@ mod tests {
             y: -2.0,
             ticket_type: on_sale.then(|| "standard".into()),
             price_cents: on_sale.then_some(4500),
+            attributes: Default::default(),
         }
     }
 
     #[test]
     fn seats_layout_and_statuses_match_the_documented_shapes() {
-        let seats = vec![seat("a", true), seat("b", true), seat("c", false)];
+        let mut seats = vec![seat("a", true), seat("b", true), seat("c", false)];
+        seats[0].attributes.category = Some("Front \"stalls\"".into());
+        seats[1].attributes.accessible = true;
+        let shapes: Vec<Shape> = serde_json::from_value(serde_json::json!([
+            {"kind": "stage", "text": "STAGE", "rect": {"x": 0.0, "y": -3.0, "w": 4.0, "h": 1.0}}
+        ]))
+        .unwrap();
         let until = DateTime::from_timestamp(2_000_000_000, 123_000_000).unwrap();
         let policy = HoldPolicy {
             starts_at: until,
@@ -250,7 +271,7 @@ mod tests {
             section_order: vec!["stalls".into()],
             ticket_types: vec!["standard".into()],
         };
-        let rendered = RenderedSeatMap::new(3, seats.clone(), policy);
+        let rendered = RenderedSeatMap::new(3, seats.clone(), &shapes, policy);
         let states = [
             SeatState {
                 status: SeatStatus::Available,
@@ -270,6 +291,7 @@ mod tests {
             serde_json::from_slice(&rendered.layout(event)).unwrap();
         assert_eq!((layout.event_id, layout.version), (event, 3));
         assert_eq!(layout.seats, seats);
+        assert_eq!(layout.shapes, shapes);
         let statuses: SeatStatuses =
             serde_json::from_str(&rendered.render_statuses(event, &states)).unwrap();
         assert_eq!((statuses.event_id, statuses.version), (event, 3));
@@ -288,6 +310,7 @@ mod tests {
             "seats": seats.into_iter().zip(states).map(|(seat, s)| SeatView {
                 seat, status: s.status, held_until: s.held_until,
             }).collect::<Vec<_>>(),
+            "shapes": shapes,
         });
         assert_eq!(body, expected);
     }

@@ -441,3 +441,38 @@ async fn bad_shapes_and_attributes_are_422_naming_each_and_store_nothing() {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(app.count("venue").await, 0);
 }
+
+#[tokio::test]
+async fn an_events_seats_and_layout_carry_the_attributes_and_the_venues_shapes() {
+    let app = spawn_app().await;
+    let stage = json!({"kind": "stage", "text": "STAGE", "rect": {"x": 0.0, "y": -3.0, "w": 4.0, "h": 1.0}});
+    let (_, venue) = app
+        .post_venues(&json!({"name": "Hall", "shapes": [stage], "sections": [
+        {"id": "stalls", "name": "Stalls", "rows": [
+            {"label": "A", "seats": 2, "category": "Front stalls"},
+            {"label": "W", "seats": 1, "accessible": true}
+        ]}]}))
+        .await;
+    let (status, event) = app
+        .post_events(&json!({"venue_id": venue["id"], "name": "Night", "starts_at": "2030-03-01T19:30:00Z",
+            "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 4500, "currency": "EUR"}],
+            "allocations": [{"ticket_type": "standard", "section": "stalls"}]}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{event}");
+    let event = event["id"].as_str().unwrap();
+    let (status, seats) = app.get(&format!("/v1/events/{event}/seats")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(seats["shapes"], json!([stage]));
+    assert_eq!(seats["seats"][0]["category"], "Front stalls");
+    assert_eq!(
+        seats["seats"][0].get("accessible"),
+        None,
+        "unset is left out"
+    );
+    assert_eq!(seats["seats"][2]["accessible"], true);
+    assert_eq!(seats["seats"][2]["status"], "available");
+    let (status, layout) = app.get(&format!("/v1/events/{event}/layout")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(layout["shapes"], json!([stage]));
+    assert_eq!(layout["seats"][1]["category"], "Front stalls");
+}

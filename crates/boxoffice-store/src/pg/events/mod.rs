@@ -17,7 +17,7 @@ use allocations::upsert_allocations;
 pub use allocations::{change_allocations, AllocationChange, AllocationOutcome};
 use queue_settings::write_queue;
 pub use queue_settings::{queue, queued_events, set_queue};
-pub use state::{event_state, layout_version, seat_map, EventState, GaLeft};
+pub use state::{event_state, layout_version, seat_map, shapes, EventState, GaLeft};
 
 /// An event as listed.
 #[derive(Clone, Debug, PartialEq, sqlx::FromRow)]

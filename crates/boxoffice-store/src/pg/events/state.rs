@@ -3,6 +3,8 @@
 
 use boxoffice_core::availability::EventSeat;
 use boxoffice_core::ids::EventId;
+use boxoffice_core::venue::{SeatAttributes, Shape};
+use sqlx::types::Json;
 use sqlx::PgPool;
 
 use crate::StoreError;
@@ -58,10 +60,15 @@ pub async fn seat_map(
         Option<String>,
         Option<i64>,
         i64,
+        Option<String>,
+        bool,
+        bool,
+        bool,
     );
     let rows: Vec<Row> = sqlx::query_as(
         "select s.seat_id, s.label, s.section_id, s.row_label, s.number, s.x, s.y,
-                a.ticket_type, t.price_cents, e.layout_version
+                a.ticket_type, t.price_cents, e.layout_version,
+                s.category, s.accessible, s.companion, s.restricted_view
            from event e
            join seat s on s.venue_id = e.venue_id
            left join seat_allocation a on a.event_id = e.event_id and a.seat_id = s.seat_id
@@ -78,7 +85,7 @@ pub async fn seat_map(
     let seats = rows
         .into_iter()
         .map(
-            |(id, label, section, row, number, x, y, ticket_type, price_cents, _)| EventSeat {
+            |(
                 id,
                 label,
                 section,
@@ -88,10 +95,43 @@ pub async fn seat_map(
                 y,
                 ticket_type,
                 price_cents,
+                _,
+                category,
+                accessible,
+                companion,
+                restricted_view,
+            )| EventSeat {
+                id,
+                label,
+                section,
+                row,
+                number,
+                x,
+                y,
+                ticket_type,
+                price_cents,
+                attributes: SeatAttributes {
+                    category,
+                    accessible,
+                    companion,
+                    restricted_view,
+                },
             },
         )
         .collect();
     Ok(Some((version, seats)))
+}
+
+/// The shapes drawn behind the seats of the event's venue; `None` if there is no such
+/// event.
+pub async fn shapes(pool: &PgPool, id: EventId) -> Result<Option<Vec<Shape>>, StoreError> {
+    let shapes: Option<Json<Vec<Shape>>> = sqlx::query_scalar(
+        "select v.shapes from event e join venue v using (venue_id) where e.event_id = $1",
+    )
+    .bind(id.0)
+    .fetch_optional(pool)
+    .await?;
+    Ok(shapes.map(|Json(shapes)| shapes))
 }
 
 /// The event's allocation version, sold seats and general-admission places left, in one
