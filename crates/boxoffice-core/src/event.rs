@@ -188,7 +188,7 @@ pub struct GaArea {
 }
 
 /// One allocation entry: a ticket type and the seats it applies to, named by section (whole,
-/// or some of its rows) or by seat id.
+/// or some of its rows), by seat id, or by the venue's seat category.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AllocationEntry {
@@ -200,6 +200,10 @@ pub struct AllocationEntry {
     pub rows: Option<Vec<String>>,
     /// Seat ids; not together with `section`.
     pub seats: Option<Vec<String>>,
+    /// Every seat of this category (the venue's price zone, such as "Front stalls"); not
+    /// together with `section` or `seats`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
 }
 
 /// `POST /v1/events/{id}/allocations/withdraw`: the seats to take off sale.

@@ -93,14 +93,36 @@ pub fn resolve_allocations(
             format!("{at}.ticket_type"),
             format!("the event has no ticket type {:?}", entry.ticket_type),
         );
-        let positions = select_seats(
-            index,
-            entry.section.as_deref(),
-            entry.rows.as_deref(),
-            entry.seats.as_deref(),
-            &at,
-            errors,
-        );
+        let positions = match &entry.category {
+            Some(category) => {
+                let alone =
+                    entry.section.is_none() && entry.rows.is_none() && entry.seats.is_none();
+                errors.check(
+                    alone,
+                    at.clone(),
+                    "give a category alone, without section, rows or seats",
+                );
+                match index.category(category) {
+                    Some(positions) if alone => positions.to_vec(),
+                    Some(_) => Vec::new(),
+                    None => {
+                        errors.add(
+                            format!("{at}.category"),
+                            format!("no seat of the venue has category {category:?}"),
+                        );
+                        Vec::new()
+                    }
+                }
+            }
+            None => select_seats(
+                index,
+                entry.section.as_deref(),
+                entry.rows.as_deref(),
+                entry.seats.as_deref(),
+                &at,
+                errors,
+            ),
+        };
         for p in positions {
             slots[p] = Some(i);
         }

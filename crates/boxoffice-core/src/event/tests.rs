@@ -163,11 +163,11 @@ proptest! {
         let entries: Vec<AllocationEntry> = picks.iter().map(|(premium, p)| {
             let ticket_type = if *premium { "premium" } else { "standard" }.to_owned();
             match p {
-                Pick::Section(s) => AllocationEntry { ticket_type, section: Some(sections[*s].into()), rows: None, seats: None },
+                Pick::Section(s) => AllocationEntry { ticket_type, section: Some(sections[*s].into()), rows: None, seats: None, category: None },
                 Pick::Rows(s, r) => AllocationEntry { ticket_type, section: Some(sections[*s].into()),
-                    rows: Some(r.iter().map(|i| rows[*i].to_owned()).collect()), seats: None },
+                    rows: Some(r.iter().map(|i| rows[*i].to_owned()).collect()), seats: None, category: None },
                 Pick::Seats(ps) => AllocationEntry { ticket_type, section: None, rows: None,
-                    seats: Some(ps.iter().map(|p| index.ids[*p].to_owned()).collect()) },
+                    seats: Some(ps.iter().map(|p| index.ids[*p].to_owned()).collect()), category: None },
             }
         }).collect();
 

@@ -1,17 +1,19 @@
-//! Looking seats up by position (venue order), id, section and row.
+//! Looking seats up by position (venue order), id, section, row and category.
 
 use std::collections::HashMap;
 use std::ops::Range;
 
 use super::VenueLayout;
 
-/// Seats of a venue addressable by position (venue order), id, section and row.
+/// Seats of a venue addressable by position (venue order), id, section, row and category.
 #[derive(Debug)]
 pub struct VenueIndex<'a> {
     /// Seat ids in venue order; a seat's position is its index here.
     pub ids: Vec<&'a str>,
     by_id: HashMap<&'a str, usize>,
     sections: HashMap<&'a str, SectionIndex<'a>>,
+    /// Positions of each category's seats, in venue order.
+    categories: HashMap<&'a str, Vec<usize>>,
 }
 
 /// A section's seat positions, and each of its rows'.
@@ -32,16 +34,28 @@ impl<'a> VenueIndex<'a> {
             sections.insert(section.id.as_str(), (start..ids.len(), rows));
         }
         let by_id = ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        let mut categories: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (position, (_, _, seat)) in layout.seats().enumerate() {
+            if let Some(category) = &seat.attributes.category {
+                categories.entry(category).or_default().push(position);
+            }
+        }
         Self {
             ids,
             by_id,
             sections,
+            categories,
         }
     }
 
     /// Position of the seat with this id.
     pub fn position(&self, seat_id: &str) -> Option<usize> {
         self.by_id.get(seat_id).copied()
+    }
+
+    /// Positions of the seats of this category, in venue order; `None` if no seat has it.
+    pub fn category(&self, category: &str) -> Option<&[usize]> {
+        self.categories.get(category).map(Vec::as_slice)
     }
 
     /// True when the venue has a section with this id.

@@ -476,3 +476,72 @@ async fn an_events_seats_and_layout_carry_the_attributes_and_the_venues_shapes()
     assert_eq!(layout["shapes"], json!([stage]));
     assert_eq!(layout["seats"][1]["category"], "Front stalls");
 }
+
+#[tokio::test]
+async fn allocations_may_name_seats_by_category() {
+    let app = spawn_app().await;
+    let (_, venue) = app
+        .post_venues(&json!({"name": "Hall", "sections": [
+        {"id": "stalls", "name": "Stalls", "rows": [
+            {"label": "A", "seats": 2, "category": "Front stalls"},
+            {"label": "B", "seats": [
+                {"number": "1", "x": 0.0, "y": 1.0},
+                {"number": "2", "x": 1.0, "y": 1.0, "category": "Front stalls"}
+            ]}
+        ]}]}))
+        .await;
+    let event = |allocations: serde_json::Value| {
+        json!({"venue_id": venue["id"], "name": "Night", "starts_at": "2030-03-01T19:30:00Z",
+            "ticket_types": [
+                {"code": "standard", "name": "Standard", "price_cents": 4500, "currency": "EUR"},
+                {"code": "premium", "name": "Premium", "price_cents": 9000, "currency": "EUR"}],
+            "allocations": allocations})
+    };
+    let (status, created) = app
+        .post_events(&event(json!([
+            {"ticket_type": "standard", "section": "stalls"},
+            {"ticket_type": "premium", "category": "Front stalls"}
+        ])))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let (_, seats) = app
+        .get(&format!(
+            "/v1/events/{}/seats",
+            created["id"].as_str().unwrap()
+        ))
+        .await;
+    let types: Vec<_> = seats["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap(),
+                s["ticket_type"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        types,
+        [
+            ("stalls-A-1", "premium"),
+            ("stalls-A-2", "premium"),
+            ("stalls-B-1", "standard"),
+            ("stalls-B-2", "premium")
+        ]
+    );
+
+    let events_before = app.count("event").await;
+    let (status, problem) = app
+        .post_events(&event(json!([
+            {"ticket_type": "standard", "section": "stalls", "category": "Front stalls"},
+            {"ticket_type": "premium", "category": "Balcony"}
+        ])))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+    assert_eq!(
+        error_fields(&problem),
+        ["allocations[0]", "allocations[1].category"]
+    );
+    assert_eq!(app.count("event").await, events_before);
+}
