@@ -222,29 +222,19 @@ pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>
     }
     let (mut si, mut ri) = (0, 0);
     for seat in seats {
-        let SeatRow {
-            seat_id,
-            section,
-            row,
-            number,
-            label,
-            x,
-            y,
-            ..
-        } = seat;
-        while layout.sections[si].id != section {
+        while layout.sections[si].id != seat.section {
             si += 1;
             ri = 0;
         }
-        while layout.sections[si].rows[ri].label != row {
+        while layout.sections[si].rows[ri].label != seat.row {
             ri += 1;
         }
         layout.sections[si].rows[ri].seats.push(Seat {
-            id: seat_id,
-            number,
-            label,
-            x,
-            y,
+            id: seat.seat_id,
+            number: seat.number,
+            label: seat.label,
+            x: seat.x,
+            y: seat.y,
             attributes: SeatAttributes {
                 category: seat.category,
                 accessible: seat.accessible,

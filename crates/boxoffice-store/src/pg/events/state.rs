@@ -49,23 +49,7 @@ pub async fn seat_map(
     pool: &PgPool,
     id: EventId,
 ) -> Result<Option<(i64, Vec<EventSeat>)>, StoreError> {
-    type Row = (
-        String,
-        String,
-        String,
-        String,
-        String,
-        f64,
-        f64,
-        Option<String>,
-        Option<i64>,
-        i64,
-        Option<String>,
-        bool,
-        bool,
-        bool,
-    );
-    let rows: Vec<Row> = sqlx::query_as(
+    let rows: Vec<SeatMapRow> = sqlx::query_as(
         "select s.seat_id, s.label, s.section_id, s.row_label, s.number, s.x, s.y,
                 a.ticket_type, t.price_cents, e.layout_version,
                 s.category, s.accessible, s.companion, s.restricted_view
@@ -79,45 +63,28 @@ pub async fn seat_map(
     .bind(id.0)
     .fetch_all(pool)
     .await?;
-    let Some(version) = rows.first().map(|r| r.9) else {
+    let Some(version) = rows.first().map(|r| r.layout_version) else {
         return Ok(None);
     };
     let seats = rows
         .into_iter()
-        .map(
-            |(
-                id,
-                label,
-                section,
-                row,
-                number,
-                x,
-                y,
-                ticket_type,
-                price_cents,
-                _,
-                category,
-                accessible,
-                companion,
-                restricted_view,
-            )| EventSeat {
-                id,
-                label,
-                section,
-                row,
-                number,
-                x,
-                y,
-                ticket_type,
-                price_cents,
-                attributes: SeatAttributes {
-                    category,
-                    accessible,
-                    companion,
-                    restricted_view,
-                },
+        .map(|r| EventSeat {
+            id: r.seat_id,
+            label: r.label,
+            section: r.section_id,
+            row: r.row_label,
+            number: r.number,
+            x: r.x,
+            y: r.y,
+            ticket_type: r.ticket_type,
+            price_cents: r.price_cents,
+            attributes: SeatAttributes {
+                category: r.category,
+                accessible: r.accessible,
+                companion: r.companion,
+                restricted_view: r.restricted_view,
             },
-        )
+        })
         .collect();
     Ok(Some((version, seats)))
 }
@@ -165,4 +132,23 @@ pub async fn event_state(pool: &PgPool, id: EventId) -> Result<Option<EventState
                 .collect(),
         },
     ))
+}
+
+/// A seat of an event's map as `seat_map` reads it.
+#[derive(sqlx::FromRow)]
+struct SeatMapRow {
+    seat_id: String,
+    label: String,
+    section_id: String,
+    row_label: String,
+    number: String,
+    x: f64,
+    y: f64,
+    ticket_type: Option<String>,
+    price_cents: Option<i64>,
+    layout_version: i64,
+    category: Option<String>,
+    accessible: bool,
+    companion: bool,
+    restricted_view: bool,
 }
