@@ -36,6 +36,9 @@ pub struct EventSeat {
     /// Category, wheelchair space, companion seat, restricted view, where set.
     #[serde(flatten)]
     pub attributes: crate::venue::SeatAttributes,
+    /// The id an imported plan gave the seat (a pretix `seat_guid`), if it came from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
 }
 
 /// What a buyer can do with a seat right now.
@@ -199,6 +202,7 @@ mod tests {
             ticket_type: allocated.then(|| "standard".into()),
             price_cents: allocated.then_some(100),
             attributes: Default::default(),
+            external_id: None,
         }
     }
 

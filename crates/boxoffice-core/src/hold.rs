@@ -227,6 +227,7 @@ mod tests {
                     ticket_type: Some("standard".into()),
                     price_cents: Some(100),
                     attributes: Default::default(),
+                    external_id: None,
                 })
                 .collect(),
         )

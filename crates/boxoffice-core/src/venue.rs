@@ -17,8 +17,11 @@ use crate::validation::{is_word, ValidationErrors};
 
 mod arc;
 mod attributes;
+mod import;
 mod index;
+pub mod pretix;
 mod shapes;
+pub mod spreadsheet;
 pub use arc::RowArc;
 pub use attributes::{SeatAttributes, MAX_CATEGORY_LEN};
 pub use index::VenueIndex;
@@ -193,6 +196,9 @@ pub struct SeatSpec {
     /// The view of the stage is partly blocked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restricted_view: Option<bool>,
+    /// The id an imported plan gives the seat; set by the importers, never read from JSON.
+    #[serde(skip)]
+    pub external_id: Option<String>,
 }
 
 /// The attributes a row or a listed seat gives.
@@ -422,13 +428,13 @@ impl LayoutBuilder {
                 );
             }
             let label = seat_label(&section.name, &row.label, &number);
-            let own = match &row.seats {
+            let (own, external_id) = match &row.seats {
                 RowSeats::List(list) => {
                     let own = given!(list[i]);
                     own.check(&format!("{at}.seats[{i}]"), &mut self.errors);
-                    own
+                    (own, list[i].external_id.clone())
                 }
-                RowSeats::Count(_) => Given::default(),
+                RowSeats::Count(_) => (Given::default(), None),
             };
             seats.push(Seat {
                 id,
@@ -437,7 +443,7 @@ impl LayoutBuilder {
                 x,
                 y,
                 attributes: own.over(&row_given),
-                external_id: None,
+                external_id,
             });
         }
         Some(Row {

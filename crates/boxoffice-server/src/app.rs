@@ -81,7 +81,9 @@ fn api(
         .split_for_parts();
     let (routes, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(venues::list_venues, venues::create_venue).layer(import))
+        .routes(routes!(venues::import_venue).layer(import))
         .routes(routes!(venues::get_venue))
+        .routes(routes!(venues::export_venue))
         .routes(routes!(events::list_events, events::create_event).layer(import))
         .routes(routes!(events::get_event, events::patch_event))
         .routes(routes!(events::put_allocations).layer(import))

@@ -17,8 +17,9 @@ pub mod defaults {
     /// `BOXOFFICE_MAX_BODY_BYTES`: a hold, a checkout, a booking or a setting is a few
     /// hundred bytes; a basket of the most seats anyone may hold is a few KB.
     pub const MAX_BODY_BYTES: usize = 64 * 1024;
-    /// `BOXOFFICE_MAX_IMPORT_BYTES`: a venue of 200,000 seats listed one by one.
-    pub const MAX_IMPORT_BYTES: usize = 16 * 1024 * 1024;
+    /// `BOXOFFICE_MAX_IMPORT_BYTES`: a pretix plan of 200,000 seats (some 25 MB) with room
+    /// to spare.
+    pub const MAX_IMPORT_BYTES: usize = 64 * 1024 * 1024;
     /// `BOXOFFICE_HEADER_TIMEOUT_MS`.
     pub const HEADER_TIMEOUT_MS: u64 = 10_000;
     /// `BOXOFFICE_IDLE_TIMEOUT_MS`.

@@ -2,7 +2,8 @@
 
 use boxoffice_core::event::EventSpec;
 use boxoffice_core::ids::{EventId, VenueId};
-use boxoffice_core::venue::VenueSpec;
+use boxoffice_core::venue::pretix::{Object, Plan};
+use boxoffice_core::venue::VenueLayout;
 use boxoffice_store::error::Constraint;
 use boxoffice_store::pg::{events, venues};
 use boxoffice_store::StoreError;
@@ -19,37 +20,21 @@ pub const DEMO_VENUE_ID: VenueId =
 pub const DEMO_EVENT_ID: EventId =
     EventId(Uuid::from_u128(0x5eed_0000_0000_4000_8000_0000_0000_0002));
 
-/// Riverside Hall: 328 seats in stalls, circle and two boxes.
-fn venue_spec() -> VenueSpec {
-    let stalls: Vec<_> = "ABCDEFGHIJ"
-        .chars()
-        .map(|r| json!({"label": r.to_string(), "seats": 20}))
-        .collect();
-    let circle: Vec<_> = "ABCDE"
-        .chars()
-        .map(|r| json!({"label": r.to_string(), "seats": 24}))
-        .collect();
-    let boxes = |x: f64| -> Vec<_> {
-        (1..=4)
-            .map(|n| json!({"number": n.to_string(), "x": x, "y": 1.0 + f64::from(n) * 1.1}))
-            .collect()
-    };
-    serde_json::from_value(json!({
-        "name": "Riverside Hall",
-        "sections": [
-            {"id": "stalls", "name": "Stalls", "origin": {"x": 2, "y": 2},
-             "seat_spacing": 1.0, "row_spacing": 1.2, "rows": stalls},
-            {"id": "circle", "name": "Circle", "origin": {"x": 0, "y": 16},
-             "seat_spacing": 1.0, "row_spacing": 1.3, "rows": circle},
-            {"id": "boxes", "name": "Boxes",
-             "rows": [{"label": "L", "seats": boxes(-1.5)}, {"label": "R", "seats": boxes(23.5)}]},
-        ]
-    }))
-    .expect("the demo venue is well-formed")
+/// Riverside Hall as a pretix seating plan, so the demo runs the import path: a stage,
+/// ten curved stalls rows (A–C "Front stalls"), a balcony of four rows, a box at each side,
+/// wheelchair spaces with companion seats at the ends of stalls row J and in the left box:
+/// 310 seats.
+const RIVERSIDE_HALL: &str = include_str!("../demo/riverside-hall.pretix.json");
+
+/// The demo venue, read from its plan.
+fn venue_layout() -> anyhow::Result<VenueLayout> {
+    let Object(plan) = serde_json::from_str::<Object<Plan>>(RIVERSIDE_HALL)?;
+    plan.into_layout(None)
+        .map_err(|e| anyhow::anyhow!("demo venue: {e}"))
 }
 
-/// Spring Gala: stalls rows A–B and the boxes premium, the rest standard, stalls row H held
-/// back, and a standing floor for 500.
+/// Spring Gala: the front stalls (rows A–C) and the boxes premium, the rest standard, stalls
+/// row H held back, and a standing floor for 500.
 fn event_spec() -> EventSpec {
     let starts_at = (Utc::now() + Duration::days(30))
         .with_hour(19)
@@ -61,14 +46,14 @@ fn event_spec() -> EventSpec {
         "venue_id": DEMO_VENUE_ID,
         "name": "Spring Gala",
         "starts_at": starts_at,
-        "section_order": ["stalls", "boxes", "circle"],
+        "section_order": ["stalls", "boxes", "balcony"],
         "ticket_types": [
             {"code": "standard", "name": "Standard", "price_cents": 4500, "currency": "EUR"},
             {"code": "premium", "name": "Premium", "price_cents": 9000, "currency": "EUR"}],
         "allocations": [
-            {"ticket_type": "standard", "section": "stalls", "rows": ["C", "D", "E", "F", "G", "I", "J"]},
-            {"ticket_type": "premium", "section": "stalls", "rows": ["A", "B"]},
-            {"ticket_type": "standard", "section": "circle"},
+            {"ticket_type": "standard", "section": "stalls", "rows": ["D", "E", "F", "G", "I", "J"]},
+            {"ticket_type": "premium", "category": "Front stalls"},
+            {"ticket_type": "standard", "section": "balcony"},
             {"ticket_type": "premium", "section": "boxes"}],
         "ga_areas": [{"code": "floor", "name": "Standing floor", "capacity": 500,
                       "price_cents": 3000, "currency": "EUR", "max_per_booking": 10}]
@@ -84,9 +69,7 @@ pub async fn ensure_demo(state: &AppState) -> anyhow::Result<(EventId, bool)> {
         .await?
         .is_none()
     {
-        let layout = venue_spec()
-            .into_layout()
-            .map_err(|e| anyhow::anyhow!("demo venue: {e}"))?;
+        let layout = venue_layout()?;
         created |=
             ignore_duplicate(venues::insert_venue(&state.pool, DEMO_VENUE_ID, &layout).await)?;
     }

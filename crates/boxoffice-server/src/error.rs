@@ -42,9 +42,10 @@ pub enum ApiError {
     /// 431 `header_too_large`: the request head is larger than this server reads.
     #[error("the request head is larger than this server accepts")]
     HeaderTooLarge,
-    /// 415 `unsupported_media_type`: a body that is not declared `application/json`.
-    #[error("expected a body of type application/json")]
-    UnsupportedMediaType,
+    /// 415 `unsupported_media_type`: a body not declared of the type the route reads
+    /// (`application/json` but for CSV imports).
+    #[error("expected a body of type {0}")]
+    UnsupportedMediaType(&'static str),
     /// 422 `validation_failed`, with every field error.
     #[error("{0}")]
     Validation(ValidationErrors),
@@ -166,7 +167,7 @@ impl ApiError {
             ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::HeaderTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::EventStarted => StatusCode::BAD_REQUEST,
             ApiError::SeatUnavailable(_)
@@ -192,7 +193,7 @@ impl ApiError {
             ApiError::MalformedJson(_) => "malformed_json",
             ApiError::PayloadTooLarge => "payload_too_large",
             ApiError::HeaderTooLarge => "header_too_large",
-            ApiError::UnsupportedMediaType => "unsupported_media_type",
+            ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
             ApiError::Validation(_) => "validation_failed",
             ApiError::EventStarted => "event_started",
             ApiError::SeatUnavailable(_) => "seat_unavailable",
@@ -217,7 +218,7 @@ impl ApiError {
             ApiError::MalformedJson(_) => "Malformed JSON",
             ApiError::PayloadTooLarge => "Payload too large",
             ApiError::HeaderTooLarge => "Request head too large",
-            ApiError::UnsupportedMediaType => "Unsupported media type",
+            ApiError::UnsupportedMediaType(_) => "Unsupported media type",
             ApiError::Validation(_) => "Validation failed",
             ApiError::EventStarted => "Event started",
             ApiError::SeatUnavailable(_) => "Seat unavailable",

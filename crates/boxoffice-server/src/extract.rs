@@ -3,7 +3,7 @@
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, Request};
-use axum::http::header;
+use axum::http::{header, HeaderMap};
 use serde::de::DeserializeOwned;
 use serde::de::IgnoredAny;
 use serde_json::error::Category;
@@ -23,25 +23,32 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let is_json = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<mime::Mime>().ok())
-            .is_some_and(|m| {
-                m.type_() == mime::APPLICATION
-                    && (m.subtype() == mime::JSON || m.suffix() == Some(mime::JSON))
-            });
-        if !is_json {
-            return Err(ApiError::UnsupportedMediaType);
+        if !declares(req.headers(), mime::APPLICATION, mime::JSON) {
+            return Err(ApiError::UnsupportedMediaType("application/json"));
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| match e {
-            BytesRejection::FailedToBufferBody(inner) if is_length_limit(&inner) => {
-                ApiError::PayloadTooLarge
-            }
-            other => ApiError::MalformedJson(format!("could not read the body: {other}")),
-        })?;
+        let bytes = Bytes::from_request(req, state).await.map_err(body_error)?;
         parse_json(&bytes).map(Json)
+    }
+}
+
+/// Whether the request declares a body of type `type_/subtype` (or `type_/…+subtype`).
+pub fn declares(headers: &HeaderMap, type_: mime::Name<'_>, subtype: mime::Name<'_>) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<mime::Mime>().ok())
+        .is_some_and(|m| {
+            m.type_() == type_ && (m.subtype() == subtype || m.suffix() == Some(subtype))
+        })
+}
+
+/// The problem for a body that could not be read: 413 past the route's limit, else 400.
+pub fn body_error(e: BytesRejection) -> ApiError {
+    match e {
+        BytesRejection::FailedToBufferBody(inner) if is_length_limit(&inner) => {
+            ApiError::PayloadTooLarge
+        }
+        other => ApiError::MalformedJson(format!("could not read the body: {other}")),
     }
 }
 

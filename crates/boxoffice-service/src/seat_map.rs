@@ -249,6 +249,7 @@ mod tests {
             ticket_type: on_sale.then(|| "standard".into()),
             price_cents: on_sale.then_some(4500),
             attributes: Default::default(),
+            external_id: None,
         }
     }
 

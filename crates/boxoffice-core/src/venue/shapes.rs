@@ -123,3 +123,38 @@ impl Shape {
         }
     }
 }
+
+impl Shape {
+    /// The middle of the shape: a rectangle's or a circle's centre, a polygon's mean point.
+    pub fn center(&self) -> Point {
+        if let Some(r) = self.rect {
+            Point {
+                x: r.x + r.w / 2.0,
+                y: r.y + r.h / 2.0,
+            }
+        } else if let Some(c) = self.circle {
+            Point { x: c.x, y: c.y }
+        } else {
+            let points = self.polygon.as_deref().unwrap_or_default();
+            let n = points.len().max(1) as f64;
+            Point {
+                x: points.iter().map(|p| p.x).sum::<f64>() / n,
+                y: points.iter().map(|p| p.y).sum::<f64>() / n,
+            }
+        }
+    }
+
+    /// The right and bottom edges of the box around the shape.
+    pub fn far_corner(&self) -> (f64, f64) {
+        if let Some(r) = self.rect {
+            (r.x + r.w, r.y + r.h)
+        } else if let Some(c) = self.circle {
+            (c.x + c.r, c.y + c.r)
+        } else {
+            let points = self.polygon.as_deref().unwrap_or_default();
+            points
+                .iter()
+                .fold((f64::MIN, f64::MIN), |(x, y), p| (x.max(p.x), y.max(p.y)))
+        }
+    }
+}

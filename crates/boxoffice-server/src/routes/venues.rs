@@ -1,16 +1,22 @@
-//! `POST /v1/venues`, `GET /v1/venues`, `GET /v1/venues/{id}`.
+//! `POST /v1/venues`, `GET /v1/venues`, `GET /v1/venues/{id}`, and venues imported from a
+//! pretix plan or a CSV file and exported as a pretix plan.
 
-use axum::extract::{Path, State};
-use axum::http::{header, StatusCode};
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use boxoffice_api::{VenueCreated, VenueList, VenueListItem, VenueView};
 use boxoffice_core::ids::VenueId;
-use boxoffice_core::venue::VenueSpec;
+use boxoffice_core::venue::pretix::{Object, Plan};
+use boxoffice_core::venue::{spreadsheet, VenueLayout, VenueSpec};
 use boxoffice_store::pg::venues;
+use serde::Deserialize;
+use utoipa::IntoParams;
 
 use crate::auth::Admin;
 use crate::error::{ApiError, Problem};
-use crate::extract::Json;
+use crate::extract::{body_error, declares, parse_json, Json};
 use crate::state::AppState;
 
 /// Creates a venue: sections, rows given by seat count or as explicit seats.
@@ -30,8 +36,13 @@ pub async fn create_venue(
     Json(spec): Json<VenueSpec>,
 ) -> Result<impl IntoResponse, ApiError> {
     let layout = spec.into_layout()?;
+    created(&state, &layout).await
+}
+
+/// Stores a venue and answers 201 with its id.
+async fn created(state: &AppState, layout: &VenueLayout) -> Result<impl IntoResponse, ApiError> {
     let id = VenueId::new();
-    venues::insert_venue(&state.pool, id, &layout).await?;
+    venues::insert_venue(&state.pool, id, layout).await?;
     let created = VenueCreated {
         id,
         seat_count: layout.seat_count(),
@@ -41,6 +52,120 @@ pub async fn create_venue(
         [(header::LOCATION, format!("/v1/venues/{id}"))],
         axum::Json(created),
     ))
+}
+
+/// The query of `POST /v1/venues/import`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ImportQuery {
+    /// `pretix` (a pretix seating plan, `application/json`) or `csv` (`text/csv`).
+    #[param(pattern = "^(pretix|csv)$")]
+    format: Option<String>,
+    /// The venue's name: needed for CSV; for a pretix plan, instead of the plan's.
+    name: Option<String>,
+}
+
+/// Creates a venue from a pretix seating plan or a CSV file of seats.
+///
+/// A pretix plan (schema version 0.0.1): each zone with seats becomes a section, each
+/// `row_number` a row label, each `seat_number` a seat number; a seat sits at its zone's
+/// position plus its row's plus its own; its category is its `category` (with the marks
+/// `[accessible]`, `[companion]`, `[restricted view]` read as attributes) and its
+/// `seat_guid` its `external_id`; areas become shapes. Errors name the path in the plan.
+///
+/// CSV: a header line naming `section,row,number,x,y` and optionally
+/// `category,accessible,companion,restricted_view`, in any order; errors name the line.
+#[utoipa::path(post, path = "/v1/venues/import", tag = "venues",
+    params(ImportQuery),
+    request_body(content(
+        (Plan = "application/json"),
+        (String = "text/csv"),
+    )),
+    security(("admin" = [])),
+    responses(
+        (status = 201, description = "Created", body = VenueCreated),
+        (status = 400, description = "Malformed JSON", body = Problem),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "A user token", body = Problem),
+        (status = 413, description = "Body too large", body = Problem),
+        (status = 415, description = "A pretix plan not sent as `application/json`, or CSV not as `text/csv`", body = Problem),
+        (status = 422, description = "Invalid plan or file, or `format` missing or unknown", body = Problem),
+    ))]
+pub async fn import_venue(
+    _: Admin,
+    State(state): State<AppState>,
+    query: Result<Query<ImportQuery>, QueryRejection>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<impl IntoResponse, ApiError> {
+    let Ok(Query(ImportQuery { format, name })) = query else {
+        return Err(ApiError::invalid("format", "must be pretix or csv"));
+    };
+    let pretix = match format.as_deref() {
+        Some("pretix") => true,
+        Some("csv") => false,
+        _ => return Err(ApiError::invalid("format", "must be pretix or csv")),
+    };
+    if pretix && !declares(&headers, mime::APPLICATION, mime::JSON) {
+        return Err(ApiError::UnsupportedMediaType("application/json"));
+    }
+    if !pretix && !declares(&headers, mime::TEXT, mime::CSV) {
+        return Err(ApiError::UnsupportedMediaType("text/csv"));
+    }
+    let body = body.map_err(body_error)?;
+    // Reading 200,000 seats takes a while: off the threads that serve the sale.
+    let layout = tokio::task::spawn_blocking(move || -> Result<VenueLayout, ApiError> {
+        if pretix {
+            let Object(plan) = parse_json::<Object<Plan>>(&body)?;
+            Ok(plan.into_layout(name)?)
+        } else {
+            let name =
+                name.ok_or_else(|| ApiError::invalid("name", "a CSV file needs the venue's name"))?;
+            Ok(spreadsheet::read_csv(&body, &name)?)
+        }
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("reading the import failed: {e}")))??;
+    created(&state, &layout).await
+}
+
+/// The query of `GET /v1/venues/{id}/export`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ExportQuery {
+    /// `pretix`, the only format written.
+    #[param(pattern = "^pretix$")]
+    format: Option<String>,
+}
+
+/// The venue as a pretix seating plan (schema version 0.0.1): one zone per section (its
+/// `zone_id` the section's id), one category per seat category (attributes as marks, a
+/// seat without a category in the category `""`), `seat_guid` the seat's `external_id`
+/// when it has one, else its id. Importing it gives back the same seats.
+#[utoipa::path(get, path = "/v1/venues/{id}/export", tag = "venues",
+    params(("id" = String, Path, description = "Venue id"), ExportQuery),
+    security(("admin" = [])),
+    responses(
+        (status = 200, description = "The plan", body = Plan),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "A user token", body = Problem),
+        (status = 404, description = "No such venue", body = Problem),
+        (status = 422, description = "`format` missing or not `pretix`", body = Problem),
+    ))]
+pub async fn export_venue(
+    _: Admin,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    query: Result<Query<ExportQuery>, QueryRejection>,
+) -> Result<axum::Json<Plan>, ApiError> {
+    if !matches!(&query, Ok(Query(ExportQuery { format: Some(f) })) if f == "pretix") {
+        return Err(ApiError::invalid("format", "must be pretix"));
+    }
+    let id = super::venue_id(&id)?;
+    let layout = venues::get_venue(&state.pool, id)
+        .await?
+        .ok_or_else(super::venue_not_found)?;
+    Ok(axum::Json(Plan::from_layout(&layout)))
 }
 
 /// Every venue, newest first, with its seat count.

@@ -17,6 +17,7 @@ mod events;
 mod hold_refusals;
 mod holds;
 mod housekeeping;
+mod imports;
 mod input;
 mod limits;
 mod live;

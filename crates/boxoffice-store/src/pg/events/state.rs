@@ -52,7 +52,7 @@ pub async fn seat_map(
     let rows: Vec<SeatMapRow> = sqlx::query_as(
         "select s.seat_id, s.label, s.section_id, s.row_label, s.number, s.x, s.y,
                 a.ticket_type, t.price_cents, e.layout_version,
-                s.category, s.accessible, s.companion, s.restricted_view
+                s.category, s.accessible, s.companion, s.restricted_view, s.external_id
            from event e
            join seat s on s.venue_id = e.venue_id
            left join seat_allocation a on a.event_id = e.event_id and a.seat_id = s.seat_id
@@ -84,6 +84,7 @@ pub async fn seat_map(
                 companion: r.companion,
                 restricted_view: r.restricted_view,
             },
+            external_id: r.external_id,
         })
         .collect();
     Ok(Some((version, seats)))
@@ -151,4 +152,5 @@ struct SeatMapRow {
     accessible: bool,
     companion: bool,
     restricted_view: bool,
+    external_id: Option<String>,
 }
