@@ -383,6 +383,10 @@ pub struct BestAvailable {
     /// Only seats of this ticket type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ticket_type: Option<String>,
+    /// A wheelchair space, with companion or adjacent seats beside it for the rest. Without
+    /// it no wheelchair space or companion seat is chosen.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub accessible: bool,
 }
 
 /// A live hold.

@@ -346,6 +346,26 @@ impl Client {
             best_available: Some(BestAvailable {
                 quantity,
                 ticket_type: ticket_type.map(str::to_owned),
+                accessible: false,
+            }),
+        };
+        self.hold(event, buyer, &body).await
+    }
+
+    /// `POST /v1/events/{id}/holds` asking for a wheelchair space and `quantity - 1` seats
+    /// beside it (companion seats first, as the venue places them).
+    pub async fn hold_accessible(
+        &self,
+        event: EventId,
+        buyer: &str,
+        quantity: u32,
+    ) -> Result<HoldView> {
+        let body = HoldBody {
+            seats: None,
+            best_available: Some(BestAvailable {
+                quantity,
+                ticket_type: None,
+                accessible: true,
             }),
         };
         self.hold(event, buyer, &body).await

@@ -23,6 +23,8 @@ fn bench(c: &mut Criterion) {
                     row,
                     ticket_type: Some("standard"),
                     free: rng.random_bool(0.5),
+                    accessible: false,
+                    companion: false,
                 });
             }
         }
@@ -40,6 +42,7 @@ fn bench(c: &mut Criterion) {
             quantity: 4,
             ticket_type: Some("standard"),
             section_order: &order,
+            accessible: false,
         };
         assert!(choose(&slots, &ask).is_some());
         c.bench_function(&format!("4 seats of 100,000, {name}"), |b| {

@@ -26,6 +26,15 @@
 //!
 //! Ties go to the seat earlier in venue order, so the same input always gives the same
 //! answer.
+//!
+//! # Wheelchair spaces
+//!
+//! Wheelchair spaces (`accessible`) and their companion seats are kept for the buyers who
+//! need them: an ordinary ask never gets one. An ask with `accessible` gets a wheelchair
+//! space and, for the rest, the companion or other seats beside it: the block chosen in a
+//! row must hold a wheelchair space. If no row has such a block, the best wheelchair space
+//! is taken with the seats of its row nearest to it (`adjacent: false`); if no row has a
+//! free wheelchair space and enough seats besides, nothing is chosen.
 
 /// One seat, in venue order (each row's seats together, in their order along the row).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,12 +47,24 @@ pub struct Slot<'a> {
     pub ticket_type: Option<&'a str>,
     /// Neither held nor sold.
     pub free: bool,
+    /// A wheelchair space.
+    pub accessible: bool,
+    /// A companion seat beside a wheelchair space.
+    pub companion: bool,
 }
 
 impl Slot<'_> {
     /// On sale and free: a seat someone could still buy, whatever its type.
     fn open(&self) -> bool {
         self.free && self.ticket_type.is_some()
+    }
+
+    /// A seat this ask may get: open, of its type, and a wheelchair space or companion
+    /// seat only when it asks for one.
+    fn wanted(&self, ask: &Ask<'_>) -> bool {
+        self.open()
+            && ask.ticket_type.is_none_or(|t| self.ticket_type == Some(t))
+            && (ask.accessible || !(self.accessible || self.companion))
     }
 }
 
@@ -56,6 +77,8 @@ pub struct Ask<'a> {
     pub ticket_type: Option<&'a str>,
     /// Section ids, best first.
     pub section_order: &'a [String],
+    /// A wheelchair space, with companion or other seats beside it for the rest.
+    pub accessible: bool,
 }
 
 /// The seats chosen.
@@ -80,8 +103,7 @@ struct Row {
 /// asked type (or nothing was asked for).
 pub fn choose(slots: &[Slot<'_>], ask: &Ask<'_>) -> Option<Choice> {
     let q = ask.quantity;
-    let wanted =
-        |s: &Slot<'_>| s.open() && ask.ticket_type.is_none_or(|t| s.ticket_type == Some(t));
+    let wanted = |s: &Slot<'_>| s.wanted(ask);
     if q == 0 {
         return None;
     }
@@ -93,6 +115,9 @@ pub fn choose(slots: &[Slot<'_>], ask: &Ask<'_>) -> Option<Choice> {
                 adjacent: true,
             });
         }
+    }
+    if ask.accessible {
+        return around_a_wheelchair_space(slots, &rows, q, &wanted);
     }
     // No row has enough together; counting is needed only now.
     if slots.iter().filter(|s| wanted(s)).count() < q {
@@ -121,12 +146,10 @@ pub fn rows_in_rank_order(
 /// Where in `row` (one row's slots, in order) the best block of `ask.quantity` adjacent
 /// free seats of the asked type starts, as [`choose`] would take it from that row.
 pub fn together(row: &[Slot<'_>], ask: &Ask<'_>) -> Option<usize> {
-    let wanted =
-        |s: &Slot<'_>| s.open() && ask.ticket_type.is_none_or(|t| s.ticket_type == Some(t));
     if ask.quantity == 0 {
         return None;
     }
-    best_block(row, ask.quantity, &wanted)
+    best_block(row, ask.quantity, &|s| s.wanted(ask), ask.accessible)
 }
 
 /// Rows in rank order: by section rank, then front to back.
@@ -167,15 +190,28 @@ fn off_centre(start: usize, q: usize, len: usize) -> usize {
     (2 * start + q).abs_diff(len)
 }
 
-/// The best block of `q` adjacent wanted seats in one row: the nearest the centre among
-/// those that strand no single seat, else among all.
-fn best_block(row: &[Slot<'_>], q: usize, wanted: &impl Fn(&Slot<'_>) -> bool) -> Option<usize> {
+/// The best block of `q` adjacent wanted seats in one row (holding a wheelchair space if
+/// `accessible`): the nearest the centre among those that strand no single seat, else among
+/// all.
+fn best_block(
+    row: &[Slot<'_>],
+    q: usize,
+    wanted: &impl Fn(&Slot<'_>) -> bool,
+    accessible: bool,
+) -> Option<usize> {
     let mut best: Option<(bool, usize, usize)> = None;
     let mut run = 0;
+    let mut last_space = None;
     for (i, slot) in row.iter().enumerate() {
         run = if wanted(slot) { run + 1 } else { 0 };
+        if slot.accessible {
+            last_space = Some(i);
+        }
         if run >= q {
             let start = i + 1 - q;
+            if accessible && last_space.is_none_or(|space| space < start) {
+                continue;
+            }
             let key = (
                 strands(row, start, q),
                 off_centre(start, q, row.len()),
@@ -249,6 +285,35 @@ fn closest_group(
     }
     chosen.sort_unstable();
     chosen
+}
+
+/// For an accessible ask no row has a block for: the best-ranked free wheelchair space
+/// whose row has `q - 1` more wanted seats, with those nearest to it.
+fn around_a_wheelchair_space(
+    slots: &[Slot<'_>],
+    rows: &[Row],
+    q: usize,
+    wanted: &impl Fn(&Slot<'_>) -> bool,
+) -> Option<Choice> {
+    rows.iter().find_map(|row| {
+        let range = row.start..row.start + row.len;
+        let mut seats: Vec<usize> = range.filter(|&i| wanted(&slots[i])).collect();
+        let space = seats
+            .iter()
+            .copied()
+            .filter(|&i| slots[i].accessible)
+            .min_by_key(|&i| (off_centre(i - row.start, 1, row.len), i))?;
+        if seats.len() < q {
+            return None;
+        }
+        seats.sort_by_key(|&i| (i.abs_diff(space), i));
+        let mut chosen: Vec<usize> = seats.into_iter().take(q).collect();
+        chosen.sort_unstable();
+        Some(Choice {
+            seats: chosen,
+            adjacent: false,
+        })
+    })
 }
 
 #[cfg(test)]

@@ -116,6 +116,7 @@ struct Request<'a> {
     quantity: usize,
     ticket_type: Option<&'a str>,
     section_order: &'a [String],
+    accessible: bool,
 }
 
 /// One choice, in flight until dropped.
@@ -161,16 +162,32 @@ impl Drop for Choice<'_> {
     }
 }
 
-/// Holds the best `quantity` seats free now (of `ticket_type`, or of any type) for `user`
-/// under one new token, all or none.
+/// What a buyer asks best available for.
+#[derive(Clone, Copy, Debug)]
+pub struct BestAsk<'a> {
+    /// How many seats.
+    pub quantity: u32,
+    /// Only seats of this ticket type.
+    pub ticket_type: Option<&'a str>,
+    /// A wheelchair space and the seats beside it; otherwise no wheelchair space or
+    /// companion seat is chosen.
+    pub accessible: bool,
+}
+
+/// Holds the best `ask.quantity` seats free now (of its ticket type, or of any type) for
+/// `user` under one new token, all or none.
 pub async fn hold_best_available(
     state: &Services,
     event: EventId,
     user: &UserId,
     pass: Option<crate::queue::HoldPass>,
-    quantity: u32,
-    ticket_type: Option<&str>,
+    ask: BestAsk<'_>,
 ) -> Result<BestHold, Error> {
+    let BestAsk {
+        quantity,
+        ticket_type,
+        accessible,
+    } = ask;
     holds::count_hold(state, event, user).await?;
     let policy = holds::event_policy(state, event).await?;
     let mut errors = ValidationErrors::default();
@@ -194,6 +211,7 @@ pub async fn hold_best_available(
         quantity: quantity as usize,
         ticket_type,
         section_order: &policy.section_order,
+        accessible,
     };
     let turn = state.chooser.turn(event);
     let mut taken = Vec::new();
@@ -298,6 +316,8 @@ fn pick(view: &View, request: &Request<'_>) -> Option<(Vec<usize>, bool)> {
                 row: &seat.row,
                 ticket_type: seat.ticket_type.as_deref(),
                 free,
+                accessible: seat.attributes.accessible,
+                companion: seat.attributes.companion,
             })
             .collect()
     };
@@ -305,6 +325,7 @@ fn pick(view: &View, request: &Request<'_>) -> Option<(Vec<usize>, bool)> {
         quantity: request.quantity,
         ticket_type: request.ticket_type,
         section_order: request.section_order,
+        accessible: request.accessible,
     };
     for row in &view.rows {
         if view.free[row.clone()].iter().filter(|&&f| f).count() < request.quantity {
@@ -339,6 +360,8 @@ async fn read(state: &Services, event: EventId, section_order: &[String]) -> Res
             row: &seat.row,
             ticket_type: seat.ticket_type.as_deref(),
             free: false,
+            accessible: seat.attributes.accessible,
+            companion: seat.attributes.companion,
         })
         .collect();
     let rows = best_available::rows_in_rank_order(&layout, section_order);

@@ -2,7 +2,8 @@ use proptest::prelude::*;
 
 use super::*;
 
-/// A row of `pattern`: `.` free, `x` taken, `-` not for sale; every seat type `a`.
+/// A row of `pattern`: `.` free, `x` taken, `-` not for sale, `w` a free wheelchair space
+/// (`W` taken), `c` a free companion seat; every seat type `a`.
 fn row<'a>(section: &'a str, label: &'a str, pattern: &str) -> Vec<Slot<'a>> {
     pattern
         .chars()
@@ -10,7 +11,9 @@ fn row<'a>(section: &'a str, label: &'a str, pattern: &str) -> Vec<Slot<'a>> {
             section,
             row: label,
             ticket_type: (c != '-').then_some("a"),
-            free: c == '.',
+            free: matches!(c, '.' | 'w' | 'c'),
+            accessible: matches!(c, 'w' | 'W'),
+            companion: c == 'c',
         })
         .collect()
 }
@@ -20,7 +23,51 @@ fn ask(quantity: usize) -> Ask<'static> {
         quantity,
         ticket_type: None,
         section_order: &[],
+        accessible: false,
     }
+}
+
+fn accessible(quantity: usize) -> Ask<'static> {
+    Ask {
+        accessible: true,
+        ..ask(quantity)
+    }
+}
+
+#[test]
+fn an_ordinary_ask_never_gets_a_wheelchair_space_or_a_companion_seat() {
+    let slots = [row("s", "A", "wc....cw"), row("s", "B", "wc.cw")].concat();
+    assert_eq!(choose(&slots, &ask(4)).unwrap().seats, vec![2, 3, 4, 5]);
+    // Five ordinary seats are there, but not together, and only from rows A and B.
+    let five = choose(&slots, &ask(5)).unwrap();
+    assert_eq!(five.seats, vec![2, 3, 4, 5, 10]);
+    assert!(!five.adjacent);
+    assert_eq!(choose(&slots, &ask(6)), None);
+}
+
+#[test]
+fn an_accessible_ask_gets_a_wheelchair_space_and_the_seats_beside_it() {
+    let slots = [row("s", "A", "........"), row("s", "B", "..cwwc..")].concat();
+    // Row A has no wheelchair space: the block comes from row B and holds one.
+    let two = choose(&slots, &accessible(2)).unwrap();
+    assert!(two.adjacent);
+    assert!(two.seats.iter().any(|&i| slots[i].accessible), "{two:?}");
+    assert!(two.seats.iter().all(|&i| i >= 8));
+    assert_eq!(
+        choose(&slots, &accessible(4)).unwrap().seats,
+        vec![10, 11, 12, 13]
+    );
+}
+
+#[test]
+fn an_accessible_ask_with_no_block_takes_the_space_and_the_nearest_seats() {
+    let slots = row("s", "A", ".x.wx.x.");
+    let choice = choose(&slots, &accessible(3)).unwrap();
+    assert_eq!(choice.seats, vec![2, 3, 5]);
+    assert!(!choice.adjacent);
+    // No free wheelchair space: nothing, whatever else is free.
+    let slots = [row("s", "A", "cW......"), row("s", "B", "........")].concat();
+    assert_eq!(choose(&slots, &accessible(1)), None);
 }
 
 #[test]
@@ -64,6 +111,7 @@ fn section_order_outranks_rows() {
             quantity: 2,
             ticket_type: None,
             section_order: &order,
+            accessible: false,
         },
     )
     .unwrap();
@@ -99,6 +147,7 @@ fn the_asked_type_only_and_nothing_when_too_few() {
         quantity: 2,
         ticket_type: Some("b"),
         section_order: &[],
+        accessible: false,
     };
     assert_eq!(choose(&slots, &only_b).unwrap().seats, vec![0, 1]);
     assert_eq!(
@@ -155,6 +204,8 @@ fn slots_of(seats: &[(usize, usize, Option<u8>, bool)]) -> Vec<Slot<'static>> {
             row: ROWS[r],
             ticket_type: kind.map(|k| TYPES[usize::from(k)]),
             free,
+            accessible: false,
+            companion: false,
         })
         .collect()
 }
@@ -185,7 +236,7 @@ proptest! {
     ) {
         let slots = slots_of(&seats);
         let order: Vec<String> = ranked.unwrap_or_default().into_iter().map(|s| SECTIONS[s].to_owned()).collect();
-        let ask = Ask { quantity, ticket_type: kind.map(|k| TYPES[usize::from(k)]), section_order: &order };
+        let ask = Ask { quantity, ticket_type: kind.map(|k| TYPES[usize::from(k)]), section_order: &order, accessible: false };
         let wanted = |s: &Slot<'_>| s.free && s.ticket_type.is_some() && ask.ticket_type.is_none_or(|t| s.ticket_type == Some(t));
         let available = slots.iter().filter(|s| wanted(s)).count();
         let choice = choose(&slots, &ask);
@@ -272,7 +323,7 @@ proptest! {
     ) {
         let slots = slots_of(&seats);
         let order: Vec<String> = ranked.unwrap_or_default().into_iter().map(|s| SECTIONS[s].to_owned()).collect();
-        let ask = Ask { quantity, ticket_type: kind.map(|k| TYPES[usize::from(k)]), section_order: &order };
+        let ask = Ask { quantity, ticket_type: kind.map(|k| TYPES[usize::from(k)]), section_order: &order, accessible: false };
         let by_rows = rows_in_rank_order(&slots, &order).into_iter().find_map(|row| {
             together(&slots[row.clone()], &ask).map(|start| row.start + start)
         });
@@ -283,6 +334,44 @@ proptest! {
                 Some(Choice { seats: (first..first + quantity).collect(), adjacent: true })
             ),
             None => prop_assert!(chosen.is_none_or(|c| !c.adjacent)),
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn wheelchair_spaces_go_to_accessible_asks_only(
+        seats in layout(),
+        marks in prop::collection::vec(0u8..6, 0..200),
+        quantity in 1usize..5,
+    ) {
+        let mut slots = slots_of(&seats);
+        for (slot, mark) in slots.iter_mut().zip(marks) {
+            slot.accessible = mark == 0;
+            slot.companion = mark == 1;
+        }
+        let ordinary = Ask { quantity, ticket_type: None, section_order: &[], accessible: false };
+        if let Some(choice) = choose(&slots, &ordinary) {
+            for &i in &choice.seats {
+                prop_assert!(!slots[i].accessible && !slots[i].companion, "seat {} is kept for wheelchairs", i);
+            }
+        }
+        let asked = Ask { accessible: true, ..ordinary };
+        let open = |s: &Slot<'_>| s.free && s.ticket_type.is_some();
+        let rows = rows_of(&slots);
+        let possible = rows.iter().any(|&(start, len)| {
+            let row = &slots[start..start + len];
+            row.iter().any(|s| open(s) && s.accessible) && row.iter().filter(|s| open(s)).count() >= quantity
+        });
+        match choose(&slots, &asked) {
+            Some(choice) => {
+                prop_assert_eq!(choice.seats.len(), quantity);
+                prop_assert!(choice.seats.iter().all(|&i| open(&slots[i])));
+                prop_assert!(choice.seats.iter().any(|&i| slots[i].accessible), "no wheelchair space in {:?}", choice);
+                let row = |i: usize| (slots[i].section, slots[i].row);
+                prop_assert!(choice.seats.iter().all(|&i| row(i) == row(choice.seats[0])), "one row");
+            }
+            None => prop_assert!(!possible, "a row had a space and enough seats"),
         }
     }
 }

@@ -146,6 +146,7 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
                         best_available: Some(BestAvailable {
                             quantity: want,
                             ticket_type: None,
+                            accessible: false,
                         }),
                     };
                     let sent = Instant::now();

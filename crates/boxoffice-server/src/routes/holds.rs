@@ -54,8 +54,11 @@ pub async fn create_hold(
                 event,
                 &user,
                 pass,
-                ask.quantity,
-                ask.ticket_type.as_deref(),
+                best_available::BestAsk {
+                    quantity: ask.quantity,
+                    ticket_type: ask.ticket_type.as_deref(),
+                    accessible: ask.accessible,
+                },
             )
             .await?;
             HoldView {

@@ -310,7 +310,113 @@ async fn a_hundred_buyers_asking_for_pairs_at_once_fill_the_house_in_pairs(store
     assert_eq!(held, seats.into_iter().collect::<Vec<_>>());
 }
 
+/// A venue of two rows of eight; row B has a wheelchair space with its companion seat at
+/// each end, and the box a third pair; everything on sale.
+async fn hall_with_wheelchair_spaces(app: &TestApp) -> String {
+    let spaces = |row: &str| -> Vec<Value> {
+        (1..=8)
+            .map(|n| {
+                let mut seat =
+                    json!({"number": n.to_string(), "x": n, "y": if row == "A" { 0 } else { 1 }});
+                match (row, n) {
+                    ("B", 1 | 8) => seat["accessible"] = json!(true),
+                    ("B", 2 | 7) => seat["companion"] = json!(true),
+                    _ => {}
+                }
+                seat
+            })
+            .collect()
+    };
+    let (_, venue) = app
+        .post_venues(&json!({"name": "Access Hall", "sections": [
+            {"id": "stalls", "name": "Stalls", "rows": [
+                {"label": "A", "seats": spaces("A")}, {"label": "B", "seats": spaces("B")}]},
+            {"id": "box", "name": "Box", "rows": [{"label": "L", "seats": [
+                {"number": "1", "x": -2, "y": 0, "accessible": true},
+                {"number": "2", "x": -2, "y": 1, "companion": true}]}]}]}))
+        .await;
+    let (status, event) = app
+        .post_events(&json!({"venue_id": venue["id"], "name": "Access Night",
+            "starts_at": "2030-03-01T19:30:00Z", "max_seats_per_user": 8,
+            "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 4500, "currency": "EUR"}],
+            "allocations": [{"ticket_type": "standard", "section": "stalls"},
+                            {"ticket_type": "standard", "section": "box"}]}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{event}");
+    event["id"].as_str().unwrap().to_owned()
+}
+
+/// Ordinary asks never get a wheelchair space or companion seat, even when only those are
+/// left; an accessible ask gets a space and the seat beside it.
+async fn wheelchair_spaces_are_kept_for_buyers_who_ask_for_one(store: Store) {
+    let app = spawn_app_on(store).await;
+    let event = hall_with_wheelchair_spaces(&app).await;
+    let (status, hold) = best(&app, &event, &app.buyer("ada"), json!({"quantity": 8})).await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    assert_eq!(ids(&hold).len(), 8);
+    assert!(ids(&hold).iter().all(|id| id.starts_with("stalls-A-")));
+    let (status, hold) = best(&app, &event, &app.buyer("bo"), json!({"quantity": 4})).await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    assert_eq!(
+        ids(&hold),
+        ["stalls-B-3", "stalls-B-4", "stalls-B-5", "stalls-B-6"]
+    );
+    // Six seats are free, all kept for wheelchairs: an ordinary ask is told no.
+    let (status, problem) = best(&app, &event, &app.buyer("cy"), json!({"quantity": 1})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{problem}");
+    assert_eq!(problem["code"], "seat_unavailable");
+    let (status, hold) = best(
+        &app,
+        &event,
+        &app.buyer("di"),
+        json!({"quantity": 2, "accessible": true}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    assert_eq!(ids(&hold), ["stalls-B-1", "stalls-B-2"]);
+    assert_eq!(hold["adjacent"], true);
+}
+
+/// Ten buyers ask for a wheelchair space and a companion seat at once where there are
+/// three: exactly three get one each, the other seven are told no, and no seat is held
+/// twice.
+async fn ten_buyers_racing_for_three_wheelchair_spaces(store: Store) {
+    let app = spawn_race_app_on(store).await;
+    let event = hall_with_wheelchair_spaces(&app).await;
+    let answers = race(
+        (0..10)
+            .map(|i| {
+                app.request(
+                    Method::POST,
+                    &format!("/v1/events/{event}/holds"),
+                    &app.buyer(&format!("wheeler-{i}")),
+                )
+                .json(&json!({"best_available": {"quantity": 2, "accessible": true}}))
+            })
+            .collect(),
+    )
+    .await;
+    assert_eq!(tally(&answers), BTreeMap::from([(201, 3), (409, 7)]));
+    let mut pairs: Vec<Vec<String>> = answers
+        .iter()
+        .filter(|(status, _)| *status == StatusCode::CREATED)
+        .map(|(_, body)| ids(body).into_iter().map(str::to_owned).collect())
+        .collect();
+    pairs.sort();
+    assert_eq!(
+        pairs,
+        [
+            ["box-L-1", "box-L-2"],
+            ["stalls-B-1", "stalls-B-2"],
+            ["stalls-B-7", "stalls-B-8"]
+        ]
+    );
+    assert_eq!(held(&app, &event).await.len(), 6);
+}
+
 crate::stores::conformance!(
+    wheelchair_spaces_are_kept_for_buyers_who_ask_for_one,
+    ten_buyers_racing_for_three_wheelchair_spaces,
     the_best_pair_is_side_by_side_at_the_front_and_strands_no_single_seat,
     a_ticket_type_narrows_the_choice,
     the_events_section_order_ranks_the_sections,
