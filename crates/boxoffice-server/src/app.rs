@@ -248,6 +248,7 @@ pub fn router(state: AppState, request_timeout: Duration, body_limits: BodyLimit
             }),
         )
         .route("/assets/app.js", axum::routing::get(page::script))
+        .route("/assets/hall.js", axum::routing::get(page::hall))
         .route("/assets/app.css", axum::routing::get(page::style))
         .layer(compression)
         .merge(streams)

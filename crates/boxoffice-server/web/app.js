@@ -4,9 +4,10 @@
 // room shows the line first, and the map once the buyer's turn comes.
 // Plain JavaScript, no build step. Every seat is one SVG circle carrying data-seat-id and
 // data-status; changes touch single elements; one listener per kind of input on the map.
-// One file of about 800 lines because the page has no build step: each further script is
-// one more request and one more tag to keep in order. The map drawing moves to a module
-// of its own when a second surface (the console, the embeddable element) shares it.
+// One file of about 900 lines because the page has no build step: each further script is
+// one more request and one more tag to keep in order. What the hall looks like around the
+// seats (shapes, row labels, section titles, wheelchair marks) is hall.js, which the
+// console and the embeddable map will share.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -267,7 +268,7 @@ function connect() {
     window.boxoffice.timings.snapshotArrived ??= performance.now();
     live.textContent = "Live";
     live.dataset.state = "live";
-    applySnapshot({ seats: withStatuses(layout.seats, body) });
+    applySnapshot({ seats: withStatuses(layout.seats, body), shapes: layout.shapes });
   }));
   source.addEventListener("seats", inOrder((m) => {
     for (const c of JSON.parse(m.data).seats) setStatus(c.id, c.status, c.held_until);
@@ -324,7 +325,7 @@ function applySnapshot(body) {
   if (sameSeats) {
     for (const s of body.seats) setStatus(s.id, s.status, s.held_until);
   } else {
-    drawMap(body.seats);
+    drawMap(body.seats, body.shapes || []);
   }
   for (const id of [...state.selected]) {
     if (!isFree(id)) state.selected.delete(id);
@@ -341,43 +342,55 @@ function applySnapshot(body) {
 function ariaLabel(s) {
   const type = s.ticket_type ? typeOf(s.ticket_type) : null;
   const price = type ? type.name + ", " + money(s.price_cents, type.currency) : "not for sale";
-  return s.label + ", " + price;
+  return [s.label, ...Hall.spoken(s), price].join(", ");
 }
 
-function drawMap(seats) {
+// The map: shapes behind, then every seat (with its marks), row labels and section
+// titles, in seat units (see hall.js); one string, parsed once, far faster than 20,000
+// createElement calls.
+function drawMap(seats, shapes) {
   const svg = $("map");
+  const unit = Hall.unitOf(seats);
+  const taken = new Hall.Taken();
+  const drawn = Hall.shapes(shapes, unit, taken);
+  const R = Hall.SEAT_R;
   let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
-  for (const s of seats) {
-    if (s.x < minX) minX = s.x;
-    if (s.y < minY) minY = s.y;
-    if (s.x > maxX) maxX = s.x;
-    if (s.y > maxY) maxY = s.y;
-  }
-  if (!seats.length) { minX = minY = 0; maxX = maxY = 1; }
-  // One string, parsed once: far faster than 20,000 createElement calls.
-  const parts = [defs()];
-  const sections = new Map();
+  const grow = (b) => {
+    minX = Math.min(minX, b.x); minY = Math.min(minY, b.y);
+    maxX = Math.max(maxX, b.x + b.w); maxY = Math.max(maxY, b.y + b.h);
+  };
+  const seatParts = [];
+  const rows = [];
   state.rows = [];
   state.rowOf = new Map();
   let rowKey = null;
   for (const s of seats) {
+    const cx = s.x / unit, cy = s.y / unit;
     const key = s.section + "\u0000" + s.row;
-    if (key !== rowKey) { state.rows.push([]); rowKey = key; }
-    const row = state.rows[state.rows.length - 1];
-    state.rowOf.set(s.id, [state.rows.length - 1, row.length]);
-    row.push(s.id);
-    const sec = sections.get(s.section);
-    if (!sec) sections.set(s.section, { name: s.label.split(", Row ")[0], x: s.x, maxX: s.x, y: s.y });
-    else { sec.x = Math.min(sec.x, s.x); sec.maxX = Math.max(sec.maxX, s.x); sec.y = Math.min(sec.y, s.y); }
+    if (key !== rowKey) {
+      state.rows.push([]);
+      rows.push({ section: s.section, sectionName: s.label.split(", Row ")[0], label: s.row, seats: [], box: null });
+      rowKey = key;
+    }
+    const ids = state.rows[state.rows.length - 1];
+    state.rowOf.set(s.id, [state.rows.length - 1, ids.length]);
+    ids.push(s.id);
+    const row = rows[rows.length - 1];
+    row.seats.push({ cx, cy });
+    const box = { x: cx - R, y: cy - R, w: 2 * R, h: 2 * R };
+    row.box = row.box ? union(row.box, box) : box;
+    taken.add(box);
+    grow(box);
     const colour = s.ticket_type ? PALETTE[state.typeIndex.get(s.ticket_type) ?? 0] : "#fff";
-    parts.push(`<circle class="seat" cx="${s.x}" cy="${s.y}" r="0.4" fill="${colour}" data-seat-id="${esc(s.id)}" data-status="${s.status}" role="checkbox" aria-checked="false" tabindex="-1" aria-label="${esc(ariaLabel(s))}"/>`);
+    seatParts.push(`<circle class="seat" cx="${cx}" cy="${cy}" r="${R}" fill="${colour}" data-seat-id="${esc(s.id)}" data-status="${s.status}" role="checkbox" aria-checked="false" tabindex="-1" aria-label="${esc(ariaLabel(s))}"/>` + Hall.marks(s, cx, cy));
   }
-  for (const sec of sections.values()) {
-    parts.push(`<text class="section-label" text-anchor="middle" x="${(sec.x + sec.maxX) / 2}" y="${sec.y - 0.9}">${esc(sec.name)}</text>`);
-  }
+  const rowLabels = Hall.rowLabels(rows, taken);
+  const titles = Hall.titles(rows, taken);
+  for (const b of [...drawn.boxes, ...titles.boxes]) grow(b);
+  if (!seats.length && !drawn.boxes.length) { minX = minY = 0; maxX = maxY = 1; }
   const t = window.boxoffice.timings;
   t.built = performance.now();
-  svg.innerHTML = parts.join("");
+  svg.innerHTML = defs() + drawn.svg + seatParts.join("") + rowLabels + titles.svg;
   t.parsed = performance.now();
   // The circles come out in the order they went in: pair them with their seats by index.
   const circles = svg.getElementsByClassName("seat");
@@ -394,14 +407,23 @@ function drawMap(seats) {
   markMine();
   t.marked = performance.now();
   const pad = 1.5;
-  state.fit = { x: minX - pad, y: minY - pad - 1, w: maxX - minX + 2 * pad, h: maxY - minY + 2 * pad + 1 };
+  state.fit = { x: minX - pad, y: minY - pad, w: maxX - minX + 2 * pad, h: maxY - minY + 2 * pad };
+  // On a narrow screen the map is as tall as the hall is at its width, so the first view
+  // shows the whole hall without bands above and below.
+  svg.style.aspectRatio = `${state.fit.w} / ${state.fit.h}`;
   setView(state.fit);
+  renderLegend(seats);
   const firstFree = seats.find((s) => s.status === "available") || seats[0];
   if (firstFree) rove(firstFree.id, false);
 }
 
+function union(a, b) {
+  const x = Math.min(a.x, b.x), y = Math.min(a.y, b.y);
+  return { x, y, w: Math.max(a.x + a.w, b.x + b.w) - x, h: Math.max(a.y + a.h, b.y + b.h) - y };
+}
+
 function defs() {
-  return `<defs>
+  return `<defs>${Hall.MARK_DEFS}
 <pattern id="pat-held" patternUnits="userSpaceOnUse" width="0.25" height="0.25" patternTransform="rotate(45)"><rect width="0.25" height="0.25" fill="#d9dee3"/><rect width="0.1" height="0.25" fill="#8a949e"/></pattern>
 <pattern id="pat-sold" patternUnits="userSpaceOnUse" width="0.3" height="0.3"><rect width="0.3" height="0.3" fill="#4a525a"/><path d="M0 0L0.3 0.3M0.3 0L0 0.3" stroke="#9aa3ab" stroke-width="0.05"/></pattern>
 <pattern id="pat-mine" patternUnits="userSpaceOnUse" width="0.25" height="0.25" patternTransform="rotate(45)"><rect width="0.25" height="0.25" fill="#ffd24d"/><rect width="0.1" height="0.25" fill="#e0a800"/></pattern>
@@ -517,6 +539,11 @@ function wireMap() {
   svg.addEventListener("click", (e) => {
     if (state.dragged) return;
     const el = e.target.closest(".seat");
+    // A finger on seats smaller than a fingertip zooms in on them first.
+    if (state.lastPointer === "touch" && seatPixels() < TAPPABLE_PX) {
+      zoomTo(tappableWidth(), pointIn(svg, e));
+      return;
+    }
     if (!el) return;
     rove(el.dataset.seatId, true);
     toggle(el.dataset.seatId);
@@ -537,30 +564,81 @@ function wireMap() {
     e.preventDefault();
     zoom(e.deltaY < 0 ? 0.8 : 1.25, pointIn(svg, e));
   }, { passive: false });
-  let drag = null;
+  // One pointer drags the map; two pinch it.
+  const pointers = new Map();
+  let drag = null, pinch = null;
+  const spread = () => {
+    const [a, b] = [...pointers.values()];
+    return { d: Math.hypot(a.x - b.x, a.y - b.y) || 1, at: { clientX: (a.x + b.x) / 2, clientY: (a.y + b.y) / 2 } };
+  };
   svg.addEventListener("pointerdown", (e) => {
-    drag = { x: e.clientX, y: e.clientY, view: { ...state.view }, moved: false };
-    state.dragged = false;
+    state.lastPointer = e.pointerType;
+    pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    if (pointers.size === 2) {
+      const { d, at } = spread();
+      pinch = { d, view: { ...state.view }, at: pointIn(svg, at) };
+      drag = null;
+      state.dragged = true;
+    } else if (pointers.size === 1) {
+      drag = { x: e.clientX, y: e.clientY, view: { ...state.view }, moved: false };
+      state.dragged = false;
+    }
   });
   svg.addEventListener("pointermove", (e) => {
+    if (!pointers.has(e.pointerId)) return;
+    pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    if (pinch && pointers.size === 2) {
+      state.view = pinch.view;
+      zoom(pinch.d / spread().d, pinch.at);
+      return;
+    }
     if (!drag) return;
     const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
     if (!drag.moved && Math.hypot(dx, dy) < 4) return;
     drag.moved = true;
     svg.classList.add("dragging");
-    const scale = drag.view.w / svg.clientWidth;
+    const scale = unitsPerPixel(drag.view);
     setView({ ...drag.view, x: drag.view.x - dx * scale, y: drag.view.y - dy * scale });
   });
-  const end = () => {
-    if (drag && drag.moved) { state.dragged = true; setTimeout(() => { state.dragged = false; }, 0); }
+  const end = (e) => {
+    pointers.delete(e.pointerId);
+    if (pointers.size < 2) pinch = null;
+    if ((drag && drag.moved) || state.dragged) {
+      state.dragged = true;
+      setTimeout(() => { state.dragged = false; }, 0);
+    }
     drag = null;
     svg.classList.remove("dragging");
   };
-  svg.addEventListener("pointerup", end);
-  svg.addEventListener("pointerleave", end);
-  $("zoom-in").onclick = () => zoom(0.7);
+  for (const kind of ["pointerup", "pointercancel", "pointerleave"]) svg.addEventListener(kind, end);
+  $("zoom-in").onclick = () => {
+    // From far out, one press brings the seats to a size a finger can tap.
+    if (seatPixels() < TAPPABLE_PX) zoomTo(tappableWidth());
+    else zoom(0.7);
+  };
   $("zoom-out").onclick = () => zoom(1 / 0.7);
   $("zoom-fit").onclick = () => setView(state.fit);
+}
+
+// How wide a seat is on screen now, in CSS pixels, and the least a finger can tap.
+const TAPPABLE_PX = 28;
+
+function unitsPerPixel(v) {
+  const box = $("map").getBoundingClientRect();
+  return Math.max(v.w / box.width, v.h / box.height);
+}
+
+function seatPixels() {
+  return (2 * Hall.SEAT_R) / unitsPerPixel(state.view);
+}
+
+// The view width at which a seat is TAPPABLE_PX wide.
+function tappableWidth() {
+  return state.view.w * (seatPixels() / TAPPABLE_PX);
+}
+
+function zoomTo(width, at) {
+  zoom(width / state.view.w, at);
 }
 
 function pointIn(svg, e) {
@@ -576,7 +654,7 @@ function pointIn(svg, e) {
 function zoom(factor, at) {
   const v = state.view;
   const c = at || { x: v.x + v.w / 2, y: v.y + v.h / 2 };
-  const w = Math.min(state.fit.w * 4, Math.max(4, v.w * factor));
+  const w = Math.min(state.fit.w * 4, Math.max(3, v.w * factor));
   const h = v.h * (w / v.w);
   setView({ x: c.x - (c.x - v.x) * (w / v.w), y: c.y - (c.y - v.y) * (h / v.h), w, h });
 }
@@ -586,10 +664,10 @@ function setView(v) {
   $("map").setAttribute("viewBox", `${v.x} ${v.y} ${v.w} ${v.h}`);
 }
 
-function renderLegend() {
+function renderLegend(seats) {
   const legend = $("legend");
-  const swatch = (fill, extra, cls) =>
-    `<svg viewBox="-0.5 -0.5 1 1" aria-hidden="true">${defs()}<circle r="0.4" class="seat ${cls || ""}" ${extra || ""} fill="${fill}"/></svg>`;
+  const swatch = (fill, extra, cls, mark) =>
+    `<svg viewBox="-0.5 -0.5 1 1" aria-hidden="true">${defs()}<circle r="0.4" class="seat ${cls || ""}" ${extra || ""} fill="${fill}"/>${mark ? `<use href="#${mark}"/>` : ""}</svg>`;
   const items = state.event.ticket_types.map((t) =>
     `<li>${swatch(PALETTE[state.typeIndex.get(t.code)])}${esc(t.name)} · ${esc(money(t.price_cents, t.currency))}</li>`);
   items.push(`<li>${swatch("#fff", "aria-checked=\"true\"")}Your choice</li>`);
@@ -597,6 +675,12 @@ function renderLegend() {
   items.push(`<li>${swatch("#fff", "data-status=\"held\"")}Held</li>`);
   items.push(`<li>${swatch("#fff", "data-status=\"sold\"")}Sold</li>`);
   items.push(`<li>${swatch("#fff", "data-status=\"not_for_sale\"")}Not for sale</li>`);
+  const marked = (attr, mark, name) => {
+    if ((seats || []).some((s) => s[attr])) items.push(`<li>${swatch("#5c6670", "", "", mark)}${name}</li>`);
+  };
+  marked("accessible", "mark-wheelchair", "Wheelchair space");
+  marked("companion", "mark-companion", "Companion seat");
+  marked("restricted_view", "mark-restricted", "Restricted view");
   legend.innerHTML = items.join("");
 }
 

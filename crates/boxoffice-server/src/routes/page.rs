@@ -6,6 +6,7 @@ use axum::response::IntoResponse;
 
 const INDEX: &str = include_str!("../../web/index.html");
 const SCRIPT: &str = include_str!("../../web/app.js");
+const HALL: &str = include_str!("../../web/hall.js");
 const STYLE: &str = include_str!("../../web/app.css");
 
 /// What every page asset is sent with: revalidated on every load (so a new server version
@@ -37,6 +38,15 @@ pub async fn script() -> impl IntoResponse {
         HEADERS,
         [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
         SCRIPT,
+    )
+}
+
+/// The drawing of a hall beside its seats, which the page's script uses.
+pub async fn hall() -> impl IntoResponse {
+    (
+        HEADERS,
+        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
+        HALL,
     )
 }
 

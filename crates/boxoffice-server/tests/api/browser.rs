@@ -1,5 +1,5 @@
 //! The seat-map page in a real headless Chromium (Debian's `chromium` and
-//! `chromium-driver`, driven over WebDriver). One file of about 800 lines: every test here
+//! `chromium-driver`, driven over WebDriver). One file of about 950 lines: every test here
 //! drives the same page through the same WebDriver helpers (a browser per buyer, waits on
 //! the page's own state, screenshots); it splits by surface when the console and the
 //! embeddable map get browser tests of their own.
@@ -640,6 +640,7 @@ async fn the_page_is_served_at_the_root_with_its_assets() {
         ("/", "text/html"),
         ("/?event=x", "text/html"),
         ("/assets/app.js", "text/javascript"),
+        ("/assets/hall.js", "text/javascript"),
         ("/assets/app.css", "text/css"),
     ] {
         let response = app
@@ -736,6 +737,7 @@ async fn a_page_waits_in_the_line_and_reaches_the_map_when_admitted() {
         "Estimated wait: about a minute"
     );
     screenshot(&page, "queue-01-waiting").await;
+    assert_accessible(&page, "the waiting room").await;
 
     // Bob buys: his slot goes to Carol, and the page moves up to next in line.
     let token = hold_with_pass(&app, &event, &bob, &bob_pass, "stalls-B-1").await;
@@ -792,4 +794,181 @@ async fn a_page_waits_in_the_line_and_reaches_the_map_when_admitted() {
 
 async fn status_of(app: &TestApp, event: &str, seat: &str) -> String {
     app.seat_statuses(event).await[seat].clone()
+}
+
+/// The page checked by axe-core (vendored in `vendor/axe-core`): no violation axe rates
+/// serious or critical.
+async fn assert_accessible(page: &Client, what: &str) {
+    const AXE: &str = include_str!("../../../../vendor/axe-core/axe.min.js");
+    page.execute(AXE, vec![]).await.expect("axe-core loads");
+    let found = page
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             axe.run(document, {resultTypes: ['violations']})
+               .then((r) => done(r.violations
+                 .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+                 .map((v) => ({id: v.id, impact: v.impact, help: v.help,
+                               nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' '))}))))
+               .catch((e) => done([{id: 'axe failed', help: String(e)}]));",
+            vec![],
+        )
+        .await
+        .expect("axe runs");
+    assert_eq!(found, json!([]), "axe-core on {what}");
+}
+
+/// A browser the size of a phone (390 × 844 CSS pixels, touch), as Chromium emulates one.
+async fn phone(driver: &Driver) -> Client {
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({"binary": CHROMIUM,
+               "mobileEmulation": {"deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 3.0, "touch": true}},
+               "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                        "--disable-quic", "--no-first-run", "--disable-background-networking",
+                        "--disable-component-update", "--disable-sync"]}),
+    );
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&driver.url)
+        .await
+        .expect("a Chromium session starts")
+}
+
+/// Riverside Hall imported from its pretix plan, on sale but for stalls row H.
+async fn riverside_event(app: &TestApp) -> String {
+    let plan = include_str!("../../demo/riverside-hall.pretix.json");
+    let response = app
+        .request(Method::POST, "/v1/venues/import?format=pretix", &As::Admin)
+        .header("content-type", "application/json")
+        .body(plan)
+        .send()
+        .await
+        .unwrap();
+    let (code, venue) = crate::helpers::read(response).await;
+    assert_eq!(code, StatusCode::CREATED, "{venue}");
+    let (code, event) = app
+        .post_events(&json!({"venue_id": venue["id"], "name": "Hall night", "starts_at": "2030-05-01T20:00:00Z",
+            "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 4500, "currency": "EUR"},
+                             {"code": "premium", "name": "Premium", "price_cents": 9000, "currency": "EUR"}],
+            "allocations": [{"ticket_type": "standard", "section": "stalls", "rows": ["D", "E", "F", "G", "I", "J"]},
+                            {"ticket_type": "premium", "category": "Front stalls"},
+                            {"ticket_type": "premium", "section": "boxes"},
+                            {"ticket_type": "standard", "section": "balcony"}]}))
+        .await;
+    assert_eq!(code, StatusCode::CREATED, "{event}");
+    event["id"].as_str().unwrap().to_owned()
+}
+
+/// How many section titles overlap a seat or another title, as drawn.
+const OVERLAPS: &str = "
+    const boxes = (sel) => [...document.querySelectorAll(sel)].map((e) => e.getBoundingClientRect());
+    const hit = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    const titles = boxes('.section-label'), seats = boxes('#map .seat');
+    let n = 0;
+    titles.forEach((t, i) => {
+      n += seats.filter((s) => hit(t, s)).length;
+      n += titles.slice(i + 1).filter((o) => hit(t, o)).length;
+    });
+    return n;";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_hall_is_drawn_as_it_is_on_a_desktop_and_on_a_phone() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let app = spawn_app().await;
+    let event = riverside_event(&app).await;
+    let driver = driver().await;
+    let page = browser(&driver).await;
+    page.goto(&format!("{}/", app.base)).await.unwrap();
+    wait_until(&page, LOADS_WITHIN, "the event list", |p| async move {
+        script(
+            &p,
+            "return document.querySelectorAll('#event-list a').length",
+        )
+        .await
+            == json!(1)
+    })
+    .await;
+    assert_accessible(&page, "the event list").await;
+    screenshot(&page, "19-event-list").await;
+    open(&page, &app, &event).await;
+    let counts = script(
+        &page,
+        "const n = (sel) => document.querySelectorAll(sel).length;
+         return [n('#map .seat'), n('[data-shape-kind=stage]'), n('.row-label'), n('.section-label'), n('.seat-mark')];",
+    )
+    .await;
+    // 310 seats; the stage; both ends of 16 rows; stalls, balcony and each box titled; 3
+    // wheelchair spaces, 3 companion seats, 4 restricted views marked.
+    assert_eq!(counts, json!([310, 1, 32, 4, 10]));
+    assert_eq!(script(&page, OVERLAPS).await, json!(0), "titles overlap");
+    assert!(attr(&page, "stalls-J-1", "aria-label")
+        .await
+        .starts_with("Stalls, Row J, Seat 1, wheelchair space, Standard"));
+    assert!(attr(&page, "stalls-J-2", "aria-label")
+        .await
+        .contains("companion seat"));
+    assert_accessible(&page, "the hall's map on a desktop").await;
+    screenshot(&page, "20-hall-desktop").await;
+    page.close().await.unwrap();
+
+    let page = phone(&driver).await;
+    open(&page, &app, &event).await;
+    let fit = script(
+        &page,
+        "const map = document.getElementById('map').getBoundingClientRect();
+         const seats = [...document.querySelectorAll('#map .seat')].map((e) => e.getBoundingClientRect());
+         const inside = seats.every((s) => s.left >= map.left - 1 && s.right <= map.right + 1 && s.top >= map.top - 1 && s.bottom <= map.bottom + 1);
+         return {inside, width: innerWidth, mapRight: map.right, mapBottom: map.bottom, seat: seats[0].width};",
+    )
+    .await;
+    assert_eq!(fit["width"], 390, "{fit}");
+    assert_eq!(
+        fit["inside"], true,
+        "the first view shows the whole hall: {fit}"
+    );
+    assert!(fit["mapRight"].as_f64().unwrap() <= 390.0, "{fit}");
+    assert!(fit["mapBottom"].as_f64().unwrap() <= 844.0, "{fit}");
+    assert_eq!(script(&page, OVERLAPS).await, json!(0), "titles overlap");
+    assert_accessible(&page, "the hall's map on a phone").await;
+    screenshot(&page, "21-hall-phone").await;
+    // One zoom and a seat is big enough for a finger.
+    click(&page, "zoom-in").await;
+    let seat = "return document.querySelector('[data-seat-id=\"stalls-E-8\"]').getBoundingClientRect().width";
+    let zoomed = script(&page, seat).await.as_f64().unwrap();
+    assert!(zoomed >= 24.0, "a seat is {zoomed} px wide after one zoom");
+    screenshot(&page, "22-hall-phone-zoomed").await;
+    // Two fingers spreading zoom in further; a finger on tiny seats zooms before it picks.
+    let pinched = script(
+        &page,
+        "const map = document.getElementById('map'), r = map.getBoundingClientRect();
+         const at = (id, x) => ({pointerId: id, pointerType: 'touch', clientX: r.left + x, clientY: r.top + r.height / 2, bubbles: true});
+         const before = window.boxoffice.state.view.w;
+         map.dispatchEvent(new PointerEvent('pointerdown', at(1, 150)));
+         map.dispatchEvent(new PointerEvent('pointerdown', at(2, 200)));
+         map.dispatchEvent(new PointerEvent('pointermove', at(2, 250)));
+         map.dispatchEvent(new PointerEvent('pointerup', at(2, 250)));
+         map.dispatchEvent(new PointerEvent('pointerup', at(1, 150)));
+         return [before, window.boxoffice.state.view.w];",
+    )
+    .await;
+    let (before, after) = (pinched[0].as_f64().unwrap(), pinched[1].as_f64().unwrap());
+    assert!(
+        (after - before / 2.0).abs() < 0.01 * before,
+        "a spread of 50 to 100 px halves the view: {pinched}"
+    );
+    click(&page, "zoom-fit").await;
+    let tapped = script(
+        &page,
+        "const seat = document.querySelector('[data-seat-id=\"stalls-E-8\"]'), r = seat.getBoundingClientRect();
+         const at = {pointerId: 3, pointerType: 'touch', clientX: r.left + r.width / 2, clientY: r.top + r.height / 2, bubbles: true};
+         seat.dispatchEvent(new PointerEvent('pointerdown', at));
+         seat.dispatchEvent(new PointerEvent('pointerup', at));
+         seat.dispatchEvent(new MouseEvent('click', at));
+         return [seat.getAttribute('aria-checked'), seat.getBoundingClientRect().width];",
+    )
+    .await;
+    assert_eq!(tapped[0], "false", "the tap zoomed instead: {tapped}");
+    assert!(tapped[1].as_f64().unwrap() >= 24.0, "{tapped}");
+    page.close().await.unwrap();
 }
