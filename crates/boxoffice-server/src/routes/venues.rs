@@ -88,8 +88,8 @@ pub struct ImportQuery {
         (status = 401, description = "Missing or invalid token", body = Problem),
         (status = 403, description = "A user token", body = Problem),
         (status = 413, description = "Body too large", body = Problem),
-        (status = 415, description = "A pretix plan not sent as `application/json`, or CSV not as `text/csv`", body = Problem),
-        (status = 422, description = "Invalid plan or file, or `format` missing or unknown", body = Problem),
+        (status = 415, description = "A body neither `application/json` nor `text/csv`", body = Problem),
+        (status = 422, description = "Invalid plan or file; `format` missing, unknown, or not the body's type", body = Problem),
     ))]
 pub async fn import_venue(
     _: Admin,
@@ -106,11 +106,22 @@ pub async fn import_venue(
         Some("csv") => false,
         _ => return Err(ApiError::invalid("format", "must be pretix or csv")),
     };
-    if pretix && !declares(&headers, mime::APPLICATION, mime::JSON) {
-        return Err(ApiError::UnsupportedMediaType("application/json"));
+    // Both types are this operation's; a body of one sent with the other's format is a
+    // mistake in the query.
+    let json = declares(&headers, mime::APPLICATION, mime::JSON);
+    let csv = declares(&headers, mime::TEXT, mime::CSV);
+    if !json && !csv {
+        return Err(ApiError::UnsupportedMediaType(
+            "application/json (format=pretix) or text/csv (format=csv)",
+        ));
     }
-    if !pretix && !declares(&headers, mime::TEXT, mime::CSV) {
-        return Err(ApiError::UnsupportedMediaType("text/csv"));
+    if pretix != json {
+        let message = if pretix {
+            "format=pretix reads an application/json body; this one is text/csv"
+        } else {
+            "format=csv reads a text/csv body; this one is application/json"
+        };
+        return Err(ApiError::invalid("format", message));
     }
     let body = body.map_err(body_error)?;
     // Reading 200,000 seats takes a while: off the threads that serve the sale.

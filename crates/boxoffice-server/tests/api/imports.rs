@@ -212,7 +212,7 @@ async fn a_plan_pretix_would_refuse_is_422_at_its_path_and_creates_nothing() {
     assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     assert_eq!(
         problem["detail"],
-        "expected a body of type application/json"
+        "expected a body of type application/json (format=pretix) or text/csv (format=csv)"
     );
     for path in ["/v1/venues/import", "/v1/venues/import?format=seatsio"] {
         let (status, problem) = import(&app, path, "application/json", body.clone()).await;
@@ -306,8 +306,14 @@ async fn a_csv_file_becomes_a_venue_and_its_errors_name_their_lines() {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(errors(&problem)[0].0, "name");
     let (status, problem) = import(&app, path, "application/json", csv.into()).await;
-    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
-    assert_eq!(problem["detail"], "expected a body of type text/csv");
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        errors(&problem),
+        [(
+            "format",
+            "format=csv reads a text/csv body; this one is application/json"
+        )]
+    );
     let (status, _) = import(&app, path, "text/csv", vec![0xff, 0xfe, b'\n']).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(app.count("venue").await, 1);
