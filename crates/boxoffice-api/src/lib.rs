@@ -447,6 +447,91 @@ pub struct OrderView {
     pub created_at: DateTime<Utc>,
 }
 
+// The organizer console.
+
+/// `GET /v1/events/{id}/orders`: a page of an event's orders, newest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OrderList {
+    /// At most `limit` orders, each with its seats.
+    pub orders: Vec<OrderView>,
+    /// Send as `cursor` for the next page; `null` on the last.
+    pub next_cursor: Option<String>,
+}
+
+/// `GET /v1/events/{id}/report`: where an event's sale stands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct EventReport {
+    /// Seats in live orders.
+    pub sold: u32,
+    /// Seats held now.
+    pub held: u32,
+    /// Seats on sale and free.
+    pub available: u32,
+    /// Seats not on sale (held back).
+    pub not_for_sale: u32,
+    /// What confirmed orders and bookings brought in, in minor units.
+    pub revenue_cents: i64,
+    /// The event's currency (ISO 4217).
+    pub currency: String,
+    /// The same by section, in venue order.
+    pub by_section: Vec<SectionReport>,
+    /// Seats sold and revenue by ticket type, in the event's order.
+    pub by_ticket_type: Vec<TicketTypeReport>,
+    /// General-admission areas.
+    pub ga: Vec<GaReport>,
+    /// Seats sold in each of the last 60 minutes, oldest first (minutes without a sale
+    /// included).
+    pub sales_per_minute: Vec<MinuteSales>,
+}
+
+/// One section in an [`EventReport`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SectionReport {
+    /// Section id.
+    pub section: String,
+    /// Seats in live orders.
+    pub sold: u32,
+    /// Seats held now.
+    pub held: u32,
+    /// Seats on sale and free.
+    pub available: u32,
+    /// What its sold seats brought in.
+    pub revenue_cents: i64,
+}
+
+/// One ticket type in an [`EventReport`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TicketTypeReport {
+    /// Ticket type code.
+    pub ticket_type: String,
+    /// Seats sold at it.
+    pub sold: u32,
+    /// What they brought in.
+    pub revenue_cents: i64,
+}
+
+/// One general-admission area in an [`EventReport`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct GaReport {
+    /// Area code.
+    pub code: String,
+    /// Places in all.
+    pub capacity: u32,
+    /// Places not booked.
+    pub left: u32,
+    /// What its confirmed bookings brought in.
+    pub revenue_cents: i64,
+}
+
+/// Seats sold in one minute.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct MinuteSales {
+    /// The minute's start.
+    pub minute: DateTime<Utc>,
+    /// Seats sold in it (in orders still confirmed).
+    pub seats: u32,
+}
+
 // General admission.
 
 /// Body of `POST /v1/events/{id}/bookings`.

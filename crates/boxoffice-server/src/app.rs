@@ -35,7 +35,8 @@ use crate::config::{HoldStoreKind, Settings};
 use crate::encoded::EncodedCache;
 use crate::error::ApiError;
 use crate::routes::{
-    availability, bookings, events, holds, ops, orders, page, queue, sessions, stream, venues,
+    availability, bookings, console, events, holds, ops, orders, page, queue, sessions, stream,
+    venues,
 };
 use crate::state::{AppState, Inner};
 
@@ -96,6 +97,9 @@ fn api(
         .routes(routes!(holds::extend_hold).layer(limited(Path::Hold)))
         .routes(routes!(orders::create_order).layer(limited(Path::Checkout)))
         .routes(routes!(orders::get_order))
+        .routes(routes!(console::list_orders))
+        .routes(routes!(console::orders_csv))
+        .routes(routes!(console::report))
         .routes(routes!(orders::cancel_order))
         .routes(routes!(queue::join_queue))
         .routes(routes!(queue::poll_queue))

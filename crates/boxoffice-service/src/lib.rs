@@ -38,6 +38,7 @@ pub mod admission;
 pub mod availability;
 pub mod best_available;
 pub mod bookings;
+pub mod console;
 pub mod error;
 pub mod events;
 pub mod gzip;

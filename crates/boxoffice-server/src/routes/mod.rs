@@ -3,6 +3,7 @@
 
 pub mod availability;
 pub mod bookings;
+pub mod console;
 pub mod events;
 pub mod holds;
 pub mod ops;

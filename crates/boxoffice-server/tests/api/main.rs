@@ -13,6 +13,7 @@ mod browser;
 mod claims_together;
 mod client;
 mod connections;
+mod console;
 mod events;
 mod hold_refusals;
 mod holds;

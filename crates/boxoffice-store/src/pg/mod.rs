@@ -3,6 +3,7 @@
 //! postgres hold store.
 
 pub mod bookings;
+pub mod console;
 pub mod db;
 pub mod events;
 pub mod holds;
