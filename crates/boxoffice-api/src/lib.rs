@@ -482,6 +482,17 @@ pub struct EventReport {
     /// Seats sold in each of the last 60 minutes, oldest first (minutes without a sale
     /// included).
     pub sales_per_minute: Vec<MinuteSales>,
+    /// The waiting room's line, when the event's is on (and Redis answers).
+    pub queue: Option<QueueReport>,
+}
+
+/// An event's waiting room in an [`EventReport`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct QueueReport {
+    /// Buyers waiting in line.
+    pub waiting: u64,
+    /// Buyers let through so far.
+    pub admitted: u64,
 }
 
 /// One section in an [`EventReport`].

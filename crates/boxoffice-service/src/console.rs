@@ -4,7 +4,9 @@
 
 use std::collections::HashMap;
 
-use boxoffice_api::{EventReport, GaReport, MinuteSales, SectionReport, TicketTypeReport};
+use boxoffice_api::{
+    EventReport, GaReport, MinuteSales, QueueReport, SectionReport, TicketTypeReport,
+};
 use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::hold::OrderStatus;
 use boxoffice_core::ids::EventId;
@@ -252,6 +254,19 @@ pub async fn report(state: &Services, event: EventId) -> Result<EventReport, Err
             revenue_cents: revenue(&sums.ga, &area.code).1,
         })
         .collect();
+    let queue = match state.admission.queue(&state.pool, event).await? {
+        None => None,
+        Some(_) => match state.waiting_room.counts(event).await {
+            Ok(c) => Some(QueueReport {
+                waiting: c.waiting,
+                admitted: c.admitted,
+            }),
+            Err(error) => {
+                tracing::warn!(%error, %event, "report: the waiting room's line is unknown");
+                None
+            }
+        },
+    };
     let seat_revenue: i64 = sums.by_ticket_type.iter().map(|s| s.revenue_cents).sum();
     let ga_revenue: i64 = sums.ga.iter().map(|s| s.revenue_cents).sum();
     Ok(EventReport {
@@ -272,5 +287,6 @@ pub async fn report(state: &Services, event: EventId) -> Result<EventReport, Err
                 seats: seats as u32,
             })
             .collect(),
+        queue,
     })
 }

@@ -378,3 +378,23 @@ async fn a_csv_of_more_lines_than_a_page_has_every_line_once() {
     let listed: BTreeSet<&str> = lines.iter().map(|l| &l[4]).collect();
     assert_eq!(listed.len(), 5_000, "every seat once");
 }
+
+#[tokio::test]
+async fn the_report_shows_the_waiting_rooms_line() {
+    let app = spawn_app().await;
+    let event = crate::queue::event_with_queue(&app, chrono::Duration::minutes(10), 60).await;
+    for who in ["ann", "ben", "cid"] {
+        let (status, _) = app
+            .send(
+                Method::POST,
+                &format!("/v1/events/{event}/queue"),
+                &app.buyer(who),
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+    let (status, report) = admin_get(&app, &format!("/v1/events/{event}/report")).await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["queue"], json!({"waiting": 3, "admitted": 0}));
+}
