@@ -45,6 +45,16 @@ pub struct VenueView {
     pub layout: VenueLayout,
 }
 
+/// `POST /v1/venues/import?dry_run=true`: the venue an import would create, not saved.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct VenuePreview {
+    /// Number of seats.
+    pub seat_count: usize,
+    /// Name and sections with rows and seats.
+    #[serde(flatten)]
+    pub layout: VenueLayout,
+}
+
 /// One venue in a list.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct VenueListItem {

@@ -6,7 +6,7 @@ use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::IntoResponse;
-use boxoffice_api::{VenueCreated, VenueList, VenueListItem, VenueView};
+use boxoffice_api::{VenueCreated, VenueList, VenueListItem, VenuePreview, VenueView};
 use boxoffice_core::ids::VenueId;
 use boxoffice_core::venue::pretix::{Object, Plan};
 use boxoffice_core::venue::{spreadsheet, VenueLayout, VenueSpec};
@@ -63,6 +63,8 @@ pub struct ImportQuery {
     format: Option<String>,
     /// The venue's name: needed for CSV; for a pretix plan, instead of the plan's.
     name: Option<String>,
+    /// `true`: check the file and answer the venue it would create (200), saving nothing.
+    dry_run: Option<bool>,
 }
 
 /// Creates a venue from a pretix seating plan or a CSV file of seats.
@@ -83,6 +85,7 @@ pub struct ImportQuery {
     )),
     security(("admin" = [])),
     responses(
+        (status = 200, description = "With `dry_run=true`: the venue it would create, not saved", body = VenuePreview),
         (status = 201, description = "Created", body = VenueCreated),
         (status = 400, description = "Malformed JSON", body = Problem),
         (status = 401, description = "Missing or invalid token", body = Problem),
@@ -97,8 +100,13 @@ pub async fn import_venue(
     query: Result<Query<ImportQuery>, QueryRejection>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> Result<impl IntoResponse, ApiError> {
-    let Ok(Query(ImportQuery { format, name })) = query else {
+) -> Result<axum::response::Response, ApiError> {
+    let Ok(Query(ImportQuery {
+        format,
+        name,
+        dry_run,
+    })) = query
+    else {
         return Err(ApiError::invalid("format", "must be pretix or csv"));
     };
     let pretix = match format.as_deref() {
@@ -137,7 +145,14 @@ pub async fn import_venue(
     })
     .await
     .map_err(|e| ApiError::Internal(format!("reading the import failed: {e}")))??;
-    created(&state, &layout).await
+    if dry_run == Some(true) {
+        let preview = VenuePreview {
+            seat_count: layout.seat_count(),
+            layout,
+        };
+        return Ok(axum::Json(preview).into_response());
+    }
+    Ok(created(&state, &layout).await?.into_response())
 }
 
 /// The query of `GET /v1/venues/{id}/export`.

@@ -383,3 +383,24 @@ async fn an_export_is_a_plan_pretix_accepts_and_imports_back_to_the_same_seats()
     let (status, _) = app.send(Method::GET, missing, &As::Admin, None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn a_dry_run_answers_the_venue_an_import_would_create_and_saves_nothing() {
+    let app = spawn_app().await;
+    let body = RIVERSIDE_HALL.as_bytes().to_vec();
+    let path = "/v1/venues/import?format=pretix&dry_run=true&name=Preview";
+    let (status, preview) = import(&app, path, "application/json", body).await;
+    assert_eq!(status, StatusCode::OK, "{preview}");
+    assert_eq!(preview["seat_count"], 310);
+    assert_eq!(preview["name"], "Preview");
+    assert_eq!(seats(&preview).len(), 310);
+    assert_eq!(preview["shapes"][0]["kind"], "stage");
+    assert_eq!(preview.get("id"), None);
+    // Its errors are the import's.
+    let bad = b"section,row,number,x,y\nStalls,A,1,0,zero\n".to_vec();
+    let path = "/v1/venues/import?format=csv&dry_run=true&name=Sheet";
+    let (status, problem) = import(&app, path, "text/csv", bad).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(errors(&problem)[0].0, "line 2");
+    assert_eq!(app.count("venue").await, 0);
+}
