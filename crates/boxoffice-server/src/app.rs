@@ -254,6 +254,10 @@ pub fn router(state: AppState, request_timeout: Duration, body_limits: BodyLimit
         .route("/assets/app.js", axum::routing::get(page::script))
         .route("/assets/hall.js", axum::routing::get(page::hall))
         .route("/assets/app.css", axum::routing::get(page::style))
+        .route("/admin", axum::routing::get(page::console))
+        .route("/admin/{*screen}", axum::routing::get(page::console))
+        .route("/assets/admin.js", axum::routing::get(page::console_script))
+        .route("/assets/admin.css", axum::routing::get(page::console_style))
         .layer(compression)
         .merge(streams)
         .route_layer(middleware::from_fn_with_state(

@@ -1,5 +1,6 @@
-//! `GET /`: the seat-map page buyers use, and its script and style sheet. Plain HTML, CSS
-//! and JavaScript, embedded in the binary; no build step.
+//! `GET /`: the seat-map page buyers use; `GET /admin`: the organizer console; and their
+//! scripts and style sheets. Plain HTML, CSS and JavaScript, embedded in the binary; no
+//! build step.
 
 use axum::http::header;
 use axum::response::IntoResponse;
@@ -8,6 +9,9 @@ const INDEX: &str = include_str!("../../web/index.html");
 const SCRIPT: &str = include_str!("../../web/app.js");
 const HALL: &str = include_str!("../../web/hall.js");
 const STYLE: &str = include_str!("../../web/app.css");
+const CONSOLE: &str = include_str!("../../web/admin.html");
+const CONSOLE_SCRIPT: &str = include_str!("../../web/admin.js");
+const CONSOLE_STYLE: &str = include_str!("../../web/admin.css");
 
 /// What every page asset is sent with: revalidated on every load (so a new server version
 /// is picked up at once), never sniffed, and allowed to load only from this server.
@@ -16,45 +20,53 @@ const HEADERS: [(header::HeaderName, &str); 3] = [
     (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
     (
         header::CONTENT_SECURITY_POLICY,
-        "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+        "default-src 'self'; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
     ),
 ];
+
+const HTML: &str = "text/html; charset=utf-8";
+const JAVASCRIPT: &str = "text/javascript; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
+
+fn asset(kind: &'static str, text: &'static str) -> impl IntoResponse {
+    (HEADERS, [(header::CONTENT_TYPE, kind)], text)
+}
 
 /// The seat-map page: the event list, or one event's map with `?event=<id>`.
 #[utoipa::path(get, path = "/", tag = "operations",
     params(("event" = Option<String>, Query, description = "Open this event's seat map directly")),
     responses((status = 200, description = "The seat-map page", content_type = "text/html")))]
 pub async fn index() -> impl IntoResponse {
-    (
-        HEADERS,
-        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-        INDEX,
-    )
+    asset(HTML, INDEX)
+}
+
+/// The organizer console, at `/admin` and every path under it (the console routes in the
+/// browser).
+pub async fn console() -> impl IntoResponse {
+    asset(HTML, CONSOLE)
 }
 
 /// The page's script.
 pub async fn script() -> impl IntoResponse {
-    (
-        HEADERS,
-        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
-        SCRIPT,
-    )
+    asset(JAVASCRIPT, SCRIPT)
 }
 
-/// The drawing of a hall beside its seats, which the page's script uses.
+/// The drawing of a hall beside its seats, which the page and the console use.
 pub async fn hall() -> impl IntoResponse {
-    (
-        HEADERS,
-        [(header::CONTENT_TYPE, "text/javascript; charset=utf-8")],
-        HALL,
-    )
+    asset(JAVASCRIPT, HALL)
 }
 
 /// The page's style sheet.
 pub async fn style() -> impl IntoResponse {
-    (
-        HEADERS,
-        [(header::CONTENT_TYPE, "text/css; charset=utf-8")],
-        STYLE,
-    )
+    asset(CSS, STYLE)
+}
+
+/// The console's script.
+pub async fn console_script() -> impl IntoResponse {
+    asset(JAVASCRIPT, CONSOLE_SCRIPT)
+}
+
+/// The console's style sheet (over the page's).
+pub async fn console_style() -> impl IntoResponse {
+    asset(CSS, CONSOLE_STYLE)
 }

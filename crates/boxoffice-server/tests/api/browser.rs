@@ -25,15 +25,15 @@ use crate::helpers::{hold_directly, spawn_app, spawn_app_with, As, TestApp};
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 /// How long a change may take to show on another buyer's page.
-const LIVE_WITHIN: Duration = Duration::from_secs(2);
+pub(crate) const LIVE_WITHIN: Duration = Duration::from_secs(2);
 /// How long the page may take to load and draw.
-const LOADS_WITHIN: Duration = Duration::from_secs(20);
+pub(crate) const LOADS_WITHIN: Duration = Duration::from_secs(20);
 
 /// One browser test at a time: each runs two Chromiums, and two cores are all there is.
-static ONE_AT_A_TIME: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+pub(crate) static ONE_AT_A_TIME: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
 /// A chromedriver of this test's own, stopped when dropped.
-struct Driver {
+pub(crate) struct Driver {
     child: Child,
     url: String,
 }
@@ -45,7 +45,7 @@ impl Drop for Driver {
     }
 }
 
-async fn driver() -> Driver {
+pub(crate) async fn driver() -> Driver {
     for tool in [CHROMIUM, CHROMEDRIVER] {
         assert!(
             std::path::Path::new(tool).exists(),
@@ -80,7 +80,7 @@ async fn driver() -> Driver {
 }
 
 /// A new browser with a profile of its own (so its own buyer session).
-async fn browser(driver: &Driver) -> Client {
+pub(crate) async fn browser(driver: &Driver) -> Client {
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),
@@ -107,12 +107,12 @@ async fn open(page: &Client, app: &TestApp, event: &str) {
     .await;
 }
 
-async fn script(page: &Client, js: &str) -> Value {
+pub(crate) async fn script(page: &Client, js: &str) -> Value {
     page.execute(js, vec![]).await.expect("the script runs")
 }
 
 /// Polls `ready` until it holds, failing with `what` after `within`.
-async fn wait_until<F, Fut>(page: &Client, within: Duration, what: &str, ready: F)
+pub(crate) async fn wait_until<F, Fut>(page: &Client, within: Duration, what: &str, ready: F)
 where
     F: Fn(Client) -> Fut,
     Fut: std::future::Future<Output = bool>,
@@ -136,7 +136,7 @@ async fn status(page: &Client, id: &str) -> String {
 }
 
 /// A seat's attribute, read in one step: the map may be redrawn between two WebDriver calls.
-async fn attr(page: &Client, id: &str, name: &str) -> String {
+pub(crate) async fn attr(page: &Client, id: &str, name: &str) -> String {
     let value = page
         .execute(
             "const el = document.querySelector(arguments[0]); return el && el.getAttribute(arguments[1]);",
@@ -166,7 +166,7 @@ async fn click_seat(page: &Client, id: &str) {
         .unwrap();
 }
 
-async fn click(page: &Client, id: &str) {
+pub(crate) async fn click(page: &Client, id: &str) {
     page.find(Locator::Id(id))
         .await
         .unwrap()
@@ -185,7 +185,7 @@ async fn pick(page: &Client, css: &str, value: &str) {
         .unwrap();
 }
 
-async fn text(page: &Client, id: &str) -> String {
+pub(crate) async fn text(page: &Client, id: &str) -> String {
     page.find(Locator::Id(id))
         .await
         .unwrap()
@@ -194,7 +194,7 @@ async fn text(page: &Client, id: &str) -> String {
         .unwrap()
 }
 
-async fn visible(page: &Client, id: &str) -> bool {
+pub(crate) async fn visible(page: &Client, id: &str) -> bool {
     page.find(Locator::Id(id))
         .await
         .unwrap()
@@ -203,7 +203,7 @@ async fn visible(page: &Client, id: &str) -> bool {
         .unwrap()
 }
 
-async fn screenshot(page: &Client, name: &str) {
+pub(crate) async fn screenshot(page: &Client, name: &str) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/screenshots");
     std::fs::create_dir_all(&dir).unwrap();
     let png = page.screenshot().await.expect("a screenshot");
@@ -798,7 +798,7 @@ async fn status_of(app: &TestApp, event: &str, seat: &str) -> String {
 
 /// The page checked by axe-core (vendored in `vendor/axe-core`): no violation axe rates
 /// serious or critical.
-async fn assert_accessible(page: &Client, what: &str) {
+pub(crate) async fn assert_accessible(page: &Client, what: &str) {
     const AXE: &str = include_str!("../../../../vendor/axe-core/axe.min.js");
     page.execute(AXE, vec![]).await.expect("axe-core loads");
     let found = page
@@ -818,7 +818,7 @@ async fn assert_accessible(page: &Client, what: &str) {
 }
 
 /// A browser the size of a phone (390 × 844 CSS pixels, touch), as Chromium emulates one.
-async fn phone(driver: &Driver) -> Client {
+pub(crate) async fn phone(driver: &Driver) -> Client {
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),

@@ -14,6 +14,7 @@ mod claims_together;
 mod client;
 mod connections;
 mod console;
+mod console_page;
 mod events;
 mod hold_refusals;
 mod holds;

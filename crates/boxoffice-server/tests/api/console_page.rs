@@ -1,0 +1,411 @@
+//! The organizer console (`/admin`) in a real headless Chromium, with the buyer page's
+//! WebDriver helpers: signing in, importing a venue with its preview, creating an event
+//! through the form, the live dashboard, the map in organizer mode and the orders. Each
+//! screen is checked with axe-core and saved to `target/screenshots/console-*.png`.
+
+use std::time::Duration;
+
+use fantoccini::{Client, Locator};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::browser::{
+    assert_accessible, browser, driver, phone, screenshot, script, LIVE_WITHIN, LOADS_WITHIN,
+    ONE_AT_A_TIME,
+};
+use crate::helpers::{spawn_app, As, TestApp};
+
+async fn find(page: &Client, css: &str) -> fantoccini::elements::Element {
+    page.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+}
+
+async fn press(page: &Client, css: &str) {
+    find(page, css).await.click().await.unwrap();
+}
+
+async fn type_into(page: &Client, css: &str, text: &str) {
+    let input = find(page, css).await;
+    input.clear().await.unwrap();
+    input.send_keys(text).await.unwrap();
+}
+
+/// Waits until `js` (a script returning a value) returns `want`; on failure, says what it
+/// returned last.
+async fn wait_for(page: &Client, within: Duration, js: &str, want: Value) {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let got = script(page, js).await;
+        if got == want {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not within {within:?}: {js}\n  want {want}\n  got  {got}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Opens the console and signs in with the admin token.
+async fn sign_in(page: &Client, app: &TestApp) {
+    page.goto(&format!("{}/admin", app.base)).await.unwrap();
+    type_into(page, "input[name=admin_token]", &app.admin_token).await;
+    press(page, "#signin button[type=submit]").await;
+    wait_for(
+        page,
+        LOADS_WITHIN,
+        "return document.querySelector('h1') && document.querySelector('h1').textContent",
+        json!("Venues and events"),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_organizer_signs_in_imports_a_venue_and_creates_an_event() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let app = spawn_app().await;
+    let driver = driver().await;
+    let page = browser(&driver).await;
+
+    page.goto(&format!("{}/admin", app.base)).await.unwrap();
+    type_into(&page, "input[name=admin_token]", "not-the-token").await;
+    press(&page, "#signin button[type=submit]").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return document.getElementById('signin-error').textContent",
+        json!("That is not this server's admin token."),
+    )
+    .await;
+    assert_accessible(&page, "the console's sign-in").await;
+    screenshot(&page, "console-01-sign-in").await;
+    sign_in(&page, &app).await;
+    let kept = script(
+        &page,
+        "return [sessionStorage.length, localStorage.length, location.href.includes(arguments[0])]",
+    )
+    .await;
+    assert_eq!(
+        kept,
+        json!([1, 0, false]),
+        "the token is kept for the session only"
+    );
+    assert_accessible(&page, "the console's home").await;
+    screenshot(&page, "console-02-home").await;
+
+    // Importing a venue: previewed from a dry run, saved only when asked.
+    press(&page, "a[href='/admin/venues/new']").await;
+    let plan = std::env::temp_dir().join(format!("riverside-{}.json", uuid::Uuid::new_v4()));
+    std::fs::write(&plan, include_str!("../../demo/riverside-hall.pretix.json")).unwrap();
+    find(&page, "input[type=file][name=venue_file]")
+        .await
+        .send_keys(plan.to_str().unwrap())
+        .await
+        .unwrap();
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return document.querySelectorAll('#map [data-seat-id]').length",
+        json!(310),
+    )
+    .await;
+    let summary = script(
+        &page,
+        "return document.getElementById('preview-summary').textContent",
+    )
+    .await;
+    assert_eq!(summary, "Riverside Hall: 310 seats in 3 sections");
+    assert_eq!(app.count("venue").await, 0, "a preview saves nothing");
+    assert_accessible(&page, "the venue import's preview").await;
+    screenshot(&page, "console-03-import-preview").await;
+    press(&page, "button[data-action=save-venue]").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return location.pathname.startsWith('/admin/venues/') && document.querySelector('h1').textContent",
+        json!("Riverside Hall"),
+    )
+    .await;
+    assert_eq!(app.count("venue").await, 1);
+    assert_eq!(
+        script(
+            &page,
+            "return document.querySelectorAll('#map [data-seat-id]').length"
+        )
+        .await,
+        json!(310)
+    );
+    screenshot(&page, "console-04-venue").await;
+
+    // An event through the form: two ticket types, every seat on sale as the first.
+    press(&page, "a[href^='/admin/events/new']").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return !!document.getElementById('event-form')",
+        json!(true),
+    )
+    .await;
+    type_into(&page, "#event-form input[name=name]", "Gala night").await;
+    press(&page, "#add-type").await;
+    let second = |name: &str| format!("#types .row:nth-of-type(2) input[name={name}]");
+    type_into(&page, &second("type_code"), "premium").await;
+    type_into(&page, &second("type_name"), "Premium").await;
+    type_into(&page, &second("type_price"), "90").await;
+    assert_accessible(&page, "the new event's form").await;
+    screenshot(&page, "console-05-new-event").await;
+    press(&page, "#event-form button[type=submit]").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return location.pathname.startsWith('/admin/events/') && document.querySelector('h1').textContent",
+        json!("Gala night"),
+    )
+    .await;
+    let event = script(&page, "return location.pathname.split('/').pop()").await;
+    let event = event.as_str().unwrap();
+    let (status, created) = app.get(&format!("/v1/events/{event}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let types: Vec<_> = created["ticket_types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["code"].clone(), t["price_cents"].clone()))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            (json!("standard"), json!(4500)),
+            (json!("premium"), json!(9000))
+        ]
+    );
+    assert_eq!(created["counts"]["available"], 310);
+    // A form the API refuses says why, field by field.
+    page.goto(&format!("{}/admin/events/new", app.base))
+        .await
+        .unwrap();
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return !!document.getElementById('event-form')",
+        json!(true),
+    )
+    .await;
+    press(&page, "#event-form button[type=submit]").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return [...document.querySelectorAll('#event-error code')].map((c) => c.textContent).includes('name')",
+        json!(true),
+    )
+    .await;
+    page.close().await.unwrap();
+    let _ = std::fs::remove_file(plan);
+}
+
+/// Dispatches a pointer press and release at the centre of each seat, the first as a
+/// click and the rest with shift held.
+const PICK: &str = "
+    const svg = document.getElementById('map');
+    arguments[0].forEach((id, i) => {
+      const seat = svg.querySelector(`[data-seat-id=\"${id}\"]`), r = seat.getBoundingClientRect();
+      const at = {bubbles: true, pointerId: 1, shiftKey: i > 0, clientX: r.left + r.width / 2, clientY: r.top + r.height / 2};
+      seat.dispatchEvent(new PointerEvent('pointerdown', at));
+      svg.dispatchEvent(new PointerEvent('pointerup', at));
+    });
+    return document.getElementById('picked').textContent;";
+
+/// Drags a box from the top-left of the first seat to the bottom-right of the second.
+const DRAG: &str = "
+    const svg = document.getElementById('map');
+    const box = (id) => svg.querySelector(`[data-seat-id=\"${id}\"]`).getBoundingClientRect();
+    const a = box(arguments[0]), b = box(arguments[1]);
+    const at = (x, y) => ({bubbles: true, pointerId: 1, clientX: x, clientY: y});
+    svg.dispatchEvent(new PointerEvent('pointerdown', at(a.left - 2, a.top - 2)));
+    svg.dispatchEvent(new PointerEvent('pointermove', at(b.right + 2, b.bottom + 2)));
+    svg.dispatchEvent(new PointerEvent('pointerup', at(b.right + 2, b.bottom + 2)));
+    return document.getElementById('picked').textContent;";
+
+async fn buy(app: &TestApp, event: &str, who: &str, seats: &[&str]) -> Value {
+    let buyer = app.buyer(who);
+    let (status, hold) = app.post_holds(event, &buyer, seats).await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    let (status, order) = app
+        .post_orders(event, &buyer, hold["hold_token"].as_str().unwrap())
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{order}");
+    order
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_dashboard_follows_a_sale_and_the_organizer_changes_seats_and_cancels_an_order() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    buy(&app, &event, "bob", &["stalls-B-1"]).await;
+    let driver = driver().await;
+    let page = browser(&driver).await;
+    sign_in(&page, &app).await;
+    page.goto(&format!("{}/admin/events/{event}", app.base))
+        .await
+        .unwrap();
+    let counters = "return ['sold', 'held', 'available', 'not_for_sale']
+        .map((c) => document.querySelector(`[data-count=${c}]`)?.textContent)";
+    // 17 seats: the circle's 3 held back, bob's seat sold.
+    wait_for(&page, LOADS_WITHIN, counters, json!(["1", "0", "13", "3"])).await;
+
+    // The sale moves the counters live, and the revenue after it.
+    buy(&app, &event, "alice", &["stalls-A-1", "stalls-A-2"]).await;
+    let (status, _) = app
+        .post_holds(&event, &app.buyer("carol"), &["stalls-C-1"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    wait_for(&page, LIVE_WITHIN, counters, json!(["3", "1", "10", "3"])).await;
+    wait_for(
+        &page,
+        Duration::from_secs(5),
+        "return document.getElementById('revenue').dataset.revenueCents",
+        json!("22500"),
+    )
+    .await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return document.querySelectorAll('[data-order-id]').length",
+        json!(2),
+    )
+    .await;
+    assert_accessible(&page, "the event's dashboard").await;
+    screenshot(&page, "console-06-dashboard").await;
+
+    // The held-back circle put on sale as premium: a click and two shift-clicks.
+    let picked = page
+        .execute(
+            PICK,
+            vec![json!(["circle-A-1", "circle-A-2", "circle-A-3"])],
+        )
+        .await
+        .unwrap();
+    assert_eq!(picked, "3 seats selected");
+    press(&page, "select[name=ticket_type] option[value=premium]").await;
+    let button = script(
+        &page,
+        "return document.querySelector('[data-action=put-on-sale]').textContent",
+    )
+    .await;
+    assert_eq!(
+        button, "Put 3 on sale as Premium",
+        "the button says what it will do"
+    );
+    press(&page, "button[data-action=put-on-sale]").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return document.getElementById('map-result').textContent.trim()",
+        json!("3 seats put on sale as Premium."),
+    )
+    .await;
+    wait_for(&page, LIVE_WITHIN, counters, json!(["3", "1", "13", "0"])).await;
+    let (_, seats) = app.get(&format!("/v1/events/{event}/seats")).await;
+    let circle: Vec<_> = seats["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["section"] == "circle")
+        .map(|s| (s["ticket_type"].clone(), s["status"].clone()))
+        .collect();
+    assert_eq!(circle, vec![(json!("premium"), json!("available")); 3]);
+
+    // Row C held back with a box: carol's held seat is reported, not changed.
+    let picked = page
+        .execute(DRAG, vec![json!("stalls-C-1"), json!("stalls-C-4")])
+        .await
+        .unwrap();
+    assert_eq!(picked, "4 seats selected");
+    press(&page, "button[data-action=hold-back]").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return document.getElementById('map-result').innerText.replace(/\\s+/g, ' ').trim()",
+        json!("3 seats held back. Left as they are (held or sold): Stalls, Row C, Seat 1 (held)."),
+    )
+    .await;
+    wait_for(&page, LIVE_WITHIN, counters, json!(["3", "1", "10", "3"])).await;
+    script(
+        &page,
+        "document.getElementById('map-title').scrollIntoView(); return 0",
+    )
+    .await;
+    screenshot(&page, "console-07-organizer").await;
+
+    // Orders: found by buyer, cancelled after a confirmation.
+    type_into(&page, "#search input[name=q]", "alice").await;
+    press(&page, "#search button[type=submit]").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return [...document.querySelectorAll('[data-order-id] strong')].map((s) => s.textContent)",
+        json!(["alice"]),
+    )
+    .await;
+    press(&page, "[data-order-id] button[data-action=cancel]").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return document.getElementById('confirm').open",
+        json!(true),
+    )
+    .await;
+    assert_accessible(&page, "the cancel confirmation").await;
+    screenshot(&page, "console-08-cancel").await;
+    press(&page, "#confirm-yes").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return [...document.querySelectorAll('[data-order-id] .status-cancelled')].length",
+        json!(1),
+    )
+    .await;
+    wait_for(&page, LIVE_WITHIN, counters, json!(["1", "1", "12", "3"])).await;
+    let (_, orders) = app
+        .send(
+            reqwest::Method::GET,
+            &format!("/v1/events/{event}/orders?status=cancelled"),
+            &As::Admin,
+            None,
+        )
+        .await;
+    assert_eq!(orders["orders"][0]["user_id"], "alice");
+    // The CSV the download button fetches.
+    let csv = page
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             fetch(location.pathname.replace('/admin/events/', '/v1/events/') + '/orders.csv',
+                   {headers: {authorization: 'Bearer ' + sessionStorage.getItem('boxoffice.console.token')}})
+               .then((r) => r.text()).then(done);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(csv.as_str().unwrap().lines().count(), 4, "{csv}");
+    page.close().await.unwrap();
+
+    let page = phone(&driver).await;
+    sign_in(&page, &app).await;
+    screenshot(&page, "console-09-home-phone").await;
+    page.goto(&format!("{}/admin/events/{event}", app.base))
+        .await
+        .unwrap();
+    wait_for(&page, LOADS_WITHIN, counters, json!(["1", "1", "12", "3"])).await;
+    assert_accessible(&page, "the dashboard on a phone").await;
+    screenshot(&page, "console-10-dashboard-phone").await;
+    script(
+        &page,
+        "document.getElementById('map-title').scrollIntoView(); return 0",
+    )
+    .await;
+    screenshot(&page, "console-11-seats-phone").await;
+    page.close().await.unwrap();
+}
