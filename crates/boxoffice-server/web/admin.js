@@ -429,23 +429,27 @@ async function dashboard(id) {
     </section>`);
 
   const seats = { list: [], status: new Map(), el: new Map(), picked: new Set() };
-  const counts = () => {
-    const c = { sold: 0, held: 0, available: 0, not_for_sale: 0 };
-    for (const s of seats.status.values()) c[s]++;
-    for (const [name, n] of Object.entries(c)) document.querySelector(`[data-count=${name}]`).textContent = n.toLocaleString("en");
+  // The counts by status, kept as changes arrive: a change moves one seat between two.
+  const tally = { sold: 0, held: 0, available: 0, not_for_sale: 0 };
+  const counts = (recount) => {
+    if (recount) {
+      for (const k of Object.keys(tally)) tally[k] = 0;
+      for (const st of seats.status.values()) tally[st]++;
+    }
+    for (const [name, n] of Object.entries(tally)) document.querySelector(`[data-count=${name}]`).textContent = n.toLocaleString("en");
   };
   const colour = (s) => (s.ticket_type ? typeColour.get(s.ticket_type) : "#fff");
-  const redraw = async () => {
-    const body = await api("GET", `${path}/seats`);
-    seats.list = body.seats;
-    seats.status = new Map(body.seats.map((s) => [s.id, s.status]));
-    seats.el = drawHall($("map"), body.seats, body.shapes, colour);
+  const draw = (list, shapes) => {
+    seats.list = list;
+    seats.status = new Map(list.map((s) => [s.id, s.status]));
+    seats.el = drawHall($("map"), list, shapes, colour);
     seats.picked = new Set([...seats.picked].filter((id) => seats.el.has(id)));
-    for (const s of body.seats) if (!sectionName.has(s.section)) sectionName.set(s.section, s.label.split(", Row ")[0]);
-    const sections = [...sectionName.entries()];
-    $("pick-section").innerHTML = `<option value="">…</option>` + sections.map(([sid, name]) => `<option value="${esc(sid)}">${esc(name)}</option>`).join("");
+    for (const s of list) if (!sectionName.has(s.section)) sectionName.set(s.section, s.label.split(", Row ")[0]);
+    const chosen = $("pick-section").value;
+    $("pick-section").innerHTML = `<option value="">…</option>` + [...sectionName.entries()].map(([sid, name]) =>
+      `<option value="${esc(sid)}" ${sid === chosen ? "selected" : ""}>${esc(name)}</option>`).join("");
     showPicked();
-    counts();
+    counts(true);
   };
   const showPicked = () => {
     for (const [sid, el] of seats.el) el.classList.toggle("picked", seats.picked.has(sid));
@@ -529,7 +533,7 @@ async function dashboard(id) {
         : "";
       $("map-result").innerHTML = `<div class="ok" role="status"><p>${answer.changed} seat${answer.changed === 1 ? "" : "s"} ${done}.</p>${skipped}</div>`;
       seats.picked.clear();
-      await redraw();
+      showPicked();
     } catch (e) {
       $("map-result").innerHTML = errorBox(e);
     }
@@ -573,19 +577,37 @@ async function dashboard(id) {
     }, 1000);
   };
 
-  // The event stream: a `statuses` snapshot (first, and after a reconnection) redraws;
-  // each `seats` change moves its seats' counts at once.
+  // The event stream, one event after another: a `statuses` snapshot (first, after a
+  // reconnection, and after the allocations change) redraws from the layout of its
+  // version; each `seats` change after it moves its seats and the counts at once.
   const source = new EventSource(`${path}/stream?snapshot=statuses`);
-  source.addEventListener("statuses", () => { redraw().catch(() => {}); soon(); });
-  source.addEventListener("seats", (m) => {
+  let layout = null;
+  let queue = Promise.resolve();
+  const inOrder = (handle) => (m) => {
+    queue = queue.then(() => handle(m)).catch((e) => { $("map-result").innerHTML = errorBox(e); });
+  };
+  source.addEventListener("statuses", inOrder(async (m) => {
+    const body = JSON.parse(m.data);
+    if (!layout || layout.version < body.version) layout = await api("GET", `${path}/layout`);
+    // A layout newer than these statuses: the statuses for it are on their way.
+    if (layout.version !== body.version) return;
+    const statuses = decodeStatuses(body.statuses, layout.seats.length);
+    draw(layout.seats.map((s, i) => ({ ...s, status: statuses[i] })), layout.shapes);
+    soon();
+  }));
+  source.addEventListener("seats", inOrder((m) => {
     for (const c of JSON.parse(m.data).seats) {
+      const was = seats.status.get(c.id);
+      if (was === undefined || was === c.status) continue;
+      tally[was]--;
+      tally[c.status]++;
       seats.status.set(c.id, c.status);
       const el = seats.el.get(c.id);
       if (el) el.dataset.status = c.status;
     }
     counts();
     soon();
-  });
+  }));
   source.addEventListener("ga", soon);
   const minuteTicker = setInterval(soon, 60000);
   leave = () => { source.close(); clearTimeout(reportTimer); clearInterval(minuteTicker); };
@@ -638,6 +660,23 @@ async function dashboard(id) {
   };
   $("csv").onclick = async () => download(await api("GET", `${path}/orders.csv`, { blob: true }), `orders-${event.id}.csv`);
   orders(true);
+}
+
+const STATUS_LETTERS = { a: "available", h: "held", s: "sold", n: "not_for_sale" };
+
+// The statuses of a stream's `statuses` event, one per seat of the layout: runs of a
+// letter and a length (`a120h2s`).
+function decodeStatuses(runs, count) {
+  const out = new Array(count);
+  const pattern = /([ahsn])(\d*)/g;
+  let i = 0, run;
+  while ((run = pattern.exec(runs)) && i < count) {
+    const end = Math.min(count, i + (run[2] ? Number(run[2]) : 1));
+    out.fill(STATUS_LETTERS[run[1]], i, end);
+    i = end;
+  }
+  if (i !== count) throw new Error("The seat map did not load whole; reload the page.");
+  return out;
 }
 
 // Asks before an action that cannot be undone; resolves to whether the organizer agreed.
