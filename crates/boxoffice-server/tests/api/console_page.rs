@@ -154,6 +154,8 @@ async fn an_organizer_signs_in_imports_a_venue_and_creates_an_event() {
     type_into(&page, &second("type_code"), "premium").await;
     type_into(&page, &second("type_name"), "Premium").await;
     type_into(&page, &second("type_price"), "90").await;
+    press(&page, "#event-form input[name=queue]").await;
+    type_into(&page, "#event-form input[name=admit_per_minute]", "120").await;
     assert_accessible(&page, "the new event's form").await;
     screenshot(&page, "console-05-new-event").await;
     press(&page, "#event-form button[type=submit]").await;
@@ -182,6 +184,22 @@ async fn an_organizer_signs_in_imports_a_venue_and_creates_an_event() {
         ]
     );
     assert_eq!(created["counts"]["available"], 310);
+    assert_eq!(
+        (
+            &created["queue"]["enabled"],
+            &created["queue"]["admit_per_minute"]
+        ),
+        (&json!(true), &json!(120))
+    );
+    // Its dashboard shows the waiting room's line.
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return [document.getElementById('queue-counter').hidden, document.getElementById('queue-waiting').textContent]",
+        json!([false, "0"]),
+    )
+    .await;
+    assert_accessible(&page, "a new event's dashboard").await;
     // A form the API refuses says why, field by field.
     page.goto(&format!("{}/admin/events/new", app.base))
         .await
