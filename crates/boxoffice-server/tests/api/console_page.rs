@@ -79,6 +79,15 @@ async fn an_organizer_signs_in_imports_a_venue_and_creates_an_event() {
         json!("That is not this server's admin token."),
     )
     .await;
+    assert_eq!(
+        script(
+            &page,
+            "return getComputedStyle(document.getElementById('nav')).display"
+        )
+        .await,
+        "none",
+        "no console links before signing in"
+    );
     assert_accessible(&page, "the console's sign-in").await;
     screenshot(&page, "console-01-sign-in").await;
     sign_in(&page, &app).await;
