@@ -63,6 +63,15 @@ fn is_length_limit(e: &axum::extract::rejection::FailedToBufferBody) -> bool {
 /// the offending field). A string holding a control character (a NUL, a newline…) is 422
 /// too: no field of the API carries one, and Postgres cannot store a NUL.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // Every body this API reads is an object; serde would read a struct whose fields are
+    // all optional from `[]` too.
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first.is_some_and(|&b| b != b'{') {
+        return Err(match serde_json::from_slice::<IgnoredAny>(bytes) {
+            Ok(_) => ApiError::invalid("", "the body must be a JSON object"),
+            Err(e) => ApiError::MalformedJson(format!("the body is not valid JSON: {e}")),
+        });
+    }
     let de = &mut serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let path = e.path().to_string();
@@ -189,6 +198,28 @@ mod tests {
     #[allow(dead_code)]
     struct Item {
         count: u32,
+    }
+
+    #[test]
+    fn a_body_that_is_not_an_object_is_refused() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Patch {
+            name: Option<String>,
+        }
+        for body in [&b"[]"[..], b" [ ]", b"null", b"1", b"\"x\""] {
+            match parse_json::<Patch>(body) {
+                Err(ApiError::Validation(e)) => {
+                    assert_eq!(e.0[0].message, "the body must be a JSON object")
+                }
+                other => panic!("{body:?}: expected a validation error, got {other:?}"),
+            }
+        }
+        assert!(matches!(
+            parse_json::<Patch>(b"[1,"),
+            Err(ApiError::MalformedJson(_))
+        ));
+        assert!(parse_json::<Patch>(b" {}").is_ok());
     }
 
     #[test]

@@ -254,3 +254,39 @@ async fn json_followed_by_more_data_is_malformed_json() {
     .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
 }
+
+/// Every body is an object: `[]` is not an empty patch, nor any other body.
+#[tokio::test]
+async fn a_body_that_is_not_an_object_is_422_and_changes_nothing() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    for (method, path) in [
+        (Method::PATCH, format!("/v1/events/{event}")),
+        (Method::POST, "/v1/events".to_owned()),
+        (
+            Method::POST,
+            format!("/v1/events/{event}/allocations/withdraw"),
+        ),
+    ] {
+        for body in ["[]", "null", "7"] {
+            let response = app
+                .request(method.clone(), &path, &As::Admin)
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            let (status, problem) = crate::helpers::read(response).await;
+            assert_eq!(
+                status,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "{method} {path} {body}"
+            );
+            assert_eq!(
+                problem["errors"][0]["message"],
+                "the body must be a JSON object"
+            );
+        }
+    }
+    assert_eq!(app.count("event").await, 1);
+}
