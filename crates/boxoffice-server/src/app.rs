@@ -1,4 +1,4 @@
-//! Building the router and running the server. (Some 530 lines: the routes, the OpenAPI
+//! Building the router and running the server. (Some 620 lines: the routes, the OpenAPI
 //! document they make, and the middleware every request passes, read together.)
 
 use std::future::Future;
@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use axum::body::HttpBody;
 use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -236,7 +237,12 @@ pub struct BodyLimits {
 }
 
 /// The whole HTTP application over `state`.
-pub fn router(state: AppState, request_timeout: Duration, body_limits: BodyLimits) -> Router {
+pub fn router(
+    state: AppState,
+    request_timeout: Duration,
+    body_limits: BodyLimits,
+    allowed_origins: &[HeaderValue],
+) -> Router {
     let (routes, streams, doc) = api(body_limits.import, &state.overload);
     let doc = Arc::new(doc);
     // Event streams stay outside the compression layer: each event must leave as it is
@@ -278,7 +284,44 @@ pub fn router(state: AppState, request_timeout: Duration, body_limits: BodyLimit
         // store down with its reason), not once more for each 5xx: under overload every
         // refusal would be a line.
         .layer(TraceLayer::new_for_http().on_failure(()))
+        .layer(tower::util::option_layer(cors(allowed_origins)))
         .with_state(state)
+}
+
+/// CORS for pages on `origins` (a platform's checkout embedding the map): they may call
+/// every route with a token and read the answers, the stream included; a preflight is
+/// answered here, before any route. Any other origin gets no CORS header at all; with no
+/// origin named there is no layer (an `OPTIONS` is answered as without CORS).
+fn cors(origins: &[HeaderValue]) -> Option<tower_http::cors::CorsLayer> {
+    use axum::http::{header, Method};
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    if origins.is_empty() {
+        return None;
+    }
+    let layer = CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins.iter().cloned()))
+        .allow_methods([
+            Method::GET,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+        ])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            HeaderName::from_static(crate::extract::PASS_HEADER),
+            HeaderName::from_static("idempotency-key"),
+            HeaderName::from_static("last-event-id"),
+        ])
+        .expose_headers([
+            header::RETRY_AFTER,
+            header::LOCATION,
+            header::ETAG,
+            HeaderName::from_static("boxoffice-holds"),
+        ])
+        .max_age(Duration::from_secs(600));
+    Some(layer)
 }
 
 /// Refuses a request whose head is larger than [`crate::serve::MAX_HEAD_BYTES`] (431).
@@ -438,6 +481,7 @@ impl Application {
                 ordinary: settings.max_body_bytes,
                 import: settings.max_import_bytes,
             },
+            &settings.allowed_origins,
         );
         let listener = crate::serve::bind(settings.bind)?;
         let mut limits = settings.connections;

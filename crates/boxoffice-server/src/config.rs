@@ -180,6 +180,10 @@ pub struct ServeArgs {
     /// the client; from anyone else the header is ignored.
     #[arg(long, env = "BOXOFFICE_TRUSTED_PROXIES", value_delimiter = ',')]
     pub trusted_proxies: Vec<String>,
+    /// Origins (`https://shop.example`, comma-separated) whose pages may call the API and
+    /// the event stream from a browser (CORS, preflights included); none by default.
+    #[arg(long, env = "BOXOFFICE_ALLOWED_ORIGINS", value_delimiter = ',')]
+    pub allowed_origins: Vec<String>,
     /// Hours an `Idempotency-Key`'s answer is remembered; older ones are swept.
     #[arg(long, env = "BOXOFFICE_IDEMPOTENCY_RETENTION_HOURS", default_value_t = Retention::DEFAULT_IDEMPOTENCY_HOURS)]
     pub idempotency_retention_hours: u64,
@@ -260,6 +264,8 @@ pub struct Settings {
     pub overload: Option<boxoffice_service::overload::OverloadSettings>,
     /// Proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Origins whose pages may call the API from a browser (CORS); none: no CORS headers.
+    pub allowed_origins: Vec<axum::http::HeaderValue>,
     /// How long idempotency answers and delivered outbox rows are kept.
     pub retention: Retention,
     /// How often they are swept.
@@ -294,6 +300,7 @@ impl Settings {
             streams_per_address: defaults::STREAMS_PER_ADDRESS,
             overload: None,
             trusted_proxies: Vec::new(),
+            allowed_origins: Vec::new(),
             retention: Retention::default(),
             sweep_interval: Duration::from_secs(defaults::SWEEP_INTERVAL_SECS),
             relay: None,
@@ -365,6 +372,7 @@ impl ServeArgs {
             trusted_proxies: boxoffice_service::limits::parse_trusted_proxies(
                 &self.trusted_proxies,
             )?,
+            allowed_origins: parse_origins(&self.allowed_origins)?,
             retention: Retention {
                 idempotency: Duration::from_secs(self.idempotency_retention_hours * 3600),
                 delivered_outbox: Duration::from_secs(self.outbox_retention_hours * 3600),
@@ -419,4 +427,29 @@ pub fn relay_config(
         urls,
         Secret::new(secret),
     )))
+}
+
+/// Origins as `BOXOFFICE_ALLOWED_ORIGINS` gives them: each `http` or `https`, a host, and a
+/// port if not the scheme's, with nothing after (a browser's `Origin` header is exactly
+/// this); blanks are skipped.
+pub fn parse_origins(origins: &[String]) -> anyhow::Result<Vec<axum::http::HeaderValue>> {
+    origins
+        .iter()
+        .map(|o| o.trim())
+        .filter(|o| !o.is_empty())
+        .map(|origin| {
+            let uri: axum::http::Uri = origin
+                .parse()
+                .map_err(|e| anyhow::anyhow!("BOXOFFICE_ALLOWED_ORIGINS: {origin:?}: {e}"))?;
+            let bare = matches!(uri.scheme_str(), Some("http" | "https"))
+                && uri.host().is_some()
+                && uri.path_and_query().is_none_or(|p| p.as_str() == "/")
+                && !origin.ends_with('/');
+            anyhow::ensure!(
+                bare,
+                "BOXOFFICE_ALLOWED_ORIGINS: {origin:?} is not an origin such as https://shop.example"
+            );
+            Ok(axum::http::HeaderValue::from_str(origin)?)
+        })
+        .collect()
 }

@@ -15,6 +15,7 @@ mod client;
 mod connections;
 mod console;
 mod console_page;
+mod cors;
 mod events;
 mod hold_refusals;
 mod holds;
