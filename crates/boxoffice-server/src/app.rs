@@ -263,6 +263,7 @@ pub fn router(
         .route("/admin", axum::routing::get(page::console))
         .route("/admin/{*screen}", axum::routing::get(page::console))
         .route("/assets/admin.js", axum::routing::get(page::console_script))
+        .route("/embed.js", axum::routing::get(page::embed))
         .route("/assets/admin.css", axum::routing::get(page::console_style))
         .layer(compression)
         .merge(streams)

@@ -218,7 +218,7 @@ async function venueNew() {
       $("import-result").innerHTML = "";
       $("preview-card").hidden = false;
       $("preview-summary").textContent = `${venue.name}: ${venue.seat_count.toLocaleString("en")} seats in ${venue.sections.length} sections`;
-      drawHall($("map"), venueSeats(venue), venue.shapes, () => PALETTE[0]);
+      Hall.draw($("map"), venueSeats(venue), venue.shapes, () => PALETTE[0]);
       save.disabled = false;
       save.textContent = `Save ${venue.name} (${venue.seat_count.toLocaleString("en")} seats)`;
     } catch (e) {
@@ -247,7 +247,7 @@ async function venueShow(id) {
     <div class="toolbar"><a href="/admin/events/new?venue=${esc(venue.id)}" data-nav>New event in this venue</a>
       <button type="button" id="export">Download as a pretix plan</button></div>
     <div class="card"><svg id="map" role="img" aria-label="The venue's seats" xmlns="http://www.w3.org/2000/svg"></svg></div>`);
-  drawHall($("map"), venueSeats(venue), venue.shapes, () => PALETTE[0]);
+  Hall.draw($("map"), venueSeats(venue), venue.shapes, () => PALETTE[0]);
   $("export").onclick = async () => download(
     await api("GET", `/v1/venues/${encodeURIComponent(id)}/export?format=pretix`, { blob: true }),
     `${venue.name.replace(/[^A-Za-z0-9_-]+/g, "-")}.pretix.json`);
@@ -331,53 +331,6 @@ async function eventNew() {
   };
 }
 
-// ---- the map ----
-
-// Draws `seats` (each with id, label, section, row, x, y, status) and `shapes` into
-// `svg`, each seat filled with `colour(seat)`; returns the seats' circles by id.
-function drawHall(svg, seats, shapes, colour) {
-  const unit = Hall.unitOf(seats);
-  const taken = new Hall.Taken();
-  const drawn = Hall.shapes(shapes, unit, taken);
-  const R = Hall.SEAT_R;
-  let box = null;
-  const grow = (b) => {
-    if (!box) { box = { ...b }; return; }
-    const x = Math.min(box.x, b.x), y = Math.min(box.y, b.y);
-    box = { x, y, w: Math.max(box.x + box.w, b.x + b.w) - x, h: Math.max(box.y + box.h, b.y + b.h) - y };
-  };
-  const rows = [];
-  const parts = [];
-  let key = null;
-  for (const s of seats) {
-    const cx = s.x / unit, cy = s.y / unit;
-    if (s.section + "\u0000" + s.row !== key) {
-      key = s.section + "\u0000" + s.row;
-      rows.push({ section: s.section, sectionName: s.label.split(", Row ")[0], label: s.row, seats: [], box: null });
-    }
-    const row = rows[rows.length - 1];
-    row.seats.push({ cx, cy });
-    const b = { x: cx - R, y: cy - R, w: 2 * R, h: 2 * R };
-    row.box = row.box ? { x: Math.min(row.box.x, b.x), y: Math.min(row.box.y, b.y),
-      w: Math.max(row.box.x + row.box.w, b.x + b.w) - Math.min(row.box.x, b.x),
-      h: Math.max(row.box.y + row.box.h, b.y + b.h) - Math.min(row.box.y, b.y) } : b;
-    taken.add(b);
-    grow(b);
-    parts.push(`<circle class="seat" cx="${cx}" cy="${cy}" r="${R}" fill="${colour(s)}" data-seat-id="${esc(s.id)}" data-status="${esc(s.status)}"><title>${esc([s.label, ...Hall.spoken(s)].join(", "))}</title></circle>${Hall.marks(s, cx, cy)}`);
-  }
-  const rowLabels = Hall.rowLabels(rows, taken);
-  const titles = Hall.titles(rows, taken);
-  for (const b of [...drawn.boxes, ...titles.boxes]) grow(b);
-  box = box || { x: 0, y: 0, w: 1, h: 1 };
-  svg.innerHTML = `<defs>${Hall.MARK_DEFS}</defs>${drawn.svg}${parts.join("")}${rowLabels}${titles.svg}`;
-  const pad = 1.5;
-  svg.setAttribute("viewBox", `${box.x - pad} ${box.y - pad} ${box.w + 2 * pad} ${box.h + 2 * pad}`);
-  svg.style.aspectRatio = `${box.w + 2 * pad} / ${box.h + 2 * pad}`;
-  const byId = new Map();
-  for (const el of svg.querySelectorAll(".seat")) byId.set(el.dataset.seatId, el);
-  return byId;
-}
-
 // ---- an event's dashboard ----
 
 async function dashboard(id) {
@@ -442,7 +395,7 @@ async function dashboard(id) {
   const draw = (list, shapes) => {
     seats.list = list;
     seats.status = new Map(list.map((s) => [s.id, s.status]));
-    seats.el = drawHall($("map"), list, shapes, colour);
+    seats.el = Hall.draw($("map"), list, shapes, colour);
     seats.picked = new Set([...seats.picked].filter((id) => seats.el.has(id)));
     for (const s of list) if (!sectionName.has(s.section)) sectionName.set(s.section, s.label.split(", Row ")[0]);
     const chosen = $("pick-section").value;

@@ -3,7 +3,8 @@
 // seat units (neighbouring seats of a row 1 apart), so the same page fits both. Shapes
 // (stage, areas, labels) go behind the seats, row labels at both ends of every row,
 // section titles where they overlap no seat, label or other title, and wheelchair spaces,
-// companion seats and restricted views get a mark. Pure functions: SVG text in, SVG text out.
+// companion seats and restricted views get a mark. Pure functions, SVG text in and out,
+// but for `draw`, which puts a whole hall into an SVG element.
 "use strict";
 
 const Hall = (() => {
@@ -181,5 +182,51 @@ const Hall = (() => {
     return said;
   }
 
-  return { SEAT_R, unitOf, Taken, shapes, rowLabels, titles, marks, MARK_DEFS, spoken, textBox };
+  // Draws `seats` (each with id, label, section, row, x, y, status) and `shapes` into
+  // `svg`, each seat filled with `colour(seat)` and given `attributes(seat)` (more
+  // attributes of its circle, as text); returns the seats' circles by id.
+  function draw(svg, seats, shapeList, colour, attributes = () => "") {
+    const unit = unitOf(seats);
+    const taken = new Taken();
+    const drawn = shapes(shapeList, unit, taken);
+    const R = SEAT_R;
+    let box = null;
+    const grow = (b) => {
+      if (!box) { box = { ...b }; return; }
+      const x = Math.min(box.x, b.x), y = Math.min(box.y, b.y);
+      box = { x, y, w: Math.max(box.x + box.w, b.x + b.w) - x, h: Math.max(box.y + box.h, b.y + b.h) - y };
+    };
+    const rows = [];
+    const parts = [];
+    let key = null;
+    for (const s of seats) {
+      const cx = s.x / unit, cy = s.y / unit;
+      if (s.section + "\u0000" + s.row !== key) {
+        key = s.section + "\u0000" + s.row;
+        rows.push({ section: s.section, sectionName: s.label.split(", Row ")[0], label: s.row, seats: [], box: null });
+      }
+      const row = rows[rows.length - 1];
+      row.seats.push({ cx, cy });
+      const b = { x: cx - R, y: cy - R, w: 2 * R, h: 2 * R };
+      row.box = row.box ? { x: Math.min(row.box.x, b.x), y: Math.min(row.box.y, b.y),
+        w: Math.max(row.box.x + row.box.w, b.x + b.w) - Math.min(row.box.x, b.x),
+        h: Math.max(row.box.y + row.box.h, b.y + b.h) - Math.min(row.box.y, b.y) } : b;
+      taken.add(b);
+      grow(b);
+      parts.push(`<circle class="seat" cx="${cx}" cy="${cy}" r="${R}" fill="${colour(s)}" data-seat-id="${esc(s.id)}" data-status="${esc(s.status)}" ${attributes(s)}><title>${esc([s.label, ...spoken(s)].join(", "))}</title></circle>${marks(s, cx, cy)}`);
+    }
+    const labels = rowLabels(rows, taken);
+    const titled = titles(rows, taken);
+    for (const b of [...drawn.boxes, ...titled.boxes]) grow(b);
+    box = box || { x: 0, y: 0, w: 1, h: 1 };
+    svg.innerHTML = `<defs>${MARK_DEFS}</defs>${drawn.svg}${parts.join("")}${labels}${titled.svg}`;
+    const pad = 1.5;
+    svg.setAttribute("viewBox", `${box.x - pad} ${box.y - pad} ${box.w + 2 * pad} ${box.h + 2 * pad}`);
+    svg.style.aspectRatio = `${box.w + 2 * pad} / ${box.h + 2 * pad}`;
+    const byId = new Map();
+    for (const el of svg.querySelectorAll(".seat")) byId.set(el.dataset.seatId, el);
+    return byId;
+  }
+
+  return { SEAT_R, unitOf, Taken, shapes, rowLabels, titles, marks, MARK_DEFS, spoken, textBox, draw };
 })();

@@ -12,6 +12,12 @@ const STYLE: &str = include_str!("../../web/app.css");
 const CONSOLE: &str = include_str!("../../web/admin.html");
 const CONSOLE_SCRIPT: &str = include_str!("../../web/admin.js");
 const CONSOLE_STYLE: &str = include_str!("../../web/admin.css");
+/// The element a platform embeds: the hall's drawing, then the element.
+const EMBED: &str = concat!(
+    include_str!("../../web/hall.js"),
+    "\n",
+    include_str!("../../web/embed.js")
+);
 
 /// What every page asset is sent with: revalidated on every load (so a new server version
 /// is picked up at once), never sniffed, and allowed to load only from this server.
@@ -69,4 +75,28 @@ pub async fn console_script() -> impl IntoResponse {
 /// The console's style sheet (over the page's).
 pub async fn console_style() -> impl IntoResponse {
     asset(CSS, CONSOLE_STYLE)
+}
+
+/// `GET /embed.js`: the `<boxoffice-seat-map>` element, for a platform's own pages. Kept by
+/// browsers for five minutes, then revalidated by its ETag (a 304 while it is unchanged).
+pub async fn embed(headers: axum::http::HeaderMap) -> axum::response::Response {
+    use sha2::{Digest, Sha256};
+    use std::sync::LazyLock;
+    static ETAG: LazyLock<String> = LazyLock::new(|| {
+        let digest = Sha256::digest(EMBED.as_bytes());
+        format!("\"{}\"", hex::encode(&digest[..12]))
+    });
+    let cache = [
+        (header::CACHE_CONTROL, "public, max-age=300"),
+        (header::ETAG, ETAG.as_str()),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    ];
+    let fresh = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|tag| tag.trim() == ETAG.as_str()));
+    if fresh {
+        return (axum::http::StatusCode::NOT_MODIFIED, cache).into_response();
+    }
+    (cache, [(header::CONTENT_TYPE, JAVASCRIPT)], EMBED).into_response()
 }

@@ -16,6 +16,7 @@ mod connections;
 mod console;
 mod console_page;
 mod cors;
+mod embed;
 mod events;
 mod hold_refusals;
 mod holds;

@@ -1,0 +1,241 @@
+//! `<boxoffice-seat-map>` (`GET /embed.js`) on a platform's page served from another
+//! origin (another port), in headless Chromium: ready, selection, a refused hold, a hold,
+//! another buyer's hold arriving live inside the element, a reload that brings the hold
+//! back, checkout; the host's colours reach the seats; a page on an origin not allowed
+//! cannot call the API.
+
+use std::time::Duration;
+
+use fantoccini::Client;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::browser::{
+    assert_accessible, browser, driver, phone, screenshot, script, LIVE_WITHIN, LOADS_WITHIN,
+    ONE_AT_A_TIME,
+};
+use crate::helpers::{sell_directly, spawn_app_with, As};
+
+/// A platform's web server: `page` at `/`, on a port of its own; its origin.
+async fn platform(listener: tokio::net::TcpListener, page: String) {
+    let app = axum::Router::new().route(
+        "/",
+        axum::routing::get(move || {
+            let page = page.clone();
+            async move { axum::response::Html(page) }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+}
+
+async fn listener() -> (tokio::net::TcpListener, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    (listener, origin)
+}
+
+/// The host page: the element with the platform's colour, and every event it dispatches
+/// kept in `window.seen`.
+fn host_page(base: &str, event: &str, token: &str) -> String {
+    format!(
+        r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop checkout</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body {{ font-family: sans-serif; margin: 1rem; }} boxoffice-seat-map {{ --bo-available: rgb(0, 170, 85); --bo-selected: rgb(255, 120, 0); }}</style>
+<script type="module" src="{base}/embed.js"></script></head>
+<body><main><h1>Pick your seats</h1>
+<boxoffice-seat-map server="{base}" event="{event}" token="{token}" locale="en" max-seats="4"></boxoffice-seat-map>
+</main><script>
+window.seen = [];
+const map = document.querySelector('boxoffice-seat-map');
+for (const type of ['ready', 'selectionchange', 'hold', 'holdfailed', 'expired', 'order'])
+  map.addEventListener(type, (e) => window.seen.push({{type, detail: e.detail}}));
+</script></body></html>"#
+    )
+}
+
+/// Waits until `js` returns `want`; says what it returned last if it never does.
+async fn wait_for(page: &Client, within: Duration, js: &str, want: Value) {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let got = script(page, js).await;
+        if got == want {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not within {within:?}: {js}\n  want {want}\n  got  {got}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Runs `call` (a method call on `map`, returning a promise) and answers what it resolved to.
+async fn call(page: &Client, call: &str) -> Value {
+    page.execute_async(
+        &format!(
+            "const done = arguments[arguments.length - 1];
+             const map = document.querySelector('boxoffice-seat-map');
+             Promise.resolve({call}).then((v) => done(v ?? null), (e) => done('threw: ' + e));"
+        ),
+        vec![],
+    )
+    .await
+    .unwrap()
+}
+
+const SEEN: &str = "return window.seen.map((e) => e.type)";
+
+fn seat_status(id: &str) -> String {
+    format!("return document.querySelector('boxoffice-seat-map').shadowRoot.querySelector('[data-seat-id=\"{id}\"]')?.dataset.status ?? null")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_platforms_page_on_another_origin_holds_follows_live_and_checks_out() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let (shop_listener, shop) = listener().await;
+    let (other_listener, other) = listener().await;
+    let origin = shop.clone();
+    let app = spawn_app_with(move |s| {
+        s.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap()
+    })
+    .await;
+    let event = app.create_event().await;
+    let token = app.user_token("shopper");
+    platform(shop_listener, host_page(&app.base, &event, &token)).await;
+    platform(
+        other_listener,
+        format!(
+            "<!doctype html><html lang=\"en\"><head><title>Elsewhere</title></head><body><main><h1>Elsewhere</h1></main>
+             <script>window.reach = fetch('{}/v1/events').then(() => 'reached', () => 'blocked');</script></body></html>",
+            app.base
+        ),
+    )
+    .await;
+    let driver = driver().await;
+    let page = browser(&driver).await;
+    page.goto(&format!("{shop}/")).await.unwrap();
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return window.seen.some((e) => e.type === 'ready')",
+        json!(true),
+    )
+    .await;
+    let fill = "return getComputedStyle(document.querySelector('boxoffice-seat-map').shadowRoot.querySelector('[data-seat-id=\"stalls-B-3\"]')).fill";
+    assert_eq!(
+        script(&page, fill).await,
+        "rgb(0, 170, 85)",
+        "the host's colour"
+    );
+    assert_accessible(&page, "a platform's page with the element").await;
+
+    // A seat sold where the element cannot see it: the hold is refused, as an event.
+    sell_directly(&app, &event, &["stalls-C-2"]).await;
+    call(&page, "map.select(['stalls-C-2'])").await;
+    assert_eq!(call(&page, "map.hold()").await, Value::Null);
+    let failed = script(
+        &page,
+        "return window.seen.find((e) => e.type === 'holdfailed').detail.code",
+    )
+    .await;
+    assert_eq!(failed, "seat_unavailable");
+
+    // A click chooses, select() chooses more, hold() holds them.
+    call(&page, "map.clearSelection()").await;
+    script(
+        &page,
+        "document.querySelector('boxoffice-seat-map').shadowRoot.querySelector('[data-seat-id=\"stalls-B-1\"]')
+           .dispatchEvent(new MouseEvent('click', {bubbles: true, composed: true})); return 0",
+    )
+    .await;
+    let changed = script(&page, "return window.seen.filter((e) => e.type === 'selectionchange').pop().detail.seats.map((s) => s.id)").await;
+    assert_eq!(changed, json!(["stalls-B-1"]));
+    call(&page, "map.select(['stalls-B-1', 'stalls-B-2'])").await;
+    let hold = call(&page, "map.hold()").await;
+    assert_eq!(hold["seats"].as_array().unwrap().len(), 2, "{hold}");
+    assert_eq!(
+        crate::helpers::held(&app, &event).await,
+        ["stalls-B-1", "stalls-B-2"]
+    );
+    wait_for(
+        &page,
+        LIVE_WITHIN,
+        &seat_status("stalls-B-1"),
+        json!("held"),
+    )
+    .await;
+
+    // Another buyer's hold arrives inside the element.
+    let (status, _) = app
+        .post_holds(&event, &app.buyer("rival"), &["stalls-C-1"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    wait_for(
+        &page,
+        LIVE_WITHIN,
+        &seat_status("stalls-C-1"),
+        json!("held"),
+    )
+    .await;
+    screenshot(&page, "embed-01-host-desktop").await;
+
+    // A reload while the hold lives brings it back as the selection.
+    page.refresh().await.unwrap();
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return document.querySelector('boxoffice-seat-map').selection.map((s) => s.id)",
+        json!(["stalls-B-1", "stalls-B-2"]),
+    )
+    .await;
+
+    // Checkout.
+    let order = call(&page, "map.checkout()").await;
+    assert_eq!(order["status"], "confirmed", "{order}");
+    assert!(script(&page, SEEN)
+        .await
+        .as_array()
+        .unwrap()
+        .contains(&json!("order")));
+    wait_for(
+        &page,
+        LIVE_WITHIN,
+        &seat_status("stalls-B-2"),
+        json!("sold"),
+    )
+    .await;
+    let (status, read) = app
+        .send(
+            Method::GET,
+            &format!("/v1/orders/{}", order["order_id"].as_str().unwrap()),
+            &As::Admin,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(read["user_id"], "shopper");
+
+    // A page on an origin not named cannot call the API.
+    page.goto(&format!("{other}/")).await.unwrap();
+    let reach = page
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; window.reach.then(done);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(reach, "blocked");
+    page.close().await.unwrap();
+
+    let phone_page = phone(&driver).await;
+    phone_page.goto(&format!("{shop}/")).await.unwrap();
+    wait_for(
+        &phone_page,
+        LOADS_WITHIN,
+        "return window.seen.some((e) => e.type === 'ready')",
+        json!(true),
+    )
+    .await;
+    screenshot(&phone_page, "embed-02-host-phone").await;
+    phone_page.close().await.unwrap();
+}
