@@ -264,6 +264,7 @@ pub fn router(
         .route("/admin/{*screen}", axum::routing::get(page::console))
         .route("/assets/admin.js", axum::routing::get(page::console_script))
         .route("/embed.js", axum::routing::get(page::embed))
+        .route("/embed.d.ts", axum::routing::get(page::embed_types))
         .route("/assets/admin.css", axum::routing::get(page::console_style))
         .layer(compression)
         .merge(streams)

@@ -12,6 +12,8 @@ const STYLE: &str = include_str!("../../web/app.css");
 const CONSOLE: &str = include_str!("../../web/admin.html");
 const CONSOLE_SCRIPT: &str = include_str!("../../web/admin.js");
 const CONSOLE_STYLE: &str = include_str!("../../web/admin.css");
+/// The element's TypeScript declarations.
+const EMBED_TYPES: &str = include_str!("../../web/embed.d.ts");
 /// The element a platform embeds: the hall's drawing, then the element.
 const EMBED: &str = concat!(
     include_str!("../../web/hall.js"),
@@ -99,4 +101,19 @@ pub async fn embed(headers: axum::http::HeaderMap) -> axum::response::Response {
         return (axum::http::StatusCode::NOT_MODIFIED, cache).into_response();
     }
     (cache, [(header::CONTENT_TYPE, JAVASCRIPT)], EMBED).into_response()
+}
+
+/// `GET /embed.d.ts`: the element's TypeScript declarations (attributes, events, methods).
+pub async fn embed_types() -> impl IntoResponse {
+    (
+        [
+            (header::CACHE_CONTROL, "public, max-age=300"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        [(
+            header::CONTENT_TYPE,
+            "application/typescript; charset=utf-8",
+        )],
+        EMBED_TYPES,
+    )
 }

@@ -239,3 +239,57 @@ async fn a_platforms_page_on_another_origin_holds_follows_live_and_checks_out() 
     screenshot(&phone_page, "embed-02-host-phone").await;
     phone_page.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn embed_js_is_cached_by_etag_and_its_declarations_name_what_it_does() {
+    let app = crate::helpers::spawn_app().await;
+    let get = |path: &'static str, etag: Option<String>| {
+        let mut request = app.client.get(format!("{}{path}", app.base));
+        if let Some(etag) = etag {
+            request = request.header("if-none-match", etag);
+        }
+        request.send()
+    };
+    let first = get("/embed.js", None).await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    let headers = first.headers().clone();
+    assert!(headers["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/javascript"));
+    assert_eq!(headers["cache-control"], "public, max-age=300");
+    let etag = headers["etag"].to_str().unwrap().to_owned();
+    let script = first.text().await.unwrap();
+    assert!(script.contains("customElements.define(\"boxoffice-seat-map\""));
+    let again = get("/embed.js", Some(etag.clone())).await.unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(again.headers()["etag"].to_str().unwrap(), etag);
+    let types = get("/embed.d.ts", None).await.unwrap();
+    assert_eq!(types.status(), StatusCode::OK);
+    let types = types.text().await.unwrap();
+    for name in [
+        "select(",
+        "clearSelection(",
+        "hold(",
+        "release(",
+        "checkout(",
+        "selection",
+        "ready",
+        "selectionchange",
+        "holdfailed",
+        "expired",
+        "order",
+        "--bo-available",
+        "--bo-held",
+        "--bo-sold",
+        "--bo-selected",
+        "--bo-font",
+        "max-seats",
+        "ticket-types",
+        "locale",
+        "token",
+    ] {
+        assert!(script.contains(name), "embed.js lacks {name}");
+        assert!(types.contains(name), "embed.d.ts lacks {name}");
+    }
+}

@@ -1,0 +1,102 @@
+// Types of <boxoffice-seat-map>, the element GET /embed.js defines (served beside it as
+// GET /embed.d.ts).
+//
+// Attributes: `server` (the Boxoffice server's base URL), `event` (the event id), `token`
+// (a user token the platform minted; without one the element asks for an anonymous
+// session), `max-seats` (default 8), `locale` (`en` or `de`; default the browser's),
+// `ticket-types` (comma-separated codes offered; default all).
+// Theming: CSS custom properties `--bo-available`, `--bo-held`, `--bo-sold`,
+// `--bo-selected`, `--bo-font` on the element or above it.
+
+/** A seat as the element offers it. */
+export interface SeatChoice {
+  id: string;
+  label: string;
+  /** `null` for a seat not on sale. */
+  ticket_type: string | null;
+  price_cents: number | null;
+}
+
+/** A problem document of the API (RFC 9457), or the element's own for a failed call. */
+export interface Problem {
+  type?: string;
+  title?: string;
+  status?: number;
+  /** A stable code: `seat_unavailable`, `hold_limit_exceeded`, `hold_not_live`, `unreachable`… */
+  code: string;
+  detail?: string;
+  errors?: { field: string; message: string }[];
+}
+
+/** A seat with the price quoted for it. */
+export interface PricedSeat {
+  id: string;
+  label: string;
+  ticket_type: string;
+  price_cents: number;
+}
+
+/** The API's answer to a hold. */
+export interface Hold {
+  hold_token: string;
+  event_id: string;
+  seats: PricedSeat[];
+  total_cents: number;
+  currency: string;
+  /** RFC 3339. */
+  expires_at: string;
+}
+
+/** The API's answer to a checkout. */
+export interface Order {
+  order_id: string;
+  event_id: string;
+  user_id: string;
+  seats: PricedSeat[];
+  total_cents: number;
+  currency: string;
+  status: "confirmed" | "cancelled";
+  /** RFC 3339. */
+  created_at: string;
+}
+
+/** The events the element dispatches (they bubble and cross its shadow root). */
+export interface BoxofficeSeatMapEventMap {
+  ready: CustomEvent<{ event: string; seats: number }>;
+  selectionchange: CustomEvent<{ seats: SeatChoice[] }>;
+  hold: CustomEvent<Hold>;
+  holdfailed: CustomEvent<Problem>;
+  expired: CustomEvent<Problem | { hold_token: string }>;
+  order: CustomEvent<Order>;
+}
+
+/** The element. No method throws: a failure is an event (and a `null` result). */
+export declare class BoxofficeSeatMap extends HTMLElement {
+  /** The chosen seats. */
+  readonly selection: SeatChoice[];
+  /** Chooses these seats (those free and of an offered type) instead of the selection. */
+  select(ids: string[]): void;
+  clearSelection(): void;
+  /** Holds the selection, all or none: `hold`, or `holdfailed` and `null`. */
+  hold(): Promise<Hold | null>;
+  /** Releases the hold, if there is one. */
+  release(): Promise<void>;
+  /** Turns the hold into an order: `order`, or `holdfailed` / `expired` and `null`. */
+  checkout(): Promise<Order | null>;
+  addEventListener<K extends keyof BoxofficeSeatMapEventMap>(
+    type: K,
+    listener: (this: BoxofficeSeatMap, event: BoxofficeSeatMapEventMap[K]) => unknown,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  addEventListener(
+    type: string,
+    listener: EventListenerOrEventListenerObject,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "boxoffice-seat-map": BoxofficeSeatMap;
+  }
+}
