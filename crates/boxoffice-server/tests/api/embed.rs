@@ -293,3 +293,133 @@ async fn embed_js_is_cached_by_etag_and_its_declarations_name_what_it_does() {
         assert!(types.contains(name), "embed.d.ts lacks {name}");
     }
 }
+
+/// The example platform (`examples/embed/shop.py`), run as a process.
+struct Shop(std::process::Child);
+
+impl Drop for Shop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_example_shop_takes_a_buyer_from_sign_in_to_order() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let shop = format!("http://127.0.0.1:{port}");
+    let origin = shop.clone();
+    let app = spawn_app_with(move |s| {
+        s.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap()
+    })
+    .await;
+    let event = app.create_event().await;
+    let script_path =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/embed/shop.py");
+    let _shop = Shop(
+        std::process::Command::new("python3")
+            .arg(script_path)
+            .args(["--boxoffice", &app.base, "--secret", &app.jwt_secret])
+            .args(["--event", &event, "--port", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("python3 runs the example shop"),
+    );
+    let deadline = std::time::Instant::now() + LOADS_WITHIN;
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the example shop did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let driver = driver().await;
+    let ready = "const map = document.querySelector('boxoffice-seat-map');
+        return !!map && map.shadowRoot.querySelectorAll('[data-seat-id]').length";
+    for (page, name) in [
+        (browser(&driver).await, "desktop"),
+        (phone(&driver).await, "phone"),
+    ] {
+        page.goto(&format!("{shop}/")).await.unwrap();
+        assert_accessible(&page, "the example shop's sign-in").await;
+        let input = page
+            .find(fantoccini::Locator::Css("input[name=name]"))
+            .await
+            .unwrap();
+        input.send_keys(&format!("ada-{name}")).await.unwrap();
+        page.find(fantoccini::Locator::Css("#sign-in button"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        wait_for(&page, LOADS_WITHIN, ready, json!(17)).await;
+        let seat = if name == "desktop" {
+            "stalls-B-2"
+        } else {
+            "stalls-B-3"
+        };
+        script(
+            &page,
+            &format!(
+                "document.querySelector('boxoffice-seat-map').shadowRoot.querySelector('[data-seat-id=\"{seat}\"]')
+                   .dispatchEvent(new MouseEvent('click', {{bubbles: true, composed: true}})); return 0"
+            ),
+        )
+        .await;
+        wait_for(
+            &page,
+            LOADS_WITHIN,
+            "return document.getElementById('hold').disabled",
+            json!(false),
+        )
+        .await;
+        page.find(fantoccini::Locator::Id("hold"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        wait_for(
+            &page,
+            LOADS_WITHIN,
+            "return document.getElementById('buy').hidden",
+            json!(false),
+        )
+        .await;
+        assert_accessible(&page, "the example shop with a hold").await;
+        screenshot(&page, &format!("embed-03-shop-held-{name}")).await;
+        page.find(fantoccini::Locator::Id("buy"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        wait_for(
+            &page,
+            LOADS_WITHIN,
+            "return document.getElementById('message').textContent.startsWith('Paid. Order')",
+            json!(true),
+        )
+        .await;
+        screenshot(&page, &format!("embed-04-shop-paid-{name}")).await;
+        let (_, orders) = app
+            .send(
+                Method::GET,
+                &format!("/v1/events/{event}/orders?q=shop-ada-{name}"),
+                &As::Admin,
+                None,
+            )
+            .await;
+        assert_eq!(orders["orders"][0]["seats"][0]["id"], seat, "{orders}");
+        page.close().await.unwrap();
+    }
+}
