@@ -1,5 +1,5 @@
 //! The seat-map page in a real headless Chromium (Debian's `chromium` and
-//! `chromium-driver`, driven over WebDriver). One file of about 950 lines: every test here
+//! `chromium-driver`, driven over WebDriver). One file of about 970 lines: every test here
 //! drives the same page through the same WebDriver helpers (a browser per buyer, waits on
 //! the page's own state, screenshots); it splits by surface when the console and the
 //! embeddable map get browser tests of their own.
