@@ -1,4 +1,5 @@
-//! The `boxoffice` binary, run as a process against real Postgres.
+//! The `boxoffice` binary, run as a process against real Postgres. (Some 500 lines: each
+//! subcommand started, read and stopped as a user would, with the helpers they share.)
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, ChildStdout, Command, Stdio};

@@ -798,6 +798,23 @@ async fn status_of(app: &TestApp, event: &str, seat: &str) -> String {
 
 /// The page checked by axe-core (vendored in `vendor/axe-core`): no violation axe rates
 /// serious or critical.
+/// Waits until `js` (a script returning a value) returns `want`; on failure, says what it
+/// returned last.
+pub(crate) async fn wait_for(page: &Client, within: Duration, js: &str, want: Value) {
+    let deadline = Instant::now() + within;
+    loop {
+        let got = script(page, js).await;
+        if got == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not within {within:?}: {js}\n  want {want}\n  got  {got}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 pub(crate) async fn assert_accessible(page: &Client, what: &str) {
     const AXE: &str = include_str!("../../../../vendor/axe-core/axe.min.js");
     page.execute(AXE, vec![]).await.expect("axe-core loads");

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::helpers::{sell_directly, spawn_app, As, TestApp};
 
 /// `who` holds `seats` and buys them; the order.
-async fn buy(app: &TestApp, event: &str, who: &str, seats: &[&str]) -> Value {
+pub(crate) async fn buy(app: &TestApp, event: &str, who: &str, seats: &[&str]) -> Value {
     let buyer = app.buyer(who);
     let (status, hold) = app.post_holds(event, &buyer, seats).await;
     assert_eq!(status, StatusCode::CREATED, "{hold}");

@@ -7,12 +7,13 @@ use std::time::Duration;
 
 use fantoccini::{Client, Locator};
 use reqwest::StatusCode;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::browser::{
-    assert_accessible, browser, driver, phone, screenshot, script, LIVE_WITHIN, LOADS_WITHIN,
-    ONE_AT_A_TIME,
+    assert_accessible, browser, driver, phone, screenshot, script, wait_for, LIVE_WITHIN,
+    LOADS_WITHIN, ONE_AT_A_TIME,
 };
+use crate::console::buy;
 use crate::helpers::{spawn_app, As, TestApp};
 
 async fn find(page: &Client, css: &str) -> fantoccini::elements::Element {
@@ -29,23 +30,6 @@ async fn type_into(page: &Client, css: &str, text: &str) {
     let input = find(page, css).await;
     input.clear().await.unwrap();
     input.send_keys(text).await.unwrap();
-}
-
-/// Waits until `js` (a script returning a value) returns `want`; on failure, says what it
-/// returned last.
-async fn wait_for(page: &Client, within: Duration, js: &str, want: Value) {
-    let deadline = std::time::Instant::now() + within;
-    loop {
-        let got = script(page, js).await;
-        if got == want {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "not within {within:?}: {js}\n  want {want}\n  got  {got}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// Opens the console and signs in with the admin token.
@@ -254,17 +238,6 @@ const DRAG: &str = "
     svg.dispatchEvent(new PointerEvent('pointermove', at(b.right + 2, b.bottom + 2)));
     svg.dispatchEvent(new PointerEvent('pointerup', at(b.right + 2, b.bottom + 2)));
     return document.getElementById('picked').textContent;";
-
-async fn buy(app: &TestApp, event: &str, who: &str, seats: &[&str]) -> Value {
-    let buyer = app.buyer(who);
-    let (status, hold) = app.post_holds(event, &buyer, seats).await;
-    assert_eq!(status, StatusCode::CREATED, "{hold}");
-    let (status, order) = app
-        .post_orders(event, &buyer, hold["hold_token"].as_str().unwrap())
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{order}");
-    order
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_dashboard_follows_a_sale_and_the_organizer_changes_seats_and_cancels_an_order() {

@@ -11,8 +11,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::browser::{
-    assert_accessible, browser, driver, phone, screenshot, script, LIVE_WITHIN, LOADS_WITHIN,
-    ONE_AT_A_TIME,
+    assert_accessible, browser, driver, phone, screenshot, script, wait_for, LIVE_WITHIN,
+    LOADS_WITHIN, ONE_AT_A_TIME,
 };
 use crate::helpers::{sell_directly, spawn_app_with, As};
 
@@ -51,22 +51,6 @@ for (const type of ['ready', 'selectionchange', 'hold', 'holdfailed', 'expired',
   map.addEventListener(type, (e) => window.seen.push({{type, detail: e.detail}}));
 </script></body></html>"#
     )
-}
-
-/// Waits until `js` returns `want`; says what it returned last if it never does.
-async fn wait_for(page: &Client, within: Duration, js: &str, want: Value) {
-    let deadline = std::time::Instant::now() + within;
-    loop {
-        let got = script(page, js).await;
-        if got == want {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "not within {within:?}: {js}\n  want {want}\n  got  {got}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// Runs `call` (a method call on `map`, returning a promise) and answers what it resolved to.
