@@ -133,11 +133,7 @@ pub async fn orders_page(
                         .collect(),
                     total_cents,
                     currency,
-                    status: if status == "cancelled" {
-                        OrderStatus::Cancelled
-                    } else {
-                        OrderStatus::Confirmed
-                    },
+                    status: super::orders::stored_status(&status),
                     created_at,
                 })
             },

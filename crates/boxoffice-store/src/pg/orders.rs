@@ -41,13 +41,18 @@ async fn with_seats(conn: &mut PgConnection, row: OrderRow) -> Result<Order, Sto
         seats,
         total_cents,
         currency,
-        status: if status == "cancelled" {
-            OrderStatus::Cancelled
-        } else {
-            OrderStatus::Confirmed
-        },
+        status: stored_status(&status),
         created_at,
     })
+}
+
+/// An order's status as `ticket_order.status` stores it.
+pub(crate) fn stored_status(text: &str) -> OrderStatus {
+    if text == "cancelled" {
+        OrderStatus::Cancelled
+    } else {
+        OrderStatus::Confirmed
+    }
 }
 
 /// The order checked out from this hold token, if any.
