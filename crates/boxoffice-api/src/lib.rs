@@ -382,6 +382,15 @@ pub struct HoldBody {
     pub best_available: Option<BestAvailable>,
 }
 
+/// Body of `POST /v1/events/{id}/holds/{token}/seats`: the seats to add to the hold.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddSeatsBody {
+    /// Seat ids to add, all or none.
+    #[schema(min_items = 1)]
+    pub seats: Vec<String>,
+}
+
 /// A best-available request.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -17,10 +17,10 @@
 //! - [`release`]: many calls released at the same moment, as races are run.
 
 use boxoffice_api::{
-    AllocationsChanged, AllocationsRequest, AvailabilityView, BestAvailable, BookingBody,
-    BookingView, CheckoutBody, EventCreated, EventList, EventPatch, EventView, Extended, Health,
-    HoldBody, HoldView, LayoutView, OrderView, Problem, QueueJoined, QueueStatus, SeatsView,
-    SessionCreated, VenueCreated, VenueList, VenueView,
+    AddSeatsBody, AllocationsChanged, AllocationsRequest, AvailabilityView, BestAvailable,
+    BookingBody, BookingView, CheckoutBody, EventCreated, EventList, EventPatch, EventView,
+    Extended, Health, HoldBody, HoldView, LayoutView, OrderView, Problem, QueueJoined, QueueStatus,
+    SeatsView, SessionCreated, VenueCreated, VenueList, VenueView,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_core::ids::{EventId, VenueId};
@@ -381,6 +381,36 @@ impl Client {
     pub async fn extend_hold(&self, event: EventId, buyer: &str, token: Uuid) -> Result<Extended> {
         let path = format!("/v1/events/{event}/holds/{token}/extend");
         self.send::<(), _>(Method::POST, &path, Some(buyer), None)
+            .await
+    }
+
+    /// `POST /v1/events/{id}/holds/{token}/seats`: adds seats to a live hold, all or none.
+    pub async fn add_seats(
+        &self,
+        event: EventId,
+        buyer: &str,
+        token: Uuid,
+        seats: &[&str],
+    ) -> Result<HoldView> {
+        let path = format!("/v1/events/{event}/holds/{token}/seats");
+        let body = AddSeatsBody {
+            seats: seats.iter().map(|s| (*s).to_owned()).collect(),
+        };
+        self.send(Method::POST, &path, Some(buyer), Some(&body))
+            .await
+    }
+
+    /// `DELETE /v1/events/{id}/holds/{token}/seats/{seat}`: takes one seat out of a live
+    /// hold; `None` when it was the last, and the hold is gone.
+    pub async fn drop_seat(
+        &self,
+        event: EventId,
+        buyer: &str,
+        token: Uuid,
+        seat: &str,
+    ) -> Result<Option<HoldView>> {
+        let path = format!("/v1/events/{event}/holds/{token}/seats/{seat}");
+        self.send::<(), Option<HoldView>>(Method::DELETE, &path, Some(buyer), None)
             .await
     }
 

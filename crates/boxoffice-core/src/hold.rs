@@ -93,6 +93,38 @@ pub enum ExtendOutcome {
     Forbidden,
 }
 
+/// What adding seats to a live hold did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GrowOutcome {
+    /// The store's answer as to a new hold: `Held` with the whole hold as it now is (under
+    /// its own token and expiry), or why nothing was added.
+    Acquire(AcquireOutcome),
+    /// The token no longer owns live seats (expired, released, being checked out, used or
+    /// unknown); nothing changed.
+    NotLive,
+    /// The token is live but belongs to another user; nothing changed.
+    Forbidden,
+}
+
+/// What taking one seat out of a live hold did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShrinkOutcome {
+    /// The seat is free again; the hold keeps the others.
+    Kept(Hold),
+    /// It was the hold's last seat: the hold is gone, as if released.
+    Emptied {
+        /// The hold was made under a waiting-room pass, and was its buyer's last: the
+        /// pass has ended.
+        pass_ended: bool,
+    },
+    /// The hold is live and the caller's, but has no such seat; nothing changed.
+    NotInHold,
+    /// The token owns no live seats; nothing changed.
+    NotLive,
+    /// The token is live but belongs to another user; nothing changed.
+    Forbidden,
+}
+
 /// What releasing a hold did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReleaseOutcome {

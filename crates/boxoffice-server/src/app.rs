@@ -96,6 +96,8 @@ fn api(
         .routes(routes!(holds::create_hold).layer(limited(Path::Hold)))
         .routes(routes!(holds::get_hold, holds::release_hold))
         .routes(routes!(holds::extend_hold).layer(limited(Path::Hold)))
+        .routes(routes!(holds::add_seats).layer(limited(Path::Hold)))
+        .routes(routes!(holds::drop_seat))
         .routes(routes!(orders::create_order).layer(limited(Path::Checkout)))
         .routes(routes!(orders::get_order))
         .routes(routes!(console::list_orders))

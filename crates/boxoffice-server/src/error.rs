@@ -345,6 +345,7 @@ impl From<boxoffice_service::Error> for ApiError {
             Error::EventNotFound => ApiError::event_not_found(),
             Error::AreaNotFound => not_found("area_not_found", "the event has no such area"),
             Error::HoldNotFound => not_found("not_found", "no live hold with this token"),
+            Error::SeatNotInHold => not_found("not_found", "this hold has no such seat"),
             Error::OrderNotFound => not_found("order_not_found", "no such order"),
             Error::BookingNotFound => not_found("not_found", "no such booking"),
             Error::QueueNotFound => {

@@ -19,6 +19,9 @@ pub enum Error {
     /// No live hold with this token.
     #[error("no live hold with this token")]
     HoldNotFound,
+    /// The live hold has no such seat.
+    #[error("this hold has no such seat")]
+    SeatNotInHold,
     /// No such order.
     #[error("no such order")]
     OrderNotFound,

@@ -37,8 +37,8 @@ use crate::seat_map::RenderedSeatMap;
 use crate::Services;
 use crate::{Error, SeatRef};
 
-/// How often a hold quotes its seats again from a newer seat map before giving up.
-const MAX_LAYOUT_RELOADS: usize = 3;
+/// How often a hold (or a growing) quotes its seats again from a newer seat map before giving up.
+pub(crate) const MAX_LAYOUT_RELOADS: usize = 3;
 
 /// A live hold with its seats' labels and its total.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,7 +94,7 @@ fn label(map: &RenderedSeatMap, seat: &str) -> String {
         .unwrap_or_default()
 }
 
-fn labelled(map: &RenderedSeatMap, hold: Hold) -> LabelledHold {
+pub(crate) fn labelled(map: &RenderedSeatMap, hold: Hold) -> LabelledHold {
     LabelledHold {
         seats: priced(map, &hold.seats),
         total_cents: hold.seats.iter().map(|s| s.price_cents).sum(),
@@ -105,7 +105,7 @@ fn labelled(map: &RenderedSeatMap, hold: Hold) -> LabelledHold {
 
 /// What the seat map quotes for each seat of the basket: its ticket type and price, or
 /// `None` if it is not on sale.
-fn quotes(map: &RenderedSeatMap, basket: &[String]) -> Vec<Option<ClaimedSeat>> {
+pub(crate) fn quotes(map: &RenderedSeatMap, basket: &[String]) -> Vec<Option<ClaimedSeat>> {
     basket
         .iter()
         .map(|id| {
@@ -171,17 +171,29 @@ pub async fn create_hold(
             // The allocations changed since this server cached the map: quote again.
             AcquireOutcome::LayoutChanged(version) if reloads < MAX_LAYOUT_RELOADS => {
                 reloads += 1;
-                map = state
-                    .seat_maps
-                    .get(&state.pool, event, version)
-                    .await?
-                    .ok_or(Error::EventNotFound)?;
-                basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
+                (map, basket) = requote(state, event, version, seats).await?;
             }
             outcome => break outcome,
         }
     };
     settle(state, event, &map, outcome).await
+}
+
+/// The seat map of the allocations' `version`, and `seats` checked against it: to quote
+/// a basket again once the store says the allocations changed.
+pub(crate) async fn requote(
+    state: &Services,
+    event: EventId,
+    version: i64,
+    seats: &[String],
+) -> Result<(Arc<RenderedSeatMap>, Vec<String>), Error> {
+    let map = state
+        .seat_maps
+        .get(&state.pool, event, version)
+        .await?
+        .ok_or(Error::EventNotFound)?;
+    let basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
+    Ok((map, basket))
 }
 
 fn hold_seats(hold: &Hold) -> Vec<String> {

@@ -36,6 +36,7 @@
 
 pub mod admission;
 pub mod availability;
+pub mod basket;
 pub mod best_available;
 pub mod bookings;
 pub mod console;

@@ -55,7 +55,7 @@
 -- keys (held, user) expire with their latest hold, and the rate key once the user is back
 -- to a full minute's worth, so nothing outlives a sale.
 
--- outlive(key, at) and take_rate(key, interval, burst, now) come from prelude.lua,
+-- outlive(key, at) and claim_refusal(...) come from prelude.lua,
 -- prepended when the script is loaded.
 local sync = redis.call('HMGET', KEYS[1], 'v', 's', 'r')
 if not sync[1] then
@@ -74,23 +74,13 @@ if now >= tonumber(sync[2]) then
 end
 
 -- The hold rate (take_rate, as scripts/rate_limit.lua counts every other limit): here,
--- in the hold's own round trip, so limiting costs Redis no extra call.
-local interval = tonumber(ARGV[7])
-if interval > 0 then
-  local wait = take_rate(KEYS[7], interval, tonumber(ARGV[8]), now)
-  if wait > 0 then
-    return {'rate', wait}
-  end
-end
-
-if ARGV[9] ~= '' and redis.call('EXISTS', KEYS[8]) == 1 then
-  return {'pass'}
-end
-
+-- in the hold's own round trip, so limiting costs Redis no extra call. Then the pass and
+-- the buyer's limit.
 local count = #KEYS - 8
-redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
-if redis.call('ZCARD', KEYS[5]) + count > tonumber(ARGV[4]) then
-  return {'limit'}
+local refused = claim_refusal(KEYS[7], tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9], KEYS[8],
+                              KEYS[5], count, tonumber(ARGV[4]), now)
+if refused then
+  return refused
 end
 
 local taken = {'taken'}

@@ -9,10 +9,12 @@
 -- ARGV[1]    the token
 -- ARGV[2]    the user asking
 -- ARGV[3]    how long to protect the seats (ms): longer than any commit can take
--- ARGV[4..]  the seat ids of KEYS[4..], in the same order
+-- ARGV[4]    the hold's seats (JSON) as read with KEYS[4..]
+-- ARGV[5..]  the seat ids of KEYS[4..], in the same order
 --
 -- Returns {1, the hold's own expiry (ms), the seats with their quotes (JSON)};
---         {0} not live; {-1} another user's hold. Nothing changes unless the answer is 1.
+--         {0} not live; {-1} another user's hold; {-2} the hold's seats changed since
+--         ARGV[4] was read (read it again). Nothing changes unless the answer is 1.
 --
 -- The hold must be live by Redis' clock when the script runs, as a Postgres checkout's
 -- must be at its statement's start. Its keys can outlive its own time: a checkout that
@@ -39,6 +41,9 @@ local expires = tonumber(hold[2])
 if expires <= now then
   return {0}
 end
+if hold[3] ~= ARGV[4] then
+  return {-2}
+end
 for i = 4, #KEYS do
   if redis.call('GET', KEYS[i]) ~= ARGV[1] then
     return {0}
@@ -47,7 +52,7 @@ end
 local protected = math.max(expires, now + tonumber(ARGV[3]))
 for i = 4, #KEYS do
   redis.call('PEXPIREAT', KEYS[i], protected)
-  redis.call('ZADD', KEYS[2], protected, ARGV[i])
+  redis.call('ZADD', KEYS[2], protected, ARGV[i + 1])
 end
 if hold[4] and tonumber(hold[4]) > now then
   redis.call('SET', KEYS[3], 1, 'PXAT', hold[4])

@@ -9,13 +9,15 @@
 -- ARGV[2]    the user asking
 -- ARGV[3]    time to live (ms)
 -- ARGV[4]    longest hold from creation (ms)
--- ARGV[5..]  the seat ids of KEYS[4..], in the same order
+-- ARGV[5]    the hold's seats (JSON) as read with KEYS[4..]
+-- ARGV[6..]  the seat ids of KEYS[4..], in the same order
 --
 -- Returns the new expiry (ms); 0 not live (expired, released, or being checked out);
--- -1 another user's hold. Nothing changes unless the answer is an expiry.
+-- -1 another user's hold; -2 the hold's seats changed since ARGV[5] was read (read it
+-- again). Nothing changes unless the answer is an expiry.
 -- outlive(key, at) comes from prelude.lua, prepended when the script is loaded.
 
-local hold = redis.call('HMGET', KEYS[1], 'u', 'c', 'x', 'co')
+local hold = redis.call('HMGET', KEYS[1], 'u', 'c', 'x', 'co', 's')
 if not hold[1] then
   return 0
 end
@@ -25,12 +27,15 @@ end
 if hold[4] then
   return 0
 end
+if hold[5] ~= ARGV[5] then
+  return -2
+end
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local expires = math.max(tonumber(hold[3]),
   math.min(now + tonumber(ARGV[3]), tonumber(hold[2]) + tonumber(ARGV[4])))
 for i = 4, #KEYS do
-  local seat = ARGV[i + 1]
+  local seat = ARGV[i + 2]
   if redis.call('GET', KEYS[i]) == ARGV[1] then
     redis.call('PEXPIREAT', KEYS[i], expires)
     redis.call('ZADD', KEYS[2], expires, seat)

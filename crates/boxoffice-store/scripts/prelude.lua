@@ -1,4 +1,4 @@
--- Prepended to the scripts that call these helpers (hold_acquire, hold_checkout,
+-- Prepended to the scripts that call these helpers (hold_acquire, hold_grow, hold_checkout,
 -- hold_extend, rate_limit) when they are loaded, so each rule lives in one place.
 
 -- Keeps an index key alive exactly as long as its latest entry (the key may have no
@@ -26,4 +26,27 @@ local function take_rate(key, interval, burst, now)
   local next_tat = tat + interval
   redis.call('SET', key, next_tat, 'PX', math.max(1, math.ceil(next_tat - now)))
   return 0
+end
+
+-- What a claim of `count` more seats by a buyer is refused for, past the event's state, in
+-- this order: the hold rate (`rate_key`, `interval` and `burst` as take_rate takes them;
+-- an interval of 0 for none), the pass (`pass` the ticket or '', `pass_key` present once
+-- it ended), the buyer's limit (`user_key` their held seats scored by expiry, lapsed ones
+-- dropped here). Returns nil when none refuses it, else the refusal to answer.
+local function claim_refusal(rate_key, interval, burst, pass, pass_key, user_key, count, most,
+                             now)
+  if interval > 0 then
+    local wait = take_rate(rate_key, interval, burst, now)
+    if wait > 0 then
+      return {'rate', wait}
+    end
+  end
+  if pass ~= '' and redis.call('EXISTS', pass_key) == 1 then
+    return {'pass'}
+  end
+  redis.call('ZREMRANGEBYSCORE', user_key, '-inf', now)
+  if redis.call('ZCARD', user_key) + count > most then
+    return {'limit'}
+  end
+  return nil
 end

@@ -9,8 +9,8 @@
 use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
 use boxoffice_core::hold::{
-    AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, Hold,
-    ReleaseOutcome,
+    AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold,
+    ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
 use uuid::Uuid;
@@ -108,6 +108,26 @@ pub trait HoldStore: Send + Sync + 'static {
         ttl_seconds: u32,
         max_hold_seconds: u32,
     ) -> Result<ExtendOutcome, StoreError>;
+
+    /// Adds the seats of `request` to the live hold `token` of `request.user`, under the
+    /// hold's own token and expiry (`request.ttl_seconds` is not used), all or nothing, by
+    /// every rule of [`HoldStore::acquire`]: the per-user limit counts the whole hold. Seats
+    /// the hold has already are left as they are. A checkout or release of the hold that
+    /// began before it is not changed by it: the grown hold is checked out or released
+    /// whole, or the growing finds the hold no longer live.
+    async fn grow(&self, token: Uuid, request: &HoldRequest<'_>)
+        -> Result<GrowOutcome, StoreError>;
+
+    /// Takes `seat` out of the live hold `token` of `user` and frees it; the hold keeps
+    /// its expiry. Taking out the last seat ends the hold as [`HoldStore::release`] does,
+    /// the waiting-room pass included.
+    async fn shrink(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+        seat: &str,
+    ) -> Result<ShrinkOutcome, StoreError>;
 
     /// Frees the seats this token still owns (compare-and-delete): a stale token frees
     /// nothing, and never a seat someone else now holds. When the hold was made under a

@@ -2,14 +2,14 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use boxoffice_api::{Extended, HoldBody, HoldView};
+use boxoffice_api::{AddSeatsBody, Extended, HoldBody, HoldView};
 use uuid::Uuid;
 
 use crate::auth::Buyer;
 use crate::error::{ApiError, Problem};
 use crate::extract::{Json, PassHeader};
 use crate::state::AppState;
-use boxoffice_service::holds;
+use boxoffice_service::{basket, holds};
 use boxoffice_service::{best_available, queue};
 
 /// A hold token from a path; a malformed one names no hold.
@@ -115,6 +115,66 @@ pub async fn extend_hold(
     let event = super::event_id(&id)?;
     let expires_at = holds::extend_hold(&state, event, token(&token_text), &user).await?;
     Ok(axum::Json(Extended { expires_at }))
+}
+
+/// Adds seats to a live hold of the caller's, under its token and expiry, all or none (the
+/// same refusals as a new hold; the per-user limit counts the whole hold). Seats the hold
+/// has already stay as they are. While the event's waiting room is on, only with a valid
+/// pass of the buyer's.
+#[utoipa::path(post, path = "/v1/events/{id}/holds/{token}/seats", tag = "holds", request_body = AddSeatsBody,
+    params(("id" = String, Path, description = "Event id"), ("token" = String, Path, description = "Hold token"),
+           ("Boxoffice-Pass" = Option<String>, Header, description = "The waiting room's pass, while the event's queue is on")),
+    security(("user" = [])),
+    responses(
+        (status = 200, description = "The hold, grown", body = HoldView),
+        (status = 400, description = "Malformed JSON, or the event has started", body = Problem),
+        (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 403, description = "Another user's hold, or `queue_required`", body = Problem),
+        (status = 404, description = "No such event", body = Problem),
+        (status = 409, description = "`seat_unavailable`, `hold_limit_exceeded`, or `hold_not_live` (the hold expired, was released or used)", body = Problem),
+        (status = 422, description = "Empty, repeated, unknown or too many seats", body = Problem),
+        (status = 429, description = "Too many holds by this user; see Retry-After", body = Problem),
+    ))]
+pub async fn add_seats(
+    Buyer(user): Buyer,
+    State(state): State<AppState>,
+    Path((id, token_text)): Path<(String, String)>,
+    PassHeader(pass): PassHeader,
+    Json(body): Json<AddSeatsBody>,
+) -> Result<axum::Json<HoldView>, ApiError> {
+    let event = super::event_id(&id)?;
+    let pass = queue::admit(&state, event, &user, pass.as_deref()).await?;
+    let hold =
+        basket::add_seats(&state, event, token(&token_text), &user, pass, &body.seats).await?;
+    Ok(axum::Json(hold.into()))
+}
+
+/// Takes one seat out of a live hold of the caller's and frees it; the hold keeps its
+/// expiry. Taking out the last seat ends the hold (204), as a release does.
+#[utoipa::path(delete, path = "/v1/events/{id}/holds/{token}/seats/{seat}", tag = "holds",
+    params(("id" = String, Path, description = "Event id"), ("token" = String, Path, description = "Hold token"),
+           ("seat" = String, Path, description = "Seat id")),
+    security(("user" = [])),
+    responses(
+        (status = 200, description = "The hold without the seat", body = HoldView),
+        (status = 204, description = "That was the hold's last seat: the hold is gone"),
+        (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 403, description = "Another user's hold", body = Problem),
+        (status = 404, description = "No such event, no live hold with this token, or no such seat in it", body = Problem),
+    ))]
+pub async fn drop_seat(
+    Buyer(user): Buyer,
+    State(state): State<AppState>,
+    Path((id, token_text, seat)): Path<(String, String, String)>,
+) -> Result<axum::response::Response, ApiError> {
+    use axum::response::IntoResponse;
+    let event = super::event_id(&id)?;
+    Ok(
+        match basket::drop_seat(&state, event, token(&token_text), &user, &seat).await? {
+            Some(hold) => axum::Json(HoldView::from(hold)).into_response(),
+            None => StatusCode::NO_CONTENT.into_response(),
+        },
+    )
 }
 
 /// Releases the seats this token still owns (compare-and-delete). Releasing the buyer's

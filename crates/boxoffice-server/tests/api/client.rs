@@ -105,6 +105,29 @@ async fn the_client_speaks_the_whole_buyer_flow(store: Store) {
         .hold_seats(event, &bob, &["stalls-C-1"])
         .await
         .unwrap();
+    let grown = client
+        .add_seats(event, &bob, other.hold_token, &["stalls-C-2", "stalls-C-3"])
+        .await
+        .unwrap();
+    assert_eq!(
+        (grown.hold_token, grown.seats.len(), grown.expires_at),
+        (other.hold_token, 3, other.expires_at)
+    );
+    let refused = client
+        .add_seats(event, &alice, other.hold_token, &["stalls-C-4"])
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("forbidden"));
+    let shrunk = client
+        .drop_seat(event, &bob, other.hold_token, "stalls-C-3")
+        .await
+        .unwrap()
+        .expect("two seats are left");
+    assert_eq!(shrunk.seats.len(), 2);
+    client
+        .drop_seat(event, &bob, other.hold_token, "stalls-C-2")
+        .await
+        .unwrap();
     client
         .release_hold(event, &bob, other.hold_token)
         .await

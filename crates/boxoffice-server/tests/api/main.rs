@@ -6,6 +6,7 @@ mod stores;
 
 mod allocations;
 mod availability;
+mod baskets;
 mod bench;
 mod best_available;
 mod bookings;

@@ -3,8 +3,8 @@
 use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
 use boxoffice_core::hold::{
-    AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, Hold,
-    ReleaseOutcome,
+    AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold,
+    ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
 use std::sync::Arc;
@@ -13,11 +13,12 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use crate::error::{stored_user_id, Constraint};
+use crate::error::Constraint;
 use crate::hold_store::{existing, HoldRequest, HoldStore};
 use crate::pg::orders::{self, CancelStep};
 use crate::StoreError;
 
+mod basket;
 mod claim;
 mod together;
 mod tx;
@@ -186,29 +187,32 @@ impl HoldStore for PgHoldStore {
     }
 
     async fn get(&self, event: EventId, token: Uuid) -> Result<Option<Hold>, StoreError> {
-        let rows: Vec<ReservationRow> = sqlx::query_as(
-            "select seat_id, user_id, ticket_type, price_cents, created_at, expires_at
-               from reservation
-              where event_id = $1 and hold_token = $2 and status = 'H' and expires_at > now()
-              order by seat_id",
-        )
-        .bind(event.0)
-        .bind(token)
-        .fetch_all(&self.pool)
-        .await?;
-        let Some(first) = rows.first() else {
-            return Ok(None);
-        };
-        let user_id = stored_user_id(&first.user_id)?;
-        let (created_at, expires_at) = (first.created_at, first.expires_at);
-        Ok(Some(Hold {
-            token,
-            event_id: event,
-            user_id,
-            seats: rows.into_iter().map(ReservationRow::claimed).collect(),
-            created_at,
-            expires_at,
-        }))
+        let mut conn = self.pool.acquire().await?;
+        basket::hold_in(&mut conn, event, token).await
+    }
+
+    async fn grow(
+        &self,
+        token: Uuid,
+        request: &HoldRequest<'_>,
+    ) -> Result<GrowOutcome, StoreError> {
+        match retry_contention(|| self.try_grow(token, request)).await {
+            // Still contended: the seats are in demand right now; nothing was added.
+            Err(StoreError::Contention) => Ok(GrowOutcome::Acquire(AcquireOutcome::Unavailable(
+                request.seats.to_vec(),
+            ))),
+            other => other,
+        }
+    }
+
+    async fn shrink(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+        seat: &str,
+    ) -> Result<ShrinkOutcome, StoreError> {
+        retry_contention(|| self.try_shrink(event, token, user, seat)).await
     }
 
     async fn extend(
@@ -265,8 +269,10 @@ impl HoldStore for PgHoldStore {
     ) -> Result<ReleaseOutcome, StoreError> {
         // Compare-and-delete: only rows that are still this token's live hold, for this user.
         // A seat taken over after expiry carries the new holder's token and is untouched.
+        // Under the buyer's lock, as growing a hold is: the delete sees every seat a growing
+        // added before it, and a growing after it finds the hold gone.
         retry_contention(|| async move {
-            let mut conn = self.pool.acquire().await?;
+            let mut conn = begin_locked(&self.pool, event, user).await?;
             let freed: Vec<(String, Option<Uuid>)> = sqlx::query_as(
                 "delete from reservation
               where event_id = $1 and hold_token = $2 and user_id = $3
@@ -278,23 +284,25 @@ impl HoldStore for PgHoldStore {
             .bind(user.as_str())
             .fetch_all(&mut *conn)
             .await?;
-            if !freed.is_empty() {
+            let outcome = if freed.is_empty() {
+                if Self::held_by_other(&mut conn, event, token, user).await? {
+                    ReleaseOutcome::Forbidden
+                } else {
+                    ReleaseOutcome::NotLive
+                }
+            } else {
                 let pass = freed.iter().find_map(|(_, pass)| *pass);
                 let pass_ended = match pass {
                     Some(ticket) => end_pass_unless_holding(&mut conn, event, user, ticket).await?,
                     None => false,
                 };
-                return Ok(ReleaseOutcome::Released {
+                ReleaseOutcome::Released {
                     seats: freed.into_iter().map(|(seat, _)| seat).collect(),
                     pass_ended,
-                });
-            }
-            let other = Self::held_by_other(&mut conn, event, token, user).await?;
-            Ok(if other {
-                ReleaseOutcome::Forbidden
-            } else {
-                ReleaseOutcome::NotLive
-            })
+                }
+            };
+            conn.commit().await?;
+            Ok(outcome)
         })
         .await
     }
@@ -398,8 +406,9 @@ pub(crate) async fn end_pass(
 }
 
 /// Ends the pass of `ticket` if `user` has no live hold left in `event`; whether it ended
-/// now. Run after the release committed, as a statement of its own: of two releases of a
-/// buyer's last holds, the later one's statement sees both gone.
+/// now. Run in the release's transaction under the buyer's lock, after its delete: of two
+/// releases of a buyer's last holds, the later one waited for the earlier one to commit,
+/// and its statement sees both gone.
 async fn end_pass_unless_holding(
     conn: &mut PgConnection,
     event: EventId,

@@ -20,41 +20,48 @@ impl RedisHoldStore {
         // its checkout never reached Redis, a protected one whose order Postgres refuses
         // to write twice): either way Postgres has the order, so it is looked up only then.
         let mut conn = self.conn().await?;
-        let Some(hold) = self.stored(&mut conn, event, token).await? else {
-            return Ok(self
-                .existing_order(event, token, user)
-                .await?
-                .unwrap_or(CheckoutOutcome::NotLive));
-        };
-        if hold.user != user.as_str() {
-            return Ok(CheckoutOutcome::Forbidden);
-        }
-        // Check the token still owns every seat, and protect them for the commit.
-        let protect = [
-            user.as_str().to_owned(),
-            CHECKOUT_PROTECTION.as_millis().to_string(),
-        ];
-        let reply: Vec<Value> = Self::hold_invocation(
-            &self.scripts.checkout,
-            event,
-            token,
-            &[keys::held(event), keys::pass_ended(event, hold.pass)],
-            &protect,
-            &hold.seats,
-        )
-        .invoke_async(&mut conn)
-        .await
-        .map_err(redis_error)?;
-        match decode::<i64>(reply.first().unwrap_or(&Value::Nil))? {
-            1 => {}
-            -1 => return Ok(CheckoutOutcome::Forbidden),
-            _ => {
+        let mut attempts = 0;
+        let (hold, reply) = loop {
+            let Some(hold) = self.stored(&mut conn, event, token).await? else {
                 return Ok(self
                     .existing_order(event, token, user)
                     .await?
-                    .unwrap_or(CheckoutOutcome::NotLive))
+                    .unwrap_or(CheckoutOutcome::NotLive));
+            };
+            if hold.user != user.as_str() {
+                return Ok(CheckoutOutcome::Forbidden);
             }
-        }
+            // Check the token still owns every seat, and protect them for the commit.
+            let protect = [
+                user.as_str().to_owned(),
+                CHECKOUT_PROTECTION.as_millis().to_string(),
+                hold.seats_json.clone(),
+            ];
+            let reply: Vec<Value> = Self::hold_invocation(
+                &self.scripts.checkout,
+                event,
+                token,
+                &[keys::held(event), keys::pass_ended(event, hold.pass)],
+                &protect,
+                &hold.seats,
+            )
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_error)?;
+            match decode::<i64>(reply.first().unwrap_or(&Value::Nil))? {
+                1 => break (hold, reply),
+                -1 => return Ok(CheckoutOutcome::Forbidden),
+                // The buyer added or took out a seat since the hold was read.
+                -2 if attempts + 1 < CHANGED_ATTEMPTS => attempts += 1,
+                -2 => return Err(still_changing()),
+                _ => {
+                    return Ok(self
+                        .existing_order(event, token, user)
+                        .await?
+                        .unwrap_or(CheckoutOutcome::NotLive))
+                }
+            }
+        };
         let seats = decode_seats(&decode::<String>(&reply[2])?)?;
         match self
             .commit_order(event, token, user, &seats, hold.pass)

@@ -25,6 +25,9 @@ pub(super) struct StoredHold {
     pub(super) created_ms: i64,
     pub(super) expires_ms: i64,
     pub(super) seats: Vec<ClaimedSeat>,
+    /// The seats as stored: the scripts that act on the seats read here check that the
+    /// hold still has exactly these (it may have grown or shrunk since).
+    pub(super) seats_json: String,
     /// Being checked out: the key outlives `expires_ms` to protect the commit.
     pub(super) checking_out: bool,
     /// Redis' clock when the hold was read.

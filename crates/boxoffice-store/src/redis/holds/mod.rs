@@ -43,8 +43,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
 use boxoffice_core::hold::{
-    AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, Hold,
-    ReleaseOutcome,
+    AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold,
+    ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
 use redis::{Script, Value};
@@ -57,6 +57,7 @@ use crate::pg::orders::{self, CancelStep};
 use crate::redis::link::{redis_error, Connection, RedisConfig, RedisLink};
 use crate::StoreError;
 
+mod basket;
 mod checkout;
 mod codec;
 mod event_state;
@@ -75,9 +76,12 @@ use scripts::Scripts;
 const CHECKOUT_PROTECTION: Duration = Duration::from_secs(60);
 /// How long an allocation change keeps holds out, should it never finish.
 const FENCE: Duration = Duration::from_secs(15);
+/// How often a script acting on a hold's seats reads the hold again when its seats changed
+/// in between (the buyer adding or taking out seats meanwhile) before answering 503.
+const CHANGED_ATTEMPTS: usize = 8;
 /// How long a hold waits for another server's load or an allocation change to finish
 /// before answering unavailable.
-const WAIT_FOR_EVENT: Duration = Duration::from_secs(3);
+pub(super) const WAIT_FOR_EVENT: Duration = Duration::from_secs(3);
 
 /// Holds in Redis; orders and the truth in Postgres.
 pub struct RedisHoldStore {
@@ -143,6 +147,7 @@ impl RedisHoldStore {
                 created_ms,
                 expires_ms,
                 seats: decode_seats(&seats)?,
+                seats_json: seats,
                 checking_out: checking_out.is_some(),
                 now_ms,
                 pass: pass.and_then(|p| p.parse().ok()),
@@ -196,6 +201,25 @@ impl RedisHoldStore {
     }
 }
 
+/// The answer when a hold's seats kept changing under a script that acts on them.
+fn still_changing() -> StoreError {
+    StoreError::unavailable("the hold's seats keep changing")
+}
+
+impl RedisHoldStore {
+    /// Records in Postgres that a pass ended in Redis, where general-admission bookings
+    /// look for ended passes.
+    async fn record_pass_ended(&self, event: EventId, ticket: Uuid) {
+        let recorded = async {
+            let mut conn = self.pool.acquire().await?;
+            crate::pg::holds::end_pass(&mut conn, event, ticket).await
+        };
+        if let Err(error) = recorded.await {
+            tracing::warn!(%event, %error, "an ended pass was not recorded in postgres");
+        }
+    }
+}
+
 #[async_trait]
 impl HoldStore for RedisHoldStore {
     fn kind(&self) -> &'static str {
@@ -226,28 +250,14 @@ impl HoldStore for RedisHoldStore {
         let mut conn = self.conn().await?;
         let deadline = tokio::time::Instant::now() + WAIT_FOR_EVENT;
         loop {
-            let mut call = self.scripts.acquire.key(keys::sync(r.event));
-            call.key(keys::fence(r.event))
-                .key(keys::sold(r.event))
-                .key(keys::held(r.event))
-                .key(keys::user(r.event, r.user.as_str()))
-                .key(keys::hold(r.event, token))
-                .key(keys::hold_rate(r.event, r.user.as_str()))
-                .key(keys::pass_ended(r.event, r.pass.map(|p| p.ticket)));
-            for seat in r.seats {
-                call.key(keys::seat(r.event, seat));
-            }
+            let mut call = basket::claim_call(&self.scripts.acquire, r, token);
             call.arg(token.to_string())
                 .arg(r.user.as_str())
                 .arg(u64::from(r.ttl_seconds) * 1000)
                 .arg(r.max_seats_per_user)
                 .arg(r.layout_version)
                 .arg(&seats_json)
-                .arg(if r.holds_per_minute == 0 {
-                    0.0
-                } else {
-                    60_000.0 / f64::from(r.holds_per_minute)
-                })
+                .arg(basket::rate_interval(r.holds_per_minute))
                 .arg(r.holds_per_minute)
                 .arg(r.pass.map_or_else(String::new, |p| p.ticket.to_string()))
                 .arg(r.pass.map_or(0, |p| p.expires_at.timestamp_millis()));
@@ -285,23 +295,9 @@ impl HoldStore for RedisHoldStore {
                         expires_at: millis(expires)?,
                     }));
                 }
-                "taken" => {
-                    return reply[1..]
-                        .iter()
-                        .map(decode)
-                        .collect::<Result<Vec<String>, _>>()
-                        .map(AcquireOutcome::Unavailable)
-                }
-                "limit" => return Ok(AcquireOutcome::LimitExceeded),
-                "pass" => return Ok(AcquireOutcome::PassEnded),
-                "rate" => {
-                    let wait: u64 = decode(&reply[1])?;
-                    return Ok(AcquireOutcome::RateLimited(Duration::from_millis(wait)));
-                }
-                "started" => return Ok(AcquireOutcome::EventStarted),
-                "stale" => return Ok(AcquireOutcome::LayoutChanged(decode(&reply[1])?)),
                 "load" => matches!(self.load(r.event, false).await?, Load::Busy),
-                _ => true,
+                "busy" => true,
+                _ => return basket::refusal(&what, &reply),
             };
             if wait {
                 if tokio::time::Instant::now() >= deadline {
@@ -334,6 +330,24 @@ impl HoldStore for RedisHoldStore {
         }))
     }
 
+    async fn grow(
+        &self,
+        token: Uuid,
+        request: &HoldRequest<'_>,
+    ) -> Result<GrowOutcome, StoreError> {
+        self.grow_hold(token, request).await
+    }
+
+    async fn shrink(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+        seat: &str,
+    ) -> Result<ShrinkOutcome, StoreError> {
+        self.shrink_hold(event, token, user, seat).await
+    }
+
     async fn extend(
         &self,
         event: EventId,
@@ -343,37 +357,42 @@ impl HoldStore for RedisHoldStore {
         max_hold_seconds: u32,
     ) -> Result<ExtendOutcome, StoreError> {
         let mut conn = self.conn().await?;
-        let Some(hold) = self.stored(&mut conn, event, token).await? else {
-            return Ok(ExtendOutcome::NotLive);
-        };
-        if hold.user != user.as_str() {
-            return Ok(ExtendOutcome::Forbidden);
+        for _ in 0..CHANGED_ATTEMPTS {
+            let Some(hold) = self.stored(&mut conn, event, token).await? else {
+                return Ok(ExtendOutcome::NotLive);
+            };
+            if hold.user != user.as_str() {
+                return Ok(ExtendOutcome::Forbidden);
+            }
+            let head = [keys::held(event), keys::user(event, user.as_str())];
+            let args = [
+                user.as_str().to_owned(),
+                (u64::from(ttl_seconds) * 1000).to_string(),
+                (u64::from(max_hold_seconds) * 1000).to_string(),
+                hold.seats_json,
+            ];
+            let expires: i64 = Self::hold_invocation(
+                &self.scripts.extend,
+                event,
+                token,
+                &head,
+                &args,
+                &hold.seats,
+            )
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_error)?;
+            return Ok(match expires {
+                -2 => continue,
+                -1 => ExtendOutcome::Forbidden,
+                0 => ExtendOutcome::NotLive,
+                ms => ExtendOutcome::Extended {
+                    expires_at: millis(ms)?,
+                    seats: hold.seats.into_iter().map(|s| s.seat_id).collect(),
+                },
+            });
         }
-        let head = [keys::held(event), keys::user(event, user.as_str())];
-        let args = [
-            user.as_str().to_owned(),
-            (u64::from(ttl_seconds) * 1000).to_string(),
-            (u64::from(max_hold_seconds) * 1000).to_string(),
-        ];
-        let expires: i64 = Self::hold_invocation(
-            &self.scripts.extend,
-            event,
-            token,
-            &head,
-            &args,
-            &hold.seats,
-        )
-        .invoke_async(&mut conn)
-        .await
-        .map_err(redis_error)?;
-        Ok(match expires {
-            -1 => ExtendOutcome::Forbidden,
-            0 => ExtendOutcome::NotLive,
-            ms => ExtendOutcome::Extended {
-                expires_at: millis(ms)?,
-                seats: hold.seats.into_iter().map(|s| s.seat_id).collect(),
-            },
-        })
+        Err(still_changing())
     }
 
     async fn release(
@@ -383,46 +402,44 @@ impl HoldStore for RedisHoldStore {
         user: &UserId,
     ) -> Result<ReleaseOutcome, StoreError> {
         let mut conn = self.conn().await?;
-        let Some(hold) = self.stored(&mut conn, event, token).await? else {
-            return Ok(ReleaseOutcome::NotLive);
-        };
-        if hold.user != user.as_str() {
-            return Ok(ReleaseOutcome::Forbidden);
-        }
-        let head = [
-            keys::held(event),
-            keys::user(event, user.as_str()),
-            keys::pass_ended(event, hold.pass),
-        ];
-        let released: i64 = Self::hold_invocation(
-            &self.scripts.release,
-            event,
-            token,
-            &head,
-            &[user.as_str().to_owned(), "1".to_owned()],
-            &hold.seats,
-        )
-        .invoke_async(&mut conn)
-        .await
-        .map_err(redis_error)?;
-        if let (2, Some(ticket)) = (released, hold.pass) {
-            // Where general-admission bookings look for ended passes.
-            let recorded = async {
-                let mut conn = self.pool.acquire().await?;
-                crate::pg::holds::end_pass(&mut conn, event, ticket).await
+        for _ in 0..CHANGED_ATTEMPTS {
+            let Some(hold) = self.stored(&mut conn, event, token).await? else {
+                return Ok(ReleaseOutcome::NotLive);
             };
-            if let Err(error) = recorded.await {
-                tracing::warn!(%event, %error, "an ended pass was not recorded in postgres");
+            if hold.user != user.as_str() {
+                return Ok(ReleaseOutcome::Forbidden);
             }
+            let head = [
+                keys::held(event),
+                keys::user(event, user.as_str()),
+                keys::pass_ended(event, hold.pass),
+            ];
+            let args = [user.as_str().to_owned(), "1".to_owned(), hold.seats_json];
+            let released: i64 = Self::hold_invocation(
+                &self.scripts.release,
+                event,
+                token,
+                &head,
+                &args,
+                &hold.seats,
+            )
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_error)?;
+            if let (2, Some(ticket)) = (released, hold.pass) {
+                self.record_pass_ended(event, ticket).await;
+            }
+            return Ok(match released {
+                -2 => continue,
+                1 | 2 => ReleaseOutcome::Released {
+                    seats: hold.seats.into_iter().map(|s| s.seat_id).collect(),
+                    pass_ended: released == 2,
+                },
+                -1 => ReleaseOutcome::Forbidden,
+                _ => ReleaseOutcome::NotLive,
+            });
         }
-        Ok(match released {
-            1 | 2 => ReleaseOutcome::Released {
-                seats: hold.seats.into_iter().map(|s| s.seat_id).collect(),
-                pass_ended: released == 2,
-            },
-            -1 => ReleaseOutcome::Forbidden,
-            _ => ReleaseOutcome::NotLive,
-        })
+        Err(still_changing())
     }
 
     async fn checkout(

@@ -7,6 +7,8 @@ use redis::Script;
 /// NOSCRIPT (after a restart or a failover).
 pub(super) struct Scripts {
     pub(super) acquire: Script,
+    pub(super) grow: Script,
+    pub(super) shrink: Script,
     pub(super) read: Script,
     pub(super) release: Script,
     pub(super) extend: Script,
@@ -25,6 +27,8 @@ impl Scripts {
     pub(super) fn new() -> Self {
         Self {
             acquire: with_prelude(include_str!("../../../scripts/hold_acquire.lua")),
+            grow: with_prelude(include_str!("../../../scripts/hold_grow.lua")),
+            shrink: Script::new(include_str!("../../../scripts/hold_shrink.lua")),
             read: Script::new(include_str!("../../../scripts/hold_read.lua")),
             release: Script::new(include_str!("../../../scripts/hold_release.lua")),
             extend: with_prelude(include_str!("../../../scripts/hold_extend.lua")),

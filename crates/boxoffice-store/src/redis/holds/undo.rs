@@ -46,7 +46,7 @@ impl RedisHoldStore {
                             event,
                             token,
                             &head,
-                            &[user.clone(), "0".to_owned()],
+                            &[user.clone(), "0".to_owned(), String::new()],
                             &seats,
                         )
                         .invoke_async::<i64>(&mut conn)

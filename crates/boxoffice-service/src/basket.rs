@@ -1,0 +1,106 @@
+//! A hold that grows and shrinks a seat at a time, as a page that holds each seat as it is
+//! clicked builds one basket: seats added under the hold's token and expiry, all or
+//! nothing, by every rule of a new hold (the per-user limit counts the whole hold), and
+//! seats taken out one by one, the last one ending the hold.
+
+use boxoffice_core::availability::SeatStatus;
+use boxoffice_core::hold::{validate_basket, AcquireOutcome, GrowOutcome, ShrinkOutcome};
+use boxoffice_core::ids::{EventId, UserId};
+use boxoffice_store::hold_store::{HoldPass, HoldRequest};
+use uuid::Uuid;
+
+use crate::holds::{
+    count_hold, event_layout, labelled, quotes, requote, settle, LabelledHold, MAX_LAYOUT_RELOADS,
+};
+use crate::live::Change;
+use crate::{Error, Services};
+
+/// Adds `seats` to the live hold `token` of `user`, all or nothing: the hold as it now is.
+/// Counts against the buyer's hold rate as a new hold does; seats the hold has already
+/// are left as they are.
+pub async fn add_seats(
+    state: &Services,
+    event: EventId,
+    token: Option<Uuid>,
+    user: &UserId,
+    pass: Option<HoldPass>,
+    seats: &[String],
+) -> Result<LabelledHold, Error> {
+    count_hold(state, event, user).await?;
+    let token = token.ok_or(Error::HoldNotLive)?;
+    let mut map = event_layout(state, event).await?;
+    let mut basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
+    let taken = state.live.taken();
+    let asked = taken.epoch(event);
+    let mut reloads = 0;
+    let outcome = loop {
+        let policy = &map.policy;
+        let outcome = state
+            .holds
+            .grow(
+                token,
+                &HoldRequest {
+                    event,
+                    user,
+                    seats: &basket,
+                    quotes: &quotes(&map, &basket),
+                    layout_version: map.version,
+                    ttl_seconds: policy.hold_ttl_seconds,
+                    max_seats_per_user: policy.max_seats_per_user,
+                    holds_per_minute: state.rate_limits.holds.per_minute(),
+                    pass,
+                },
+            )
+            .await?;
+        match outcome {
+            GrowOutcome::Acquire(AcquireOutcome::LayoutChanged(version))
+                if reloads < MAX_LAYOUT_RELOADS =>
+            {
+                reloads += 1;
+                (map, basket) = requote(state, event, version, seats).await?;
+            }
+            GrowOutcome::Acquire(outcome) => break outcome,
+            GrowOutcome::NotLive => return Err(Error::HoldNotLive),
+            GrowOutcome::Forbidden => {
+                return Err(Error::Forbidden("this hold belongs to another user"))
+            }
+        }
+    };
+    match &outcome {
+        AcquireOutcome::Unavailable(seats) => taken.confirmed(event, seats, asked),
+        AcquireOutcome::Held(_) => taken.confirmed(event, &basket, asked),
+        _ => {}
+    }
+    settle(state, event, &map, outcome).await
+}
+
+/// Takes `seat` out of the live hold `token` of `user`: the hold without it, or `None`
+/// when it was the last seat and the hold is gone (which, as a release, may end the
+/// buyer's waiting-room pass).
+pub async fn drop_seat(
+    state: &Services,
+    event: EventId,
+    token: Option<Uuid>,
+    user: &UserId,
+    seat: &str,
+) -> Result<Option<LabelledHold>, Error> {
+    let map = event_layout(state, event).await?;
+    let token = token.ok_or(Error::HoldNotFound)?;
+    let outcome = state.holds.shrink(event, token, user, seat).await?;
+    if let ShrinkOutcome::Kept(_) | ShrinkOutcome::Emptied { .. } = outcome {
+        let change = Change::now([seat], SeatStatus::Available);
+        state.live.publish(event, change).await;
+    }
+    match outcome {
+        ShrinkOutcome::Kept(hold) => Ok(Some(labelled(&map, hold))),
+        ShrinkOutcome::Emptied { pass_ended } => {
+            if pass_ended {
+                crate::queue::done(state, event, user).await;
+            }
+            Ok(None)
+        }
+        ShrinkOutcome::NotInHold => Err(Error::SeatNotInHold),
+        ShrinkOutcome::NotLive => Err(Error::HoldNotFound),
+        ShrinkOutcome::Forbidden => Err(Error::Forbidden("this hold belongs to another user")),
+    }
+}
