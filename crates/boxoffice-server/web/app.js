@@ -27,8 +27,7 @@ const state = {
   selected: new Set(),
   hold: null,           // {token, expiresAt, seats: [ids]}
   typeIndex: new Map(), // ticket type code -> palette index
-  view: null,           // {x, y, w, h}
-  fit: null,
+  viewport: null,       // Hall.Viewport: zoom and pan
   stream: null,
   focusId: null,
   pending: new Set(),   // seats of a hold request on its way
@@ -407,11 +406,11 @@ function drawMap(seats, shapes) {
   markMine();
   t.marked = performance.now();
   const pad = 1.5;
-  state.fit = { x: minX - pad, y: minY - pad, w: maxX - minX + 2 * pad, h: maxY - minY + 2 * pad };
+  const fit = { x: minX - pad, y: minY - pad, w: maxX - minX + 2 * pad, h: maxY - minY + 2 * pad };
   // On a narrow screen the map is as tall as the hall is at its width, so the first view
   // shows the whole hall without bands above and below.
-  svg.style.aspectRatio = `${state.fit.w} / ${state.fit.h}`;
-  setView(state.fit);
+  svg.style.aspectRatio = `${fit.w} / ${fit.h}`;
+  state.viewport.reset(fit);
   renderLegend(seats);
   const firstFree = seats.find((s) => s.status === "available") || seats[0];
   if (firstFree) rove(firstFree.id, false);
@@ -520,30 +519,16 @@ function rove(id, focus) {
 }
 
 function neighbour(id, key) {
-  const [r, i] = state.rowOf.get(id);
-  const row = state.rows[r];
-  if (key === "ArrowLeft") return row[Math.max(0, i - 1)];
-  if (key === "ArrowRight") return row[Math.min(row.length - 1, i + 1)];
-  const target = state.rows[key === "ArrowUp" ? r - 1 : r + 1];
-  if (!target) return id;
-  const x = state.seats.get(id).seat.x;
-  let best = target[0];
-  for (const other of target) {
-    if (Math.abs(state.seats.get(other).seat.x - x) < Math.abs(state.seats.get(best).seat.x - x)) best = other;
-  }
-  return best;
+  return Hall.neighbour(state.rows, state.rowOf, (seat) => state.seats.get(seat).seat.x, id, key);
 }
 
 function wireMap() {
   const svg = $("map");
+  state.viewport = new Hall.Viewport(svg);
+  state.viewport.wire();
   svg.addEventListener("click", (e) => {
-    if (state.dragged) return;
+    if (!state.viewport.tap(e)) return;
     const el = e.target.closest(".seat");
-    // A finger on seats smaller than a fingertip zooms in on them first.
-    if (state.lastPointer === "touch" && seatPixels() < TAPPABLE_PX) {
-      zoomTo(tappableWidth(), pointIn(svg, e));
-      return;
-    }
     if (!el) return;
     rove(el.dataset.seatId, true);
     toggle(el.dataset.seatId);
@@ -560,108 +545,9 @@ function wireMap() {
       rove(neighbour(id, e.key), true);
     }
   });
-  svg.addEventListener("wheel", (e) => {
-    e.preventDefault();
-    zoom(e.deltaY < 0 ? 0.8 : 1.25, pointIn(svg, e));
-  }, { passive: false });
-  // One pointer drags the map; two pinch it.
-  const pointers = new Map();
-  let drag = null, pinch = null;
-  const spread = () => {
-    const [a, b] = [...pointers.values()];
-    return { d: Math.hypot(a.x - b.x, a.y - b.y) || 1, at: { clientX: (a.x + b.x) / 2, clientY: (a.y + b.y) / 2 } };
-  };
-  svg.addEventListener("pointerdown", (e) => {
-    state.lastPointer = e.pointerType;
-    pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
-    if (pointers.size === 2) {
-      const { d, at } = spread();
-      pinch = { d, view: { ...state.view }, at: pointIn(svg, at) };
-      drag = null;
-      state.dragged = true;
-    } else if (pointers.size === 1) {
-      drag = { x: e.clientX, y: e.clientY, view: { ...state.view }, moved: false };
-      state.dragged = false;
-    }
-  });
-  svg.addEventListener("pointermove", (e) => {
-    if (!pointers.has(e.pointerId)) return;
-    pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
-    if (pinch && pointers.size === 2) {
-      state.view = pinch.view;
-      zoom(pinch.d / spread().d, pinch.at);
-      return;
-    }
-    if (!drag) return;
-    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
-    if (!drag.moved && Math.hypot(dx, dy) < 4) return;
-    drag.moved = true;
-    svg.classList.add("dragging");
-    const scale = unitsPerPixel(drag.view);
-    setView({ ...drag.view, x: drag.view.x - dx * scale, y: drag.view.y - dy * scale });
-  });
-  const end = (e) => {
-    pointers.delete(e.pointerId);
-    if (pointers.size < 2) pinch = null;
-    if ((drag && drag.moved) || state.dragged) {
-      state.dragged = true;
-      setTimeout(() => { state.dragged = false; }, 0);
-    }
-    drag = null;
-    svg.classList.remove("dragging");
-  };
-  for (const kind of ["pointerup", "pointercancel", "pointerleave"]) svg.addEventListener(kind, end);
-  $("zoom-in").onclick = () => {
-    // From far out, one press brings the seats to a size a finger can tap.
-    if (seatPixels() < TAPPABLE_PX) zoomTo(tappableWidth());
-    else zoom(0.7);
-  };
-  $("zoom-out").onclick = () => zoom(1 / 0.7);
-  $("zoom-fit").onclick = () => setView(state.fit);
-}
-
-// How wide a seat is on screen now, in CSS pixels, and the least a finger can tap.
-const TAPPABLE_PX = 28;
-
-function unitsPerPixel(v) {
-  const box = $("map").getBoundingClientRect();
-  return Math.max(v.w / box.width, v.h / box.height);
-}
-
-function seatPixels() {
-  return (2 * Hall.SEAT_R) / unitsPerPixel(state.view);
-}
-
-// The view width at which a seat is TAPPABLE_PX wide.
-function tappableWidth() {
-  return state.view.w * (seatPixels() / TAPPABLE_PX);
-}
-
-function zoomTo(width, at) {
-  zoom(width / state.view.w, at);
-}
-
-function pointIn(svg, e) {
-  const box = svg.getBoundingClientRect();
-  const v = state.view;
-  const scale = Math.max(v.w / box.width, v.h / box.height);
-  return {
-    x: v.x + v.w / 2 + (e.clientX - box.left - box.width / 2) * scale,
-    y: v.y + v.h / 2 + (e.clientY - box.top - box.height / 2) * scale,
-  };
-}
-
-function zoom(factor, at) {
-  const v = state.view;
-  const c = at || { x: v.x + v.w / 2, y: v.y + v.h / 2 };
-  const w = Math.min(state.fit.w * 4, Math.max(3, v.w * factor));
-  const h = v.h * (w / v.w);
-  setView({ x: c.x - (c.x - v.x) * (w / v.w), y: c.y - (c.y - v.y) * (h / v.h), w, h });
-}
-
-function setView(v) {
-  state.view = v;
-  $("map").setAttribute("viewBox", `${v.x} ${v.y} ${v.w} ${v.h}`);
+  $("zoom-in").onclick = () => state.viewport.zoomIn();
+  $("zoom-out").onclick = () => state.viewport.zoomOut();
+  $("zoom-fit").onclick = () => state.viewport.reset();
 }
 
 function renderLegend(seats) {

@@ -4,7 +4,9 @@
 // Attributes: `server` (the Boxoffice server's base URL), `event` (the event id), `token`
 // (a user token the platform minted; without one the element asks for an anonymous
 // session), `max-seats` (default 8), `locale` (`en` or `de`; default the browser's),
-// `ticket-types` (comma-separated codes offered; default all).
+// `ticket-types` (comma-separated codes offered; default all), `hold-on-select` (each
+// click holds its seat at once and each unclick frees it, in one hold that grows and
+// shrinks; `hold` or `holdfailed` follows every click).
 // Theming: CSS custom properties `--bo-available`, `--bo-held`, `--bo-sold`,
 // `--bo-selected`, `--bo-font` on the element or above it.
 
@@ -79,6 +81,12 @@ export declare class BoxofficeSeatMap extends HTMLElement {
   clearSelection(): void;
   /** Holds the selection, all or none: `hold`, or `holdfailed` and `null`. */
   hold(): Promise<Hold | null>;
+  /**
+   * Holds the best `quantity` seats free now (of `ticketType`, if given), side by side
+   * where a row has them, as the element's own picker does: `hold` (and
+   * `selectionchange`), or `holdfailed` and `null` (`hold_exists` while a hold lives).
+   */
+  holdBest(quantity: number, ticketType?: string): Promise<Hold | null>;
   /** Releases the hold, if there is one. */
   release(): Promise<void>;
   /** Turns the hold into an order: `order`, or `holdfailed` / `expired` and `null`. */

@@ -960,13 +960,13 @@ async fn the_hall_is_drawn_as_it_is_on_a_desktop_and_on_a_phone() {
         &page,
         "const map = document.getElementById('map'), r = map.getBoundingClientRect();
          const at = (id, x) => ({pointerId: id, pointerType: 'touch', clientX: r.left + x, clientY: r.top + r.height / 2, bubbles: true});
-         const before = window.boxoffice.state.view.w;
+         const before = window.boxoffice.state.viewport.view.w;
          map.dispatchEvent(new PointerEvent('pointerdown', at(1, 150)));
          map.dispatchEvent(new PointerEvent('pointerdown', at(2, 200)));
          map.dispatchEvent(new PointerEvent('pointermove', at(2, 250)));
          map.dispatchEvent(new PointerEvent('pointerup', at(2, 250)));
          map.dispatchEvent(new PointerEvent('pointerup', at(1, 150)));
-         return [before, window.boxoffice.state.view.w];",
+         return [before, window.boxoffice.state.viewport.view.w];",
     )
     .await;
     let (before, after) = (pinched[0].as_f64().unwrap(), pinched[1].as_f64().unwrap());

@@ -2,7 +2,8 @@
 //! origin (another port), in headless Chromium: ready, selection, a refused hold, a hold,
 //! another buyer's hold arriving live inside the element, a reload that brings the hold
 //! back, checkout; the host's colours reach the seats; a page on an origin not allowed
-//! cannot call the API.
+//! cannot call the API. With `hold-on-select`, in German: each click holds into one hold
+//! that grows and shrinks, the picker holds the best seats, zoom and arrow keys work.
 
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use crate::browser::{
     assert_accessible, browser, driver, phone, screenshot, script, wait_for, LIVE_WITHIN,
     LOADS_WITHIN, ONE_AT_A_TIME,
 };
-use crate::helpers::{sell_directly, spawn_app_with, As};
+use crate::helpers::{held, sell_directly, spawn_app_with, As, TestApp};
 
 /// A platform's web server: `page` at `/`, on a port of its own; its origin.
 async fn platform(listener: tokio::net::TcpListener, page: String) {
@@ -36,14 +37,14 @@ async fn listener() -> (tokio::net::TcpListener, String) {
 
 /// The host page: the element with the platform's colour, and every event it dispatches
 /// kept in `window.seen`.
-fn host_page(base: &str, event: &str, token: &str) -> String {
+fn host_page(base: &str, event: &str, token: &str, attributes: &str) -> String {
     format!(
         r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop checkout</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body {{ font-family: sans-serif; margin: 1rem; }} boxoffice-seat-map {{ --bo-available: rgb(0, 170, 85); --bo-selected: rgb(255, 120, 0); }}</style>
 <script type="module" src="{base}/embed.js"></script></head>
 <body><main><h1>Pick your seats</h1>
-<boxoffice-seat-map server="{base}" event="{event}" token="{token}" locale="en" max-seats="4"></boxoffice-seat-map>
+<boxoffice-seat-map server="{base}" event="{event}" token="{token}" {attributes}></boxoffice-seat-map>
 </main><script>
 window.seen = [];
 const map = document.querySelector('boxoffice-seat-map');
@@ -51,6 +52,25 @@ for (const type of ['ready', 'selectionchange', 'hold', 'holdfailed', 'expired',
   map.addEventListener(type, (e) => window.seen.push({{type, detail: e.detail}}));
 </script></body></html>"#
     )
+}
+
+/// A server that lets the shop's origin call it, an event, and the shop's page with the
+/// element (`attributes` added) for the user `shopper`: the server, the event, the shop.
+async fn shop_with_the_element(attributes: &str) -> (TestApp, String, String) {
+    let (shop_listener, shop) = listener().await;
+    let origin = shop.clone();
+    let app = spawn_app_with(move |s| {
+        s.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap()
+    })
+    .await;
+    let event = app.create_event().await;
+    let token = app.user_token("shopper");
+    platform(
+        shop_listener,
+        host_page(&app.base, &event, &token, attributes),
+    )
+    .await;
+    (app, event, shop)
 }
 
 /// Runs `call` (a method call on `map`, returning a promise) and answers what it resolved to.
@@ -69,6 +89,17 @@ async fn call(page: &Client, call: &str) -> Value {
 
 const SEEN: &str = "return window.seen.map((e) => e.type)";
 
+/// Clicks the seat `id` inside the element.
+fn click_seat(id: &str) -> String {
+    format!("document.querySelector('boxoffice-seat-map').shadowRoot.querySelector('[data-seat-id=\"{id}\"]')
+               .dispatchEvent(new MouseEvent('click', {{bubbles: true, composed: true}})); return 0")
+}
+
+/// How many events of `type` the element has dispatched.
+fn count_of(kind: &str) -> String {
+    format!("return window.seen.filter((e) => e.type === '{kind}').length")
+}
+
 fn seat_status(id: &str) -> String {
     format!("return document.querySelector('boxoffice-seat-map').shadowRoot.querySelector('[data-seat-id=\"{id}\"]')?.dataset.status ?? null")
 }
@@ -76,16 +107,8 @@ fn seat_status(id: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_platforms_page_on_another_origin_holds_follows_live_and_checks_out() {
     let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
-    let (shop_listener, shop) = listener().await;
+    let (app, event, shop) = shop_with_the_element(r#"locale="en" max-seats="4""#).await;
     let (other_listener, other) = listener().await;
-    let origin = shop.clone();
-    let app = spawn_app_with(move |s| {
-        s.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap()
-    })
-    .await;
-    let event = app.create_event().await;
-    let token = app.user_token("shopper");
-    platform(shop_listener, host_page(&app.base, &event, &token)).await;
     platform(
         other_listener,
         format!(
@@ -271,6 +294,8 @@ async fn embed_js_is_cached_by_etag_and_its_declarations_name_what_it_does() {
         "max-seats",
         "ticket-types",
         "locale",
+        "hold-on-select",
+        "holdBest",
         "token",
     ] {
         assert!(script.contains(name), "embed.js lacks {name}");
@@ -406,4 +431,160 @@ async fn the_example_shop_takes_a_buyer_from_sign_in_to_order() {
         assert_eq!(orders["orders"][0]["seats"][0]["id"], seat, "{orders}");
         page.close().await.unwrap();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn hold_on_select_builds_one_hold_click_by_click_and_the_picker_holds_the_best() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let (app, event, shop) =
+        shop_with_the_element(r#"locale="de" max-seats="4" hold-on-select"#).await;
+    let driver = driver().await;
+    let page = browser(&driver).await;
+    page.goto(&format!("{shop}/")).await.unwrap();
+    wait_for(&page, LOADS_WITHIN, &count_of("ready"), json!(1)).await;
+    let root = "document.querySelector('boxoffice-seat-map').shadowRoot";
+    let texts = script(
+        &page,
+        &format!("const r = {root}; return [r.querySelector('.status').textContent, r.querySelector('[name=go]').textContent, r.querySelector('[data-zoom=in]').getAttribute('aria-label')]"),
+    )
+    .await;
+    assert_eq!(
+        texts,
+        json!(["Keine Plätze gewählt", "Beste Plätze", "Vergrößern"])
+    );
+
+    // Each click holds its seat at once, into one hold.
+    script(&page, &click_seat("stalls-B-1")).await;
+    wait_for(&page, LIVE_WITHIN, &count_of("hold"), json!(1)).await;
+    script(&page, &click_seat("stalls-B-2")).await;
+    wait_for(&page, LIVE_WITHIN, &count_of("hold"), json!(2)).await;
+    assert_eq!(held(&app, &event).await, ["stalls-B-1", "stalls-B-2"]);
+    let tokens = script(&page, "return [...new Set(window.seen.filter((e) => e.type === 'hold').map((e) => e.detail.hold_token))].length").await;
+    assert_eq!(tokens, 1, "one hold that grew");
+    wait_for(
+        &page,
+        LIVE_WITHIN,
+        &seat_status("stalls-B-2"),
+        json!("held"),
+    )
+    .await;
+    assert_accessible(&page, "the element holding on select, in German").await;
+    screenshot(&page, "embed-05-hold-on-select-desktop").await;
+
+    // A seat gone where the element cannot see it: refused as an event, not chosen.
+    sell_directly(&app, &event, &["stalls-C-2"]).await;
+    script(&page, &click_seat("stalls-C-2")).await;
+    wait_for(&page, LIVE_WITHIN, &count_of("holdfailed"), json!(1)).await;
+    let failed = script(
+        &page,
+        "return window.seen.find((e) => e.type === 'holdfailed').detail.code",
+    )
+    .await;
+    assert_eq!(failed, "seat_unavailable");
+    let selection =
+        "return document.querySelector('boxoffice-seat-map').selection.map((s) => s.id)";
+    assert_eq!(
+        script(&page, selection).await,
+        json!(["stalls-B-1", "stalls-B-2"])
+    );
+
+    // Each unclick frees its seat; the last one ends the hold.
+    script(&page, &click_seat("stalls-B-1")).await;
+    wait_for(
+        &page,
+        LIVE_WITHIN,
+        &seat_status("stalls-B-1"),
+        json!("available"),
+    )
+    .await;
+    assert_eq!(held(&app, &event).await, ["stalls-B-2"]);
+    script(&page, &click_seat("stalls-B-2")).await;
+    wait_for(
+        &page,
+        LIVE_WITHIN,
+        &seat_status("stalls-B-2"),
+        json!("available"),
+    )
+    .await;
+    assert_eq!(held(&app, &event).await, Vec::<String>::new());
+    assert_eq!(script(&page, selection).await, json!([]));
+
+    // The picker holds the best three standard seats side by side; a click adds a fourth.
+    // (Every change of the hold is a `hold` event, the shrinking ones too.)
+    let holds = script(&page, &count_of("hold")).await.as_u64().unwrap();
+    script(
+        &page,
+        &format!("const f = {root}.querySelector('form'); f.quantity.value = '3'; f.type.value = 'standard';
+                  f.querySelector('[name=go]').click(); return 0"),
+    )
+    .await;
+    wait_for(&page, LIVE_WITHIN, &count_of("hold"), json!(holds + 1)).await;
+    let best = script(
+        &page,
+        "return window.seen.filter((e) => e.type === 'hold').pop().detail",
+    )
+    .await;
+    assert_eq!(best["seats"].as_array().unwrap().len(), 3, "{best}");
+    assert!(best["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["ticket_type"] == "standard"));
+    let picked: Vec<String> = best["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(held(&app, &event).await, picked);
+    let extra = if picked.contains(&"stalls-C-4".to_owned()) {
+        "stalls-B-4"
+    } else {
+        "stalls-C-4"
+    };
+    script(&page, &click_seat(extra)).await;
+    wait_for(&page, LIVE_WITHIN, &count_of("hold"), json!(holds + 2)).await;
+    assert_eq!(held(&app, &event).await.len(), 4);
+
+    // A reload while the hold lives brings back all four as the selection.
+    page.refresh().await.unwrap();
+    wait_for(&page, LOADS_WITHIN, &count_of("ready"), json!(1)).await;
+    let mut four = picked.clone();
+    four.push(extra.to_owned());
+    four.sort();
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return document.querySelector('boxoffice-seat-map').selection.map((s) => s.id).sort()",
+        json!(four),
+    )
+    .await;
+
+    // Zoom and arrow keys inside the element.
+    let width = format!("return {root}.querySelector('[data-seat-id=\"stalls-A-1\"]').getBoundingClientRect().width");
+    let before = script(&page, &width).await.as_f64().unwrap();
+    script(
+        &page,
+        &format!("{root}.querySelector('[data-zoom=in]').click(); return 0"),
+    )
+    .await;
+    let after = script(&page, &width).await.as_f64().unwrap();
+    assert!(after > before * 1.2, "zoomed from {before} to {after} px");
+    let moved = script(
+        &page,
+        &format!("const r = {root}; const a = r.querySelector('[data-seat-id=\"stalls-A-1\"]'); a.focus();
+                  a.dispatchEvent(new KeyboardEvent('keydown', {{key: 'ArrowRight', bubbles: true}}));
+                  r.activeElement.dispatchEvent(new KeyboardEvent('keydown', {{key: 'ArrowDown', bubbles: true}}));
+                  return r.activeElement.dataset.seatId"),
+    )
+    .await;
+    assert_eq!(moved, "stalls-B-2");
+    page.close().await.unwrap();
+
+    let phone_page = phone(&driver).await;
+    phone_page.goto(&format!("{shop}/")).await.unwrap();
+    wait_for(&phone_page, LOADS_WITHIN, &count_of("ready"), json!(1)).await;
+    assert_accessible(&phone_page, "the element holding on select, on a phone").await;
+    screenshot(&phone_page, "embed-06-hold-on-select-phone").await;
+    phone_page.close().await.unwrap();
 }
