@@ -544,7 +544,7 @@ async function dashboard(id) {
     if (!layout || layout.version < body.version) layout = await api("GET", `${path}/layout`);
     // A layout newer than these statuses: the statuses for it are on their way.
     if (layout.version !== body.version) return;
-    const statuses = decodeStatuses(body.statuses, layout.seats.length);
+    const statuses = Hall.statuses(body.statuses, layout.seats.length);
     draw(layout.seats.map((s, i) => ({ ...s, status: statuses[i] })), layout.shapes);
     soon();
   }));
@@ -613,23 +613,6 @@ async function dashboard(id) {
   };
   $("csv").onclick = async () => download(await api("GET", `${path}/orders.csv`, { blob: true }), `orders-${event.id}.csv`);
   orders(true);
-}
-
-const STATUS_LETTERS = { a: "available", h: "held", s: "sold", n: "not_for_sale" };
-
-// The statuses of a stream's `statuses` event, one per seat of the layout: runs of a
-// letter and a length (`a120h2s`).
-function decodeStatuses(runs, count) {
-  const out = new Array(count);
-  const pattern = /([ahsn])(\d*)/g;
-  let i = 0, run;
-  while ((run = pattern.exec(runs)) && i < count) {
-    const end = Math.min(count, i + (run[2] ? Number(run[2]) : 1));
-    out.fill(STATUS_LETTERS[run[1]], i, end);
-    i = end;
-  }
-  if (i !== count) throw new Error("The seat map did not load whole; reload the page.");
-  return out;
 }
 
 // Asks before an action that cannot be undone; resolves to whether the organizer agreed.

@@ -293,28 +293,19 @@ async function layoutAt(path, version) {
   return state.layout;
 }
 
-const STATUS_LETTERS = { a: "available", h: "held", s: "sold", n: "not_for_sale" };
-
-// The layout's seats with the statuses of a `statuses` event: runs of a letter and a
-// length (`a120h2s`), and each held seat's expiry in seconds after `held_until_base`.
+// The layout's seats with the statuses of a `statuses` event (see Hall.statuses), and each
+// held seat's expiry in seconds after `held_until_base`.
 function withStatuses(seats, body) {
-  const out = new Array(seats.length);
-  const runs = /([ahsn])(\d*)/g;
-  let i = 0, held = 0, run;
-  while ((run = runs.exec(body.statuses)) && i < seats.length) {
-    const status = STATUS_LETTERS[run[1]];
-    const end = Math.min(seats.length, i + (run[2] ? Number(run[2]) : 1));
-    for (; i < end; i++) {
-      const seat = { ...seats[i], status };
-      if (status === "held") {
-        const at = body.held_until_base + body.held_until_offsets[held++];
-        seat.held_until = new Date(at * 1000).toISOString();
-      }
-      out[i] = seat;
+  const statuses = Hall.statuses(body.statuses, seats.length);
+  let held = 0;
+  return seats.map((s, i) => {
+    const seat = { ...s, status: statuses[i] };
+    if (seat.status === "held") {
+      const at = body.held_until_base + body.held_until_offsets[held++];
+      seat.held_until = new Date(at * 1000).toISOString();
     }
-  }
-  if (i !== seats.length) throw new Error("The seat map did not load whole; reload the page.");
-  return out;
+    return seat;
+  });
 }
 
 function applySnapshot(body) {

@@ -37,7 +37,6 @@
       status: { available: "frei", held: "reserviert", sold: "verkauft", not_for_sale: "nicht im Verkauf" },
     },
   };
-  const LETTERS = { a: "available", h: "held", s: "sold", n: "not_for_sale" };
   const STYLE = `
     :host { display: block; font-family: var(--bo-font, system-ui, sans-serif); color: #1d2125; }
     svg { width: 100%; height: auto; max-height: 80vh; display: block; touch-action: none; user-select: none; }
@@ -299,11 +298,8 @@
     _mine(id) { return !!this._hold && this._hold.seats.includes(id); }
 
     _draw(layout, runs) {
-      const statuses = [];
-      const pattern = /([ahsn])(\d*)/g;
-      let run;
-      while ((run = pattern.exec(runs))) for (let n = run[2] ? Number(run[2]) : 1; n > 0; n--) statuses.push(LETTERS[run[1]]);
-      const seats = layout.seats.map((s, i) => ({ ...s, status: statuses[i] || "not_for_sale" }));
+      const statuses = Hall.statuses(runs, layout.seats.length);
+      const seats = layout.seats.map((s, i) => ({ ...s, status: statuses[i] }));
       const text = this._text;
       const name = (s) => [s.label, ...(s.accessible ? [text.wheelchair] : []), ...(s.companion ? [text.companion] : []),
         ...(s.restricted_view ? [text.restricted] : []), text.status[s.status]].join(", ");

@@ -244,6 +244,23 @@ const Hall = (() => {
     return best;
   }
 
+  const STATUS_LETTERS = { a: "available", h: "held", s: "sold", n: "not_for_sale" };
+
+  // The statuses of a stream's `statuses` event, one per seat of the layout: runs of a
+  // letter and a length (`a120h2s`).
+  function statuses(runs, count) {
+    const out = new Array(count);
+    const pattern = /([ahsn])(\d*)/g;
+    let i = 0, run;
+    while ((run = pattern.exec(runs)) && i < count) {
+      const end = Math.min(count, i + (run[2] ? Number(run[2]) : 1));
+      out.fill(STATUS_LETTERS[run[1]], i, end);
+      i = end;
+    }
+    if (i !== count) throw new Error("The seat map did not load whole; reload the page.");
+    return out;
+  }
+
   // How wide a seat must be on screen, in CSS pixels, for a finger to tap it.
   const TAPPABLE_PX = 28;
 
@@ -371,5 +388,5 @@ const Hall = (() => {
   }
 
   return { SEAT_R, unitOf, Taken, shapes, rowLabels, titles, marks, MARK_DEFS, spoken, textBox, draw,
-    neighbour, Viewport };
+    neighbour, Viewport, statuses };
 })();
