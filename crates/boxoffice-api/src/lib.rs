@@ -129,6 +129,9 @@ pub struct EventView {
     pub max_hold_seconds: u32,
     /// Live held seats one user may have at once.
     pub max_seats_per_user: u32,
+    /// How long a buyer has to pay after checkout, in seconds (0: the sale completes at
+    /// checkout).
+    pub payment_window_seconds: u32,
     /// Every section, best first.
     pub section_order: Vec<String>,
     /// Ticket types.
@@ -460,10 +463,32 @@ pub struct OrderView {
     pub total_cents: i64,
     /// ISO 4217 code.
     pub currency: String,
-    /// `confirmed`, or `cancelled` once cancelled.
+    /// `paid` (at once, in an event without a payment window), `pending_payment` until it
+    /// is paid, `expired` when `pay_by` passed unpaid, `cancelled` once cancelled.
     pub status: OrderStatus,
     /// When the order was committed.
     pub created_at: DateTime<Utc>,
+    /// In an event with a payment window: the order expires unpaid at this moment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pay_by: Option<DateTime<Utc>>,
+    /// When its payment was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paid_at: Option<DateTime<Utc>>,
+    /// The payment provider's reference of its payment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_reference: Option<String>,
+}
+
+/// Body of `POST /v1/orders/{id}/payment`: a payment the platform's provider confirmed.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PaymentBody {
+    /// The provider's reference, 1–200 characters: a repeat with the same reference
+    /// answers the same order.
+    #[schema(min_length = 1, max_length = 200)]
+    pub reference: String,
+    /// What was paid, in minor units: the order's total.
+    pub amount_cents: i64,
 }
 
 // The organizer console.

@@ -56,6 +56,12 @@ pub struct EventSpec {
     #[serde(default = "default_max_seats")]
     #[schema(minimum = 1, maximum = 100)]
     pub max_seats_per_user: u32,
+    /// How long a buyer has to pay after checkout, in seconds (0–86400, default 0: the
+    /// sale completes at checkout). With a window, checkout makes a `pending_payment` order
+    /// whose seats are the buyer's until its `pay_by`.
+    #[serde(default)]
+    #[schema(minimum = 0, maximum = 86400)]
+    pub payment_window_seconds: u32,
     /// Section ids ranked best first for best-available; unlisted sections follow in venue order.
     #[serde(default)]
     pub section_order: Option<Vec<String>>,
@@ -234,6 +240,8 @@ pub struct NewEvent {
     pub max_hold_seconds: u32,
     /// Per-user limit of live held seats.
     pub max_seats_per_user: u32,
+    /// How long a buyer has to pay after checkout (0: the sale completes at checkout).
+    pub payment_window_seconds: u32,
     /// Every section of the venue, best first.
     pub section_order: Vec<String>,
     /// Ticket types.
@@ -326,6 +334,7 @@ impl EventSpec {
             hold_ttl_seconds: self.hold_ttl_seconds,
             max_hold_seconds: self.max_hold_seconds,
             max_seats_per_user: self.max_seats_per_user,
+            payment_window_seconds: self.payment_window_seconds,
             section_order,
             ticket_types: self.ticket_types,
             ga_areas,
@@ -352,6 +361,11 @@ impl EventSpec {
             (1..=100).contains(&self.max_seats_per_user),
             "max_seats_per_user",
             "must be between 1 and 100",
+        );
+        errors.check(
+            self.payment_window_seconds <= 86_400,
+            "payment_window_seconds",
+            "must be between 0 and 86400",
         );
     }
 

@@ -146,10 +146,29 @@ pub enum ReleaseOutcome {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OrderStatus {
-    /// Paid for and valid.
-    Confirmed,
+    /// Checked out in an event with a payment window and not paid yet: its seats are the
+    /// buyer's until `pay_by`.
+    PendingPayment,
+    /// Paid for and valid: its seats are sold (at checkout, in an event without a payment
+    /// window). Earlier versions called it `confirmed`, which is still read as this.
+    #[serde(alias = "confirmed")]
+    Paid,
+    /// Not paid by `pay_by`: its seats went back on sale then.
+    Expired,
     /// Cancelled; its seats are on sale again.
     Cancelled,
+}
+
+impl OrderStatus {
+    /// Its name in the API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderStatus::PendingPayment => "pending_payment",
+            OrderStatus::Paid => "paid",
+            OrderStatus::Expired => "expired",
+            OrderStatus::Cancelled => "cancelled",
+        }
+    }
 }
 
 /// An order: seats sold to one user in one transaction.
@@ -169,10 +188,39 @@ pub struct Order {
     pub total_cents: i64,
     /// ISO 4217 code.
     pub currency: String,
-    /// Confirmed or cancelled.
+    /// Pending payment, paid, expired or cancelled.
     pub status: OrderStatus,
     /// When it was committed.
     pub created_at: DateTime<Utc>,
+    /// How it is paid for, in an event with a payment window.
+    pub payment: Option<Payment>,
+}
+
+/// An order's payment, in an event with a payment window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Payment {
+    /// The order expires unpaid at this moment (by Postgres' clock).
+    pub pay_by: DateTime<Utc>,
+    /// When the payment was recorded.
+    pub paid_at: Option<DateTime<Utc>>,
+    /// The payment provider's reference.
+    pub reference: Option<String>,
+}
+
+/// What recording an order's payment did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PayOutcome {
+    /// The order is paid now: its seats are sold.
+    Paid(Order),
+    /// The order was paid before with this reference: the same order.
+    Repeated(Order),
+    /// The order was paid before with another reference.
+    AlreadyPaid(Order),
+    /// The window closed before the payment (the order expired), or the order was
+    /// cancelled; nothing changed.
+    Closed(Order),
+    /// No such order.
+    NotFound,
 }
 
 /// What checking out a hold did.

@@ -104,6 +104,7 @@ fn api(
         .routes(routes!(console::orders_csv))
         .routes(routes!(console::report))
         .routes(routes!(orders::cancel_order))
+        .routes(routes!(orders::pay_order).layer(limited(Path::Checkout)))
         .routes(routes!(queue::join_queue))
         .routes(routes!(queue::poll_queue))
         .routes(routes!(bookings::create_booking).layer(limited(Path::Hold)))
@@ -409,6 +410,7 @@ pub struct Application {
     limits: crate::serve::ConnectionLimits,
     retention: boxoffice_store::pg::sweep::Retention,
     sweep_interval: Duration,
+    expiry_interval: Duration,
 }
 
 impl Application {
@@ -498,6 +500,7 @@ impl Application {
             limits,
             retention: settings.retention,
             sweep_interval: settings.sweep_interval,
+            expiry_interval: settings.expiry_interval,
         })
     }
 
@@ -531,6 +534,11 @@ impl Application {
             self.sweep_interval,
             stopped.clone(),
         ));
+        let expiries = tokio::spawn(expiries(
+            self.state.pool.clone(),
+            self.expiry_interval,
+            stopped.clone(),
+        ));
         let live = boxoffice_service::live::run(Services::clone(&self.state), stopped.clone());
         let replica = self
             .state
@@ -555,6 +563,7 @@ impl Application {
         }
         let _ = upkeep.await;
         let _ = sweeps.await;
+        let _ = expiries.await;
         Ok(())
     }
 }
@@ -599,6 +608,31 @@ async fn sweeps(
             }
             Ok(_) => {}
             Err(error) => tracing::warn!(%error, "sweep failed; trying again later"),
+        }
+    }
+}
+
+/// Records unpaid orders past their deadline as expired (with `order.expired`) every
+/// `interval`, until `stopped` turns true. Every instance does; each skips the orders
+/// another is recording.
+async fn expiries(
+    pool: sqlx::PgPool,
+    interval: Duration,
+    mut stopped: tokio::sync::watch::Receiver<bool>,
+) {
+    let mut every = tokio::time::interval(interval);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = stopped.wait_for(|stop| *stop) => return,
+        }
+        match boxoffice_store::pg::orders::expire_pending(&pool).await {
+            Ok(0) => {}
+            Ok(expired) => tracing::info!(expired, "recorded unpaid orders as expired"),
+            Err(error) => {
+                tracing::warn!(%error, "recording expired orders failed; trying again later")
+            }
         }
     }
 }

@@ -35,6 +35,8 @@ pub mod defaults {
     pub const HOLDS_PER_MINUTE: u32 = 30;
     /// `BOXOFFICE_SWEEP_INTERVAL_SECS`.
     pub const SWEEP_INTERVAL_SECS: u64 = 300;
+    /// `BOXOFFICE_EXPIRY_INTERVAL_SECS`: `order.expired` follows a deadline within this.
+    pub const EXPIRY_INTERVAL_SECS: u64 = 5;
     /// `BOXOFFICE_STREAMS_PER_ADDRESS`: a household or an office behind one address has a
     /// few pages open, not dozens.
     pub const STREAMS_PER_ADDRESS: u32 = 32;
@@ -193,6 +195,9 @@ pub struct ServeArgs {
     /// Seconds between sweeps of old idempotency answers and delivered outbox rows.
     #[arg(long, env = "BOXOFFICE_SWEEP_INTERVAL_SECS", default_value_t = defaults::SWEEP_INTERVAL_SECS)]
     pub sweep_interval_secs: u64,
+    /// Seconds between records of unpaid orders past their deadline (`order.expired`).
+    #[arg(long, env = "BOXOFFICE_EXPIRY_INTERVAL_SECS", default_value_t = defaults::EXPIRY_INTERVAL_SECS)]
+    pub expiry_interval_secs: u64,
     /// Milliseconds any Redis command may take before Redis counts as unavailable (the
     /// waiting room's commands: at least two seconds).
     #[arg(long, env = "BOXOFFICE_REDIS_TIMEOUT_MS", default_value_t = RedisConfig::DEFAULT_TIMEOUT_MS)]
@@ -270,6 +275,8 @@ pub struct Settings {
     pub retention: Retention,
     /// How often they are swept.
     pub sweep_interval: Duration,
+    /// How often unpaid orders past their deadline are recorded expired.
+    pub expiry_interval: Duration,
     /// The outbox relay to run inside the server, if webhooks are configured.
     pub relay: Option<crate::relay::RelayConfig>,
     /// Whether the sale-day gate (Redis) is on.
@@ -303,6 +310,7 @@ impl Settings {
             allowed_origins: Vec::new(),
             retention: Retention::default(),
             sweep_interval: Duration::from_secs(defaults::SWEEP_INTERVAL_SECS),
+            expiry_interval: Duration::from_secs(defaults::EXPIRY_INTERVAL_SECS),
             relay: None,
             ga_gate: false,
             replica: None,
@@ -378,6 +386,7 @@ impl ServeArgs {
                 delivered_outbox: Duration::from_secs(self.outbox_retention_hours * 3600),
             },
             sweep_interval: Duration::from_secs(self.sweep_interval_secs.max(1)),
+            expiry_interval: Duration::from_secs(self.expiry_interval_secs.max(1)),
             relay: relay_config(&self.webhook_urls, self.webhook_secret.as_deref())?,
             ga_gate: self.ga_gate,
             replica: self.database_replica_url.as_ref().map(|url| {

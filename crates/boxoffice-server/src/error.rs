@@ -70,6 +70,13 @@ pub enum ApiError {
     /// 409 `hold_not_live`: the token does not, or no longer, own its seats.
     #[error("this hold has expired, was released or was already used")]
     HoldNotLive,
+    /// 409 `already_paid`: the order was paid before, with another reference.
+    #[error("this order was paid before, with another reference")]
+    AlreadyPaid,
+    /// 409 `payment_window_closed`: the order's `pay_by` passed (it expired), or it was
+    /// cancelled; nothing was paid.
+    #[error("{0}")]
+    PaymentWindowClosed(&'static str),
     /// 408 `request_timeout`: the request (its body) did not arrive in time.
     #[error("the request did not arrive in time")]
     RequestTimeout,
@@ -174,6 +181,8 @@ impl ApiError {
             | ApiError::HoldLimitExceeded(_)
             | ApiError::LimitExceeded(..)
             | ApiError::HoldNotLive
+            | ApiError::AlreadyPaid
+            | ApiError::PaymentWindowClosed(_)
             | ApiError::SoldOut(_) => StatusCode::CONFLICT,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
@@ -200,6 +209,8 @@ impl ApiError {
             ApiError::HoldLimitExceeded(_) => "hold_limit_exceeded",
             ApiError::LimitExceeded(..) => "limit_exceeded",
             ApiError::HoldNotLive => "hold_not_live",
+            ApiError::AlreadyPaid => "already_paid",
+            ApiError::PaymentWindowClosed(_) => "payment_window_closed",
             ApiError::SoldOut(_) => "sold_out",
             ApiError::RequestTimeout => "request_timeout",
             ApiError::RateLimited(_) => "rate_limited",
@@ -225,6 +236,8 @@ impl ApiError {
             ApiError::HoldLimitExceeded(_) => "Hold limit exceeded",
             ApiError::LimitExceeded(..) => "Limit exceeded",
             ApiError::HoldNotLive => "Hold not live",
+            ApiError::AlreadyPaid => "Already paid",
+            ApiError::PaymentWindowClosed(_) => "Payment window closed",
             ApiError::SoldOut(_) => "Sold out",
             ApiError::RequestTimeout => "Request timeout",
             ApiError::RateLimited(_) => "Too many requests",
@@ -363,6 +376,8 @@ impl From<boxoffice_service::Error> for ApiError {
             Error::HoldLimitExceeded(max) => ApiError::HoldLimitExceeded(max),
             Error::AreaLimitExceeded(max, booked) => ApiError::LimitExceeded(max, booked),
             Error::HoldNotLive => ApiError::HoldNotLive,
+            Error::AlreadyPaid => ApiError::AlreadyPaid,
+            Error::PaymentWindowClosed(why) => ApiError::PaymentWindowClosed(why),
             Error::SoldOut(left) => ApiError::SoldOut(left),
             Error::RateLimited(wait) => ApiError::RateLimited(wait),
             Error::Unavailable {
@@ -403,6 +418,12 @@ mod tests {
             (ApiError::HoldLimitExceeded(2), 409, "hold_limit_exceeded"),
             (ApiError::LimitExceeded(4, 2), 409, "limit_exceeded"),
             (ApiError::HoldNotLive, 409, "hold_not_live"),
+            (ApiError::AlreadyPaid, 409, "already_paid"),
+            (
+                ApiError::PaymentWindowClosed("x"),
+                409,
+                "payment_window_closed",
+            ),
             (ApiError::SoldOut(0), 409, "sold_out"),
             (
                 ApiError::from(StoreError::unavailable("down")),

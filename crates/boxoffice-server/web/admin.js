@@ -567,6 +567,7 @@ async function dashboard(id) {
   report();
 
   // Orders.
+  const STATUS_NAMES = { paid: "paid", pending_payment: "awaiting payment", expired: "expired unpaid", cancelled: "cancelled" };
   let cursor = null, pagedOn = false;
   const orders = async (reset) => {
     pagedOn = !reset;
@@ -587,10 +588,10 @@ async function dashboard(id) {
     }
   };
   const orderItem = (o) => `<li data-order-id="${esc(o.order_id)}"><div>
-      <strong>${esc(o.user_id)}</strong> · ${esc(when(o.created_at))} · <span class="status-${esc(o.status)}">${esc(o.status)}</span>
+      <strong>${esc(o.user_id)}</strong> · ${esc(when(o.created_at))} · <span class="status-${esc(o.status)}">${esc(STATUS_NAMES[o.status] || o.status)}</span>${o.status === "pending_payment" && o.pay_by ? ` · pay by ${esc(when(o.pay_by))}` : ""}
       <div class="seats">${esc(o.seats.map((s) => s.label).join("; "))}</div><code>${esc(o.order_id)}</code></div>
       <div>${esc(money(o.total_cents, o.currency))}
-      ${o.status === "confirmed" ? `<button type="button" data-action="cancel" aria-label="Cancel the order of ${esc(o.user_id)}">Cancel</button>` : ""}</div></li>`;
+      ${o.status === "paid" || o.status === "pending_payment" ? `<button type="button" data-action="cancel" aria-label="Cancel the order of ${esc(o.user_id)}">Cancel</button>` : ""}</div></li>`;
   $("search").onsubmit = (e) => { e.preventDefault(); orders(true); };
   $("more").onclick = () => orders(false);
   $("orders").onclick = async (e) => {

@@ -60,6 +60,12 @@ pub enum Error {
     /// The token does not, or no longer, own its seats.
     #[error("this hold has expired, was released or was already used")]
     HoldNotLive,
+    /// The order was paid before, with another reference.
+    #[error("this order was paid before, with another reference")]
+    AlreadyPaid,
+    /// The order can no longer be paid: why (its window closed, or it was cancelled).
+    #[error("{0}")]
+    PaymentWindowClosed(&'static str),
     /// Fewer general-admission places left than asked.
     #[error("only {0} places left")]
     SoldOut(u32),

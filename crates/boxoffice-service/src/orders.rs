@@ -1,6 +1,8 @@
 //! Orders: checkout of a live hold, reading and cancelling orders.
 
-use boxoffice_core::hold::{CancelOutcome, CheckoutOutcome, Order, PricedSeat};
+use boxoffice_core::hold::{
+    CancelOutcome, CheckoutOutcome, Order, OrderStatus, PayOutcome, PricedSeat,
+};
 use boxoffice_core::ids::{EventId, UserId};
 use uuid::Uuid;
 
@@ -46,11 +48,18 @@ pub async fn checkout(
     token: Uuid,
     user: &UserId,
 ) -> Result<Checkout, Error> {
-    event_layout(state, event).await?;
-    match state.holds.checkout(event, token, user).await? {
+    let policy = crate::holds::event_policy(state, event).await?;
+    let window = policy.payment_window_seconds;
+    match state.holds.checkout(event, token, user, window).await? {
         CheckoutOutcome::Created(order) => {
             let seats = order.seats.iter().map(|s| s.seat_id.as_str());
-            let change = Change::now(seats, SeatStatus::Sold);
+            // A pending order's seats read held until its deadline.
+            let change = match &order.payment {
+                Some(payment) if order.status == OrderStatus::PendingPayment => {
+                    Change::held(seats, payment.pay_by)
+                }
+                _ => Change::now(seats, SeatStatus::Sold),
+            };
             state.live.publish(event, change).await;
             crate::queue::done(state, event, user).await;
             Ok(Checkout::Created(labelled(state, order).await?))
@@ -86,6 +95,11 @@ pub async fn cancel_order(
 ) -> Result<LabelledOrder, Error> {
     let id = id.ok_or(Error::OrderNotFound)?;
     match state.holds.cancel(id, by).await? {
+        // An order that expired unpaid is answered as it is: its seats went back on sale
+        // at its deadline, and may be someone else's now.
+        CancelOutcome::Cancelled(order) if order.status == OrderStatus::Expired => {
+            labelled(state, order).await
+        }
         CancelOutcome::Cancelled(order) => {
             let map = event_layout(state, order.event_id).await?;
             // Back on sale, unless the seat has since been taken off sale.
@@ -111,6 +125,52 @@ pub async fn cancel_order(
     }
 }
 
+/// Records that the pending order `id` was paid (by the platform's server, once its
+/// payment provider confirmed): `amount_cents` must be its total. Its seats are sold if
+/// they are still its own before its `pay_by`; at or after it, the order expired and the
+/// payment is refused. The same `reference` again answers the same order.
+pub async fn pay_order(
+    state: &Services,
+    id: Option<Uuid>,
+    reference: &str,
+    amount_cents: i64,
+) -> Result<LabelledOrder, Error> {
+    let id = id.ok_or(Error::OrderNotFound)?;
+    let reference = reference.trim();
+    if reference.is_empty() || reference.chars().count() > 200 {
+        return Err(Error::invalid("reference", "must be 1 to 200 characters"));
+    }
+    let order = boxoffice_store::pg::orders::load_order(&state.pool, id)
+        .await?
+        .ok_or(Error::OrderNotFound)?;
+    if amount_cents != order.total_cents {
+        return Err(Error::invalid(
+            "amount_cents",
+            &format!("must be the order's total, {}", order.total_cents),
+        ));
+    }
+    match state.holds.pay(id, reference).await? {
+        PayOutcome::Paid(order) => {
+            let seats = order.seats.iter().map(|s| s.seat_id.as_str());
+            state
+                .live
+                .publish(order.event_id, Change::now(seats, SeatStatus::Sold))
+                .await;
+            labelled(state, order).await
+        }
+        PayOutcome::Repeated(order) => labelled(state, order).await,
+        PayOutcome::AlreadyPaid(_) => Err(Error::AlreadyPaid),
+        PayOutcome::Closed(order) if order.status == OrderStatus::Cancelled => {
+            Err(Error::PaymentWindowClosed("this order was cancelled"))
+        }
+        // Its seats went back on sale at the deadline: pages saw them held until then.
+        PayOutcome::Closed(_) => Err(Error::PaymentWindowClosed(
+            "this order's payment window closed: it expired, and its seats went back on sale",
+        )),
+        PayOutcome::NotFound => Err(Error::OrderNotFound),
+    }
+}
+
 /// What the API answers for it.
 impl From<LabelledOrder> for boxoffice_api::OrderView {
     fn from(o: LabelledOrder) -> Self {
@@ -124,6 +184,9 @@ impl From<LabelledOrder> for boxoffice_api::OrderView {
             currency: order.currency,
             status: order.status,
             created_at: order.created_at,
+            pay_by: order.payment.as_ref().map(|p| p.pay_by),
+            paid_at: order.payment.as_ref().and_then(|p| p.paid_at),
+            payment_reference: order.payment.and_then(|p| p.reference),
         }
     }
 }

@@ -268,6 +268,7 @@ mod tests {
             hold_ttl_seconds: 120,
             max_hold_seconds: 900,
             max_seats_per_user: 8,
+            payment_window_seconds: 0,
             currency: Some("EUR".into()),
             section_order: vec!["stalls".into()],
             ticket_types: vec!["standard".into()],

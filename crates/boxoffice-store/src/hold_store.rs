@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
 use boxoffice_core::hold::{
     AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold,
-    ReleaseOutcome, ShrinkOutcome,
+    PayOutcome, ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
 use uuid::Uuid;
@@ -144,13 +144,22 @@ pub trait HoldStore: Send + Sync + 'static {
     /// Turns a hold that is live when the checkout begins into an order, with its seats and
     /// outbox row, in one Postgres transaction. A repeat finds the first order. A hold made
     /// under a waiting-room pass ends that pass, before any later claim can count without
-    /// its seats.
+    /// its seats. With a payment window (`window_seconds` > 0) the order is pending: the
+    /// store keeps its seats held for it until its `pay_by` (and the hold's token no
+    /// longer reaches them), and they are sold only by [`HoldStore::pay`].
     async fn checkout(
         &self,
         event: EventId,
         token: Uuid,
         user: &UserId,
+        window_seconds: u32,
     ) -> Result<CheckoutOutcome, StoreError>;
+
+    /// Records the payment of a pending order: its seats are sold if they are still the
+    /// order's when the payment is made, before its `pay_by`; otherwise the order expired
+    /// and nothing is sold. A payment and a takeover of a seat at the deadline: exactly one
+    /// happens. Idempotent by `reference`.
+    async fn pay(&self, order_id: Uuid, reference: &str) -> Result<PayOutcome, StoreError>;
 
     /// Cancels an order and puts its seats on sale again. `by` is the acting user, or
     /// `None` for an admin.

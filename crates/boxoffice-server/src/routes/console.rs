@@ -65,12 +65,15 @@ pub async fn list_orders(
     }
     let status = match query.status.as_deref() {
         None => None,
-        Some("confirmed") => Some(OrderStatus::Confirmed),
+        // `confirmed` is what earlier versions called a paid order.
+        Some("paid" | "confirmed") => Some(OrderStatus::Paid),
+        Some("pending_payment") => Some(OrderStatus::PendingPayment),
+        Some("expired") => Some(OrderStatus::Expired),
         Some("cancelled") => Some(OrderStatus::Cancelled),
         Some(_) => {
             return Err(ApiError::invalid(
                 "status",
-                "must be confirmed or cancelled",
+                "must be paid, pending_payment, expired or cancelled",
             ))
         }
     };

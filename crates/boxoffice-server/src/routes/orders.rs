@@ -2,9 +2,9 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use boxoffice_api::{CheckoutBody, OrderView};
+use boxoffice_api::{CheckoutBody, OrderView, PaymentBody};
 
-use crate::auth::{Buyer, Caller};
+use crate::auth::{Admin, Buyer, Caller};
 use crate::error::{ApiError, Problem};
 use crate::extract::Json;
 use crate::state::AppState;
@@ -57,6 +57,33 @@ pub async fn get_order(
     let id = boxoffice_core::ids::parse_canonical_uuid(&id);
     Ok(axum::Json(
         orders::get_order(&state, id, caller.user()).await?.into(),
+    ))
+}
+
+/// Records an order's payment (the platform's server, once its payment provider
+/// confirmed): a pending order is paid and its seats sold, before its `pay_by`.
+#[utoipa::path(post, path = "/v1/orders/{id}/payment", tag = "orders", request_body = PaymentBody,
+    params(("id" = String, Path, description = "Order id")),
+    security(("admin" = [])),
+    responses(
+        (status = 200, description = "Paid (now, or before with this reference)", body = OrderView),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "A user token: a buyer can never mark an order paid", body = Problem),
+        (status = 404, description = "No such order", body = Problem),
+        (status = 409, description = "`already_paid` with another reference, or `payment_window_closed`: `pay_by` passed (the order expired) or it was cancelled", body = Problem),
+        (status = 422, description = "An amount other than the order's total, or no reference", body = Problem),
+    ))]
+pub async fn pay_order(
+    _: Admin,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(body): Json<PaymentBody>,
+) -> Result<axum::Json<OrderView>, ApiError> {
+    let id = boxoffice_core::ids::parse_canonical_uuid(&id);
+    Ok(axum::Json(
+        orders::pay_order(&state, id, &body.reference, body.amount_cents)
+            .await?
+            .into(),
     ))
 }
 

@@ -84,7 +84,7 @@ async fn the_client_speaks_the_whole_buyer_flow(store: Store) {
     let order = first.order.order_id;
     assert_eq!(
         client.get_order(order, &alice).await.unwrap().status,
-        OrderStatus::Confirmed
+        OrderStatus::Paid
     );
     assert_eq!(
         client.get_order(order, &bob).await.unwrap_err().code(),

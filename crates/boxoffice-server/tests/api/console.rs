@@ -214,15 +214,17 @@ async fn orders_come_newest_first_a_page_at_a_time_and_are_found_by_id_buyer_or_
     assert_eq!(status, StatusCode::OK);
     let (_, cancelled) = admin_get(&app, &format!("{orders}?status=cancelled")).await;
     assert_eq!(page(&cancelled).0, [bought[0].clone()]);
-    let (_, confirmed) = admin_get(&app, &format!("{orders}?status=confirmed")).await;
+    let (_, confirmed) = admin_get(&app, &format!("{orders}?status=paid")).await;
     assert_eq!(page(&confirmed).0.len(), 6);
+    let (_, older) = admin_get(&app, &format!("{orders}?status=confirmed")).await;
+    assert_eq!(page(&older).0.len(), 6, "confirmed: the older name of paid");
 
     // What it refuses.
     for (query, field) in [
         ("limit=0", "limit"),
         ("limit=501", "limit"),
         ("limit=many", "limit"),
-        ("status=paid", "status"),
+        ("status=sold", "status"),
         ("cursor=yesterday", "cursor"),
     ] {
         let (status, problem) = admin_get(&app, &format!("{orders}?{query}")).await;
@@ -295,7 +297,7 @@ async fn the_csv_has_a_line_per_seat_sold_and_per_booking() {
         (
             id(alice, "order_id"),
             "alice",
-            "confirmed",
+            "paid",
             "stalls-A-1",
             "Stalls, Row A, Seat 1",
             "premium",
@@ -304,7 +306,7 @@ async fn the_csv_has_a_line_per_seat_sold_and_per_booking() {
         (
             id(alice, "order_id"),
             "alice",
-            "confirmed",
+            "paid",
             "stalls-A-2",
             "Stalls, Row A, Seat 2",
             "premium",
@@ -313,7 +315,7 @@ async fn the_csv_has_a_line_per_seat_sold_and_per_booking() {
         (
             id(bob, "order_id"),
             "bob",
-            "confirmed",
+            "paid",
             "stalls-B-1",
             "Stalls, Row B, Seat 1",
             "standard",
@@ -331,7 +333,7 @@ async fn the_csv_has_a_line_per_seat_sold_and_per_booking() {
         (
             id(booking, "booking_id"),
             "erin",
-            "confirmed",
+            "paid",
             "floor",
             "Standing floor × 3",
             "area",

@@ -198,7 +198,7 @@ async fn a_platforms_page_on_another_origin_holds_follows_live_and_checks_out() 
 
     // Checkout.
     let order = call(&page, "map.checkout()").await;
-    assert_eq!(order["status"], "confirmed", "{order}");
+    assert_eq!(order["status"], "paid", "{order}");
     assert!(script(&page, SEEN)
         .await
         .as_array()

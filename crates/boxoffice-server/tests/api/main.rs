@@ -30,6 +30,7 @@ mod ops;
 mod orders;
 mod outage;
 mod passes;
+mod payments;
 mod queue;
 mod races;
 mod redis_outage;

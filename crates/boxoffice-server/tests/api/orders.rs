@@ -23,7 +23,7 @@ async fn checkout_sells_the_held_seats_with_the_order_and_its_outbox_row(store: 
         (order["total_cents"].clone(), order["currency"].clone()),
         (json!(13500), json!("EUR"))
     );
-    assert_eq!(order["status"], "confirmed");
+    assert_eq!(order["status"], "paid");
 
     let statuses = app.seat_statuses(&event).await;
     assert_eq!(

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::error::stored_user_id;
+use super::orders::{status_stored, OrderRow, ORDER_COLUMNS};
 use crate::StoreError;
 
 /// Where a page of orders ended: its last order's time and id. Orders come newest first,
@@ -57,37 +57,32 @@ pub struct OrderFilter<'a> {
     pub after: Option<OrderCursor>,
 }
 
-type OrderRow = (Uuid, String, Uuid, i64, String, String, DateTime<Utc>);
-
 /// A page of `event`'s orders, newest first, with their seats, and the cursor of the next
-/// page if there is one.
+/// page if there is one. A status filter matches the status as read (a pending order past
+/// its deadline is expired).
 pub async fn orders_page(
     pool: &PgPool,
     event: EventId,
     filter: OrderFilter<'_>,
 ) -> Result<(Vec<Order>, Option<OrderCursor>), StoreError> {
-    let status = filter.status.map(|s| match s {
-        OrderStatus::Confirmed => "confirmed",
-        OrderStatus::Cancelled => "cancelled",
-    });
-    let mut rows: Vec<OrderRow> = sqlx::query_as(
-        "select o.order_id, o.user_id, o.hold_token, o.total_cents, o.currency, o.status,
-                o.created_at
-           from ticket_order o
-          where o.event_id = $1
-            and ($2::text is null or o.status = $2)
-            and ($3::timestamptz is null or (o.created_at, o.order_id) < ($3, $4::uuid))
-            and ($5::text is null
-                 or o.order_id::text = lower($5)
-                 or o.user_id = $5
-                 or exists (select 1 from order_seat s
-                             where s.event_id = o.event_id and s.order_id = o.order_id
-                               and s.seat_id = any($6)))
+    let mut rows: Vec<OrderRow> = sqlx::query_as(&format!(
+        "select * from (
+           select {ORDER_COLUMNS}
+             from ticket_order o
+            where o.event_id = $1
+              and ($3::timestamptz is null or (o.created_at, o.order_id) < ($3, $4::uuid))
+              and ($5::text is null
+                   or o.order_id::text = lower($5)
+                   or o.user_id = $5
+                   or exists (select 1 from order_seat s
+                               where s.event_id = o.event_id and s.order_id = o.order_id
+                                 and s.seat_id = any($6)))) o
+          where ($2::text is null or o.status = $2)
           order by o.created_at desc, o.order_id desc
-          limit $7",
-    )
+          limit $7"
+    ))
     .bind(event.0)
-    .bind(status)
+    .bind(filter.status.map(status_stored))
     .bind(filter.after.map(|c| c.created_at))
     .bind(filter.after.map(|c| c.order_id))
     .bind(filter.search)
@@ -99,11 +94,11 @@ pub async fn orders_page(
         rows.truncate(filter.limit as usize);
         let last = rows.last().expect("a page of at least one");
         OrderCursor {
-            created_at: last.6,
-            order_id: last.0,
+            created_at: last.created_at,
+            order_id: last.order_id,
         }
     });
-    let ids: Vec<Uuid> = rows.iter().map(|r| r.0).collect();
+    let ids: Vec<Uuid> = rows.iter().map(|r| r.order_id).collect();
     let seats: Vec<(Uuid, String, String, i64)> = sqlx::query_as(
         "select order_id, seat_id, ticket_type, price_cents from order_seat
           where event_id = $1 and order_id = any($2)
@@ -115,29 +110,20 @@ pub async fn orders_page(
     .await?;
     let orders = rows
         .into_iter()
-        .map(
-            |(order_id, user_id, hold_token, total_cents, currency, status, created_at)| {
-                Ok(Order {
-                    order_id,
-                    event_id: event,
-                    user_id: stored_user_id(&user_id)?,
-                    hold_token,
-                    seats: seats
-                        .iter()
-                        .filter(|s| s.0 == order_id)
-                        .map(|(_, seat_id, ticket_type, price_cents)| ClaimedSeat {
-                            seat_id: seat_id.clone(),
-                            ticket_type: ticket_type.clone(),
-                            price_cents: *price_cents,
-                        })
-                        .collect(),
-                    total_cents,
-                    currency,
-                    status: super::orders::stored_status(&status),
-                    created_at,
-                })
-            },
-        )
+        .map(|row| {
+            let order_id = row.order_id;
+            row.into_order(
+                seats
+                    .iter()
+                    .filter(|s| s.0 == order_id)
+                    .map(|(_, seat_id, ticket_type, price_cents)| ClaimedSeat {
+                        seat_id: seat_id.clone(),
+                        ticket_type: ticket_type.clone(),
+                        price_cents: *price_cents,
+                    })
+                    .collect(),
+            )
+        })
         .collect::<Result<_, StoreError>>()?;
     Ok((orders, next))
 }
@@ -151,7 +137,7 @@ pub struct SaleLine {
     pub created_at: DateTime<Utc>,
     /// The buyer.
     pub user_id: String,
-    /// `confirmed` or `cancelled`.
+    /// `paid`, `pending_payment`, `expired` or `cancelled`.
     pub status: String,
     /// The seat's id, or the area's code.
     pub seat_id: String,
@@ -176,7 +162,10 @@ pub async fn seat_lines(
     limit: i64,
 ) -> Result<Vec<SaleLine>, StoreError> {
     let lines = sqlx::query_as(
-        "select o.order_id, o.created_at, o.user_id, o.status, s.seat_id, 1 as quantity,
+        "select o.order_id, o.created_at, o.user_id,
+                case when o.status = 'pending_payment' and o.pay_by <= now() then 'expired'
+                     when o.status = 'confirmed' then 'paid' else o.status end as status,
+                s.seat_id, 1 as quantity,
                 s.ticket_type, s.price_cents, o.currency
            from order_seat s join ticket_order o using (event_id, order_id)
           where s.event_id = $1
@@ -202,7 +191,9 @@ pub async fn booking_lines(
     limit: i64,
 ) -> Result<Vec<SaleLine>, StoreError> {
     let lines = sqlx::query_as(
-        "select b.booking_id as order_id, b.created_at, b.user_id, b.status, b.area as seat_id,
+        "select b.booking_id as order_id, b.created_at, b.user_id,
+                case when b.status = 'confirmed' then 'paid' else b.status end as status,
+                b.area as seat_id,
                 b.quantity, null::text as ticket_type, b.total_cents as price_cents, b.currency
            from ga_booking b
           where b.event_id = $1

@@ -1,7 +1,7 @@
 //! Orders: written inside a hold store's checkout transaction, read, and cancelled. Every
 //! change writes its outbox row in the same transaction.
 
-use boxoffice_core::hold::{CancelOutcome, ClaimedSeat, Order, OrderStatus};
+use boxoffice_core::hold::{CancelOutcome, ClaimedSeat, Order, OrderStatus, PayOutcome, Payment};
 use boxoffice_core::ids::{EventId, UserId};
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -11,19 +11,60 @@ use uuid::Uuid;
 use crate::error::stored_user_id;
 use crate::StoreError;
 
-type OrderRow = (Uuid, Uuid, String, Uuid, i64, String, String, DateTime<Utc>);
+/// An order's row as the read paths select it ([`ORDER_COLUMNS`]).
+#[derive(sqlx::FromRow)]
+pub(crate) struct OrderRow {
+    pub(crate) order_id: Uuid,
+    pub(crate) event_id: Uuid,
+    pub(crate) user_id: String,
+    pub(crate) hold_token: Uuid,
+    pub(crate) total_cents: i64,
+    pub(crate) currency: String,
+    /// As read: a pending order past its deadline reads `expired` before the sweep
+    /// records it.
+    pub(crate) status: String,
+    pub(crate) created_at: DateTime<Utc>,
+    pub(crate) pay_by: Option<DateTime<Utc>>,
+    pub(crate) paid_at: Option<DateTime<Utc>>,
+    pub(crate) payment_reference: Option<String>,
+}
 
-const ORDER_COLUMNS: &str =
-    "order_id, event_id, user_id, hold_token, total_cents, currency, status, created_at";
+/// The columns of an [`OrderRow`] from `ticket_order o`.
+pub(crate) const ORDER_COLUMNS: &str =
+    "o.order_id, o.event_id, o.user_id, o.hold_token, o.total_cents, o.currency,
+     case when o.status = 'pending_payment' and o.pay_by <= now() then 'expired'
+          else o.status end as status,
+     o.created_at, o.pay_by, o.paid_at, o.payment_reference";
+
+impl OrderRow {
+    /// The order, with these seats.
+    pub(crate) fn into_order(self, seats: Vec<ClaimedSeat>) -> Result<Order, StoreError> {
+        Ok(Order {
+            order_id: self.order_id,
+            event_id: EventId(self.event_id),
+            user_id: stored_user_id(&self.user_id)?,
+            hold_token: self.hold_token,
+            seats,
+            total_cents: self.total_cents,
+            currency: self.currency,
+            status: stored_status(&self.status),
+            created_at: self.created_at,
+            payment: self.pay_by.map(|pay_by| Payment {
+                pay_by,
+                paid_at: self.paid_at,
+                reference: self.payment_reference,
+            }),
+        })
+    }
+}
 
 async fn with_seats(conn: &mut PgConnection, row: OrderRow) -> Result<Order, StoreError> {
-    let (order_id, event_id, user_id, hold_token, total_cents, currency, status, created_at) = row;
     let seats = sqlx::query_as::<_, (String, String, i64)>(
         "select seat_id, ticket_type, price_cents from order_seat
           where event_id = $1 and order_id = $2 order by seat_id",
     )
-    .bind(event_id)
-    .bind(order_id)
+    .bind(row.event_id)
+    .bind(row.order_id)
     .fetch_all(&mut *conn)
     .await?
     .into_iter()
@@ -33,25 +74,24 @@ async fn with_seats(conn: &mut PgConnection, row: OrderRow) -> Result<Order, Sto
         price_cents,
     })
     .collect();
-    Ok(Order {
-        order_id,
-        event_id: EventId(event_id),
-        user_id: stored_user_id(&user_id)?,
-        hold_token,
-        seats,
-        total_cents,
-        currency,
-        status: stored_status(&status),
-        created_at,
-    })
+    row.into_order(seats)
 }
 
-/// An order's status as `ticket_order.status` stores it.
+/// An order's status as `ticket_order.status` stores it (`confirmed` is paid).
 pub(crate) fn stored_status(text: &str) -> OrderStatus {
-    if text == "cancelled" {
-        OrderStatus::Cancelled
-    } else {
-        OrderStatus::Confirmed
+    match text {
+        "cancelled" => OrderStatus::Cancelled,
+        "pending_payment" => OrderStatus::PendingPayment,
+        "expired" => OrderStatus::Expired,
+        _ => OrderStatus::Paid,
+    }
+}
+
+/// How `ticket_order.status` stores `status`.
+pub(crate) fn status_stored(status: OrderStatus) -> &'static str {
+    match status {
+        OrderStatus::Paid => "confirmed",
+        other => other.as_str(),
     }
 }
 
@@ -62,7 +102,7 @@ pub async fn find_by_token(
     token: Uuid,
 ) -> Result<Option<Order>, StoreError> {
     let row: Option<OrderRow> = sqlx::query_as(&format!(
-        "select {ORDER_COLUMNS} from ticket_order where event_id = $1 and hold_token = $2"
+        "select {ORDER_COLUMNS} from ticket_order o where o.event_id = $1 and o.hold_token = $2"
     ))
     .bind(event.0)
     .bind(token)
@@ -86,7 +126,7 @@ pub async fn get_order(
     order_id: Uuid,
 ) -> Result<Option<Order>, StoreError> {
     let row: Option<OrderRow> = sqlx::query_as(&format!(
-        "select {ORDER_COLUMNS} from ticket_order where order_id = $1"
+        "select {ORDER_COLUMNS} from ticket_order o where o.order_id = $1"
     ))
     .bind(order_id)
     .fetch_optional(&mut *conn)
@@ -97,34 +137,45 @@ pub async fn get_order(
     }
 }
 
-/// Writes an order for `seats`, its seats and its outbox row, inside the caller's
-/// transaction. The partial unique index `order_seat_sold` refuses a seat that is already
-/// in a live order (a `Conflict` on that constraint), whatever any hold store says.
+/// Writes the order `order_id` for `seats`, its seats and its outbox row, inside the
+/// caller's transaction. Without a payment window (`window_seconds` 0) the order is paid
+/// and its seats sold: the partial unique index `order_seat_sold` refuses a seat that is
+/// already in a live order (a `Conflict` on that constraint), whatever any hold store
+/// says; its outbox row is `order.created`. With one, the order is pending until now +
+/// the window (Postgres' clock): its seats are written released, not sold, until it is
+/// paid ([`pay_in_tx`]), and its outbox row is `order.pending`.
 pub async fn insert_order(
     tx: &mut PgConnection,
     event: EventId,
     user: &UserId,
     token: Uuid,
     seats: &[ClaimedSeat],
+    order_id: Uuid,
+    window_seconds: u32,
 ) -> Result<Order, StoreError> {
-    let order_id = Uuid::new_v4();
     let total_cents: i64 = seats.iter().map(|s| s.price_cents).sum();
-    let (currency, created_at): (String, DateTime<Utc>) = sqlx::query_as(
-        "insert into ticket_order (event_id, order_id, user_id, hold_token, total_cents, currency)
-         values ($1, $2, $3, $4, $5,
-                 (select currency from ticket_type where event_id = $1 order by position limit 1))
-         returning currency, created_at",
-    )
-    .bind(event.0)
-    .bind(order_id)
-    .bind(user.as_str())
-    .bind(token)
-    .bind(total_cents)
-    .fetch_one(&mut *tx)
-    .await?;
+    let (currency, created_at, pay_by): (String, DateTime<Utc>, Option<DateTime<Utc>>) =
+        sqlx::query_as(
+            "insert into ticket_order (event_id, order_id, user_id, hold_token, total_cents,
+                                       currency, status, pay_by)
+             values ($1, $2, $3, $4, $5,
+                     (select currency from ticket_type where event_id = $1 order by position limit 1),
+                     case when $6 > 0 then 'pending_payment' else 'confirmed' end,
+                     case when $6 > 0
+                          then date_trunc('milliseconds', now() + make_interval(secs => $6)) end)
+             returning currency, created_at, pay_by",
+        )
+        .bind(event.0)
+        .bind(order_id)
+        .bind(user.as_str())
+        .bind(token)
+        .bind(total_cents)
+        .bind(f64::from(window_seconds))
+        .fetch_one(&mut *tx)
+        .await?;
     sqlx::query(
-        "insert into order_seat (event_id, order_id, seat_id, ticket_type, price_cents)
-         select $1, $2, * from unnest($3::text[], $4::text[], $5::int8[])",
+        "insert into order_seat (event_id, order_id, seat_id, ticket_type, price_cents, released)
+         select $1, $2, s, t, p, $6 from unnest($3::text[], $4::text[], $5::int8[]) as u (s, t, p)",
     )
     .bind(event.0)
     .bind(order_id)
@@ -136,6 +187,7 @@ pub async fn insert_order(
             .collect::<Vec<_>>(),
     )
     .bind(seats.iter().map(|s| s.price_cents).collect::<Vec<_>>())
+    .bind(window_seconds > 0)
     .execute(&mut *tx)
     .await?;
     let order = Order {
@@ -146,10 +198,120 @@ pub async fn insert_order(
         seats: seats.to_vec(),
         total_cents,
         currency,
-        status: OrderStatus::Confirmed,
+        status: if pay_by.is_some() {
+            OrderStatus::PendingPayment
+        } else {
+            OrderStatus::Paid
+        },
         created_at,
+        payment: pay_by.map(|pay_by| Payment {
+            pay_by,
+            paid_at: None,
+            reference: None,
+        }),
     };
-    write_outbox(&mut *tx, event, "order.created", &order).await?;
+    let topic = if pay_by.is_some() {
+        "order.pending"
+    } else {
+        "order.created"
+    };
+    write_outbox(&mut *tx, event, topic, &order).await?;
+    Ok(order)
+}
+
+/// The pending order `order_id`, locked for its payment: `Err` with the answer when it is
+/// not pending (paid before, expired, cancelled, or no such order).
+pub async fn lock_for_payment(
+    tx: &mut PgConnection,
+    order_id: Uuid,
+    reference: &str,
+) -> Result<Result<Order, PayOutcome>, StoreError> {
+    let row: Option<OrderRow> = sqlx::query_as(&format!(
+        "select {ORDER_COLUMNS} from ticket_order o where o.order_id = $1 for update"
+    ))
+    .bind(order_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(row) = row else {
+        return Ok(Err(PayOutcome::NotFound));
+    };
+    let order = with_seats(tx, row).await?;
+    Ok(match order.status {
+        OrderStatus::PendingPayment => Ok(order),
+        OrderStatus::Paid => {
+            let same =
+                order.payment.as_ref().and_then(|p| p.reference.as_deref()) == Some(reference);
+            Err(if same {
+                PayOutcome::Repeated(order)
+            } else {
+                PayOutcome::AlreadyPaid(order)
+            })
+        }
+        OrderStatus::Expired | OrderStatus::Cancelled => Err(PayOutcome::Closed(order)),
+    })
+}
+
+/// Records the payment of the pending `order` (locked by [`lock_for_payment`]), whose hold
+/// store has made its seats the order's for good: the order is paid, its seats sold (the
+/// unique index counts them from now on), and its outbox row `order.paid` written.
+pub async fn pay_in_tx(
+    tx: &mut PgConnection,
+    mut order: Order,
+    reference: &str,
+) -> Result<Order, StoreError> {
+    let paid_at: DateTime<Utc> = sqlx::query_scalar(
+        "update ticket_order set status = 'confirmed', paid_at = now(), payment_reference = $3
+          where event_id = $1 and order_id = $2
+         returning paid_at",
+    )
+    .bind(order.event_id.0)
+    .bind(order.order_id)
+    .bind(reference)
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query("update order_seat set released = false where event_id = $1 and order_id = $2")
+        .bind(order.event_id.0)
+        .bind(order.order_id)
+        .execute(&mut *tx)
+        .await?;
+    order.status = OrderStatus::Paid;
+    if let Some(payment) = &mut order.payment {
+        payment.paid_at = Some(paid_at);
+        payment.reference = Some(reference.to_owned());
+    }
+    write_outbox(&mut *tx, order.event_id, "order.paid", &order).await?;
+    Ok(order)
+}
+
+/// Records that the window of the order `order_id` closed before its payment (if it is
+/// still pending), as the answer to that payment.
+pub async fn record_expiry(
+    pool: &sqlx::PgPool,
+    order_id: Uuid,
+    reference: &str,
+) -> Result<PayOutcome, StoreError> {
+    let mut tx = pool.begin().await?;
+    let answer = match lock_for_payment(&mut tx, order_id, reference).await? {
+        Ok(order) => PayOutcome::Closed(expire_in_tx(&mut tx, order).await?),
+        Err(answer) => answer,
+    };
+    tx.commit().await?;
+    Ok(answer)
+}
+
+/// Records that the pending `order` (locked by [`lock_for_payment`]) expired: the answer
+/// to a payment that came too late, and what the sweep does at each deadline.
+pub async fn expire_in_tx(tx: &mut PgConnection, mut order: Order) -> Result<Order, StoreError> {
+    sqlx::query(
+        "update ticket_order set status = 'expired'
+          where event_id = $1 and order_id = $2 and status = 'pending_payment'",
+    )
+    .bind(order.event_id.0)
+    .bind(order.order_id)
+    .execute(&mut *tx)
+    .await?;
+    order.status = OrderStatus::Expired;
+    write_outbox(&mut *tx, order.event_id, "order.expired", &order).await?;
     Ok(order)
 }
 
@@ -157,7 +319,7 @@ pub async fn insert_order(
 pub enum CancelStep {
     /// The order was confirmed and is now cancelled; these seats were released.
     Cancelled(Order),
-    /// The order was cancelled before; nothing changed.
+    /// The order was cancelled before, or expired unpaid; nothing changed.
     AlreadyCancelled(Order),
     /// No such order.
     NotFound,
@@ -188,7 +350,7 @@ pub async fn cancel_in_tx(
 ) -> Result<CancelStep, StoreError> {
     // Lock the order row so two cancellations cannot both release and both write outbox rows.
     let row: Option<OrderRow> = sqlx::query_as(&format!(
-        "select {ORDER_COLUMNS} from ticket_order where order_id = $1 for update"
+        "select {ORDER_COLUMNS} from ticket_order o where o.order_id = $1 for update"
     ))
     .bind(order_id)
     .fetch_optional(&mut *tx)
@@ -196,12 +358,11 @@ pub async fn cancel_in_tx(
     let Some(row) = row else {
         return Ok(CancelStep::NotFound);
     };
-    if by.is_some_and(|u| u.as_str() != row.2) {
+    if by.is_some_and(|u| u.as_str() != row.user_id) {
         return Ok(CancelStep::Forbidden);
     }
-    let already = row.6 == "cancelled";
     let mut order = with_seats(tx, row).await?;
-    if already {
+    if matches!(order.status, OrderStatus::Cancelled | OrderStatus::Expired) {
         return Ok(CancelStep::AlreadyCancelled(order));
     }
     sqlx::query("update ticket_order set status = 'cancelled', cancelled_at = now() where event_id = $1 and order_id = $2")
@@ -219,13 +380,75 @@ pub async fn cancel_in_tx(
     Ok(CancelStep::Cancelled(order))
 }
 
-async fn write_outbox<'e>(
-    executor: impl PgExecutor<'e>,
-    event: EventId,
-    topic: &str,
-    order: &Order,
-) -> Result<(), StoreError> {
-    let payload = json!({
+/// Records the expiry of pending orders whose deadline has passed, oldest deadline first,
+/// a batch per transaction, each with its outbox row `order.expired`; answers how many.
+/// Their seats went back on sale at the deadline already (reads compose it); this records
+/// it and tells downstream systems. An order a payment holds locked is skipped: the
+/// payment decides it.
+pub async fn expire_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
+    let mut expired = 0;
+    loop {
+        let mut tx = pool.begin().await?;
+        let rows: Vec<OrderRow> = sqlx::query_as(&format!(
+            "update ticket_order o set status = 'expired'
+              where (o.event_id, o.order_id) in
+                    (select event_id, order_id from ticket_order
+                      where status = 'pending_payment' and pay_by <= now()
+                      order by pay_by
+                      limit $1
+                        for update skip locked)
+             returning {ORDER_COLUMNS}"
+        ))
+        .bind(crate::pg::sweep::BATCH)
+        .fetch_all(&mut *tx)
+        .await?;
+        let n = rows.len();
+        let ids: Vec<Uuid> = rows.iter().map(|r| r.order_id).collect();
+        let seats: Vec<(Uuid, String, String, i64)> = sqlx::query_as(
+            "select order_id, seat_id, ticket_type, price_cents from order_seat
+              where order_id = any($1) order by order_id, seat_id",
+        )
+        .bind(&ids)
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut events = Vec::with_capacity(n);
+        let mut payloads = Vec::with_capacity(n);
+        for row in rows {
+            let id = row.order_id;
+            let order = row.into_order(
+                seats
+                    .iter()
+                    .filter(|s| s.0 == id)
+                    .map(|(_, seat_id, ticket_type, price_cents)| ClaimedSeat {
+                        seat_id: seat_id.clone(),
+                        ticket_type: ticket_type.clone(),
+                        price_cents: *price_cents,
+                    })
+                    .collect(),
+            )?;
+            events.push(order.event_id.0);
+            payloads.push(payload(&order).to_string());
+        }
+        sqlx::query(
+            "insert into outbox (event_id, topic, payload)
+             select e, 'order.expired', p::jsonb from unnest($1::uuid[], $2::text[]) as u (e, p)",
+        )
+        .bind(&events)
+        .bind(&payloads)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        expired += n as u64;
+        if n < crate::pg::sweep::BATCH as usize {
+            return Ok(expired);
+        }
+    }
+}
+
+/// What an order's outbox row says of it.
+fn payload(order: &Order) -> serde_json::Value {
+    let payment = order.payment.as_ref();
+    json!({
         "order_id": order.order_id,
         "event_id": order.event_id,
         "user_id": order.user_id,
@@ -235,7 +458,19 @@ async fn write_outbox<'e>(
         })).collect::<Vec<_>>(),
         "total_cents": order.total_cents,
         "currency": order.currency,
-    });
+        "pay_by": payment.map(|p| p.pay_by),
+        "paid_at": payment.and_then(|p| p.paid_at),
+        "payment_reference": payment.and_then(|p| p.reference.as_deref()),
+    })
+}
+
+async fn write_outbox<'e>(
+    executor: impl PgExecutor<'e>,
+    event: EventId,
+    topic: &str,
+    order: &Order,
+) -> Result<(), StoreError> {
+    let payload = payload(order);
     sqlx::query("insert into outbox (event_id, topic, payload) values ($1, $2, $3::jsonb)")
         .bind(event.0)
         .bind(topic)

@@ -45,6 +45,8 @@ pub struct EventRecord {
     pub max_hold_seconds: u32,
     /// Per-user limit of live held seats.
     pub max_seats_per_user: u32,
+    /// How long a buyer has to pay after checkout (0: the sale completes at checkout).
+    pub payment_window_seconds: u32,
     /// Every section, best first.
     pub section_order: Vec<String>,
     /// Ticket types in the order they were given.
@@ -67,6 +69,8 @@ pub struct HoldPolicy {
     pub max_hold_seconds: u32,
     /// Live held seats one user may have.
     pub max_seats_per_user: u32,
+    /// How long a buyer has to pay after checkout (0: the sale completes at checkout).
+    pub payment_window_seconds: u32,
     /// The event's currency; `None` if it has no ticket types.
     pub currency: Option<String>,
     /// Every section of the venue, best first.
@@ -81,8 +85,9 @@ pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Resul
     crate::pg::db::allow_bulk_write(&mut tx).await?;
     sqlx::query(
         "insert into event (event_id, venue_id, name, starts_at, hold_ttl_seconds,
-                            max_hold_seconds, max_seats_per_user, section_order)
-         values ($1, $2, $3, $4, $5, $6, $7, $8)",
+                            max_hold_seconds, max_seats_per_user, section_order,
+                            payment_window_seconds)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(id.0)
     .bind(event.venue_id.0)
@@ -92,6 +97,7 @@ pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Resul
     .bind(event.max_hold_seconds as i32)
     .bind(event.max_seats_per_user as i32)
     .bind(&event.section_order)
+    .bind(event.payment_window_seconds as i32)
     .execute(&mut *tx)
     .await?;
 
@@ -164,16 +170,26 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         i32,
         i32,
         Vec<String>,
+        i32,
     );
-    let Some((event_id, name, venue_id, starts_at, ttl, max_hold, max_seats, section_order)) =
-        sqlx::query_as::<_, Row>(
-            "select event_id, name, venue_id, starts_at, hold_ttl_seconds, max_hold_seconds,
-                max_seats_per_user, section_order
+    let Some((
+        event_id,
+        name,
+        venue_id,
+        starts_at,
+        ttl,
+        max_hold,
+        max_seats,
+        section_order,
+        window,
+    )) = sqlx::query_as::<_, Row>(
+        "select event_id, name, venue_id, starts_at, hold_ttl_seconds, max_hold_seconds,
+                max_seats_per_user, section_order, payment_window_seconds
            from event where event_id = $1",
-        )
-        .bind(id.0)
-        .fetch_optional(pool)
-        .await?
+    )
+    .bind(id.0)
+    .fetch_optional(pool)
+    .await?
     else {
         return Ok(None);
     };
@@ -225,6 +241,7 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         hold_ttl_seconds: ttl as u32,
         max_hold_seconds: max_hold as u32,
         max_seats_per_user: max_seats as u32,
+        payment_window_seconds: window as u32,
         section_order,
         ticket_types,
         ga_areas,
@@ -239,12 +256,14 @@ pub async fn hold_policy(pool: &PgPool, id: EventId) -> Result<Option<HoldPolicy
         i32,
         i32,
         i32,
+        i32,
         Option<String>,
         Vec<String>,
         Vec<String>,
     );
     let row: Option<Row> = sqlx::query_as(
         "select starts_at, hold_ttl_seconds, max_hold_seconds, max_seats_per_user,
+                payment_window_seconds,
                 (select currency from ticket_type t where t.event_id = e.event_id order by position limit 1),
                 section_order,
                 array(select code from ticket_type t where t.event_id = e.event_id order by position)
@@ -254,14 +273,17 @@ pub async fn hold_policy(pool: &PgPool, id: EventId) -> Result<Option<HoldPolicy
     .fetch_optional(pool)
     .await?;
     Ok(row.map(
-        |(starts_at, ttl, max_hold, max_seats, currency, section_order, ticket_types)| HoldPolicy {
-            starts_at,
-            hold_ttl_seconds: ttl as u32,
-            max_hold_seconds: max_hold as u32,
-            max_seats_per_user: max_seats as u32,
-            currency,
-            section_order,
-            ticket_types,
+        |(starts_at, ttl, max_hold, max_seats, window, currency, section_order, ticket_types)| {
+            HoldPolicy {
+                starts_at,
+                hold_ttl_seconds: ttl as u32,
+                max_hold_seconds: max_hold as u32,
+                max_seats_per_user: max_seats as u32,
+                payment_window_seconds: window as u32,
+                currency,
+                section_order,
+                ticket_types,
+            }
         },
     ))
 }

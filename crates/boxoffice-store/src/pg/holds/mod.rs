@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
 use boxoffice_core::hold::{
     AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold,
-    ReleaseOutcome, ShrinkOutcome,
+    PayOutcome, ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use crate::error::Constraint;
 use crate::hold_store::{existing, HoldRequest, HoldStore};
-use crate::pg::orders::{self, CancelStep};
+use crate::pg::orders::{self, record_expiry, CancelStep};
 use crate::StoreError;
 
 mod basket;
@@ -70,6 +70,36 @@ impl ReservationRow {
 }
 
 impl PgHoldStore {
+    async fn try_pay(&self, order_id: Uuid, reference: &str) -> Result<PayOutcome, StoreError> {
+        // Orders keep synchronous commit.
+        let mut tx = self.pool.begin().await?;
+        let order = match orders::lock_for_payment(&mut tx, order_id, reference).await? {
+            Ok(order) => order,
+            Err(answer) => return Ok(answer),
+        };
+        // The order's seats are still its holds and live at this statement's start, or the
+        // deadline passed: under each row's lock, so a claim taking a row over after the
+        // deadline either committed first (and the row is no longer the order's) or waits
+        // and finds the row reserved.
+        let kept: Vec<String> = sqlx::query_scalar(
+            "update reservation set status = 'R'
+              where event_id = $1 and hold_token = $2 and status = 'H'
+                and expires_at > statement_timestamp()
+             returning seat_id",
+        )
+        .bind(order.event_id.0)
+        .bind(order.order_id)
+        .fetch_all(&mut *tx)
+        .await?;
+        if kept.len() != order.seats.len() {
+            tx.rollback().await?;
+            return record_expiry(&self.pool, order_id, reference).await;
+        }
+        let order = orders::pay_in_tx(&mut tx, order, reference).await?;
+        tx.commit().await?;
+        Ok(PayOutcome::Paid(order))
+    }
+
     /// Whether a live hold with this token exists and belongs to someone other than `user`.
     async fn held_by_other(
         conn: &mut PgConnection,
@@ -94,6 +124,7 @@ impl PgHoldStore {
         event: EventId,
         token: Uuid,
         user: &UserId,
+        window_seconds: u32,
     ) -> Result<CheckoutOutcome, StoreError> {
         // Orders keep synchronous commit: success is answered only once the order is durable.
         let mut tx = self.pool.begin().await?;
@@ -104,9 +135,17 @@ impl PgHoldStore {
         // at the statement's start. A row another writer changes meanwhile is re-checked
         // against these conditions once that writer commits; a hold that had expired when
         // this statement began matches nothing, so a checkout racing its own expiry can
-        // never sell a seat someone else has just taken over.
+        // never sell a seat someone else has just taken over. With a payment window the rows
+        // stay holds, of the order (its id as their token) until its deadline; else they are
+        // reserved for the sale.
+        let order_id = Uuid::new_v4();
         let reserved: Vec<(String, String, i64, Option<Uuid>)> = sqlx::query_as(
-            "update reservation set status = 'R'
+            "update reservation
+                set status = case when $5 > 0 then 'H' else 'R' end,
+                    hold_token = case when $5 > 0 then $4 else hold_token end,
+                    expires_at = case when $5 > 0
+                                      then date_trunc('milliseconds', now() + make_interval(secs => $5))
+                                      else expires_at end
               where event_id = $1 and hold_token = $2 and user_id = $3
                 and status = 'H' and expires_at > statement_timestamp()
              returning seat_id, ticket_type, price_cents, pass_ticket",
@@ -114,6 +153,8 @@ impl PgHoldStore {
         .bind(event.0)
         .bind(token)
         .bind(user.as_str())
+        .bind(order_id)
+        .bind(f64::from(window_seconds))
         .fetch_all(&mut *tx)
         .await?;
         if reserved.is_empty() {
@@ -129,14 +170,15 @@ impl PgHoldStore {
             });
         }
         // All of the hold or nothing: every row this token still has must have been live.
-        let rows: i64 = sqlx::query_scalar(
-            "select count(*) from reservation where event_id = $1 and hold_token = $2",
+        let left: i64 = sqlx::query_scalar(
+            "select count(*) from reservation
+              where event_id = $1 and hold_token = $2 and status = 'H'",
         )
         .bind(event.0)
         .bind(token)
         .fetch_one(&mut *tx)
         .await?;
-        if rows != reserved.len() as i64 {
+        if left > 0 {
             tx.rollback().await?;
             return Ok(CheckoutOutcome::NotLive);
         }
@@ -150,7 +192,17 @@ impl PgHoldStore {
             })
             .collect();
         seats.sort_by(|a, b| a.seat_id.cmp(&b.seat_id));
-        let order = match orders::insert_order(&mut tx, event, user, token, &seats).await {
+        let order = match orders::insert_order(
+            &mut tx,
+            event,
+            user,
+            token,
+            &seats,
+            order_id,
+            window_seconds,
+        )
+        .await
+        {
             Ok(order) => order,
             // The hold store and the orders disagree (a seat is already in a live order):
             // Postgres decides, and this checkout does not happen.
@@ -312,8 +364,9 @@ impl HoldStore for PgHoldStore {
         event: EventId,
         token: Uuid,
         user: &UserId,
+        window_seconds: u32,
     ) -> Result<CheckoutOutcome, StoreError> {
-        match retry_contention(|| self.try_checkout(event, token, user)).await {
+        match retry_contention(|| self.try_checkout(event, token, user, window_seconds)).await {
             // Two checkouts of one token that both found no order insert under the same
             // unique key; the loser finds the winner's order.
             Err(StoreError::Conflict {
@@ -338,13 +391,15 @@ impl HoldStore for PgHoldStore {
             let mut tx = self.pool.begin().await?;
             let step = orders::cancel_in_tx(&mut tx, order_id, by).await?;
             if let CancelStep::Cancelled(order) = &step {
-                // The reserved rows go with the sale, so the seats can be held again.
+                // The reserved rows go with the sale (a pending order's held ones with the
+                // order), so the seats can be held again. A row some other hold took over
+                // after the order's deadline carries that hold's token and stays.
                 sqlx::query(
                     "delete from reservation
-                      where event_id = $1 and hold_token = $2 and status = 'R'",
+                      where event_id = $1 and hold_token = any($2)",
                 )
                 .bind(order.event_id.0)
-                .bind(order.hold_token)
+                .bind([order.hold_token, order.order_id])
                 .execute(&mut *tx)
                 .await?;
             }
@@ -352,6 +407,10 @@ impl HoldStore for PgHoldStore {
             Ok(step.into_outcome())
         })
         .await
+    }
+
+    async fn pay(&self, order_id: Uuid, reference: &str) -> Result<PayOutcome, StoreError> {
+        retry_contention(|| self.try_pay(order_id, reference)).await
     }
 
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError> {

@@ -2,7 +2,7 @@
 //! order, where the unique indexes decide; then the seats are marked sold in Redis, or the
 //! hold is given back as it was.
 
-use boxoffice_core::hold::{CheckoutOutcome, ClaimedSeat};
+use boxoffice_core::hold::{CheckoutOutcome, ClaimedSeat, Order, OrderStatus, PayOutcome};
 use boxoffice_core::ids::{EventId, UserId};
 use uuid::Uuid;
 
@@ -15,6 +15,7 @@ impl RedisHoldStore {
         event: EventId,
         token: Uuid,
         user: &UserId,
+        window_seconds: u32,
     ) -> Result<CheckoutOutcome, StoreError> {
         // A token already checked out has no hold left in Redis (or, if the last step of
         // its checkout never reached Redis, a protected one whose order Postgres refuses
@@ -64,25 +65,25 @@ impl RedisHoldStore {
         };
         let seats = decode_seats(&decode::<String>(&reply[2])?)?;
         match self
-            .commit_order(event, token, user, &seats, hold.pass)
+            .commit_order(event, token, user, &seats, hold.pass, window_seconds)
             .await
         {
             Ok(order) => {
-                self.finish_sold(event, token, user, &seats).await;
+                self.finish(&order).await;
                 Ok(CheckoutOutcome::Created(order))
             }
             // Another checkout of the same token committed first: its order stands. That
-            // checkout may have died before marking the seats sold in Redis (its instance
-            // killed, say, and this is the buyer asking again), so this one marks them too;
-            // marking twice changes nothing.
+            // checkout may have died before marking the seats sold (or kept for the pending
+            // order) in Redis (its instance killed, say, and this is the buyer asking again),
+            // so this one does it too; doing it twice changes nothing.
             Err(StoreError::Conflict {
                 constraint: Constraint::OrderOfToken,
             }) => {
-                self.finish_sold(event, token, user, &seats).await;
-                Ok(self
-                    .existing_order(event, token, user)
-                    .await?
-                    .unwrap_or(CheckoutOutcome::NotLive))
+                let existing = self.existing_order(event, token, user).await?;
+                if let Some(CheckoutOutcome::Existing(order)) = &existing {
+                    self.finish(order).await;
+                }
+                Ok(existing.unwrap_or(CheckoutOutcome::NotLive))
             }
             // Postgres knows a seat is sold that Redis did not: Postgres decides. The hold
             // goes, and the event's sold seats are loaded again before the next hold.
@@ -96,6 +97,99 @@ impl RedisHoldStore {
             }
             Err(e) => {
                 self.restore(event, token, user, &seats, false).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// What Redis does once Postgres committed `order`: a paid order's seats are marked
+    /// sold; a pending order's are kept for it until its deadline.
+    async fn finish(&self, order: &Order) {
+        match &order.payment {
+            Some(payment) if order.status == OrderStatus::PendingPayment => {
+                let result = self.pending(order, "keep", payment.pay_by).await;
+                if let Err(e) = result {
+                    tracing::warn!(order = %order.order_id, error = %e, "could not keep a pending order's seats in redis; they lapse when the checkout's protection does");
+                }
+            }
+            _ => {
+                self.finish_sold(
+                    order.event_id,
+                    order.hold_token,
+                    &order.user_id,
+                    &order.seats,
+                )
+                .await
+            }
+        }
+    }
+
+    /// Runs `order_pending.lua` on `order`'s seats (`mode` as it says); answers its number.
+    pub(super) async fn pending(
+        &self,
+        order: &Order,
+        mode: &str,
+        pay_by: chrono::DateTime<chrono::Utc>,
+    ) -> Result<i64, StoreError> {
+        let event = order.event_id;
+        let head = [
+            keys::held(event),
+            keys::user(event, order.user_id.as_str()),
+            keys::hold(event, order.hold_token),
+        ];
+        let mut conn = self.conn().await?;
+        let mut call = self.scripts.pending.prepare_invoke();
+        for key in &head {
+            call.key(key);
+        }
+        for seat in &order.seats {
+            call.key(keys::seat(event, &seat.seat_id));
+        }
+        call.arg(order.hold_token.to_string())
+            .arg(mode)
+            .arg(pay_by.timestamp_millis())
+            .arg(CHECKOUT_PROTECTION.as_millis() as u64);
+        for seat in &order.seats {
+            call.arg(&seat.seat_id);
+        }
+        call.invoke_async(&mut conn).await.map_err(redis_error)
+    }
+
+    /// Records the payment of a pending order: Redis checks the order's seats are still its
+    /// own before the deadline and protects them, Postgres sells them (or, past it, records
+    /// the expiry), and Redis marks them sold (or gives them back their deadline).
+    pub(super) async fn pay_order(
+        &self,
+        order_id: Uuid,
+        reference: &str,
+    ) -> Result<PayOutcome, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let order = match orders::lock_for_payment(&mut tx, order_id, reference).await? {
+            Ok(order) => order,
+            Err(answer) => return Ok(answer),
+        };
+        let Some(pay_by) = order.payment.as_ref().map(|p| p.pay_by) else {
+            return Err(StoreError::Other("a pending order without pay_by".into()));
+        };
+        if self.pending(&order, "pay", pay_by).await? != 1 {
+            drop(tx);
+            return orders::record_expiry(&self.pool, order_id, reference).await;
+        }
+        let paid = async {
+            let paid = orders::pay_in_tx(&mut tx, order.clone(), reference).await?;
+            tx.commit().await?;
+            Ok::<_, StoreError>(paid)
+        };
+        match paid.await {
+            Ok(paid) => {
+                self.finish_sold(paid.event_id, paid.hold_token, &paid.user_id, &paid.seats)
+                    .await;
+                Ok(PayOutcome::Paid(paid))
+            }
+            Err(e) => {
+                if let Err(e) = self.pending(&order, "restore", pay_by).await {
+                    tracing::warn!(order = %order.order_id, error = %e, "could not give a pending order's seats their deadline back in redis; their protection lapses by itself");
+                }
                 Err(e)
             }
         }
@@ -167,10 +261,20 @@ impl RedisHoldStore {
         user: &UserId,
         seats: &[ClaimedSeat],
         pass: Option<Uuid>,
-    ) -> Result<boxoffice_core::hold::Order, StoreError> {
+        window_seconds: u32,
+    ) -> Result<Order, StoreError> {
         // Orders keep synchronous commit: success is answered only once the order is durable.
         let mut tx = self.pool.begin().await?;
-        let order = orders::insert_order(&mut tx, event, user, token, seats).await?;
+        let order = orders::insert_order(
+            &mut tx,
+            event,
+            user,
+            token,
+            seats,
+            Uuid::new_v4(),
+            window_seconds,
+        )
+        .await?;
         // Redis ended the pass as the checkout began (holds look there); general-admission
         // bookings look in Postgres.
         if let Some(ticket) = pass {

@@ -44,7 +44,7 @@ use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
 use boxoffice_core::hold::{
     AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold,
-    ReleaseOutcome, ShrinkOutcome,
+    PayOutcome, ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
 use redis::{Script, Value};
@@ -447,8 +447,13 @@ impl HoldStore for RedisHoldStore {
         event: EventId,
         token: Uuid,
         user: &UserId,
+        window_seconds: u32,
     ) -> Result<CheckoutOutcome, StoreError> {
-        self.checkout_hold(event, token, user).await
+        self.checkout_hold(event, token, user, window_seconds).await
+    }
+
+    async fn pay(&self, order_id: Uuid, reference: &str) -> Result<PayOutcome, StoreError> {
+        self.pay_order(order_id, reference).await
     }
     async fn cancel(
         &self,
@@ -459,6 +464,19 @@ impl HoldStore for RedisHoldStore {
         let step = orders::cancel_in_tx(&mut tx, order_id, by).await?;
         tx.commit().await?;
         if let CancelStep::Cancelled(order) = &step {
+            if let Some(pay_by) = order
+                .payment
+                .as_ref()
+                .filter(|p| p.paid_at.is_none())
+                .map(|p| p.pay_by)
+            {
+                // A pending order's seats were only kept for it: they go. Should Redis be
+                // away, they lapse at the order's deadline.
+                if let Err(e) = self.pending(order, "free", pay_by).await {
+                    tracing::warn!(order = %order.order_id, error = %e, "could not free a cancelled pending order's seats in redis; they lapse at its deadline");
+                }
+                return Ok(step.into_outcome());
+            }
             // Postgres has put the seats on sale; Redis follows. Should Redis be away, it
             // refuses them until the event's next load from Postgres.
             let unsold = async {

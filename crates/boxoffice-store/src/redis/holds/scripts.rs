@@ -21,6 +21,7 @@ pub(super) struct Scripts {
     pub(super) fence: Script,
     pub(super) compare_and_delete: Script,
     pub(super) unsell: Script,
+    pub(super) pending: Script,
 }
 
 impl Scripts {
@@ -43,6 +44,7 @@ impl Scripts {
                 "../../../scripts/compare_and_delete.lua"
             )),
             unsell: Script::new(include_str!("../../../scripts/event_unsell.lua")),
+            pending: with_prelude(include_str!("../../../scripts/order_pending.lua")),
         }
     }
 }
