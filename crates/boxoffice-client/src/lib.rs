@@ -19,8 +19,8 @@
 use boxoffice_api::{
     AddSeatsBody, AllocationsChanged, AllocationsRequest, AvailabilityView, BestAvailable,
     BookingBody, BookingView, CheckoutBody, EventCreated, EventList, EventPatch, EventView,
-    Extended, Health, HoldBody, HoldView, LayoutView, OrderView, Problem, QueueJoined, QueueStatus,
-    SeatsView, SessionCreated, VenueCreated, VenueList, VenueView,
+    Extended, Health, HoldBody, HoldView, LayoutView, OrderView, PaymentBody, Problem, QueueJoined,
+    QueueStatus, SeatsView, SessionCreated, VenueCreated, VenueList, VenueView,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_core::ids::{EventId, VenueId};
@@ -442,6 +442,23 @@ impl Client {
     /// `GET /v1/orders/{id}` as `who` (the buyer's token, or the admin token).
     pub async fn get_order(&self, order: Uuid, who: &str) -> Result<OrderView> {
         self.get(&format!("/v1/orders/{order}"), Some(who)).await
+    }
+
+    /// `POST /v1/orders/{id}/payment` (admin): records the payment of a pending order.
+    pub async fn pay_order(
+        &self,
+        order: Uuid,
+        admin: &str,
+        reference: &str,
+        amount_cents: i64,
+    ) -> Result<OrderView> {
+        let body = PaymentBody {
+            reference: reference.to_owned(),
+            amount_cents,
+        };
+        let path = format!("/v1/orders/{order}/payment");
+        self.send(Method::POST, &path, Some(admin), Some(&body))
+            .await
     }
 
     /// `POST /v1/orders/{id}/cancel` as `who`.

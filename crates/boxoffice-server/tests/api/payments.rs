@@ -188,6 +188,16 @@ async fn a_window_keeps_the_seats_until_the_order_is_paid(store: Store) {
         (StatusCode::OK, &paid),
         "the same reference: the same order"
     );
+    let typed = app
+        .typed()
+        .pay_order(id.parse().unwrap(), &app.admin_token, "psp_1", 9000)
+        .await
+        .unwrap();
+    assert_eq!(
+        typed.payment_reference.as_deref(),
+        Some("psp_1"),
+        "the client crate reads it"
+    );
     let (status, problem) = pay(&app, &order, "psp_2").await;
     assert_eq!(
         (status, problem["code"].as_str()),
