@@ -174,6 +174,20 @@ async fn serve_demo_creates_the_demo_once_prints_where_it_is_and_stops_on_sigter
     )
     .await;
     assert_eq!(event["ga_areas"][0]["code"], "floor");
+    assert_eq!(
+        event["payment_window_seconds"], 600,
+        "the demo pays on its test page"
+    );
+    let unknown = client
+        .get(format!("{base}/pay/{}", uuid::Uuid::new_v4()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        unknown.status(),
+        404,
+        "the test payment page knows no such order"
+    );
     assert_eq!(event["ticket_types"].as_array().unwrap().len(), 2);
 
     // The printed admin token is the admin token.

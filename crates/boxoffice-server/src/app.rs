@@ -36,8 +36,8 @@ use crate::config::{HoldStoreKind, Settings};
 use crate::encoded::EncodedCache;
 use crate::error::ApiError;
 use crate::routes::{
-    availability, bookings, console, events, holds, ops, orders, page, queue, sessions, stream,
-    venues,
+    availability, bookings, console, events, holds, ops, orders, page, pay, queue, sessions,
+    stream, venues,
 };
 use crate::state::{AppState, Inner};
 
@@ -266,6 +266,7 @@ pub fn router(
         .route("/admin", axum::routing::get(page::console))
         .route("/admin/{*screen}", axum::routing::get(page::console))
         .route("/assets/admin.js", axum::routing::get(page::console_script))
+        .route("/pay/{order}", axum::routing::get(pay::page).post(pay::act))
         .route("/embed.js", axum::routing::get(page::embed))
         .route("/embed.d.ts", axum::routing::get(page::embed_types))
         .route("/assets/admin.css", axum::routing::get(page::console_style))
@@ -477,6 +478,7 @@ impl Application {
             services,
             auth: Auth::new(&settings.admin_token, &settings.jwt_secret),
             anonymous_sessions: settings.anonymous_sessions,
+            demo_payments: settings.demo_payments,
             encoded: EncodedCache::new(NonZeroUsize::new(SEAT_MAP_CACHE_EVENTS).expect("non-zero")),
             streams: boxoffice_service::limits::StreamSlots::new(settings.streams_per_address),
         });

@@ -245,6 +245,8 @@ pub struct Settings {
     pub jwt_secret: Secret,
     /// Whether anonymous sessions are minted (off unless asked for or `--demo`).
     pub anonymous_sessions: bool,
+    /// Whether the test payment page (`/pay/{order}`) is served: only with `--demo`.
+    pub demo_payments: bool,
     /// Per-request time limit.
     pub request_timeout: Duration,
     /// Request body size limit, but for the catalog writes.
@@ -296,6 +298,7 @@ impl Settings {
             admin_token: Secret::random(),
             jwt_secret: Secret::random(),
             anonymous_sessions: false,
+            demo_payments: false,
             request_timeout: Duration::from_millis(defaults::REQUEST_TIMEOUT_MS),
             max_body_bytes: defaults::MAX_BODY_BYTES,
             max_import_bytes: defaults::MAX_IMPORT_BYTES,
@@ -355,6 +358,7 @@ impl ServeArgs {
                 .clone()
                 .map_or_else(Secret::random, Secret::new),
             anonymous_sessions: self.anonymous_sessions.unwrap_or(self.demo),
+            demo_payments: self.demo,
             request_timeout: Duration::from_millis(self.request_timeout_ms),
             max_body_bytes: self.max_body_bytes,
             max_import_bytes: self.max_import_bytes,

@@ -34,7 +34,8 @@ fn venue_layout() -> anyhow::Result<VenueLayout> {
 }
 
 /// Spring Gala: the front stalls (rows A–C) and the boxes premium, the rest standard, stalls
-/// row H held back, and a standing floor for 500.
+/// row H held back, and a standing floor for 500; ten minutes to pay after checkout (on the
+/// test payment page, `/pay/{order}`).
 fn event_spec() -> EventSpec {
     let starts_at = (Utc::now() + Duration::days(30))
         .with_hour(19)
@@ -47,6 +48,7 @@ fn event_spec() -> EventSpec {
         "name": "Spring Gala",
         "starts_at": starts_at,
         "section_order": ["stalls", "boxes", "balcony"],
+        "payment_window_seconds": 600,
         "ticket_types": [
             {"code": "standard", "name": "Standard", "price_cents": 4500, "currency": "EUR"},
             {"code": "premium", "name": "Premium", "price_cents": 9000, "currency": "EUR"}],

@@ -22,6 +22,8 @@ pub struct Inner {
     pub auth: Auth,
     /// Whether `POST /v1/sessions` is enabled.
     pub anonymous_sessions: bool,
+    /// Whether the test payment page is served (`--demo`).
+    pub demo_payments: bool,
     /// Seat maps and layouts compressed once for repeat loads.
     pub encoded: EncodedCache,
     /// Event streams open per client address.
@@ -42,6 +44,11 @@ impl AppState {
     /// Whether `POST /v1/sessions` is enabled.
     pub fn anonymous_sessions(&self) -> bool {
         self.0.anonymous_sessions
+    }
+
+    /// Whether the test payment page is served (`--demo`).
+    pub fn demo_payments(&self) -> bool {
+        self.0.demo_payments
     }
 
     /// Seat maps and layouts compressed once for repeat loads.

@@ -139,6 +139,13 @@ async function showEvent(id) {
   wireMap();
   wirePanel();
   connect();
+  // Back from paying elsewhere: what became of the order.
+  const paying = new URLSearchParams(location.search).get("order");
+  if (paying) {
+    try {
+      showOrder(await api("GET", "/v1/orders/" + encodeURIComponent(paying), null));
+    } catch (e) { fail(e); }
+  }
 }
 
 // ---- the waiting room ----
@@ -618,21 +625,13 @@ function wirePanel() {
   $("buy").onclick = async () => {
     try {
       const order = await api("POST", `/v1/events/${state.event.id}/orders`, { hold_token: state.hold.token });
-      const box = $("order");
-      box.hidden = false;
-      box.textContent = "";
-      const title = document.createElement("strong");
-      title.textContent = "Order confirmed";
-      const lines = document.createElement("ul");
-      for (const s of order.seats) {
-        const li = document.createElement("li");
-        li.textContent = s.label;
-        lines.append(li);
+      // An event with a payment window: the seats are the buyer's until pay_by, while
+      // they pay (on --demo, the test payment page).
+      if (order.status === "pending_payment") {
+        location.assign("/pay/" + encodeURIComponent(order.order_id));
+        return;
       }
-      const total = document.createElement("p");
-      total.textContent = "Paid " + money(order.total_cents, order.currency) + " · order " + order.order_id;
-      box.append(title, lines, total);
-      box.dataset.orderId = order.order_id;
+      showOrder(order);
       passEnded();
       state.hold = null;
       state.selected.clear();
@@ -655,6 +654,44 @@ function wirePanel() {
     say(hadTurn ? "Released. That ended your turn: choosing again means a new place in line." : "Released.", "ok");
     renderBasket();
   };
+}
+
+// The order box: what was bought, or what became of an order paid elsewhere.
+function showOrder(order) {
+  const box = $("order");
+  box.hidden = false;
+  box.textContent = "";
+  const title = document.createElement("strong");
+  const heading = {
+    paid: "Order confirmed",
+    pending_payment: "Awaiting payment",
+    expired: "Payment window closed",
+    cancelled: "Order cancelled",
+  };
+  title.textContent = heading[order.status] || order.status;
+  const lines = document.createElement("ul");
+  for (const s of order.seats) {
+    const li = document.createElement("li");
+    li.textContent = s.label;
+    lines.append(li);
+  }
+  const total = document.createElement("p");
+  const amount = money(order.total_cents, order.currency);
+  total.textContent = {
+    paid: "Paid " + amount,
+    pending_payment: amount + " to pay by " + new Date(order.pay_by).toLocaleTimeString(),
+    expired: "Not paid in time: the seats went back on sale",
+    cancelled: "Cancelled",
+  }[order.status] + " · order " + order.order_id;
+  box.append(title, lines, total);
+  if (order.status === "pending_payment") {
+    const pay = document.createElement("a");
+    pay.href = "/pay/" + encodeURIComponent(order.order_id);
+    pay.textContent = "Pay now";
+    box.append(pay);
+  }
+  box.dataset.orderId = order.order_id;
+  box.dataset.status = order.status;
 }
 
 async function holdSelection() {

@@ -9,6 +9,7 @@ pub mod holds;
 pub mod ops;
 pub mod orders;
 pub mod page;
+pub mod pay;
 pub mod queue;
 pub mod sessions;
 pub mod stream;

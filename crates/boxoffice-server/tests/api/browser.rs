@@ -97,7 +97,7 @@ pub(crate) async fn browser(driver: &Driver) -> Client {
 }
 
 /// Opens `event`'s page and waits until its map is drawn and live.
-async fn open(page: &Client, app: &TestApp, event: &str) {
+pub(crate) async fn open(page: &Client, app: &TestApp, event: &str) {
     page.goto(&format!("{}/?event={event}", app.base))
         .await
         .unwrap();
@@ -147,7 +147,7 @@ pub(crate) async fn attr(page: &Client, id: &str, name: &str) -> String {
     value.as_str().unwrap_or_default().to_owned()
 }
 
-async fn wait_status(page: &Client, id: &str, want: &str, within: Duration) {
+pub(crate) async fn wait_status(page: &Client, id: &str, want: &str, within: Duration) {
     wait_until(
         page,
         within,
@@ -157,7 +157,7 @@ async fn wait_status(page: &Client, id: &str, want: &str, within: Duration) {
     .await;
 }
 
-async fn click_seat(page: &Client, id: &str) {
+pub(crate) async fn click_seat(page: &Client, id: &str) {
     page.find(Locator::Css(&seat(id)))
         .await
         .unwrap()

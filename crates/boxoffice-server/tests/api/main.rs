@@ -30,6 +30,7 @@ mod ops;
 mod orders;
 mod outage;
 mod passes;
+mod pay_page;
 mod payments;
 mod queue;
 mod races;
