@@ -73,6 +73,10 @@ pub enum Scenario {
         /// Put a waiting room in front of the sale, admitting this many a minute.
         #[arg(long)]
         queue: Option<u32>,
+        /// Give the event a payment window of this many seconds: each order is paid (as
+        /// the platform's server would) right after checkout.
+        #[arg(long, default_value_t = 0)]
+        payment_window: u32,
     },
     /// Buyers joining an event's waiting room before it opens, then polling it while it
     /// admits: joins and polls per second, and the line's promises checked.
@@ -228,6 +232,7 @@ pub async fn run_bench(
             time_limit,
             hold_ttl,
             queue,
+            payment_window,
         } => {
             let params = bench::flash_sale::Params {
                 seats,
@@ -236,6 +241,7 @@ pub async fn run_bench(
                 time_limit,
                 hold_ttl_seconds: hold_ttl,
                 queue,
+                payment_window_seconds: payment_window,
             };
             bench::flash_sale::run(target, params).await
         }

@@ -448,7 +448,6 @@ impl Client {
     pub async fn pay_order(
         &self,
         order: Uuid,
-        admin: &str,
         reference: &str,
         amount_cents: i64,
     ) -> Result<OrderView> {
@@ -457,7 +456,7 @@ impl Client {
             amount_cents,
         };
         let path = format!("/v1/orders/{order}/payment");
-        self.send(Method::POST, &path, Some(admin), Some(&body))
+        self.send(Method::POST, &path, self.admin_token(), Some(&body))
             .await
     }
 

@@ -629,9 +629,14 @@ async fn expiries(
             _ = every.tick() => {}
             _ = stopped.wait_for(|stop| *stop) => return,
         }
+        let began = std::time::Instant::now();
         match boxoffice_store::pg::orders::expire_pending(&pool).await {
             Ok(0) => {}
-            Ok(expired) => tracing::info!(expired, "recorded unpaid orders as expired"),
+            Ok(expired) => tracing::info!(
+                expired,
+                ms = began.elapsed().as_millis() as u64,
+                "recorded unpaid orders as expired"
+            ),
             Err(error) => {
                 tracing::warn!(%error, "recording expired orders failed; trying again later")
             }

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use boxoffice_client::api::{BestAvailable, HoldBody};
 use boxoffice_client::{Client, Error};
 use boxoffice_core::event::QueueSettings;
+use boxoffice_core::hold::OrderStatus;
 use boxoffice_core::ids::EventId;
 use rand::Rng;
 
@@ -36,12 +37,16 @@ pub struct Params {
     pub hold_ttl_seconds: u32,
     /// A waiting room in front of the sale, admitting this many a minute.
     pub queue: Option<u32>,
+    /// The event's payment window: each order is then paid (as the platform's server
+    /// would, once its provider confirmed) right after checkout.
+    pub payment_window_seconds: u32,
 }
 
 #[derive(Default)]
 struct Outcome {
     holds: Stats,
     checkouts: Stats,
+    payments: Stats,
     polls: Stats,
     waits: Stats,
     orders: Vec<Vec<String>>,
@@ -106,6 +111,7 @@ async fn admitted(
 pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
     let layout = Layout {
         max_seats_per_user: 4,
+        payment_window_seconds: params.payment_window_seconds,
         ..Layout::of(params.seats, params.hold_ttl_seconds)
     };
     let event = target.seated_event(&layout).await?;
@@ -131,6 +137,7 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
             async move {
                 let mut holds = Samples::default();
                 let mut checkouts = Samples::default();
+                let mut payments = Samples::default();
                 let (mut polls, mut waits) = (Samples::default(), Samples::default());
                 let mut bought = None;
                 let mut pass = None;
@@ -209,13 +216,29 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
                         tokio::time::sleep(pause).await;
                     };
                     if let Ok(ordered) = answer {
-                        bought = Some(ordered.order.seats.into_iter().map(|s| s.id).collect());
+                        let order = ordered.order;
+                        if order.status == OrderStatus::PendingPayment {
+                            let sent = Instant::now();
+                            let paid = api
+                                .pay_order(
+                                    order.order_id,
+                                    &format!("bench-{}", order.order_id),
+                                    order.total_cents,
+                                )
+                                .await;
+                            payments.record(status_of(&paid, 200), sent.elapsed());
+                            if paid.is_err() {
+                                continue;
+                            }
+                        }
+                        bought = Some(order.seats.into_iter().map(|s| s.id).collect());
                     }
                 }
                 bar.inc(1);
                 let mut outcome = outcome.lock().unwrap_or_else(|p| p.into_inner());
                 outcome.holds.add(&holds);
                 outcome.checkouts.add(&checkouts);
+                outcome.payments.add(&payments);
                 outcome.polls.add(&polls);
                 outcome.waits.add(&waits);
                 outcome.orders.extend(bought);
@@ -233,7 +256,8 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
         .parameter("seats", layout.seats())
         .parameter("buyers", params.buyers)
         .parameter("think_ms", params.think.as_millis())
-        .parameter("hold_ttl_s", params.hold_ttl_seconds);
+        .parameter("hold_ttl_s", params.hold_ttl_seconds)
+        .parameter("payment_window_s", params.payment_window_seconds);
     if let Some(rate) = params.queue {
         report.parameter("queue_admit_per_minute", rate);
     }
@@ -244,6 +268,11 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
     report
         .operations
         .push(outcome.checkouts.report("checkout", elapsed));
+    if params.payment_window_seconds > 0 {
+        report
+            .operations
+            .push(outcome.payments.report("payment", elapsed));
+    }
     if params.queue.is_some() {
         report
             .operations

@@ -137,6 +137,7 @@ impl Target {
                 "hold_ttl_seconds": layout.hold_ttl_seconds,
                 "max_hold_seconds": layout.hold_ttl_seconds.max(900),
                 "max_seats_per_user": layout.max_seats_per_user,
+                "payment_window_seconds": layout.payment_window_seconds,
                 "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
                 "allocations": [{"ticket_type": "standard", "section": "floor"}]}))?)
             .await?;
@@ -155,6 +156,8 @@ pub struct Layout {
     pub hold_ttl_seconds: u32,
     /// The event's per-user limit.
     pub max_seats_per_user: u32,
+    /// The event's payment window (0: none).
+    pub payment_window_seconds: u32,
 }
 
 impl Layout {
@@ -166,6 +169,7 @@ impl Layout {
             per_row,
             hold_ttl_seconds,
             max_seats_per_user: 8,
+            payment_window_seconds: 0,
         }
     }
 

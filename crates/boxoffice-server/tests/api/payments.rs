@@ -190,7 +190,7 @@ async fn a_window_keeps_the_seats_until_the_order_is_paid(store: Store) {
     );
     let typed = app
         .typed()
-        .pay_order(id.parse().unwrap(), &app.admin_token, "psp_1", 9000)
+        .pay_order(id.parse().unwrap(), "psp_1", 9000)
         .await
         .unwrap();
     assert_eq!(
