@@ -77,6 +77,7 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
         time_limit: Duration::from_secs(60),
         hold_ttl_seconds: 1,
         queue: None,
+        payment_window_seconds: 0,
     };
     let report = bench::flash_sale::run(&target, params).await.unwrap();
     assert_passed(&report);
@@ -101,6 +102,30 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
         .find(|o| o.name == "wait to be admitted")
         .expect("the waits are reported");
     assert_eq!(waits.statuses.get("200"), Some(&80), "{}", report.text());
+
+    // The same with a payment window: every order is paid right after its checkout.
+    let report = bench::flash_sale::run(
+        &target,
+        bench::flash_sale::Params {
+            payment_window_seconds: 600,
+            ..params
+        },
+    )
+    .await
+    .unwrap();
+    assert_passed(&report);
+    assert!(report.figures["seats_sold"] >= 80.0, "{}", report.text());
+    let payments = report
+        .operations
+        .iter()
+        .find(|o| o.name == "payment")
+        .expect("the payments are reported");
+    assert_eq!(
+        payments.statuses.get("200").copied(),
+        Some(report.figures["orders"] as u64),
+        "{}",
+        report.text()
+    );
 
     let report = bench::ga_rush::run(&target, 40, 50).await.unwrap();
     assert_passed(&report);

@@ -403,15 +403,20 @@ pub async fn expire_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
         .fetch_all(&mut *tx)
         .await?;
         let n = rows.len();
+        // By (event, order): the primary key's order, one index probe per order.
+        let events: Vec<Uuid> = rows.iter().map(|r| r.event_id).collect();
         let ids: Vec<Uuid> = rows.iter().map(|r| r.order_id).collect();
         let seats: Vec<(Uuid, String, String, i64)> = sqlx::query_as(
-            "select order_id, seat_id, ticket_type, price_cents from order_seat
-              where order_id = any($1) order by order_id, seat_id",
+            "select s.order_id, s.seat_id, s.ticket_type, s.price_cents
+               from unnest($1::uuid[], $2::uuid[]) as u (event_id, order_id)
+               join order_seat s on s.event_id = u.event_id and s.order_id = u.order_id
+              order by s.order_id, s.seat_id",
         )
+        .bind(&events)
         .bind(&ids)
         .fetch_all(&mut *tx)
         .await?;
-        let mut events = Vec::with_capacity(n);
+        let mut outbox_events = Vec::with_capacity(n);
         let mut payloads = Vec::with_capacity(n);
         for row in rows {
             let id = row.order_id;
@@ -426,14 +431,14 @@ pub async fn expire_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
                     })
                     .collect(),
             )?;
-            events.push(order.event_id.0);
+            outbox_events.push(order.event_id.0);
             payloads.push(payload(&order).to_string());
         }
         sqlx::query(
             "insert into outbox (event_id, topic, payload)
              select e, 'order.expired', p::jsonb from unnest($1::uuid[], $2::text[]) as u (e, p)",
         )
-        .bind(&events)
+        .bind(&outbox_events)
         .bind(&payloads)
         .execute(&mut *tx)
         .await?;
