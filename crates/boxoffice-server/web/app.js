@@ -32,6 +32,7 @@ const state = {
   focusId: null,
   pending: new Set(),   // seats of a hold request on its way
   pass: null,           // the waiting room's {ticket, pass, expires_at}, while the queue is on
+  paying: null,         // the seats of the buyer's order awaiting payment
 };
 
 window.boxoffice = { timings: {}, state };
@@ -446,8 +447,9 @@ function setStatus(id, status, heldUntil) {
   entry.el.setAttribute("aria-disabled", String(status !== "available" && !isMine(id)));
 }
 
+// The buyer's own: held by their hold, or kept for their order while they pay.
 function isMine(id) {
-  return !!state.hold && state.hold.seats.includes(id);
+  return (!!state.hold && state.hold.seats.includes(id)) || (!!state.paying && state.paying.includes(id));
 }
 
 function isFree(id) {
@@ -462,7 +464,7 @@ function markMine() {
     el.classList.remove("mine");
     el.setAttribute("aria-checked", "false");
   }
-  for (const id of [...(state.hold ? state.hold.seats : []), ...state.selected]) {
+  for (const id of [...(state.hold ? state.hold.seats : []), ...(state.paying || []), ...state.selected]) {
     const e = state.seats.get(id);
     if (!e) continue;
     e.el.classList.toggle("mine", isMine(id) && e.status === "held");
@@ -692,6 +694,8 @@ function showOrder(order) {
   }
   box.dataset.orderId = order.order_id;
   box.dataset.status = order.status;
+  state.paying = order.status === "pending_payment" ? order.seats.map((s) => s.id) : null;
+  markMine();
 }
 
 async function holdSelection() {

@@ -57,9 +57,20 @@ export interface Order {
   seats: PricedSeat[];
   total_cents: number;
   currency: string;
-  status: "confirmed" | "cancelled";
+  /**
+   * `paid` at once in an event without a payment window; with one, `pending_payment` until
+   * the platform's server records the payment (`POST /v1/orders/{id}/payment`), or
+   * `expired` once `pay_by` passed unpaid.
+   */
+  status: "pending_payment" | "paid" | "expired" | "cancelled";
   /** RFC 3339. */
   created_at: string;
+  /** In an event with a payment window: when the order expires unpaid (RFC 3339). */
+  pay_by?: string;
+  /** When its payment was recorded (RFC 3339). */
+  paid_at?: string;
+  /** The payment provider's reference. */
+  payment_reference?: string;
 }
 
 /** The events the element dispatches (they bubble and cross its shadow root). */

@@ -133,6 +133,13 @@ async fn a_buyer_pays_on_the_test_page_and_comes_back_to_their_order() {
         .await
         .contains("Awaiting payment"));
     wait_status(&phone_page, "stalls-C-3", "held", LIVE_WITHIN).await;
+    let mine =
+        "return document.querySelector('[data-seat-id=\"stalls-C-3\"]').classList.contains('mine')";
+    assert_eq!(
+        script(&phone_page, mine).await,
+        json!(true),
+        "drawn as the buyer's own"
+    );
     script(
         &phone_page,
         "document.getElementById('order').scrollIntoView(); return 0",
