@@ -585,21 +585,33 @@ async fn upkeep(state: AppState, mut stopped: tokio::sync::watch::Receiver<bool>
     }
 }
 
+/// Runs `task` every `interval` (the first at once), until `stopped` turns true; a run
+/// late for its tick is not made up for.
+async fn every<F, Fut>(interval: Duration, mut stopped: tokio::sync::watch::Receiver<bool>, task: F)
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let mut ticks = tokio::time::interval(interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            _ = stopped.wait_for(|stop| *stop) => return,
+        }
+        task().await;
+    }
+}
+
 /// Sweeps old idempotency answers and delivered outbox rows every `interval`, until
 /// `stopped` turns true. Every instance sweeps; sweeps skip rows another is deleting.
 async fn sweeps(
     pool: sqlx::PgPool,
     retention: boxoffice_store::pg::sweep::Retention,
     interval: Duration,
-    mut stopped: tokio::sync::watch::Receiver<bool>,
+    stopped: tokio::sync::watch::Receiver<bool>,
 ) {
-    let mut every = tokio::time::interval(interval);
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = every.tick() => {}
-            _ = stopped.wait_for(|stop| *stop) => return,
-        }
+    every(interval, stopped, || async {
         match boxoffice_store::pg::sweep::sweep(&pool, retention).await {
             Ok(swept) if swept != Default::default() => {
                 tracing::info!(
@@ -611,7 +623,8 @@ async fn sweeps(
             Ok(_) => {}
             Err(error) => tracing::warn!(%error, "sweep failed; trying again later"),
         }
-    }
+    })
+    .await
 }
 
 /// Records unpaid orders past their deadline as expired (with `order.expired`) every
@@ -620,15 +633,9 @@ async fn sweeps(
 async fn expiries(
     pool: sqlx::PgPool,
     interval: Duration,
-    mut stopped: tokio::sync::watch::Receiver<bool>,
+    stopped: tokio::sync::watch::Receiver<bool>,
 ) {
-    let mut every = tokio::time::interval(interval);
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = every.tick() => {}
-            _ = stopped.wait_for(|stop| *stop) => return,
-        }
+    every(interval, stopped, || async {
         let began = std::time::Instant::now();
         match boxoffice_store::pg::orders::expire_pending(&pool).await {
             Ok(0) => {}
@@ -641,7 +648,8 @@ async fn expiries(
                 tracing::warn!(%error, "recording expired orders failed; trying again later")
             }
         }
-    }
+    })
+    .await
 }
 
 /// Completes on Ctrl-C or SIGTERM.

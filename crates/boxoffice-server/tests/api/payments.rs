@@ -64,6 +64,12 @@ async fn topics(app: &TestApp, order: &Value) -> Vec<String> {
     .unwrap()
 }
 
+/// `POST /v1/orders/{id}/cancel` as `who`.
+async fn cancel(app: &TestApp, id: &str, who: &As) -> (StatusCode, Value) {
+    app.send(Method::POST, &format!("/v1/orders/{id}/cancel"), who, None)
+        .await
+}
+
 fn at(value: &Value) -> DateTime<Utc> {
     value.as_str().unwrap().parse().unwrap()
 }
@@ -271,14 +277,7 @@ async fn an_unpaid_order_expires_at_its_deadline_and_its_seats_sell_again(store:
         ["order.pending", "order.expired"]
     );
     let id = order["order_id"].as_str().unwrap();
-    let (status, cancelled) = app
-        .send(
-            Method::POST,
-            &format!("/v1/orders/{id}/cancel"),
-            &alice,
-            None,
-        )
-        .await;
+    let (status, cancelled) = cancel(&app, id, &alice).await;
     assert_eq!(
         (status, cancelled["status"].as_str()),
         (StatusCode::OK, Some("expired"))
@@ -305,14 +304,7 @@ async fn a_pending_order_is_cancelled_and_its_seats_are_free_at_once(store: Stor
     let alice = app.buyer("alice");
     let order = pending_order(&app, &event, &alice, &["stalls-A-3"]).await;
     let id = order["order_id"].as_str().unwrap();
-    let (status, cancelled) = app
-        .send(
-            Method::POST,
-            &format!("/v1/orders/{id}/cancel"),
-            &alice,
-            None,
-        )
-        .await;
+    let (status, cancelled) = cancel(&app, id, &alice).await;
     assert_eq!(
         (status, cancelled["status"].as_str()),
         (StatusCode::OK, Some("cancelled"))
