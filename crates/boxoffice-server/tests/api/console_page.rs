@@ -33,7 +33,7 @@ async fn type_into(page: &Client, css: &str, text: &str) {
 }
 
 /// Opens the console and signs in with the admin token.
-async fn sign_in(page: &Client, app: &TestApp) {
+pub(crate) async fn sign_in(page: &Client, app: &TestApp) {
     page.goto(&format!("{}/admin", app.base)).await.unwrap();
     type_into(page, "input[name=admin_token]", &app.admin_token).await;
     press(page, "#signin button[type=submit]").await;

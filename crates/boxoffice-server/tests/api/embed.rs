@@ -1,11 +1,11 @@
+//! (Some 590 lines: two browser scenarios, the script's caching and declarations, and the
+//! example platform run as a process, sharing one host page and its helpers.)
 //! `<boxoffice-seat-map>` (`GET /embed.js`) on a platform's page served from another
 //! origin (another port), in headless Chromium: ready, selection, a refused hold, a hold,
 //! another buyer's hold arriving live inside the element, a reload that brings the hold
 //! back, checkout; the host's colours reach the seats; a page on an origin not allowed
 //! cannot call the API. With `hold-on-select`, in German: each click holds into one hold
 //! that grows and shrinks, the picker holds the best seats, zoom and arrow keys work.
-//! (Some 590 lines: those two scenarios, the script's caching and declarations, and the
-//! example platform run as a process, sharing one host page and its helpers.)
 
 use std::time::Duration;
 

@@ -1,7 +1,8 @@
 //! The test payment page of `--demo` (`/pay/{order}`) in headless Chromium: the buyer's page
 //! checks out into a pending order, goes to the page, a failed payment leaves the order
 //! pending, Pay sells the seats and brings the buyer back to their order; Abandon comes
-//! back with the order awaiting payment. At desktop and phone size.
+//! back with the order awaiting payment. At desktop and phone size; the console then lists
+//! one order paid and one awaiting payment.
 
 use fantoccini::{Client, Locator};
 use serde_json::json;
@@ -147,6 +148,46 @@ async fn a_buyer_pays_on_the_test_page_and_comes_back_to_their_order() {
     .await;
     screenshot(&phone_page, "pay-05-awaiting-phone").await;
     phone_page.close().await.unwrap();
+
+    // The organizer's console names both: one paid, one awaiting payment with its deadline.
+    let console = browser(&driver).await;
+    crate::console_page::sign_in(&console, &app).await;
+    console
+        .goto(&format!("{}/admin/events/{event}", app.base))
+        .await
+        .unwrap();
+    wait_until(
+        &console,
+        LOADS_WITHIN,
+        "both orders listed",
+        |p| async move {
+            script(
+                &p,
+                "return document.querySelectorAll('[data-order-id]').length",
+            )
+            .await
+                == json!(2)
+        },
+    )
+    .await;
+    let statuses = script(
+        &console,
+        "return [...document.querySelectorAll('[data-order-id] [class^=status-]')].map((s) => s.className + ': ' + s.parentElement.textContent.includes('pay by'))",
+    )
+    .await;
+    assert_eq!(
+        statuses,
+        json!(["status-pending_payment: true", "status-paid: false"]),
+        "newest first"
+    );
+    script(
+        &console,
+        "document.getElementById('orders').scrollIntoView(); return 0",
+    )
+    .await;
+    assert_accessible(&console, "the console's orders with one awaiting payment").await;
+    screenshot(&console, "pay-06-console-orders-desktop").await;
+    console.close().await.unwrap();
 }
 
 #[tokio::test]
