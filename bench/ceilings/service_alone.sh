@@ -39,12 +39,13 @@ if [[ $store == postgres ]]; then
 \set n random(1, 100000)
 \set u random(1, 50000)
 select * from boxoffice_claim_hold('$event', gen_random_uuid(), 'alone-' || :u, $ttl,
-  array[(select seat_id from bench_seat where n = :n)], $max);
+  array[(select seat_id from bench_seat where n = :n)], $max, null, null);
 EOF
   # As the server's connections are set up (boxoffice-store's db.rs).
   export PGOPTIONS="-c default_transaction_isolation=read\\ committed -c plan_cache_mode=force_generic_plan"
   first=$(psql "${pg[@]}" -At -c "select outcome from boxoffice_claim_hold('$event', gen_random_uuid(),
-    'alone-check', $ttl, array[(select seat_id from bench_seat order by random() limit 1)], $max)")
+    'alone-check', $ttl, array[(select seat_id from bench_seat order by random() limit 1)], $max,
+    null, null)")
   [[ $first == held ]] || { echo "service_alone.sh: the claim answered '$first', not 'held'" >&2; exit 1; }
   psql "${pg[@]}" -qc checkpoint
   sleep 3
@@ -57,6 +58,7 @@ select count(*) from boxoffice_claim_holds(array_fill('$event'::uuid, array[32])
   array(select gen_random_uuid() from generate_series(1, 32)),
   array(select 'alone-' || (random() * 50000)::int from generate_series(1, 32)),
   array_fill($ttl::float8, array[32]), array_fill($max::bigint, array[32]),
+  array_fill(null::uuid, array[32]), array_fill(null::text, array[32]),
   array(select generate_series(1, 32)),
   array(select seat_id from bench_seat
          where n = any(array(select (random() * 99999)::int + 1 from generate_series(1, 32)))));

@@ -11,7 +11,7 @@
 //! error answer.
 
 use boxoffice_core::availability::{EventSeat, SeatCounts, SeatState, SeatStatus};
-use boxoffice_core::event::{AllocationEntry, GaArea, QueueSettings, TicketType};
+use boxoffice_core::event::{AllocationEntry, Channel, GaArea, QueueSettings, TicketType};
 use boxoffice_core::hold::{OrderStatus, PricedSeat};
 use boxoffice_core::ids::{EventId, VenueId};
 use boxoffice_core::statuses;
@@ -138,8 +138,12 @@ pub struct EventView {
     pub ticket_types: Vec<TicketType>,
     /// General-admission areas.
     pub ga_areas: Vec<GaAreaView>,
-    /// Seats per status right now.
+    /// Seats per status right now, as buyers in no sales channel see them (a channel's
+    /// seats count as `not_for_sale`).
     pub counts: SeatCounts,
+    /// Sales channels, in the order given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<Channel>,
     /// The waiting room in front of holds and bookings, if the event has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<QueueSettings>,
@@ -196,6 +200,13 @@ pub struct AllocationsChanged {
     pub changed: u64,
     /// Seats not changed because they are held or sold.
     pub skipped: Vec<SkippedSeat>,
+}
+
+/// Answer of `POST /v1/events/{id}/channels/{code}/release`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ChannelReleased {
+    /// The channel's seats put on general sale (those neither held nor sold).
+    pub released: u64,
 }
 
 // Availability.

@@ -18,9 +18,9 @@
 
 use boxoffice_api::{
     AddSeatsBody, AllocationsChanged, AllocationsRequest, AvailabilityView, BestAvailable,
-    BookingBody, BookingView, CheckoutBody, EventCreated, EventList, EventPatch, EventView,
-    Extended, Health, HoldBody, HoldView, LayoutView, OrderView, PaymentBody, Problem, QueueJoined,
-    QueueStatus, SeatsView, SessionCreated, VenueCreated, VenueList, VenueView,
+    BookingBody, BookingView, ChannelReleased, CheckoutBody, EventCreated, EventList, EventPatch,
+    EventView, Extended, Health, HoldBody, HoldView, LayoutView, OrderView, PaymentBody, Problem,
+    QueueJoined, QueueStatus, SeatsView, SessionCreated, VenueCreated, VenueList, VenueView,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_core::ids::{EventId, VenueId};
@@ -95,6 +95,7 @@ pub struct Ordered {
 pub struct Client {
     base: String,
     admin_token: Option<String>,
+    reader_token: Option<String>,
     http: reqwest::Client,
 }
 
@@ -109,6 +110,7 @@ impl Client {
         Self {
             base: base.trim_end_matches('/').to_owned(),
             admin_token: None,
+            reader_token: None,
             http,
         }
     }
@@ -116,6 +118,14 @@ impl Client {
     /// The same client, making admin calls with `token`.
     pub fn admin(mut self, token: &str) -> Self {
         self.admin_token = Some(token.to_owned());
+        self
+    }
+
+    /// The same client, reading seats, layouts, availability and streams as the buyer of
+    /// this user token: a sales channel's buyer (a token with a `channel` claim) sees that
+    /// channel's seats on sale.
+    pub fn reader(mut self, token: &str) -> Self {
+        self.reader_token = Some(token.to_owned());
         self
     }
 
@@ -246,16 +256,32 @@ impl Client {
             .await
     }
 
+    /// `POST /v1/events/{id}/channels/{code}/release` (admin): the channel's free seats
+    /// go on general sale.
+    pub async fn release_channel(&self, event: EventId, code: &str) -> Result<ChannelReleased> {
+        let path = format!("/v1/events/{event}/channels/{code}/release");
+        self.send::<(), _>(Method::POST, &path, self.admin_token(), None)
+            .await
+    }
+
     // Availability.
 
     /// `GET /v1/events/{id}/seats`.
     pub async fn seats(&self, event: EventId) -> Result<SeatsView> {
-        self.get(&format!("/v1/events/{event}/seats"), None).await
+        self.get(
+            &format!("/v1/events/{event}/seats"),
+            self.reader_token.as_deref(),
+        )
+        .await
     }
 
     /// `GET /v1/events/{id}/layout`: every seat without its status.
     pub async fn layout(&self, event: EventId) -> Result<LayoutView> {
-        self.get(&format!("/v1/events/{event}/layout"), None).await
+        self.get(
+            &format!("/v1/events/{event}/layout"),
+            self.reader_token.as_deref(),
+        )
+        .await
     }
 
     /// `GET /v1/events/{id}/stream`: a snapshot of the seats, then their changes as they
@@ -275,7 +301,7 @@ impl Client {
     ) -> Result<impl futures::Stream<Item = Result<live::LiveEvent>> + Send + Unpin> {
         let path = format!("/v1/events/{event}/stream?snapshot={}", snapshot.query());
         let response = self
-            .request(Method::GET, &path, None)
+            .request(Method::GET, &path, self.reader_token.as_deref())
             .header(reqwest::header::ACCEPT, "text/event-stream")
             .send()
             .await?;
@@ -292,8 +318,11 @@ impl Client {
 
     /// `GET /v1/events/{id}/availability`.
     pub async fn availability(&self, event: EventId) -> Result<AvailabilityView> {
-        self.get(&format!("/v1/events/{event}/availability"), None)
-            .await
+        self.get(
+            &format!("/v1/events/{event}/availability"),
+            self.reader_token.as_deref(),
+        )
+        .await
     }
 
     // Holds (buyer).
@@ -559,16 +588,34 @@ fn unexpected(status: StatusCode, body: &[u8]) -> Error {
 ///
 /// If `secret` is empty, which no server accepts as its JWT secret.
 pub fn mint_user_token(secret: &str, user: &str, expires_at: DateTime<Utc>) -> String {
+    mint_channel_token(secret, user, None, expires_at)
+}
+
+/// [`mint_user_token`] for a buyer in a sales channel (`channel`, the claim of the same
+/// name): the buyers of a partner who sells an event's channel seats.
+///
+/// # Panics
+///
+/// If `secret` is empty, which no server accepts as its JWT secret.
+pub fn mint_channel_token(
+    secret: &str,
+    user: &str,
+    channel: Option<&str>,
+    expires_at: DateTime<Utc>,
+) -> String {
     #[derive(Serialize)]
     struct Claims<'a> {
         sub: &'a str,
         exp: i64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        channel: Option<&'a str>,
     }
     jsonwebtoken::encode(
         &jsonwebtoken::Header::default(),
         &Claims {
             sub: user,
             exp: expires_at.timestamp(),
+            channel,
         },
         &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes())
             .expect("a JWT secret is not empty"),

@@ -68,7 +68,12 @@ pub struct EventSpec {
     /// Ticket types that allocations refer to.
     #[serde(default)]
     pub ticket_types: Vec<TicketType>,
-    /// Which seats are on sale at which ticket type; later entries override earlier ones.
+    /// Sales channels: partners through whom some seats are sold, and only through them
+    /// until the organizer releases them (an allocation entry names its channel).
+    #[serde(default)]
+    pub channels: Vec<Channel>,
+    /// Which seats are on sale at which ticket type (and in which channel); later entries
+    /// override earlier ones.
     #[serde(default)]
     pub allocations: Vec<AllocationEntry>,
     /// General-admission areas sold by quantity.
@@ -193,6 +198,38 @@ pub struct GaArea {
     pub max_per_user: u32,
 }
 
+/// A sales channel of an event: a partner (a fan club, a hotel package) whose buyers, and
+/// only they, may buy the seats allocated to it. A buyer is in a channel when their user
+/// token carries the claim `channel` with its code.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Channel {
+    /// `[A-Za-z0-9_-]{1,32}`, unique in the event.
+    pub code: String,
+    /// Display name.
+    pub name: String,
+}
+
+/// True for a channel code: 1–32 ASCII letters, digits, underscores and hyphens.
+pub fn is_channel_code(code: &str) -> bool {
+    !code.is_empty()
+        && code.len() <= 32
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// A seat on sale: its ticket type, and the channel it is sold in (`None`: on general sale).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Allocation {
+    /// Seat id.
+    pub seat: String,
+    /// Ticket type code.
+    pub ticket_type: String,
+    /// The channel whose buyers alone may buy it.
+    pub channel: Option<String>,
+}
+
 /// One allocation entry: a ticket type and the seats it applies to, named by section (whole,
 /// or some of its rows), by seat id, or by the venue's seat category.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
@@ -210,6 +247,9 @@ pub struct AllocationEntry {
     /// together with `section` or `seats`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
+    /// Code of one of the event's channels: the seats are sold in that channel only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
 }
 
 /// `POST /v1/events/{id}/allocations/withdraw`: the seats to take off sale.
@@ -248,10 +288,37 @@ pub struct NewEvent {
     pub ticket_types: Vec<TicketType>,
     /// General-admission areas.
     pub ga_areas: Vec<GaArea>,
-    /// `(seat id, ticket type code)` for every seat on sale, in venue order.
-    pub allocations: Vec<(String, String)>,
+    /// Sales channels.
+    pub channels: Vec<Channel>,
+    /// Every seat on sale, in venue order.
+    pub allocations: Vec<Allocation>,
     /// The waiting room, if any.
     pub queue: Option<QueueSettings>,
+}
+
+/// Checks the channels' codes and names; answers their codes, for the allocations to name.
+pub fn check_channels<'a>(
+    channels: &'a [Channel],
+    errors: &mut ValidationErrors,
+) -> HashSet<&'a str> {
+    let mut codes = HashSet::new();
+    for (i, c) in channels.iter().enumerate() {
+        let at = format!("channels[{i}]");
+        if errors.check(
+            is_channel_code(&c.code),
+            format!("{at}.code"),
+            "must match [A-Za-z0-9_-]{1,32}",
+        ) {
+            errors.check(
+                codes.insert(c.code.as_str()),
+                format!("{at}.code"),
+                format!("channel {:?} is defined twice", c.code),
+            );
+        }
+        errors.check_name(format!("{at}.name"), &c.name);
+    }
+    errors.check(channels.len() <= 100, "channels", "at most 100 channels");
+    codes
 }
 
 fn is_currency(code: &str) -> bool {
@@ -323,7 +390,9 @@ impl EventSpec {
         let mut prices = Prices::default();
         let codes = self.check_ticket_types(&mut prices, &mut errors);
         let ga_areas = self.check_ga_areas(&mut prices, &mut errors);
-        let allocations = resolve_allocations(&self.allocations, &index, &codes, &mut errors);
+        let channels = check_channels(&self.channels, &mut errors);
+        let allocations =
+            resolve_allocations(&self.allocations, &index, &codes, &channels, &mut errors);
         if let Some(queue) = &self.queue {
             queue.check("queue", &mut errors);
         }
@@ -338,6 +407,7 @@ impl EventSpec {
             section_order,
             ticket_types: self.ticket_types,
             ga_areas,
+            channels: self.channels,
             allocations,
             queue: self.queue,
         })

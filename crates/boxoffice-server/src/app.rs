@@ -90,6 +90,7 @@ fn api(
         .routes(routes!(events::get_event, events::patch_event))
         .routes(routes!(events::put_allocations).layer(import))
         .routes(routes!(events::withdraw_allocations).layer(import))
+        .routes(routes!(events::release_channel))
         .routes(routes!(availability::get_seats))
         .routes(routes!(availability::get_layout))
         .routes(routes!(availability::get_availability))

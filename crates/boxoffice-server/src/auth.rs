@@ -1,7 +1,9 @@
-//! Authentication: the admin bearer token, and HS256 user tokens (`sub`, `exp`).
+//! Authentication: the admin bearer token, and HS256 user tokens (`sub`, `exp`, and
+//! optionally `channel`).
 //!
 //! A ticketing platform mints user tokens for its own logged-in users with the shared
-//! secret; for demos and tests `POST /v1/sessions` mints anonymous ones.
+//! secret (with `channel` for the buyers of a partner who sells an event's channel
+//! seats); for demos and tests `POST /v1/sessions` mints anonymous ones.
 
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
@@ -23,6 +25,8 @@ pub const SESSION_TTL: Duration = Duration::hours(24);
 struct Claims {
     sub: String,
     exp: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    channel: Option<String>,
 }
 
 /// Verifies admin tokens and user tokens, and mints user tokens.
@@ -63,8 +67,18 @@ impl Auth {
 
     /// The user a valid, unexpired user token names.
     pub fn verify_user(&self, token: &str) -> Option<UserId> {
+        self.verify(token).map(|(user, _)| user)
+    }
+
+    /// The user a valid, unexpired user token names, and the sales channel it puts them in
+    /// (its `channel` claim). A token whose `channel` is not a channel code is not valid.
+    pub fn verify(&self, token: &str) -> Option<(UserId, Option<String>)> {
         let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).ok()?;
-        UserId::parse(&data.claims.sub)
+        let channel = match data.claims.channel {
+            Some(code) if !boxoffice_core::event::is_channel_code(&code) => return None,
+            channel => channel,
+        };
+        Some((UserId::parse(&data.claims.sub)?, channel))
     }
 
     /// A user token for `user` valid until `expires_at`.
@@ -72,6 +86,7 @@ impl Auth {
         let claims = Claims {
             sub: user.as_str().to_owned(),
             exp: expires_at.timestamp(),
+            channel: None,
         };
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .expect("HS256 signing with an in-memory key cannot fail")
@@ -175,6 +190,27 @@ impl FromRequestParts<AppState> for Buyer {
             Caller::User(user) => Ok(Buyer(user)),
             Caller::Admin => Err(ApiError::Unauthorized("this call needs a user token")),
         }
+    }
+}
+
+/// The sales channel the caller's user token puts them in (its `channel` claim), if any.
+/// Never refuses a request: without a valid user token the caller is in no channel (a
+/// call that needs a buyer says so through [`Buyer`]).
+#[derive(Debug, Clone, Default)]
+pub struct TokenChannel(pub Option<String>);
+
+impl FromRequestParts<AppState> for TokenChannel {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let channel = bearer(parts)
+            .ok()
+            .and_then(|token| state.auth().verify(token))
+            .and_then(|(_, channel)| channel);
+        Ok(TokenChannel(channel))
     }
 }
 

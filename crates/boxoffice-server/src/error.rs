@@ -361,6 +361,7 @@ impl From<boxoffice_service::Error> for ApiError {
             Error::SeatNotInHold => not_found("not_found", "this hold has no such seat"),
             Error::OrderNotFound => not_found("order_not_found", "no such order"),
             Error::BookingNotFound => not_found("not_found", "no such booking"),
+            Error::ChannelNotFound => not_found("not_found", "the event has no such channel"),
             Error::QueueNotFound => {
                 not_found("queue_not_found", "this event has no waiting room open")
             }

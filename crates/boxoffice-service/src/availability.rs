@@ -37,9 +37,20 @@ pub async fn event_availability(
     state: &Services,
     event: EventId,
 ) -> Result<EventAvailability, Error> {
+    event_availability_in(state, event, None).await
+}
+
+/// [`event_availability`] as the buyers of `channel` see it (seats allocated to other
+/// channels read `not_for_sale`); a channel the event does not have is no channel.
+pub async fn event_availability_in(
+    state: &Services,
+    event: EventId,
+    channel: Option<&str>,
+) -> Result<EventAvailability, Error> {
+    let channel = channel_of(state, event, channel).await?;
     if let Some(replica) = state.replica.as_deref() {
         if let Some(pool) = replica.pool() {
-            match event_availability_from(state, event, pool).await {
+            match event_availability_from(state, event, pool, channel).await {
                 Err(Error::Store(error)) => {
                     tracing::warn!(%error, "replica read failed: reads go to the primary");
                     replica.failed();
@@ -49,14 +60,34 @@ pub async fn event_availability(
             }
         }
     }
-    event_availability_from(state, event, &state.pool).await
+    event_availability_from(state, event, &state.pool, channel).await
 }
 
-/// [`event_availability`] with the sold seats and allocations read from `pool`.
+/// `channel` if it is one of the event's channels, else `None`: a buyer's token may name
+/// a channel of another event, and sees this one as buyers in no channel do.
+pub async fn channel_of<'c>(
+    state: &Services,
+    event: EventId,
+    channel: Option<&'c str>,
+) -> Result<Option<&'c str>, Error> {
+    let Some(code) = channel else {
+        return Ok(None);
+    };
+    let policy = state
+        .seat_maps
+        .policy(&state.pool, event)
+        .await?
+        .ok_or(Error::EventNotFound)?;
+    Ok(policy.channels.iter().any(|c| c == code).then_some(code))
+}
+
+/// [`event_availability_in`] with the sold seats and allocations read from `pool`, for a
+/// channel of the event (or none).
 pub async fn event_availability_from(
     state: &Services,
     event: EventId,
     pool: &sqlx::PgPool,
+    channel: Option<&str>,
 ) -> Result<EventAvailability, Error> {
     let (event_state, held) = tokio::join!(
         events::event_state(pool, event),
@@ -73,12 +104,10 @@ pub async fn event_availability_from(
     };
     let map = state
         .seat_maps
-        .get(pool, event, event_state.layout_version)
+        .get_in(pool, event, channel, event_state.layout_version)
         .await?
         .ok_or(Error::EventNotFound)?;
-    let states = map
-        .map
-        .compose(event_state.sold.iter().map(String::as_str), &held);
+    let states = map.compose(event_state.sold.iter().map(String::as_str), &held);
     Ok(EventAvailability {
         map,
         states,
@@ -94,15 +123,17 @@ pub async fn layout_version(state: &Services, event: EventId) -> Result<i64, Err
         .ok_or(Error::EventNotFound)
 }
 
-/// The event's seat map at `version` or newer.
+/// The event's seat map at `version` or newer, as the buyers of `channel` see it.
 pub async fn layout(
     state: &Services,
     event: EventId,
+    channel: Option<&str>,
     version: i64,
 ) -> Result<Arc<RenderedSeatMap>, Error> {
+    let channel = channel_of(state, event, channel).await?;
     state
         .seat_maps
-        .get(&state.pool, event, version)
+        .get_in(&state.pool, event, channel, version)
         .await?
         .ok_or(Error::EventNotFound)
 }
@@ -170,17 +201,31 @@ impl SeatsSnapshot {
             .clone()
     }
 
+    /// The seat map (the view of one channel, or of none) it was composed from.
+    pub fn map(&self) -> &Arc<RenderedSeatMap> {
+        &self.availability.map
+    }
+
     /// Composed without the hold store, which was unreachable.
     pub fn holds_unknown(&self) -> bool {
         self.availability.holds_unknown
     }
 }
 
-/// Composes `event`'s seats with their statuses now.
+/// Composes `event`'s seats with their statuses now, as buyers in no channel see them.
 pub async fn seats_snapshot(state: &Services, event: EventId) -> Result<SeatsSnapshot, Error> {
+    seats_snapshot_in(state, event, None).await
+}
+
+/// [`seats_snapshot`] as the buyers of `channel` see them.
+pub async fn seats_snapshot_in(
+    state: &Services,
+    event: EventId,
+    channel: Option<&str>,
+) -> Result<SeatsSnapshot, Error> {
     Ok(SeatsSnapshot {
         event,
-        availability: event_availability(state, event).await?,
+        availability: event_availability_in(state, event, channel).await?,
         full: OnceLock::new(),
         statuses: OnceLock::new(),
         events: [OnceLock::new(), OnceLock::new()],

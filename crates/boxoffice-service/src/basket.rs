@@ -10,25 +10,28 @@ use boxoffice_store::hold_store::{HoldPass, HoldRequest};
 use uuid::Uuid;
 
 use crate::holds::{
-    count_hold, event_layout, labelled, quotes, requote, settle, LabelledHold, MAX_LAYOUT_RELOADS,
+    buyer_layout, count_hold, event_layout, labelled, quotes, requote, settle, taken_in,
+    LabelledHold, MAX_LAYOUT_RELOADS,
 };
 use crate::live::Change;
 use crate::{Error, Services};
 
 /// Adds `seats` to the live hold `token` of `user`, all or nothing: the hold as it now is.
 /// Counts against the buyer's hold rate as a new hold does; seats the hold has already
-/// are left as they are.
+/// are left as they are. A buyer in a sales channel (`channel`) may add that channel's
+/// seats.
 pub async fn add_seats(
     state: &Services,
     event: EventId,
     token: Option<Uuid>,
     user: &UserId,
+    channel: Option<&str>,
     pass: Option<HoldPass>,
     seats: &[String],
 ) -> Result<LabelledHold, Error> {
     count_hold(state, event, user).await?;
     let token = token.ok_or(Error::HoldNotLive)?;
-    let mut map = event_layout(state, event).await?;
+    let mut map = buyer_layout(state, event, channel).await?;
     let mut basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
     let taken = state.live.taken();
     let asked = taken.epoch(event);
@@ -49,6 +52,7 @@ pub async fn add_seats(
                     max_seats_per_user: policy.max_seats_per_user,
                     holds_per_minute: state.rate_limits.holds.per_minute(),
                     pass,
+                    channel: map.channel.as_deref(),
                 },
             )
             .await?;
@@ -57,7 +61,7 @@ pub async fn add_seats(
                 if reloads < MAX_LAYOUT_RELOADS =>
             {
                 reloads += 1;
-                (map, basket) = requote(state, event, version, seats).await?;
+                (map, basket) = requote(state, event, &map, version, seats).await?;
             }
             GrowOutcome::Acquire(outcome) => break outcome,
             GrowOutcome::NotLive => return Err(Error::HoldNotLive),
@@ -67,7 +71,7 @@ pub async fn add_seats(
         }
     };
     match &outcome {
-        AcquireOutcome::Unavailable(seats) => taken.confirmed(event, seats, asked),
+        AcquireOutcome::Unavailable(seats) => taken.confirmed(event, &taken_in(&map, seats), asked),
         AcquireOutcome::Held(_) => taken.confirmed(event, &basket, asked),
         _ => {}
     }

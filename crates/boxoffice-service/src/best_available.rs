@@ -87,10 +87,10 @@ impl Turn {
     }
 }
 
-/// Per event, its [`Turn`] (of recently asked events; the least recently asked is
-/// forgotten first).
+/// Per event and sales channel (each channel's buyers choose from their own view), its
+/// [`Turn`] (of recently asked events; the least recently asked is forgotten first).
 pub struct Chooser {
-    events: Mutex<LruCache<EventId, Arc<Turn>>>,
+    events: Mutex<LruCache<crate::seat_map::ViewKey, Arc<Turn>>>,
 }
 
 impl Chooser {
@@ -101,13 +101,15 @@ impl Chooser {
         }
     }
 
-    fn turn(&self, event: EventId) -> Arc<Turn> {
+    fn turn(&self, event: EventId, channel: Option<&str>) -> Arc<Turn> {
         // The cache holds no invariant a panicking holder could break.
         let mut events = self
             .events
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        events.get_or_insert(event, Arc::default).clone()
+        events
+            .get_or_insert((event, channel.map(Box::from)), Arc::default)
+            .clone()
     }
 }
 
@@ -175,11 +177,13 @@ pub struct BestAsk<'a> {
 }
 
 /// Holds the best `ask.quantity` seats free now (of its ticket type, or of any type) for
-/// `user` under one new token, all or none.
+/// `user` under one new token, all or none; chosen among the seats of the buyer's sales
+/// `channel` too, if they are in one.
 pub async fn hold_best_available(
     state: &Services,
     event: EventId,
     user: &UserId,
+    channel: Option<&str>,
     pass: Option<crate::queue::HoldPass>,
     ask: BestAsk<'_>,
 ) -> Result<BestHold, Error> {
@@ -207,16 +211,17 @@ pub async fn hold_best_available(
         );
     }
     errors.into_result(()).map_err(Error::Invalid)?;
+    let channel = availability::channel_of(state, event, channel).await?;
     let request = Request {
         quantity: quantity as usize,
         ticket_type,
         section_order: &policy.section_order,
         accessible,
     };
-    let turn = state.chooser.turn(event);
+    let turn = state.chooser.turn(event, channel);
     let mut taken = Vec::new();
     for _ in 0..MAX_CHOICES {
-        let choice = choose(state, event, &turn, &request).await?;
+        let choice = choose(state, event, channel, &turn, &request).await?;
         let map = &choice.map;
         match holds::acquire(state, event, user, pass, map, &choice.basket).await? {
             outcome @ AcquireOutcome::Held(_) => {
@@ -249,6 +254,7 @@ pub async fn hold_best_available(
 async fn choose<'t>(
     state: &Services,
     event: EventId,
+    channel: Option<&str>,
     turn: &'t Turn,
     request: &Request<'_>,
 ) -> Result<Choice<'t>, Error> {
@@ -261,7 +267,7 @@ async fn choose<'t>(
             .as_ref()
             .is_some_and(|v| v.read_at.elapsed() < VIEW_LIFETIME);
         if !reusable {
-            let mut view = read(state, event, request.section_order).await?;
+            let mut view = read(state, event, channel, request.section_order).await?;
             fresh = true;
             let mut chosen = turn.chosen();
             for id in chosen.in_flight.values().flatten() {
@@ -341,9 +347,15 @@ fn pick(view: &View, request: &Request<'_>) -> Option<(Vec<usize>, bool)> {
 
 /// The event's availability now, as a view, its rows ranked by `section_order`. The hold
 /// store must answer: without it every held seat would look free.
-async fn read(state: &Services, event: EventId, section_order: &[String]) -> Result<View, Error> {
+async fn read(
+    state: &Services,
+    event: EventId,
+    channel: Option<&str>,
+    section_order: &[String],
+) -> Result<View, Error> {
     // From the primary: what it chooses goes straight to the hold store.
-    let availability = availability::event_availability_from(state, event, &state.pool).await?;
+    let availability =
+        availability::event_availability_from(state, event, &state.pool, channel).await?;
     if availability.holds_unknown {
         return Err(Error::Unavailable {
             reason: "the hold store is unavailable".into(),

@@ -183,7 +183,7 @@ fn csv_lines(lines: &[SaleLine], label: impl Fn(&SaleLine) -> String) -> Bytes {
 /// answer: without it held seats would count as available.
 pub async fn report(state: &Services, event: EventId) -> Result<EventReport, Error> {
     let (availability, sums) = futures::try_join!(
-        availability::event_availability_from(state, event, &state.pool),
+        availability::event_availability_from(state, event, &state.pool, None),
         async {
             console::report_sums(&state.pool, event)
                 .await

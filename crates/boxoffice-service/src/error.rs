@@ -28,6 +28,9 @@ pub enum Error {
     /// No such booking.
     #[error("no such booking")]
     BookingNotFound,
+    /// The event has no such sales channel.
+    #[error("the event has no such channel")]
+    ChannelNotFound,
     /// The event has no open waiting room.
     #[error("this event has no waiting room open")]
     QueueNotFound,

@@ -4,7 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use boxoffice_api::{AllocationsChanged, AllocationsRequest, EventView, GaAreaView, SkippedSeat};
+use boxoffice_api::{
+    AllocationsChanged, AllocationsRequest, ChannelReleased, EventView, GaAreaView, SkippedSeat,
+};
 use boxoffice_core::availability::SeatCounts;
 use boxoffice_core::event::{resolve_allocations, EventSpec, QueueSettings, WithdrawSpec};
 use boxoffice_core::ids::EventId;
@@ -53,6 +55,7 @@ pub async fn view(state: &Services, id: EventId) -> Result<(EventView, bool), Er
             .map(|(area, left)| GaAreaView { area, left })
             .collect(),
         counts: SeatCounts::of(&availability.states),
+        channels: record.channels,
         queue: record.queue,
     };
     Ok((view, availability.holds_unknown))
@@ -95,7 +98,14 @@ pub async fn put_allocations(
         .iter()
         .map(|t| t.code.as_str())
         .collect();
-    let allocations = resolve_allocations(&body.allocations, &venue.index(), &codes, &mut errors);
+    let channels: HashSet<&str> = record.channels.iter().map(|c| c.code.as_str()).collect();
+    let allocations = resolve_allocations(
+        &body.allocations,
+        &venue.index(),
+        &codes,
+        &channels,
+        &mut errors,
+    );
     let allocations = errors.into_result(allocations)?;
     change(state, id, &venue, AllocationChange::Put(allocations)).await
 }
@@ -109,6 +119,33 @@ pub async fn withdraw_allocations(
     let (_, venue) = event_and_venue(state, id).await?;
     let seats = body.resolve(&venue.index())?;
     change(state, id, &venue, AllocationChange::Withdraw(seats)).await
+}
+
+/// Puts the channel's seats that are neither held nor sold on general sale, at once on
+/// every page of the event; answers how many.
+pub async fn release_channel(
+    state: &Services,
+    id: EventId,
+    code: &str,
+) -> Result<ChannelReleased, Error> {
+    let record = events::get_event(&state.pool, id)
+        .await?
+        .ok_or(Error::EventNotFound)?;
+    if !record.channels.iter().any(|c| c.code == code) {
+        return Err(Error::ChannelNotFound);
+    }
+    let outcome = events::change_allocations(
+        &state.pool,
+        state.holds.as_ref(),
+        id,
+        AllocationChange::Release(code.to_owned()),
+    )
+    .await?
+    .ok_or(Error::EventNotFound)?;
+    state.live.publish(id, Change::Layout).await;
+    Ok(ChannelReleased {
+        released: outcome.changed,
+    })
 }
 
 /// Makes the change, and has every page of the event take the new seat map.

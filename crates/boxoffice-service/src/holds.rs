@@ -65,6 +65,23 @@ pub(crate) async fn event_layout(
         .ok_or(Error::EventNotFound)
 }
 
+/// The event's seat map as a buyer in `channel` sees it (a channel the event does not have
+/// is no channel), cached.
+pub(crate) async fn buyer_layout(
+    state: &Services,
+    event: EventId,
+    channel: Option<&str>,
+) -> Result<Arc<RenderedSeatMap>, Error> {
+    let Some(channel) = crate::availability::channel_of(state, event, channel).await? else {
+        return event_layout(state, event).await;
+    };
+    state
+        .seat_maps
+        .get_any_in(&state.pool, event, Some(channel))
+        .await?
+        .ok_or(Error::EventNotFound)
+}
+
 /// The event's hold settings, without rendering its seat map when none is cached.
 pub(super) async fn event_policy(state: &Services, event: EventId) -> Result<HoldPolicy, Error> {
     state
@@ -127,16 +144,18 @@ pub(crate) fn quotes(map: &RenderedSeatMap, basket: &[String]) -> Vec<Option<Cla
 /// the store; while another request for some of the same seats is on its way to the
 /// store from this instance, this one waits for its answer first (once). Should the
 /// event's allocations have changed since this server cached its map, the seats are
-/// quoted again from the new one.
+/// quoted again from the new one. A buyer in a sales channel (`channel`, their token's)
+/// may hold that channel's seats too.
 pub async fn create_hold(
     state: &Services,
     event: EventId,
     user: &UserId,
+    channel: Option<&str>,
     pass: Option<HoldPass>,
     seats: &[String],
 ) -> Result<LabelledHold, Error> {
     count_hold(state, event, user).await?;
-    let mut map = event_layout(state, event).await?;
+    let mut map = buyer_layout(state, event, channel).await?;
     let mut basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
     let taken = state.live.taken();
     // Asked with others for the same seats: wait for the first of them to be answered
@@ -163,7 +182,9 @@ pub async fn create_hold(
     let outcome = loop {
         let outcome = acquire(state, event, user, pass, &map, &basket).await?;
         match &outcome {
-            AcquireOutcome::Unavailable(seats) => taken.confirmed(event, seats, asked),
+            AcquireOutcome::Unavailable(seats) => {
+                taken.confirmed(event, &taken_in(&map, seats), asked)
+            }
             AcquireOutcome::Held(hold) => taken.confirmed(event, &hold_seats(hold), asked),
             _ => {}
         }
@@ -171,7 +192,7 @@ pub async fn create_hold(
             // The allocations changed since this server cached the map: quote again.
             AcquireOutcome::LayoutChanged(version) if reloads < MAX_LAYOUT_RELOADS => {
                 reloads += 1;
-                (map, basket) = requote(state, event, version, seats).await?;
+                (map, basket) = requote(state, event, &map, version, seats).await?;
             }
             outcome => break outcome,
         }
@@ -179,17 +200,30 @@ pub async fn create_hold(
     settle(state, event, &map, outcome).await
 }
 
-/// The seat map of the allocations' `version`, and `seats` checked against it: to quote
-/// a basket again once the store says the allocations changed.
+/// Of the seats a hold was refused, those this instance may take as taken by someone:
+/// not those allocated to a channel the buyer is not in, which are free to that
+/// channel's buyers.
+pub(crate) fn taken_in(map: &RenderedSeatMap, refused: &[String]) -> Vec<String> {
+    refused
+        .iter()
+        .filter(|seat| !map.is_elsewhere(seat))
+        .cloned()
+        .collect()
+}
+
+/// The seat map of the allocations' `version` in the view of `map`'s channel, and `seats`
+/// checked against it: to quote a basket again once the store says the allocations
+/// changed.
 pub(crate) async fn requote(
     state: &Services,
     event: EventId,
+    map: &RenderedSeatMap,
     version: i64,
     seats: &[String],
 ) -> Result<(Arc<RenderedSeatMap>, Vec<String>), Error> {
     let map = state
         .seat_maps
-        .get(&state.pool, event, version)
+        .get_in(&state.pool, event, map.channel.as_deref(), version)
         .await?
         .ok_or(Error::EventNotFound)?;
     let basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
@@ -264,6 +298,7 @@ pub(super) async fn acquire(
             max_seats_per_user: policy.max_seats_per_user,
             holds_per_minute: state.rate_limits.holds.per_minute(),
             pass,
+            channel: map.channel.as_deref(),
         })
         .await?)
 }

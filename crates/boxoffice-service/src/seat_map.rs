@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use boxoffice_api::SeatStatuses;
 use bytes::Bytes;
 
-use boxoffice_core::availability::{EventSeat, SeatMap, SeatState};
+use boxoffice_core::availability::{EventSeat, HeldSeat, SeatMap, SeatState, SeatStatus};
 use boxoffice_core::ids::EventId;
 use boxoffice_core::venue::Shape;
 use boxoffice_store::pg::events;
@@ -26,11 +26,16 @@ use boxoffice_store::StoreError;
 use lru::LruCache;
 use sqlx::PgPool;
 
-/// An event's seat map with each seat's static JSON pre-rendered, and the event's hold
-/// settings (which never change, so they are cached with it).
+/// An event's seat map as the buyers of one sales channel (or of none) see it, with each
+/// seat's static JSON pre-rendered, and the event's hold settings (which never change, so
+/// they are cached with it). A seat allocated to another channel reads as not on sale.
 pub struct RenderedSeatMap {
     /// The allocation version this map reflects.
     pub version: i64,
+    /// The channel whose view this is (`None`: buyers in no channel).
+    pub channel: Option<Box<str>>,
+    /// Where the seats allocated to other channels are in the map, ascending.
+    elsewhere: Box<[usize]>,
     /// The event's hold settings.
     pub policy: HoldPolicy,
     /// The seats.
@@ -42,8 +47,22 @@ pub struct RenderedSeatMap {
 }
 
 impl RenderedSeatMap {
-    /// Renders the static part of every seat, and the venue's shapes.
+    /// Renders the static part of every seat, and the venue's shapes: the view of buyers
+    /// in no channel, with no seat in a channel.
     pub fn new(version: i64, seats: Vec<EventSeat>, shapes: &[Shape], policy: HoldPolicy) -> Self {
+        Self::of_channel(None, version, seats, Vec::new(), shapes, policy)
+    }
+
+    /// [`RenderedSeatMap::new`] for the view of `channel`, in which the seats at
+    /// `elsewhere` (ascending) are allocated to other channels.
+    pub fn of_channel(
+        channel: Option<&str>,
+        version: i64,
+        seats: Vec<EventSeat>,
+        elsewhere: Vec<usize>,
+        shapes: &[Shape],
+        policy: HoldPolicy,
+    ) -> Self {
         let fragments = seats
             .iter()
             .map(|seat| {
@@ -54,6 +73,8 @@ impl RenderedSeatMap {
             .collect();
         Self {
             version,
+            channel: channel.map(Box::from),
+            elsewhere: elsewhere.into_boxed_slice(),
             policy,
             map: SeatMap::new(seats),
             fragments,
@@ -61,6 +82,39 @@ impl RenderedSeatMap {
                 .expect("shapes always serialize")
                 .into_boxed_str(),
         }
+    }
+
+    /// Whether the seat is allocated to a channel other than this view's (it reads as not
+    /// on sale here, and changes to it are not this view's to see).
+    pub fn is_elsewhere(&self, seat: &str) -> bool {
+        !self.elsewhere.is_empty()
+            && self
+                .map
+                .index_of(seat)
+                .is_some_and(|i| self.elsewhere.binary_search(&i).is_ok())
+    }
+
+    /// Each seat's state in this view, in venue order, from the seats sold and held: a seat
+    /// allocated to another channel is `not_for_sale` whatever becomes of it (to this
+    /// view's readers nothing about it shows).
+    pub fn compose<'a>(
+        &self,
+        sold: impl IntoIterator<Item = &'a str>,
+        held: impl IntoIterator<Item = &'a HeldSeat>,
+    ) -> Vec<SeatState> {
+        let mut states = self.map.compose(sold, held);
+        for &i in self.elsewhere.iter() {
+            states[i] = SeatState {
+                status: SeatStatus::NotForSale,
+                held_until: None,
+            };
+        }
+        states
+    }
+
+    /// Whether some seat is allocated to a channel other than this view's.
+    pub fn hides_seats(&self) -> bool {
+        !self.elsewhere.is_empty()
     }
 
     /// The body of `GET /v1/events/{id}/layout`: every seat without its status. Rendered
@@ -127,12 +181,16 @@ impl RenderedSeatMap {
     }
 }
 
-/// Rendered seat maps of recently read events, least recently used evicted first.
+/// A seat map's place in the cache: the event, and the channel whose view it is.
+pub type ViewKey = (EventId, Option<Box<str>>);
+
+/// Rendered seat maps of recently read events (each channel's view apart), least recently
+/// used evicted first.
 pub struct SeatMapCache {
-    maps: Mutex<LruCache<EventId, Arc<RenderedSeatMap>>>,
-    /// One load at a time per event: when a sale opens, hundreds of requests miss the cache
+    maps: Mutex<LruCache<ViewKey, Arc<RenderedSeatMap>>>,
+    /// One load at a time per view: when a sale opens, hundreds of requests miss the cache
     /// at once, and all but one should wait for that one load rather than repeat it.
-    loading: Mutex<HashMap<EventId, Arc<tokio::sync::Mutex<()>>>>,
+    loading: Mutex<HashMap<ViewKey, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl SeatMapCache {
@@ -144,47 +202,69 @@ impl SeatMapCache {
         }
     }
 
-    /// The event's seat map at `version` or newer, loading and rendering it on a miss;
-    /// `None` if there is no such event.
+    /// The event's seat map at `version` or newer, as buyers in no channel see it, loading
+    /// and rendering it on a miss; `None` if there is no such event.
     pub async fn get(
         &self,
         pool: &PgPool,
         event: EventId,
         version: i64,
     ) -> Result<Option<Arc<RenderedSeatMap>>, StoreError> {
-        if let Some(map) = self.cached(event, version) {
+        self.get_in(pool, event, None, version).await
+    }
+
+    /// [`SeatMapCache::get`] as the buyers of `channel` see it. The caller names only a
+    /// channel of the event (any other would be a view of its own that equals the public
+    /// one).
+    pub async fn get_in(
+        &self,
+        pool: &PgPool,
+        event: EventId,
+        channel: Option<&str>,
+        version: i64,
+    ) -> Result<Option<Arc<RenderedSeatMap>>, StoreError> {
+        let key: ViewKey = (event, channel.map(Box::from));
+        if let Some(map) = self.cached(&key, version) {
             return Ok(Some(map));
         }
         let gate = self
             .loading
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .entry(event)
+            .entry(key.clone())
             .or_default()
             .clone();
         let _turn = gate.lock().await;
         // Whoever held the gate before us may have loaded what we need.
-        if let Some(map) = self.cached(event, version) {
+        if let Some(map) = self.cached(&key, version) {
             return Ok(Some(map));
         }
-        let (Some((loaded, seats)), Some(policy), Some(shapes)) = tokio::try_join!(
-            events::seat_map(pool, event),
+        let (Some(read), Some(policy), Some(shapes)) = tokio::try_join!(
+            events::seat_map(pool, event, channel),
             events::hold_policy(pool, event),
             events::shapes(pool, event)
         )?
         else {
             return Ok(None);
         };
+        let channel = key.1.clone();
         // Rendering a large venue takes tens of milliseconds: keep it off the async workers.
         let map = tokio::task::spawn_blocking(move || {
-            Arc::new(RenderedSeatMap::new(loaded, seats, &shapes, policy))
+            Arc::new(RenderedSeatMap::of_channel(
+                channel.as_deref(),
+                read.version,
+                read.seats,
+                read.elsewhere,
+                &shapes,
+                policy,
+            ))
         })
         .await
         .map_err(|e| StoreError::Other(Box::new(e)))?;
         let mut maps = self.lock();
         // Two readers may load concurrently; keep whichever is newer.
-        if maps.peek(&event).is_none_or(|m| m.version <= map.version) {
-            maps.put(event, map.clone());
+        if maps.peek(&key).is_none_or(|m| m.version <= map.version) {
+            maps.put(key, map.clone());
         }
         Ok(Some(map))
     }
@@ -196,10 +276,26 @@ impl SeatMapCache {
         pool: &PgPool,
         event: EventId,
     ) -> Result<Option<Arc<RenderedSeatMap>>, StoreError> {
-        if let Some(map) = self.lock().get(&event) {
+        self.get_any_in(pool, event, None).await
+    }
+
+    /// [`SeatMapCache::get_any`] as the buyers of `channel` see it.
+    pub async fn get_any_in(
+        &self,
+        pool: &PgPool,
+        event: EventId,
+        channel: Option<&str>,
+    ) -> Result<Option<Arc<RenderedSeatMap>>, StoreError> {
+        let key: ViewKey = (event, channel.map(Box::from));
+        if let Some(map) = self.lock().get(&key) {
             return Ok(Some(map.clone()));
         }
-        self.get(pool, event, 0).await
+        self.get_in(pool, event, channel, 0).await
+    }
+
+    /// The public view of the event's seat map if one is cached, at whatever version.
+    pub fn peek(&self, event: EventId) -> Option<Arc<RenderedSeatMap>> {
+        self.lock().peek(&(event, None)).cloned()
     }
 
     /// The event's hold settings (which never change): from a cached seat map if there is
@@ -210,20 +306,20 @@ impl SeatMapCache {
         pool: &PgPool,
         event: EventId,
     ) -> Result<Option<HoldPolicy>, StoreError> {
-        if let Some(map) = self.lock().get(&event) {
+        if let Some(map) = self.lock().get(&(event, None)) {
             return Ok(Some(map.policy.clone()));
         }
         events::hold_policy(pool, event).await
     }
 
-    fn cached(&self, event: EventId, version: i64) -> Option<Arc<RenderedSeatMap>> {
+    fn cached(&self, key: &ViewKey, version: i64) -> Option<Arc<RenderedSeatMap>> {
         self.lock()
-            .get(&event)
+            .get(key)
             .filter(|m| m.version >= version)
             .cloned()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, LruCache<EventId, Arc<RenderedSeatMap>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, LruCache<ViewKey, Arc<RenderedSeatMap>>> {
         // The cache holds no invariant a panicking holder could break.
         self.maps
             .lock()
@@ -234,7 +330,6 @@ impl SeatMapCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use boxoffice_core::availability::SeatStatus;
     use chrono::DateTime;
 
     fn seat(id: &str, on_sale: bool) -> EventSeat {
@@ -272,6 +367,7 @@ mod tests {
             currency: Some("EUR".into()),
             section_order: vec!["stalls".into()],
             ticket_types: vec!["standard".into()],
+            channels: Vec::new(),
         };
         let rendered = RenderedSeatMap::new(3, seats.clone(), &shapes, policy);
         let states = [

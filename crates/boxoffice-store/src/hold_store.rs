@@ -47,6 +47,11 @@ pub struct HoldRequest<'a> {
     /// the claim itself, and keeps the pass with the hold: its checkout ends the pass, and
     /// so does its release when it was the buyer's last hold.
     pub pass: Option<HoldPass>,
+    /// The sales channel the buyer is in (their token's `channel` claim), if any: a seat
+    /// allocated to another channel is not on sale to them. A store that keeps the quotes
+    /// finds it in them (quoted from the buyer's channel's view of the seat map); a store
+    /// that reads the allocations in the claim judges it there.
+    pub channel: Option<&'a str>,
 }
 
 /// A waiting-room pass, as the hold store knows it.

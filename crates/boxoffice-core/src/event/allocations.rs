@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use super::{AllocationEntry, WithdrawSpec};
+use super::{Allocation, AllocationEntry, WithdrawSpec};
 use crate::validation::ValidationErrors;
 use crate::venue::VenueIndex;
 
@@ -78,13 +78,15 @@ fn select_seats(
 }
 
 /// Applies allocation entries in order, later entries overriding earlier ones, and returns
-/// `(seat id, ticket type)` for every seat named, in venue order.
+/// the allocation of every seat named, in venue order. `channels` are the event's channel
+/// codes, which an entry's `channel` must be one of.
 pub fn resolve_allocations(
     entries: &[AllocationEntry],
     index: &VenueIndex<'_>,
     ticket_types: &HashSet<&str>,
+    channels: &HashSet<&str>,
     errors: &mut ValidationErrors,
-) -> Vec<(String, String)> {
+) -> Vec<Allocation> {
     let mut slots: Vec<Option<usize>> = vec![None; index.ids.len()];
     for (i, entry) in entries.iter().enumerate() {
         let at = format!("allocations[{i}]");
@@ -93,6 +95,13 @@ pub fn resolve_allocations(
             format!("{at}.ticket_type"),
             format!("the event has no ticket type {:?}", entry.ticket_type),
         );
+        if let Some(channel) = &entry.channel {
+            errors.check(
+                channels.contains(channel.as_str()),
+                format!("{at}.channel"),
+                format!("the event has no channel {channel:?}"),
+            );
+        }
         let positions = match &entry.category {
             Some(category) => {
                 let alone =
@@ -131,7 +140,11 @@ pub fn resolve_allocations(
         .into_iter()
         .enumerate()
         .filter_map(|(p, entry)| {
-            entry.map(|e| (index.ids[p].to_owned(), entries[e].ticket_type.clone()))
+            entry.map(|e| Allocation {
+                seat: index.ids[p].to_owned(),
+                ticket_type: entries[e].ticket_type.clone(),
+                channel: entries[e].channel.clone(),
+            })
         })
         .collect()
 }

@@ -62,7 +62,7 @@ fn later_allocation_entries_override_earlier_ones() {
     let got: Vec<_> = e
         .allocations
         .iter()
-        .map(|(s, t)| (s.as_str(), t.as_str()))
+        .map(|a| (a.seat.as_str(), a.ticket_type.as_str()))
         .collect();
     assert_eq!(
         got,
@@ -163,11 +163,11 @@ proptest! {
         let entries: Vec<AllocationEntry> = picks.iter().map(|(premium, p)| {
             let ticket_type = if *premium { "premium" } else { "standard" }.to_owned();
             match p {
-                Pick::Section(s) => AllocationEntry { ticket_type, section: Some(sections[*s].into()), rows: None, seats: None, category: None },
+                Pick::Section(s) => AllocationEntry { ticket_type, section: Some(sections[*s].into()), rows: None, seats: None, category: None, channel: None },
                 Pick::Rows(s, r) => AllocationEntry { ticket_type, section: Some(sections[*s].into()),
-                    rows: Some(r.iter().map(|i| rows[*i].to_owned()).collect()), seats: None, category: None },
+                    rows: Some(r.iter().map(|i| rows[*i].to_owned()).collect()), seats: None, category: None, channel: None },
                 Pick::Seats(ps) => AllocationEntry { ticket_type, section: None, rows: None,
-                    seats: Some(ps.iter().map(|p| index.ids[*p].to_owned()).collect()), category: None },
+                    seats: Some(ps.iter().map(|p| index.ids[*p].to_owned()).collect()), category: None, channel: None },
             }
         }).collect();
 
@@ -186,13 +186,13 @@ proptest! {
 
         let codes: HashSet<&str> = ["standard", "premium"].into();
         let mut errors = ValidationErrors::default();
-        let got = resolve_allocations(&entries, &index, &codes, &mut errors);
+        let got = resolve_allocations(&entries, &index, &codes, &HashSet::new(), &mut errors);
         prop_assert!(errors.is_empty());
         prop_assert_eq!(got.len(), model.len());
         let mut last = None;
-        for (seat, ty) in &got {
-            prop_assert_eq!(model.get(seat), Some(ty));
-            let pos = index.position(seat);
+        for a in &got {
+            prop_assert_eq!(model.get(&a.seat), Some(&a.ticket_type));
+            let pos = index.position(&a.seat);
             prop_assert!(pos > last, "allocations come back in venue order");
             last = pos;
         }

@@ -14,10 +14,16 @@ use sha2::{Digest, Sha256};
 use tower::{Layer, ServiceExt};
 
 use crate::app::compression;
+use crate::auth::TokenChannel;
 use crate::encoded::{Encoded, EncodedAnswers};
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
-use boxoffice_service::availability::{event_availability, layout, layout_version};
+use boxoffice_service::availability::{event_availability_in, layout, layout_version};
+use boxoffice_service::seat_map::RenderedSeatMap;
+
+/// What the seat answers vary by: how they are compressed, and the reader's sales channel
+/// (a channel's seats read `not_for_sale` to all but that channel's buyers).
+const VARY: &str = "accept-encoding, authorization";
 
 /// Every seat with its status, composed from Postgres and the hold store at read time.
 ///
@@ -25,6 +31,9 @@ use boxoffice_service::availability::{event_availability, layout, layout_version
 /// request whose `If-None-Match` names it gets `304 Not Modified` without the body. The
 /// compressed answer is kept while the tag stands: repeat loads of a quiet seat map cost
 /// neither rendering nor compressing it again.
+///
+/// A reader whose user token puts them in one of the event's sales channels sees that
+/// channel's seats on sale; everyone else sees them `not_for_sale`.
 #[utoipa::path(get, path = "/v1/events/{id}/seats", tag = "availability",
     params(("id" = String, Path, description = "Event id")),
     responses(
@@ -36,14 +45,17 @@ use boxoffice_service::availability::{event_availability, layout, layout_version
     ))]
 pub async fn get_seats(
     State(state): State<AppState>,
+    TokenChannel(channel): TokenChannel,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let id = super::event_id(&id)?;
-    let availability = event_availability(&state, id).await?;
+    let availability = event_availability_in(&state, id, channel.as_deref()).await?;
     // Without the hold store the answer is incomplete: never let a client keep it.
-    let etag = (!availability.holds_unknown)
-        .then(|| seats_etag(availability.map.version, &availability.states));
+    let etag = (!availability.holds_unknown).then(|| {
+        let etag = seats_etag(availability.map.version, &availability.states);
+        of_view(&availability.map, etag)
+    });
     if let Some(etag) = etag.as_deref().filter(|etag| known(&headers, etag)) {
         return Ok(not_modified(etag));
     }
@@ -52,7 +64,9 @@ pub async fn get_seats(
         // A seat map whose statuses stand is compressed once for each way clients ask.
         Some(etag) => {
             let render = || map.render_seats(id, &availability.states).into();
-            encoded(&state.encoded().of(id).seats, etag, &headers, render).await?
+            let answers = state.encoded().of(id);
+            let kept = kept_for(map, &answers.seats);
+            encoded(kept, etag, &headers, render).await?
         }
         None => (None, map.render_seats(id, &availability.states).into()),
     };
@@ -60,7 +74,7 @@ pub async fn get_seats(
         [
             (header::CONTENT_TYPE, "application/json"),
             (header::CACHE_CONTROL, REVALIDATE),
-            (header::VARY, "accept-encoding"),
+            (header::VARY, VARY),
         ],
         AppendHeaders(etag.map(|e| (header::ETAG, e))),
         AppendHeaders(content_encoding.map(|e| (header::CONTENT_ENCODING, e))),
@@ -68,6 +82,21 @@ pub async fn get_seats(
         body,
     )
         .into_response())
+}
+
+/// `etag` of a channel's view names the channel: the same seats read differently in
+/// another view.
+fn of_view(map: &RenderedSeatMap, etag: String) -> String {
+    match &map.channel {
+        Some(channel) => etag.replacen("W/\"", &format!("W/\"{channel}:"), 1),
+        None => etag,
+    }
+}
+
+/// Where the answers of `map`'s view are kept: the event's `kept` for buyers in no
+/// channel; a channel's view is compressed for each request and not kept.
+fn kept_for<'a>(map: &RenderedSeatMap, kept: &'a EncodedAnswers) -> Option<&'a EncodedAnswers> {
+    map.channel.is_none().then_some(kept)
 }
 
 /// `body` compressed as every other answer is for a client that sends `accept` (the same
@@ -115,25 +144,26 @@ async fn encode(body: Bytes, accept: &HeaderValue) -> Result<Encoded, ApiError> 
     ))]
 pub async fn get_layout(
     State(state): State<AppState>,
+    TokenChannel(channel): TokenChannel,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let id = super::event_id(&id)?;
     let version = layout_version(&state, id).await?;
-    let current = layout_etag(version);
-    if known(&headers, &current) {
-        return Ok(not_modified(&current));
+    let map = layout(&state, id, channel.as_deref(), version).await?;
+    let etag = of_view(&map, layout_etag(map.version));
+    if known(&headers, &etag) {
+        return Ok(not_modified(&etag));
     }
-    let map = layout(&state, id, version).await?;
-    let etag = layout_etag(map.version);
     let render = || map.layout(id);
-    let (content_encoding, body) =
-        encoded(&state.encoded().of(id).layout, &etag, &headers, render).await?;
+    let answers = state.encoded().of(id);
+    let kept = kept_for(&map, &answers.layout);
+    let (content_encoding, body) = encoded(kept, &etag, &headers, render).await?;
     Ok((
         [
             (header::CONTENT_TYPE, "application/json".to_owned()),
             (header::CACHE_CONTROL, REVALIDATE.to_owned()),
-            (header::VARY, "accept-encoding".to_owned()),
+            (header::VARY, VARY.to_owned()),
             (header::ETAG, etag),
         ],
         AppendHeaders(content_encoding.map(|e| (header::CONTENT_ENCODING, e))),
@@ -143,10 +173,10 @@ pub async fn get_layout(
 }
 
 /// The answer of `etag` for the request's `Accept-Encoding`: kept in `answers` from an
-/// earlier request, or rendered and compressed now and kept; not compressed (nor kept) if
-/// the request offers no encoding.
+/// earlier request, or rendered and compressed now and kept (if there is somewhere to keep
+/// it); not compressed (nor kept) if the request offers no encoding.
 async fn encoded(
-    answers: &EncodedAnswers,
+    answers: Option<&EncodedAnswers>,
     etag: &str,
     headers: &HeaderMap,
     render: impl FnOnce() -> Bytes,
@@ -154,11 +184,13 @@ async fn encoded(
     let Some(accept) = headers.get(header::ACCEPT_ENCODING) else {
         return Ok((None, render()));
     };
-    let answer = match answers.get(etag, accept) {
+    let answer = match answers.and_then(|a| a.get(etag, accept)) {
         Some(kept) => kept,
         None => {
             let answer = encode(render(), accept).await?;
-            answers.keep(etag, accept.clone(), answer.clone());
+            if let Some(answers) = answers {
+                answers.keep(etag, accept.clone(), answer.clone());
+            }
             answer
         }
     };
@@ -219,13 +251,15 @@ fn seats_etag(version: i64, states: &[SeatState]) -> String {
     ))]
 pub async fn get_availability(
     State(state): State<AppState>,
+    TokenChannel(channel): TokenChannel,
     Path(id): Path<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let id = super::event_id(&id)?;
-    let availability = event_availability(&state, id).await?;
+    let availability = event_availability_in(&state, id, channel.as_deref()).await?;
     let unknown = holds_unknown(availability.holds_unknown);
     Ok((
         unknown,
+        [(header::VARY, VARY)],
         axum::Json(AvailabilityView {
             counts: SeatCounts::of(&availability.states),
             ga: availability

@@ -4,8 +4,8 @@ use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use boxoffice_api::{
-    AllocationsChanged, AllocationsRequest, EventCreated, EventList, EventListItem, EventPatch,
-    EventView,
+    AllocationsChanged, AllocationsRequest, ChannelReleased, EventCreated, EventList,
+    EventListItem, EventPatch, EventView,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_service::events;
@@ -146,5 +146,30 @@ pub async fn withdraw_allocations(
     let id = super::event_id(&id)?;
     Ok(axum::Json(
         events::withdraw_allocations(&state, id, &body).await?,
+    ))
+}
+
+/// Puts a sales channel's seats that are neither held nor sold on general sale, at once
+/// (live pages see them turn available); held and sold ones stay in the channel.
+#[utoipa::path(post, path = "/v1/events/{id}/channels/{code}/release", tag = "events",
+    params(
+        ("id" = String, Path, description = "Event id"),
+        ("code" = String, Path, description = "The channel's code"),
+    ),
+    security(("admin" = [])),
+    responses(
+        (status = 200, description = "Released", body = ChannelReleased),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "A user token", body = Problem),
+        (status = 404, description = "No such event, or the event has no such channel", body = Problem),
+    ))]
+pub async fn release_channel(
+    _: Admin,
+    State(state): State<AppState>,
+    Path((id, code)): Path<(String, String)>,
+) -> Result<axum::Json<ChannelReleased>, ApiError> {
+    let id = super::event_id(&id)?;
+    Ok(axum::Json(
+        events::release_channel(&state, id, &code).await?,
     ))
 }

@@ -5,7 +5,7 @@ use axum::http::StatusCode;
 use boxoffice_api::{AddSeatsBody, Extended, HoldBody, HoldView};
 use uuid::Uuid;
 
-use crate::auth::Buyer;
+use crate::auth::{Buyer, TokenChannel};
 use crate::error::{ApiError, Problem};
 use crate::extract::{Json, PassHeader};
 use crate::state::AppState;
@@ -37,6 +37,7 @@ fn token(text: &str) -> Option<Uuid> {
     ))]
 pub async fn create_hold(
     Buyer(user): Buyer,
+    TokenChannel(channel): TokenChannel,
     State(state): State<AppState>,
     Path(id): Path<String>,
     PassHeader(pass): PassHeader,
@@ -45,14 +46,17 @@ pub async fn create_hold(
     let event = super::event_id(&id)?;
     let pass = queue::admit(&state, event, &user, pass.as_deref()).await?;
     let view = match (body.seats, body.best_available) {
-        (Some(seats), None) => holds::create_hold(&state, event, &user, pass, &seats)
-            .await?
-            .into(),
+        (Some(seats), None) => {
+            holds::create_hold(&state, event, &user, channel.as_deref(), pass, &seats)
+                .await?
+                .into()
+        }
         (None, Some(ask)) => {
             let best = best_available::hold_best_available(
                 &state,
                 event,
                 &user,
+                channel.as_deref(),
                 pass,
                 best_available::BestAsk {
                     quantity: ask.quantity,
@@ -137,6 +141,7 @@ pub async fn extend_hold(
     ))]
 pub async fn add_seats(
     Buyer(user): Buyer,
+    TokenChannel(channel): TokenChannel,
     State(state): State<AppState>,
     Path((id, token_text)): Path<(String, String)>,
     PassHeader(pass): PassHeader,
@@ -144,8 +149,16 @@ pub async fn add_seats(
 ) -> Result<axum::Json<HoldView>, ApiError> {
     let event = super::event_id(&id)?;
     let pass = queue::admit(&state, event, &user, pass.as_deref()).await?;
-    let hold =
-        basket::add_seats(&state, event, token(&token_text), &user, pass, &body.seats).await?;
+    let hold = basket::add_seats(
+        &state,
+        event,
+        token(&token_text),
+        &user,
+        channel.as_deref(),
+        pass,
+        &body.seats,
+    )
+    .await?;
     Ok(axum::Json(hold.into()))
 }
 

@@ -18,12 +18,17 @@ use serde::Deserialize;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::availability::holds_unknown;
+use crate::auth::TokenChannel;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
-use boxoffice_service::availability::{seats_snapshot, sse_event, SeatsSnapshot, SnapshotKind};
+use boxoffice_api::SeatsChanged;
+use boxoffice_service::availability::{
+    channel_of, seats_snapshot, seats_snapshot_in, sse_event, SeatsSnapshot, SnapshotKind,
+};
 use boxoffice_service::gzip::GzipStream;
 use boxoffice_service::limits::StreamSlot;
 use boxoffice_service::live::{Frame, Subscription};
+use boxoffice_service::seat_map::RenderedSeatMap;
 
 /// How long a client waits before reconnecting after the stream ends.
 const RECONNECT: Duration = Duration::from_secs(2);
@@ -53,6 +58,10 @@ pub struct StreamQuery {
 /// event's streams on this instance (built once, bytes and all), a stream behind by more
 /// than the event's queue of frames starts again from a snapshot, and one client address
 /// may have `BOXOFFICE_STREAMS_PER_ADDRESS` streams open.
+///
+/// A reader whose user token puts them in one of the event's sales channels sees that
+/// channel's seats on sale and follows their changes (their snapshots are their own, not
+/// shared); to everyone else those seats are `not_for_sale` and nothing about them is sent.
 #[utoipa::path(get, path = "/v1/events/{id}/stream", tag = "availability",
     params(
         ("id" = String, Path, description = "Event id"),
@@ -68,6 +77,7 @@ pub struct StreamQuery {
     ))]
 pub async fn stream(
     State(state): State<AppState>,
+    TokenChannel(channel): TokenChannel,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -89,10 +99,15 @@ pub async fn stream(
         .streams()
         .take(client)
         .ok_or(ApiError::RateLimited(RECONNECT))?;
-    let (subscription, snapshot, since) = opened(&state, event).await?;
+    let channel = channel_of(&state, event, channel.as_deref())
+        .await?
+        .map(Box::from);
+    let (subscription, snapshot, since) = opened(&state, event, channel.as_deref()).await?;
     let holds_unknown_now = snapshot.holds_unknown();
     let mut follower = Follower {
         heartbeat: state.live.heartbeat(),
+        view: channel.is_some().then(|| snapshot.map().clone()),
+        channel,
         state,
         event,
         kind,
@@ -116,7 +131,7 @@ pub async fn stream(
         [
             (header::CONTENT_TYPE, "text/event-stream"),
             (header::CACHE_CONTROL, "no-cache"),
-            (header::VARY, "accept-encoding"),
+            (header::VARY, "accept-encoding, authorization"),
             // Proxies that buffer answers (nginx) pass this one through as it comes.
             (header::HeaderName::from_static("x-accel-buffering"), "no"),
         ],
@@ -153,13 +168,18 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
 
 /// A subscription to `event` and the seats as of its start: the snapshot shared on this
 /// instance and the frames since, or, if there is none to share, one composed now (and
-/// shared from then on).
+/// shared from then on). A sales channel's reader composes one of their own.
 async fn opened(
     state: &AppState,
     event: EventId,
+    channel: Option<&str>,
 ) -> Result<(Subscription, Arc<SeatsSnapshot>, Vec<Frame>), boxoffice_service::Error> {
     // Subscribe before composing: a change made in between arrives after the snapshot.
     let (subscription, shared) = state.live.subscribe(event);
+    if channel.is_some() {
+        let snapshot = Arc::new(seats_snapshot_in(state, event, channel).await?);
+        return Ok((subscription, snapshot, Vec::new()));
+    }
     if let Some(shared) = shared {
         return Ok((subscription, shared.snapshot, shared.since));
     }
@@ -172,6 +192,11 @@ async fn opened(
 struct Follower {
     state: AppState,
     event: EventId,
+    /// The sales channel of the reader, if they are in one of the event's.
+    channel: Option<Box<str>>,
+    /// The channel's view of the seat map its latest snapshot came from (`None` for a
+    /// reader in no channel): which channel seats are its own.
+    view: Option<Arc<RenderedSeatMap>>,
     kind: SnapshotKind,
     subscription: Subscription,
     /// Frames to send before the subscription's own: those after a shared snapshot.
@@ -196,6 +221,9 @@ impl Follower {
 
     /// `snapshot` as the stream's next piece, in the bytes every stream shares.
     fn snapshot(&mut self, snapshot: &SeatsSnapshot) -> Bytes {
+        if self.view.is_some() {
+            self.view = Some(snapshot.map().clone());
+        }
         let name = snapshot_name(self.kind);
         match &mut self.gzip {
             Some(gzip) => gzip.deflated(&snapshot.event_deflated(self.kind, name)),
@@ -208,9 +236,22 @@ impl Follower {
 /// quiet for a heartbeat. `None` ends it (the server is shutting down, or a snapshot it
 /// needs cannot be composed: the client reconnects).
 async fn next_chunk(mut follower: Follower) -> Option<(Result<Bytes, Infallible>, Follower)> {
-    if follower.ended {
-        return None;
+    loop {
+        if follower.ended {
+            return None;
+        }
+        let (chunk, next) = next_piece(follower).await?;
+        match chunk {
+            Some(chunk) => return Some((Ok(chunk), next)),
+            // A frame that was not this stream's to send.
+            None => follower = next,
+        }
     }
+}
+
+/// The stream's next piece, or `None` beside the follower when the frame it took was not
+/// this stream's to send; `None` ends the stream.
+async fn next_piece(mut follower: Follower) -> Option<(Option<Bytes>, Follower)> {
     let frame = match follower.since.pop_front() {
         Some(frame) => Ok(frame),
         None => {
@@ -227,35 +268,63 @@ async fn next_chunk(mut follower: Follower) -> Option<(Result<Bytes, Infallible>
                 Next::Frame(frame) => frame,
                 Next::Quiet => {
                     let beat = follower.piece(b":\n\n");
-                    return Some((Ok(beat), follower));
+                    return Some((Some(beat), follower));
                 }
                 // A gzip stream sends its end first.
                 Next::Closing => {
                     let end = follower.gzip.as_ref()?.end();
                     follower.ended = true;
-                    return Some((Ok(end), follower));
+                    return Some((Some(end), follower));
                 }
             }
         }
     };
     let chunk = match frame {
         Ok(Frame::Seats(data)) => follower.piece(&sse_event("seats", &data)),
+        Ok(Frame::Channel(data)) => {
+            let Some(own) = follower
+                .view
+                .as_deref()
+                .and_then(|view| own_seats(view, &data))
+            else {
+                return Some((None, follower));
+            };
+            follower.piece(&sse_event("seats", &own))
+        }
         Ok(Frame::Ga(data)) => follower.piece(&sse_event("ga", &data)),
-        Ok(Frame::Snapshot(snapshot)) => follower.snapshot(&snapshot),
-        Ok(Frame::Resync) | Err(RecvError::Lagged(_)) => {
-            // Behind, or frames were missed: start again from a snapshot (shared if one
-            // is). Boxed: rare, and its future is large; inline, every idle stream would
-            // carry room for it.
-            let (subscription, snapshot, since) = Box::pin(opened(&follower.state, follower.event))
-                .await
-                .ok()?;
+        Ok(Frame::Snapshot(snapshot)) if follower.channel.is_none() => follower.snapshot(&snapshot),
+        // The allocations changed (a channel's reader composes their own snapshot), or
+        // the stream is behind, or frames were missed: start again from a snapshot (shared
+        // if one is). Boxed: rare, and its future is large; inline, every idle stream
+        // would carry room for it.
+        Ok(Frame::Snapshot(_) | Frame::Resync) | Err(RecvError::Lagged(_)) => {
+            let (subscription, snapshot, since) = Box::pin(opened(
+                &follower.state,
+                follower.event,
+                follower.channel.as_deref(),
+            ))
+            .await
+            .ok()?;
             follower.subscription = subscription;
             follower.since = since.into();
             follower.snapshot(&snapshot)
         }
         Err(RecvError::Closed) => return None,
     };
-    Some((Ok(chunk), follower))
+    Some((Some(chunk), follower))
+}
+
+/// Of a change to channel seats, those of the channel whose view is `view` (the seats it
+/// has on sale), as a `seats` event's data; `None` if none is.
+fn own_seats(view: &RenderedSeatMap, data: &str) -> Option<String> {
+    let changed: SeatsChanged = serde_json::from_str(data).ok()?;
+    let seats: Vec<_> = changed
+        .seats
+        .into_iter()
+        .filter(|seat| !view.is_elsewhere(&seat.id))
+        .collect();
+    (!seats.is_empty())
+        .then(|| serde_json::to_string(&SeatsChanged { seats }).expect("seats serialize"))
 }
 
 /// What a quiet wait for the next frame came to.

@@ -319,7 +319,7 @@ async fn claim_together(app: &TestApp, event: &str, holds: &[(&str, &[&str])]) -
         .flat_map(|((_, basket), i)| basket.iter().map(move |s| (i, *s)))
         .unzip();
     let rows: Vec<(i32, String, Option<String>)> = sqlx::query_as(
-        "select hold, outcome, seat_id from boxoffice_claim_holds($1, $2, $3, $4, $5, $6, $7, $8)",
+        "select hold, outcome, seat_id from boxoffice_claim_holds($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(vec![event; n])
     .bind((0..n).map(|_| uuid::Uuid::new_v4()).collect::<Vec<_>>())
@@ -327,6 +327,7 @@ async fn claim_together(app: &TestApp, event: &str, holds: &[(&str, &[&str])]) -
     .bind(vec![f64::from(ttl); n])
     .bind(vec![i64::from(max); n])
     .bind(vec![None::<uuid::Uuid>; n])
+    .bind(vec![None::<String>; n])
     .bind(baskets)
     .bind(seats)
     .fetch_all(&mut db)

@@ -11,6 +11,7 @@ mod bench;
 mod best_available;
 mod bookings;
 mod browser;
+mod channels;
 mod claims_together;
 mod client;
 mod connections;

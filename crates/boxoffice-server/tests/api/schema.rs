@@ -14,6 +14,7 @@ const EVENT_SCOPED: &[&str] = &[
     "event_queue",
     "ticket_type",
     "seat_allocation",
+    "event_channel",
     "ga_area",
     "reservation",
     "ticket_order",

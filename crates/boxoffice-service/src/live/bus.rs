@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use boxoffice_api::SeatsChanged;
+use boxoffice_api::{SeatChange, SeatsChanged};
 use boxoffice_core::ids::EventId;
 use sqlx::postgres::{PgListener, PgPoolOptions};
 use tokio::sync::{mpsc, watch};
@@ -155,14 +155,20 @@ async fn deliver(state: &Services, hub: &Hub, payload: &str) {
     match kind {
         "seats" => {
             // The view first: once a subscriber sees the change, so do holds.
-            match serde_json::from_str::<SeatsChanged>(data) {
-                Ok(changed) => state.live.taken.apply(event, &changed.seats),
+            let changed = match serde_json::from_str::<SeatsChanged>(data) {
+                Ok(changed) => {
+                    state.live.taken.apply(event, &changed.seats);
+                    changed
+                }
                 Err(_) => {
                     tracing::warn!(payload, "live updates: malformed seats ignored");
                     state.live.taken.forget(event);
+                    return;
                 }
+            };
+            if hub.has(event) {
+                send_seats(state, hub, event, data, changed).await;
             }
-            hub.send(event, Frame::Seats(Arc::from(data)));
         }
         "ga" => hub.send(event, Frame::Ga(Arc::from(data))),
         "layout" => {
@@ -171,6 +177,45 @@ async fn deliver(state: &Services, hub: &Hub, payload: &str) {
         }
         "queue" => state.admission.forget(event),
         _ => tracing::warn!(payload, "live updates: unknown kind ignored"),
+    }
+}
+
+/// Sends a change of seats to `event`'s subscribers: as it came (`data`), unless some of
+/// its seats are allocated to sales channels; those go apart, as a [`Frame::Channel`] for
+/// the streams of channel buyers alone. Judged by the event's public seat map, as cached
+/// (an allocation change reaches the bus, and this map is read again, before any change
+/// made after it).
+async fn send_seats(
+    state: &Services,
+    hub: &Hub,
+    event: EventId,
+    data: &str,
+    changed: SeatsChanged,
+) {
+    let map = match state.seat_maps.peek(event) {
+        Some(map) => Some(map),
+        None => state
+            .seat_maps
+            .get_any(&state.pool, event)
+            .await
+            .ok()
+            .flatten(),
+    };
+    let Some(map) = map.filter(|m| m.hides_seats()) else {
+        hub.send(event, Frame::Seats(Arc::from(data)));
+        return;
+    };
+    let (hidden, open): (Vec<SeatChange>, Vec<SeatChange>) = changed
+        .seats
+        .into_iter()
+        .partition(|seat| map.is_elsewhere(&seat.id));
+    let render =
+        |seats| Arc::from(serde_json::to_string(&SeatsChanged { seats }).expect("seats serialize"));
+    if !open.is_empty() {
+        hub.send(event, Frame::Seats(render(open)));
+    }
+    if !hidden.is_empty() {
+        hub.send(event, Frame::Channel(render(hidden)));
     }
 }
 

@@ -61,6 +61,10 @@ pub enum Frame {
     /// Seats whose status changed: the `SeatsChanged` JSON, rendered once for every
     /// subscriber.
     Seats(Arc<str>),
+    /// Seats allocated to sales channels whose status changed (the `SeatsChanged` JSON):
+    /// for the streams of those channels' buyers, each keeping its own channel's; every
+    /// other stream skips it (to them those seats are not on sale, whatever happens).
+    Channel(Arc<str>),
     /// Places left in a general-admission area: the `GaChanged` JSON, rendered once.
     Ga(Arc<str>),
     /// The event's seats now (its allocations changed), in whichever form each subscriber
@@ -417,6 +421,11 @@ impl Hub {
             }
         }
         let _ = channel.sender.send(frame);
+    }
+
+    /// Whether `event` has subscribers on this instance.
+    fn has(&self, event: EventId) -> bool {
+        self.events.lock().expect("hub lock").contains_key(&event)
     }
 
     /// Events with subscribers on this instance.

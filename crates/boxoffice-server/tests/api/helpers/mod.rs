@@ -262,6 +262,17 @@ impl TestApp {
         As::Token(self.user_token(user))
     }
 
+    /// A buyer of the sales channel `channel`: a user token with that `channel` claim, as
+    /// the platform mints them for a partner's buyers.
+    pub fn channel_buyer(&self, user: &str, channel: &str) -> As {
+        As::Token(boxoffice_client::mint_channel_token(
+            &self.jwt_secret,
+            user,
+            Some(channel),
+            chrono::Utc::now() + chrono::Duration::hours(1),
+        ))
+    }
+
     /// `POST /v1/events/{event}/holds` for these seats.
     pub async fn post_holds(&self, event: &str, who: &As, seats: &[&str]) -> (StatusCode, Value) {
         self.send(

@@ -4,31 +4,32 @@
 use std::collections::HashSet;
 
 use boxoffice_core::availability::SeatStatus;
+use boxoffice_core::event::Allocation;
 use boxoffice_core::ids::EventId;
 use sqlx::{PgConnection, PgPool};
 
 use crate::hold_store::{AllocationFence, HoldStore};
 use crate::StoreError;
 
-/// Puts `allocations` (`(seat id, ticket type)`) on sale in the caller's transaction;
-/// answers how many rows changed.
+/// Puts `allocations` on sale in the caller's transaction; answers how many rows changed.
 pub(super) async fn upsert_allocations(
     tx: &mut PgConnection,
     id: EventId,
-    allocations: &[(String, String)],
+    allocations: &[Allocation],
 ) -> Result<u64, StoreError> {
-    let (seats, types): (Vec<&str>, Vec<&str>) = allocations
-        .iter()
-        .map(|(s, t)| (s.as_str(), t.as_str()))
-        .unzip();
+    let seats: Vec<&str> = allocations.iter().map(|a| a.seat.as_str()).collect();
+    let types: Vec<&str> = allocations.iter().map(|a| a.ticket_type.as_str()).collect();
+    let channels: Vec<Option<&str>> = allocations.iter().map(|a| a.channel.as_deref()).collect();
     let done = sqlx::query(
-        "insert into seat_allocation (event_id, seat_id, ticket_type)
-         select $1, * from unnest($2::text[], $3::text[])
-         on conflict (event_id, seat_id) do update set ticket_type = excluded.ticket_type",
+        "insert into seat_allocation (event_id, seat_id, ticket_type, channel)
+         select $1, * from unnest($2::text[], $3::text[], $4::text[])
+         on conflict (event_id, seat_id) do update
+            set ticket_type = excluded.ticket_type, channel = excluded.channel",
     )
     .bind(id.0)
     .bind(&seats)
     .bind(&types)
+    .bind(&channels)
     .execute(&mut *tx)
     .await?;
     Ok(done.rows_affected())
@@ -37,10 +38,12 @@ pub(super) async fn upsert_allocations(
 /// A change to which seats are on sale.
 #[derive(Clone, Debug)]
 pub enum AllocationChange {
-    /// Put these seats on sale at these ticket types, `(seat id, ticket type)`.
-    Put(Vec<(String, String)>),
+    /// Put these seats on sale at these ticket types (in these channels).
+    Put(Vec<Allocation>),
     /// Take these seats off sale.
     Withdraw(Vec<String>),
+    /// Put this channel's seats on general sale.
+    Release(String),
 }
 
 /// What an allocation change did.
@@ -79,8 +82,17 @@ pub async fn change_allocations(
         return Ok(None);
     }
     let named: Vec<String> = match &change {
-        AllocationChange::Put(list) => list.iter().map(|(s, _)| s.clone()).collect(),
+        AllocationChange::Put(list) => list.iter().map(|a| a.seat.clone()).collect(),
         AllocationChange::Withdraw(list) => list.clone(),
+        AllocationChange::Release(channel) => {
+            sqlx::query_scalar(
+                "select seat_id from seat_allocation where event_id = $1 and channel = $2",
+            )
+            .bind(id.0)
+            .bind(channel)
+            .fetch_all(&mut *tx)
+            .await?
+        }
     };
     // In seat order, as holds lock them, so the two never wait on each other in a cycle.
     sqlx::query(
@@ -138,11 +150,24 @@ async fn apply_allocation_change(
         .collect();
     let changed = match change {
         AllocationChange::Put(list) => {
-            let free: Vec<(String, String)> = list
+            let free: Vec<Allocation> = list
                 .into_iter()
-                .filter(|(s, _)| status(s).is_none())
+                .filter(|a| status(&a.seat).is_none())
                 .collect();
             upsert_allocations(tx, id, &free).await?
+        }
+        AllocationChange::Release(channel) => {
+            let free: Vec<&String> = named.iter().filter(|s| status(s).is_none()).collect();
+            sqlx::query(
+                "update seat_allocation set channel = null
+                  where event_id = $1 and seat_id = any($2) and channel = $3",
+            )
+            .bind(id.0)
+            .bind(&free)
+            .bind(&channel)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
         }
         AllocationChange::Withdraw(list) => {
             let free: Vec<String> = list.into_iter().filter(|s| status(s).is_none()).collect();

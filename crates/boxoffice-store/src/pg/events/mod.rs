@@ -2,7 +2,7 @@
 //! event records here, and a file a job beside it (allocation changes, waiting-room
 //! settings, what availability reads).
 
-use boxoffice_core::event::{GaArea, NewEvent, QueueSettings, TicketType};
+use boxoffice_core::event::{Channel, GaArea, NewEvent, QueueSettings, TicketType};
 use boxoffice_core::ids::{EventId, VenueId};
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
@@ -17,7 +17,7 @@ use allocations::upsert_allocations;
 pub use allocations::{change_allocations, AllocationChange, AllocationOutcome};
 use queue_settings::write_queue;
 pub use queue_settings::{queue, queued_events, set_queue};
-pub use state::{event_state, layout_version, seat_map, shapes, EventState, GaLeft};
+pub use state::{event_state, layout_version, seat_map, shapes, EventState, GaLeft, SeatMapRead};
 
 /// An event as listed.
 #[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
@@ -53,6 +53,8 @@ pub struct EventRecord {
     pub ticket_types: Vec<TicketType>,
     /// General-admission areas with the places left in each.
     pub ga_areas: Vec<(GaArea, u32)>,
+    /// Sales channels, in the order given.
+    pub channels: Vec<Channel>,
     /// The waiting room, if the event has one.
     pub queue: Option<QueueSettings>,
 }
@@ -77,6 +79,8 @@ pub struct HoldPolicy {
     pub section_order: Vec<String>,
     /// The codes of the event's ticket types.
     pub ticket_types: Vec<String>,
+    /// The codes of the event's sales channels.
+    pub channels: Vec<String>,
 }
 
 /// Stores a validated event with its ticket types, areas and allocations, in one transaction.
@@ -139,6 +143,18 @@ pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Resul
             .collect::<Vec<_>>(),
     )
     .bind(a.iter().map(|a| a.max_per_user as i32).collect::<Vec<_>>())
+    .execute(&mut *tx)
+    .await?;
+
+    let c = &event.channels;
+    sqlx::query(
+        "insert into event_channel (event_id, code, name, position)
+         select $1, code, name, ord - 1
+           from unnest($2::text[], $3::text[]) with ordinality as c (code, name, ord)",
+    )
+    .bind(id.0)
+    .bind(c.iter().map(|c| c.code.as_str()).collect::<Vec<_>>())
+    .bind(c.iter().map(|c| c.name.as_str()).collect::<Vec<_>>())
     .execute(&mut *tx)
     .await?;
 
@@ -245,8 +261,23 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         section_order,
         ticket_types,
         ga_areas,
+        channels: channels(pool, id).await?,
         queue: queue(pool, id).await?,
     }))
+}
+
+/// The event's sales channels, in the order given.
+pub async fn channels(pool: &PgPool, id: EventId) -> Result<Vec<Channel>, StoreError> {
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "select code, name from event_channel where event_id = $1 order by position",
+    )
+    .bind(id.0)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(code, name)| Channel { code, name })
+        .collect())
 }
 
 /// The settings holds are made under; `None` if there is no such event.
@@ -260,20 +291,32 @@ pub async fn hold_policy(pool: &PgPool, id: EventId) -> Result<Option<HoldPolicy
         Option<String>,
         Vec<String>,
         Vec<String>,
+        Vec<String>,
     );
     let row: Option<Row> = sqlx::query_as(
         "select starts_at, hold_ttl_seconds, max_hold_seconds, max_seats_per_user,
                 payment_window_seconds,
                 (select currency from ticket_type t where t.event_id = e.event_id order by position limit 1),
                 section_order,
-                array(select code from ticket_type t where t.event_id = e.event_id order by position)
+                array(select code from ticket_type t where t.event_id = e.event_id order by position),
+                array(select code from event_channel c where c.event_id = e.event_id order by position)
            from event e where event_id = $1",
     )
     .bind(id.0)
     .fetch_optional(pool)
     .await?;
     Ok(row.map(
-        |(starts_at, ttl, max_hold, max_seats, window, currency, section_order, ticket_types)| {
+        |(
+            starts_at,
+            ttl,
+            max_hold,
+            max_seats,
+            window,
+            currency,
+            section_order,
+            ticket_types,
+            channels,
+        )| {
             HoldPolicy {
                 starts_at,
                 hold_ttl_seconds: ttl as u32,
@@ -283,6 +326,7 @@ pub async fn hold_policy(pool: &PgPool, id: EventId) -> Result<Option<HoldPolicy
                 currency,
                 section_order,
                 ticket_types,
+                channels,
             }
         },
     ))

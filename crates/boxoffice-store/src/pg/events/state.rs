@@ -42,16 +42,24 @@ pub async fn layout_version(pool: &PgPool, id: EventId) -> Result<Option<i64>, S
     Ok(version)
 }
 
-/// The event's seats in venue order with their ticket types and prices, and the version of
-/// the allocations they reflect; `None` if there is no such event. One statement, so the
-/// version and the seats come from one snapshot.
+/// The event's seats in venue order with their ticket types and prices as a buyer in
+/// `channel` (`None`: in none) sees them, and the version of the allocations they reflect;
+/// `None` if there is no such event. A seat allocated to another channel has no ticket type
+/// (it is not on sale to them) and is listed in the second vector, by its place in the
+/// first. One statement, so the version and the seats come from one snapshot.
 pub async fn seat_map(
     pool: &PgPool,
     id: EventId,
-) -> Result<Option<(i64, Vec<EventSeat>)>, StoreError> {
+    channel: Option<&str>,
+) -> Result<Option<SeatMapRead>, StoreError> {
     let rows: Vec<SeatMapRow> = sqlx::query_as(
         "select s.seat_id, s.label, s.section_id, s.row_label, s.number, s.x, s.y,
-                a.ticket_type, t.price_cents, e.layout_version,
+                case when a.channel is null or a.channel = $2 then a.ticket_type end
+                    as ticket_type,
+                case when a.channel is null or a.channel = $2 then t.price_cents end
+                    as price_cents,
+                a.channel is not null and a.channel is distinct from $2 as elsewhere,
+                e.layout_version,
                 s.category, s.accessible, s.companion, s.restricted_view, s.external_id
            from event e
            join seat s on s.venue_id = e.venue_id
@@ -61,11 +69,17 @@ pub async fn seat_map(
           order by s.position",
     )
     .bind(id.0)
+    .bind(channel)
     .fetch_all(pool)
     .await?;
     let Some(version) = rows.first().map(|r| r.layout_version) else {
         return Ok(None);
     };
+    let elsewhere = rows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.elsewhere.then_some(i))
+        .collect();
     let seats = rows
         .into_iter()
         .map(|r| EventSeat {
@@ -87,7 +101,22 @@ pub async fn seat_map(
             external_id: r.external_id,
         })
         .collect();
-    Ok(Some((version, seats)))
+    Ok(Some(SeatMapRead {
+        version,
+        seats,
+        elsewhere,
+    }))
+}
+
+/// An event's seat map as one channel's buyers (or buyers in none) see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeatMapRead {
+    /// The version of the allocations it reflects.
+    pub version: i64,
+    /// Every seat, in venue order.
+    pub seats: Vec<EventSeat>,
+    /// Where in `seats` the seats allocated to other channels are, ascending.
+    pub elsewhere: Vec<usize>,
 }
 
 /// The shapes drawn behind the seats of the event's venue; `None` if there is no such
@@ -147,6 +176,7 @@ struct SeatMapRow {
     y: f64,
     ticket_type: Option<String>,
     price_cents: Option<i64>,
+    elsewhere: bool,
     layout_version: i64,
     category: Option<String>,
     accessible: bool,

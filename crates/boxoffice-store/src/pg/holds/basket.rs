@@ -1,11 +1,11 @@
 //! A hold that grows and shrinks a seat at a time on the postgres store, as a page that
 //! holds each seat as it is clicked builds its basket.
 //!
-//! Growing claims the new seats by the rules of `boxoffice_claim` (migrations 0011 and
-//! 0012), in a transaction under the buyer's lock: the seats allocated and share-locked,
-//! not taken in the statement's snapshot, taken over only from an expired hold, the
-//! event not started, the pass not ended, and the buyer's live held seats (this hold's
-//! included) within the limit. The hold's own rows are locked first, for update, so a
+//! Growing claims the new seats by the rules of `boxoffice_claim` (migrations 0011, 0012
+//! and 0016), in a transaction under the buyer's lock: the seats allocated (on general
+//! sale or in the buyer's channel) and share-locked, not taken in the statement's
+//! snapshot, taken over only from an expired hold, the event not started, the pass not
+//! ended, and the buyer's live held seats (this hold's included) within the limit. The hold's own rows are locked first, for update, so a
 //! checkout or release of the hold waits for the growing to end, or the growing for them
 //! (and then finds the hold no longer live). A release and the taking out of a seat take
 //! the buyer's lock too.
@@ -60,6 +60,7 @@ impl PgHoldStore {
                    from want
                   cross join lateral (select * from seat_allocation s
                                        where s.event_id = $1 and s.seat_id = want.seat_id
+                                         and (s.channel is null or s.channel = $9)
                                        limit 1) a
                    join ticket_type t on t.event_id = a.event_id and t.code = a.ticket_type
                    join event e on e.event_id = a.event_id
@@ -88,6 +89,7 @@ impl PgHoldStore {
             .bind(expires_at)
             .bind(i64::from(r.max_seats_per_user))
             .bind(r.pass.map(|p| p.ticket))
+            .bind(r.channel)
             .fetch_all(&mut *tx)
             .await?;
             if claimed.len() < adding.len() {

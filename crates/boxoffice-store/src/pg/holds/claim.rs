@@ -89,11 +89,12 @@ impl PgHoldStore {
     /// primary key, for the reason the claim gives.
     async fn refusal(&self, r: &HoldRequest<'_>) -> Result<Option<AcquireOutcome>, StoreError> {
         let (started, live, taken): (bool, i64, Vec<String>) =
-            sqlx::query_as("select * from boxoffice_hold_refusal($1, $2, $3, $4)")
+            sqlx::query_as("select * from boxoffice_hold_refusal($1, $2, $3, $4, $5)")
                 .bind(r.event.0)
                 .bind(r.user.as_str())
                 .bind(r.seats)
                 .bind(i64::from(r.max_seats_per_user))
+                .bind(r.channel)
                 .fetch_optional(&self.pool)
                 .await?
                 .unwrap_or((true, 0, Vec::new()));
@@ -142,6 +143,7 @@ impl PgHoldStore {
             seats: r.seats.to_vec(),
             max_seats: i64::from(r.max_seats_per_user),
             pass: r.pass.map(|p| p.ticket),
+            channel: r.channel.map(str::to_owned),
         };
         let rows = match self.together.claim(&self.pool, claim).await? {
             Settled::Rows(rows) => rows,
@@ -160,9 +162,9 @@ impl PgHoldStore {
         // `tx::begin_locked`) in an implicit READ COMMITTED transaction with asynchronous
         // commit, and claims the whole basket in one statement, all or nothing. Why that
         // statement is safe, and every rule it keeps, is written once, at
-        // `boxoffice_claim` (migrations 0011 and 0012), which claims batches too.
+        // `boxoffice_claim` (migrations 0011, 0012 and 0016), which claims batches too.
         Ok(
-            sqlx::query_as("select * from boxoffice_claim_hold($1, $2, $3, $4, $5, $6, $7)")
+            sqlx::query_as("select * from boxoffice_claim_hold($1, $2, $3, $4, $5, $6, $7, $8)")
                 .bind(r.event.0)
                 .bind(token)
                 .bind(r.user.as_str())
@@ -170,6 +172,7 @@ impl PgHoldStore {
                 .bind(r.seats)
                 .bind(i64::from(r.max_seats_per_user))
                 .bind(r.pass.map(|p| p.ticket))
+                .bind(r.channel)
                 .fetch_all(&self.pool)
                 .await?,
         )

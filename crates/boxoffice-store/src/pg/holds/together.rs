@@ -1,6 +1,6 @@
 //! Claims sent together. Under load, many holds' claims wait for a connection at once;
 //! a few lanes each take every claim waiting (up to [`MOST`]) and send them in one call
-//! of `boxoffice_claim_holds` (migrations 0011, 0012): one round trip, one transaction
+//! of `boxoffice_claim_holds` (migrations 0011, 0012, 0016): one round trip, one transaction
 //! start and one commit for all of them. With nothing else waiting, a claim goes in a
 //! batch of its own, as soon as a lane is free.
 //!
@@ -45,6 +45,7 @@ pub(super) struct Claim {
     pub(super) seats: Vec<String>,
     pub(super) max_seats: i64,
     pub(super) pass: Option<Uuid>,
+    pub(super) channel: Option<String>,
 }
 
 /// What became of a claim sent together.
@@ -133,18 +134,20 @@ async fn send(pool: &PgPool, batch: &mut Vec<Waiting>) {
     let ttls: Vec<f64> = claims.clone().map(|c| c.ttl_seconds).collect();
     let maxes: Vec<i64> = claims.clone().map(|c| c.max_seats).collect();
     let passes: Vec<Option<Uuid>> = claims.clone().map(|c| c.pass).collect();
+    let channels: Vec<Option<&str>> = claims.clone().map(|c| c.channel.as_deref()).collect();
     let (baskets, seats): (Vec<i32>, Vec<&str>) = claims
         .zip(1..)
         .flat_map(|(c, n)| c.seats.iter().map(move |s| (n, s.as_str())))
         .unzip();
     let rows: Result<Vec<BatchRow>, sqlx::Error> =
-        sqlx::query_as("select * from boxoffice_claim_holds($1, $2, $3, $4, $5, $6, $7, $8)")
+        sqlx::query_as("select * from boxoffice_claim_holds($1, $2, $3, $4, $5, $6, $7, $8, $9)")
             .bind(&events)
             .bind(&tokens)
             .bind(&users)
             .bind(&ttls)
             .bind(&maxes)
             .bind(&passes)
+            .bind(&channels)
             .bind(&baskets)
             .bind(&seats)
             .fetch_all(pool)
