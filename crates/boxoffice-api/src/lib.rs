@@ -132,6 +132,9 @@ pub struct EventView {
     /// How long a buyer has to pay after checkout, in seconds (0: the sale completes at
     /// checkout).
     pub payment_window_seconds: u32,
+    /// How long a waiting-list offer stands, in seconds.
+    #[serde(default = "default_offer_seconds")]
+    pub waitlist_offer_seconds: u32,
     /// Every section, best first.
     pub section_order: Vec<String>,
     /// Ticket types.
@@ -200,6 +203,10 @@ pub struct AllocationsChanged {
     pub changed: u64,
     /// Seats not changed because they are held or sold.
     pub skipped: Vec<SkippedSeat>,
+}
+
+fn default_offer_seconds() -> u32 {
+    boxoffice_core::event::DEFAULT_WAITLIST_OFFER_SECONDS
 }
 
 /// Answer of `POST /v1/events/{id}/channels/{code}/release`.
@@ -447,6 +454,51 @@ pub struct HoldView {
 pub struct Extended {
     /// The new expiry.
     pub expires_at: DateTime<Utc>,
+}
+
+// Waiting list.
+
+/// Body of `POST /v1/events/{id}/waitlist`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitlistJoin {
+    /// How many seats the buyer waits for (1 to the event's `max_seats_per_user`).
+    #[schema(minimum = 1, maximum = 100)]
+    pub quantity: u32,
+    /// Only seats of this ticket type.
+    #[serde(default)]
+    pub ticket_type: Option<String>,
+}
+
+/// Seats offered to a waiting buyer: a hold of theirs, to check out before `expires_at`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct WaitlistOffer {
+    /// The hold's token: check it out (`POST /v1/events/{id}/orders`) to buy the seats.
+    pub hold_token: Uuid,
+    /// The seats with their prices.
+    pub seats: Vec<PricedSeat>,
+    /// Sum of the seat prices.
+    pub total_cents: i64,
+    /// Until when the offer stands; then it passes to the next buyer in line.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A buyer's entry in an event's waiting list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct WaitlistEntryView {
+    /// The entry's id.
+    pub entry_id: Uuid,
+    /// `waiting`, `offered`, `bought`, `left` or `lapsed` (an offer not bought in time).
+    pub status: String,
+    /// Place in line (1: the next to be served) while waiting; `null` otherwise.
+    pub position: Option<u32>,
+    /// How many seats.
+    pub quantity: u32,
+    /// Of this ticket type only, if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticket_type: Option<String>,
+    /// The seats offered, while the offer stands; `null` otherwise.
+    pub offer: Option<WaitlistOffer>,
 }
 
 // Orders.

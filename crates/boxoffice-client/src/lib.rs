@@ -21,6 +21,7 @@ use boxoffice_api::{
     BookingBody, BookingView, ChannelReleased, CheckoutBody, EventCreated, EventList, EventPatch,
     EventView, Extended, Health, HoldBody, HoldView, LayoutView, OrderView, PaymentBody, Problem,
     QueueJoined, QueueStatus, SeatsView, SessionCreated, VenueCreated, VenueList, VenueView,
+    WaitlistEntryView, WaitlistJoin,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_core::ids::{EventId, VenueId};
@@ -562,6 +563,44 @@ impl Client {
         ticket: Uuid,
     ) -> Result<QueueStatus> {
         self.get(&format!("/v1/events/{event}/queue/{ticket}"), Some(buyer))
+            .await
+    }
+
+    // Waiting list (buyer).
+
+    /// `POST /v1/events/{id}/waitlist`: joins the event's waiting list for `quantity`
+    /// seats (of `ticket_type`, if given), or finds the buyer's entry.
+    pub async fn join_waitlist(
+        &self,
+        event: EventId,
+        buyer: &str,
+        quantity: u32,
+        ticket_type: Option<&str>,
+    ) -> Result<WaitlistEntryView> {
+        let path = format!("/v1/events/{event}/waitlist");
+        let body = WaitlistJoin {
+            quantity,
+            ticket_type: ticket_type.map(str::to_owned),
+        };
+        self.send(Method::POST, &path, Some(buyer), Some(&body))
+            .await
+    }
+
+    /// `GET /v1/events/{id}/waitlist/{entry}`: the entry's place in line, or its offer.
+    pub async fn waitlist_entry(
+        &self,
+        event: EventId,
+        buyer: &str,
+        entry: Uuid,
+    ) -> Result<WaitlistEntryView> {
+        self.get(&format!("/v1/events/{event}/waitlist/{entry}"), Some(buyer))
+            .await
+    }
+
+    /// `DELETE /v1/events/{id}/waitlist/{entry}`: leaves the waiting list.
+    pub async fn leave_waitlist(&self, event: EventId, buyer: &str, entry: Uuid) -> Result<()> {
+        let path = format!("/v1/events/{event}/waitlist/{entry}");
+        self.send::<(), ()>(Method::DELETE, &path, Some(buyer), None)
             .await
     }
 }

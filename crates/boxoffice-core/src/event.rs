@@ -62,6 +62,11 @@ pub struct EventSpec {
     #[serde(default)]
     #[schema(minimum = 0, maximum = 86400)]
     pub payment_window_seconds: u32,
+    /// How long a buyer offered seats from the waiting list has to buy them, in seconds
+    /// (60–86400, default 900); then the offer passes to the next buyer in line.
+    #[serde(default = "default_offer_seconds")]
+    #[schema(minimum = 60, maximum = 86400)]
+    pub waitlist_offer_seconds: u32,
     /// Section ids ranked best first for best-available; unlisted sections follow in venue order.
     #[serde(default)]
     pub section_order: Option<Vec<String>>,
@@ -104,6 +109,13 @@ pub struct QueueSettings {
     /// false, they keep the order they joined in.
     #[serde(default = "default_true")]
     pub shuffle_at_open: bool,
+}
+
+/// Default time a waiting-list offer stands, in seconds.
+pub const DEFAULT_WAITLIST_OFFER_SECONDS: u32 = 900;
+
+fn default_offer_seconds() -> u32 {
+    DEFAULT_WAITLIST_OFFER_SECONDS
 }
 
 fn default_queue_session() -> u32 {
@@ -282,6 +294,8 @@ pub struct NewEvent {
     pub max_seats_per_user: u32,
     /// How long a buyer has to pay after checkout (0: the sale completes at checkout).
     pub payment_window_seconds: u32,
+    /// How long a waiting-list offer stands.
+    pub waitlist_offer_seconds: u32,
     /// Every section of the venue, best first.
     pub section_order: Vec<String>,
     /// Ticket types.
@@ -404,6 +418,7 @@ impl EventSpec {
             max_hold_seconds: self.max_hold_seconds,
             max_seats_per_user: self.max_seats_per_user,
             payment_window_seconds: self.payment_window_seconds,
+            waitlist_offer_seconds: self.waitlist_offer_seconds,
             section_order,
             ticket_types: self.ticket_types,
             ga_areas,
@@ -436,6 +451,11 @@ impl EventSpec {
             self.payment_window_seconds <= 86_400,
             "payment_window_seconds",
             "must be between 0 and 86400",
+        );
+        errors.check(
+            (60..=86_400).contains(&self.waitlist_offer_seconds),
+            "waitlist_offer_seconds",
+            "must be between 60 and 86400",
         );
     }
 

@@ -53,6 +53,20 @@ pub struct Hold {
     pub expires_at: DateTime<Utc>,
 }
 
+/// Seats offered to a buyer waiting on the event's waiting list: a hold of theirs, to buy
+/// before `deadline`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Offer {
+    /// The waiting-list entry served.
+    pub entry_id: Uuid,
+    /// The hold: the buyer's, under a token of its own. It lives a little past the
+    /// deadline, so that the seats pass on to the next entry before they could read
+    /// available.
+    pub hold: Hold,
+    /// Until when the buyer may buy the seats.
+    pub deadline: DateTime<Utc>,
+}
+
 /// What a hold store answers to a request for a basket.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AcquireOutcome {
@@ -238,9 +252,12 @@ pub enum CheckoutOutcome {
 
 /// What cancelling an order did.
 #[derive(Clone, Debug, PartialEq, Eq)]
+// Answered once per cancellation and never kept: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum CancelOutcome {
-    /// The order is cancelled (now, or before) and its seats are on sale.
-    Cancelled(Order),
+    /// The order is cancelled (now, or before) and its seats are on sale, but for those
+    /// offered to the event's waiting list (now: none when it was cancelled before).
+    Cancelled(Order, Vec<Offer>),
     /// No such order.
     NotFound,
     /// The order belongs to another user.

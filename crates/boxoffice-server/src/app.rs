@@ -37,7 +37,7 @@ use crate::encoded::EncodedCache;
 use crate::error::ApiError;
 use crate::routes::{
     availability, bookings, console, events, holds, ops, orders, page, pay, queue, sessions,
-    stream, venues,
+    stream, venues, waitlist,
 };
 use crate::state::{AppState, Inner};
 
@@ -108,6 +108,8 @@ fn api(
         .routes(routes!(orders::pay_order).layer(limited(Path::Checkout)))
         .routes(routes!(queue::join_queue))
         .routes(routes!(queue::poll_queue))
+        .routes(routes!(waitlist::join_waitlist))
+        .routes(routes!(waitlist::get_entry, waitlist::leave_waitlist))
         .routes(routes!(bookings::create_booking).layer(limited(Path::Hold)))
         .routes(routes!(bookings::cancel_booking))
         .routes(routes!(sessions::create_session))
@@ -538,7 +540,7 @@ impl Application {
             stopped.clone(),
         ));
         let expiries = tokio::spawn(expiries(
-            self.state.pool.clone(),
+            Services::clone(&self.state),
             self.expiry_interval,
             stopped.clone(),
         ));
@@ -628,17 +630,24 @@ async fn sweeps(
     .await
 }
 
-/// Records unpaid orders past their deadline as expired (with `order.expired`) every
-/// `interval`, until `stopped` turns true. Every instance does; each skips the orders
-/// another is recording.
+/// Records unpaid orders past their deadline as expired (with `order.expired`), and passes
+/// on the seats of waiting-list offers past theirs, every `interval`, until `stopped` turns
+/// true. Every instance does; each skips the orders and offers another is doing.
 async fn expiries(
-    pool: sqlx::PgPool,
+    state: Services,
     interval: Duration,
     stopped: tokio::sync::watch::Receiver<bool>,
 ) {
     every(interval, stopped, || async {
+        match boxoffice_service::waitlist::pass_on_lapsed(&state).await {
+            Ok(0) => {}
+            Ok(passed) => tracing::info!(passed, "passed lapsed waiting-list offers on"),
+            Err(error) => {
+                tracing::warn!(%error, "passing lapsed offers on failed; trying again later")
+            }
+        }
         let began = std::time::Instant::now();
-        match boxoffice_store::pg::orders::expire_pending(&pool).await {
+        match boxoffice_store::pg::orders::expire_pending(&state.pool).await {
             Ok(0) => {}
             Ok(expired) => tracing::info!(
                 expired,

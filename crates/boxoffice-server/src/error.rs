@@ -362,6 +362,7 @@ impl From<boxoffice_service::Error> for ApiError {
             Error::OrderNotFound => not_found("order_not_found", "no such order"),
             Error::BookingNotFound => not_found("not_found", "no such booking"),
             Error::ChannelNotFound => not_found("not_found", "the event has no such channel"),
+            Error::EntryNotFound => not_found("not_found", "no such waiting-list entry"),
             Error::QueueNotFound => {
                 not_found("queue_not_found", "this event has no waiting room open")
             }

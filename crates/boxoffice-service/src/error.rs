@@ -28,6 +28,9 @@ pub enum Error {
     /// No such booking.
     #[error("no such booking")]
     BookingNotFound,
+    /// No such waiting-list entry in the event.
+    #[error("no such waiting-list entry")]
+    EntryNotFound,
     /// The event has no such sales channel.
     #[error("the event has no such channel")]
     ChannelNotFound,

@@ -47,6 +47,7 @@ pub async fn view(state: &Services, id: EventId) -> Result<(EventView, bool), Er
         max_hold_seconds: record.max_hold_seconds,
         max_seats_per_user: record.max_seats_per_user,
         payment_window_seconds: record.payment_window_seconds,
+        waitlist_offer_seconds: record.waitlist_offer_seconds,
         section_order: record.section_order,
         ticket_types: record.ticket_types,
         ga_areas: record

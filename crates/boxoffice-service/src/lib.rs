@@ -17,6 +17,7 @@
 //!   - [`orders`]: checkout, reading and cancelling orders.
 //!   - [`bookings`]: general-admission bookings, the sale-day gate in front of Postgres.
 //!   - [`queue`]: the waiting room: joining, polling, admission and its pass.
+//!   - [`waitlist`]: the waiting list: joining, leaving, offers of seats that come back.
 //!   - [`events`]: events as an organizer sets them up: created, read with their seat
 //!     counts, their waiting room set, their allocations changed.
 //! - [`live`]: live updates: changes published onto a Postgres `NOTIFY` bus by the flows,
@@ -54,6 +55,7 @@ pub mod queue;
 pub mod replica;
 pub mod seat_map;
 mod secret;
+pub mod waitlist;
 
 use std::ops::Deref;
 use std::sync::Arc;

@@ -41,7 +41,8 @@ async fn labelled(state: &Services, order: Order) -> Result<LabelledOrder, Error
 
 /// Turns `user`'s live hold `token` into an order: its seats are sold, with the order and
 /// its outbox row, in one transaction. The same token again finds the same order. A
-/// checkout ends the buyer's waiting-room pass, if the event's queue admitted them.
+/// checkout ends the buyer's waiting-room pass, if the event's queue admitted them. A hold
+/// offered from the waiting list is bought only before the offer's deadline.
 pub async fn checkout(
     state: &Services,
     event: EventId,
@@ -50,6 +51,7 @@ pub async fn checkout(
 ) -> Result<Checkout, Error> {
     let policy = crate::holds::event_policy(state, event).await?;
     let window = policy.payment_window_seconds;
+    crate::waitlist::check_offer(state, event, token).await?;
     match state.holds.checkout(event, token, user, window).await? {
         CheckoutOutcome::Created(order) => {
             let seats = order.seats.iter().map(|s| s.seat_id.as_str());
@@ -62,6 +64,7 @@ pub async fn checkout(
             };
             state.live.publish(event, change).await;
             crate::queue::done(state, event, user).await;
+            crate::waitlist::bought(state, event, token).await;
             Ok(Checkout::Created(labelled(state, order).await?))
         }
         CheckoutOutcome::Existing(order) => Ok(Checkout::Existing(labelled(state, order).await?)),
@@ -87,7 +90,8 @@ pub async fn get_order(
 }
 
 /// Cancels the order `id` (its owner `by`, or an admin: `None`); its seats are on sale
-/// again. A cancelled order is answered as it is.
+/// again, offered first to the buyers waiting on the event's waiting list. A cancelled
+/// order is answered as it is.
 pub async fn cancel_order(
     state: &Services,
     id: Option<Uuid>,
@@ -97,20 +101,31 @@ pub async fn cancel_order(
     match state.holds.cancel(id, by).await? {
         // An order that expired unpaid is answered as it is: its seats went back on sale
         // at its deadline, and may be someone else's now.
-        CancelOutcome::Cancelled(order) if order.status == OrderStatus::Expired => {
+        CancelOutcome::Cancelled(order, _) if order.status == OrderStatus::Expired => {
             labelled(state, order).await
         }
-        CancelOutcome::Cancelled(order) => {
+        CancelOutcome::Cancelled(order, offers) => {
             let map = event_layout(state, order.event_id).await?;
-            // Back on sale, unless the seat has since been taken off sale.
+            let offered = |seat: &str| {
+                offers
+                    .iter()
+                    .any(|o| o.hold.seats.iter().any(|s| s.seat_id == seat))
+            };
+            // Back on sale (in its channel, for a channel's seat), unless the seat has
+            // since been taken off sale, or it went to the waiting list.
             let change = Change::Seats(
                 order
                     .seats
                     .iter()
+                    .filter(|s| !offered(&s.seat_id))
                     .map(|s| SeatChange {
                         id: s.seat_id.clone(),
                         status: match map.map.get(&s.seat_id) {
-                            Some(seat) if seat.ticket_type.is_some() => SeatStatus::Available,
+                            Some(seat)
+                                if seat.ticket_type.is_some() || map.is_elsewhere(&seat.id) =>
+                            {
+                                SeatStatus::Available
+                            }
                             _ => SeatStatus::NotForSale,
                         },
                         held_until: None,
@@ -118,6 +133,7 @@ pub async fn cancel_order(
                     .collect(),
             );
             state.live.publish(order.event_id, change).await;
+            crate::waitlist::publish(state, order.event_id, &offers).await;
             labelled(state, order).await
         }
         CancelOutcome::NotFound => Err(Error::OrderNotFound),

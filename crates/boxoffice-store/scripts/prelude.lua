@@ -1,5 +1,6 @@
 -- Prepended to the scripts that call these helpers (hold_acquire, hold_grow, hold_checkout,
--- hold_extend, rate_limit) when they are loaded, so each rule lives in one place.
+-- hold_extend, hold_offer, order_pending, rate_limit) when they are loaded, so each rule
+-- lives in one place.
 
 -- Keeps an index key alive exactly as long as its latest entry (the key may have no
 -- expiry yet, which PEXPIREAT ... GT would treat as infinite).

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
 use boxoffice_core::hold::{
     AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold,
-    PayOutcome, ReleaseOutcome, ShrinkOutcome,
+    Offer, PayOutcome, ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
 use uuid::Uuid;
@@ -166,13 +166,30 @@ pub trait HoldStore: Send + Sync + 'static {
     /// happens. Idempotent by `reference`.
     async fn pay(&self, order_id: Uuid, reference: &str) -> Result<PayOutcome, StoreError>;
 
-    /// Cancels an order and puts its seats on sale again. `by` is the acting user, or
-    /// `None` for an admin.
+    /// Cancels an order and puts its seats on sale again: offered first to the event's
+    /// waiting list, whose offers hold them before the cancellation commits (so they never
+    /// read available while anyone waits). `by` is the acting user, or `None` for an admin.
     async fn cancel(
         &self,
         order_id: Uuid,
         by: Option<&UserId>,
     ) -> Result<CancelOutcome, StoreError>;
+
+    /// Whether the holds of waiting-list offers are written in Postgres with the offer
+    /// itself (reservation rows, by `boxoffice_waitlist_offer`); otherwise
+    /// [`HoldStore::write_offers`] writes them.
+    fn offers_in_postgres(&self) -> bool {
+        false
+    }
+
+    /// Writes the holds of `offers`, made in a Postgres transaction not yet committed (the
+    /// caller commits it once this answers), taking the seats over from the hold `from` (a
+    /// lapsed offer, or a pending order's) where they are still its. `Unavailable` when a
+    /// seat is another hold's or `from` is being checked out: the caller then rolls back.
+    async fn write_offers(&self, offers: &[Offer], from: Option<Uuid>) -> Result<(), StoreError> {
+        let _ = (offers, from);
+        Ok(())
+    }
 
     /// Every live hold in the event: one round trip, however many seats are held.
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError>;

@@ -14,6 +14,7 @@ pub mod queue;
 pub mod sessions;
 pub mod stream;
 pub mod venues;
+pub mod waitlist;
 
 use boxoffice_core::ids::{EventId, VenueId};
 

@@ -42,3 +42,4 @@ mod replica;
 mod schema;
 mod sessions;
 mod venues;
+mod waitlist;

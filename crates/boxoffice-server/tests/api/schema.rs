@@ -15,6 +15,7 @@ const EVENT_SCOPED: &[&str] = &[
     "ticket_type",
     "seat_allocation",
     "event_channel",
+    "waitlist_entry",
     "ga_area",
     "reservation",
     "ticket_order",

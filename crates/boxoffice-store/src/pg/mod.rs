@@ -11,3 +11,4 @@ pub mod orders;
 pub mod outbox;
 pub mod sweep;
 pub mod venues;
+pub mod waitlist;

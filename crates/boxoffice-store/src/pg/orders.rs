@@ -328,12 +328,12 @@ pub enum CancelStep {
 }
 
 impl CancelStep {
-    /// The answer to the caller, once the store has done its part of a new cancellation.
-    pub fn into_outcome(self) -> CancelOutcome {
+    /// The answer to the caller, once the store has done its part of a new cancellation
+    /// (and offered its seats to the waiting list: `offers`).
+    pub fn into_outcome(self, offers: Vec<boxoffice_core::hold::Offer>) -> CancelOutcome {
         match self {
-            CancelStep::Cancelled(order) | CancelStep::AlreadyCancelled(order) => {
-                CancelOutcome::Cancelled(order)
-            }
+            CancelStep::Cancelled(order) => CancelOutcome::Cancelled(order, offers),
+            CancelStep::AlreadyCancelled(order) => CancelOutcome::Cancelled(order, Vec::new()),
             CancelStep::NotFound => CancelOutcome::NotFound,
             CancelStep::Forbidden => CancelOutcome::Forbidden,
         }

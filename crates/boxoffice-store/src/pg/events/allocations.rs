@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::event::Allocation;
+use boxoffice_core::hold::Offer;
 use boxoffice_core::ids::EventId;
 use sqlx::{PgConnection, PgPool};
 
@@ -53,10 +54,15 @@ pub struct AllocationOutcome {
     pub changed: u64,
     /// Seats left as they were because they are held or sold, in the order asked.
     pub skipped: Vec<(String, SeatStatus)>,
+    /// Seats now on general sale that were not, offered to the event's waiting list.
+    pub offers: Vec<Offer>,
 }
 
 /// Applies an allocation change to every named seat that is neither held nor sold, and
-/// bumps the event's allocation version; `None` if there is no such event.
+/// bumps the event's allocation version; `None` if there is no such event. Seats it puts
+/// on general sale (put on sale, or released from a channel) are offered to the event's
+/// waiting list first, in the same transaction (the offers' holds written before it
+/// commits, inside the fence on a store that keeps one).
 ///
 /// Why this is safe against a concurrent hold: the event row is locked first (`for no key
 /// update`, which leaves foreign-key checks from holds and orders free to proceed but
@@ -104,7 +110,7 @@ pub async fn change_allocations(
     .execute(&mut *tx)
     .await?;
     let fence = holds.fence_allocations(id).await?;
-    let outcome = match apply_allocation_change(&mut tx, id, &named, change, &fence).await {
+    let outcome = match apply_allocation_change(&mut tx, holds, id, &named, change, &fence).await {
         Ok(outcome) => tx
             .commit()
             .await
@@ -119,6 +125,7 @@ pub async fn change_allocations(
 /// The body of [`change_allocations`], inside its transaction and fence.
 async fn apply_allocation_change(
     tx: &mut PgConnection,
+    holds: &dyn HoldStore,
     id: EventId,
     named: &[String],
     change: AllocationChange,
@@ -148,26 +155,44 @@ async fn apply_allocation_change(
         .iter()
         .filter_map(|s| status(s).map(|st| (s.to_string(), st)))
         .collect();
+    // On general sale before the change, of the seats it names.
+    let public: HashSet<String> = sqlx::query_scalar(
+        "select seat_id from seat_allocation
+          where event_id = $1 and seat_id = any($2) and channel is null",
+    )
+    .bind(id.0)
+    .bind(named)
+    .fetch_all(&mut *tx)
+    .await?
+    .into_iter()
+    .collect();
+    let mut opened: Vec<String> = Vec::new();
     let changed = match change {
         AllocationChange::Put(list) => {
             let free: Vec<Allocation> = list
                 .into_iter()
                 .filter(|a| status(&a.seat).is_none())
                 .collect();
+            opened = free
+                .iter()
+                .filter(|a| a.channel.is_none() && !public.contains(&a.seat))
+                .map(|a| a.seat.clone())
+                .collect();
             upsert_allocations(tx, id, &free).await?
         }
         AllocationChange::Release(channel) => {
             let free: Vec<&String> = named.iter().filter(|s| status(s).is_none()).collect();
-            sqlx::query(
+            opened = sqlx::query_scalar(
                 "update seat_allocation set channel = null
-                  where event_id = $1 and seat_id = any($2) and channel = $3",
+                  where event_id = $1 and seat_id = any($2) and channel = $3
+                 returning seat_id",
             )
             .bind(id.0)
             .bind(&free)
             .bind(&channel)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected()
+            .fetch_all(&mut *tx)
+            .await?;
+            opened.len() as u64
         }
         AllocationChange::Withdraw(list) => {
             let free: Vec<String> = list.into_iter().filter(|s| status(s).is_none()).collect();
@@ -183,5 +208,12 @@ async fn apply_allocation_change(
         .bind(id.0)
         .execute(&mut *tx)
         .await?;
-    Ok(AllocationOutcome { changed, skipped })
+    let offers =
+        crate::pg::waitlist::offer_in_tx(tx, id, &opened, holds.offers_in_postgres()).await?;
+    holds.write_offers(&offers, None).await?;
+    Ok(AllocationOutcome {
+        changed,
+        skipped,
+        offers,
+    })
 }

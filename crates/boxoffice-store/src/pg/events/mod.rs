@@ -47,6 +47,8 @@ pub struct EventRecord {
     pub max_seats_per_user: u32,
     /// How long a buyer has to pay after checkout (0: the sale completes at checkout).
     pub payment_window_seconds: u32,
+    /// How long a waiting-list offer stands.
+    pub waitlist_offer_seconds: u32,
     /// Every section, best first.
     pub section_order: Vec<String>,
     /// Ticket types in the order they were given.
@@ -90,8 +92,8 @@ pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Resul
     sqlx::query(
         "insert into event (event_id, venue_id, name, starts_at, hold_ttl_seconds,
                             max_hold_seconds, max_seats_per_user, section_order,
-                            payment_window_seconds)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                            payment_window_seconds, waitlist_offer_seconds)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(id.0)
     .bind(event.venue_id.0)
@@ -102,6 +104,7 @@ pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Resul
     .bind(event.max_seats_per_user as i32)
     .bind(&event.section_order)
     .bind(event.payment_window_seconds as i32)
+    .bind(event.waitlist_offer_seconds as i32)
     .execute(&mut *tx)
     .await?;
 
@@ -187,6 +190,7 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         i32,
         Vec<String>,
         i32,
+        i32,
     );
     let Some((
         event_id,
@@ -198,9 +202,10 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         max_seats,
         section_order,
         window,
+        offer_seconds,
     )) = sqlx::query_as::<_, Row>(
         "select event_id, name, venue_id, starts_at, hold_ttl_seconds, max_hold_seconds,
-                max_seats_per_user, section_order, payment_window_seconds
+                max_seats_per_user, section_order, payment_window_seconds, waitlist_offer_seconds
            from event where event_id = $1",
     )
     .bind(id.0)
@@ -258,6 +263,7 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         max_hold_seconds: max_hold as u32,
         max_seats_per_user: max_seats as u32,
         payment_window_seconds: window as u32,
+        waitlist_offer_seconds: offer_seconds as u32,
         section_order,
         ticket_types,
         ga_areas,

@@ -16,6 +16,7 @@ use uuid::Uuid;
 use crate::error::Constraint;
 use crate::hold_store::{existing, HoldRequest, HoldStore};
 use crate::pg::orders::{self, record_expiry, CancelStep};
+use crate::pg::waitlist;
 use crate::StoreError;
 
 mod basket;
@@ -230,6 +231,10 @@ impl HoldStore for PgHoldStore {
         "postgres"
     }
 
+    fn offers_in_postgres(&self) -> bool {
+        true
+    }
+
     async fn acquire(&self, request: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError> {
         match retry_contention(|| self.try_acquire(request)).await {
             // Still contended: the seats are in demand right now; nothing was held.
@@ -390,21 +395,25 @@ impl HoldStore for PgHoldStore {
         retry_contention(|| async move {
             let mut tx = self.pool.begin().await?;
             let step = orders::cancel_in_tx(&mut tx, order_id, by).await?;
+            let mut offers = Vec::new();
             if let CancelStep::Cancelled(order) = &step {
                 // The reserved rows go with the sale (a pending order's held ones with the
                 // order), so the seats can be held again. A row some other hold took over
-                // after the order's deadline carries that hold's token and stays.
-                sqlx::query(
+                // after the order's deadline carries that hold's token and stays. The
+                // waiting list has the freed seats first, in this transaction.
+                let freed: Vec<String> = sqlx::query_scalar(
                     "delete from reservation
-                      where event_id = $1 and hold_token = any($2)",
+                      where event_id = $1 and hold_token = any($2)
+                     returning seat_id",
                 )
                 .bind(order.event_id.0)
                 .bind([order.hold_token, order.order_id])
-                .execute(&mut *tx)
+                .fetch_all(&mut *tx)
                 .await?;
+                offers = waitlist::offer_in_tx(&mut tx, order.event_id, &freed, true).await?;
             }
             tx.commit().await?;
-            Ok(step.into_outcome())
+            Ok(step.into_outcome(offers))
         })
         .await
     }

@@ -44,7 +44,7 @@ use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
 use boxoffice_core::hold::{
     AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold,
-    PayOutcome, ReleaseOutcome, ShrinkOutcome,
+    Offer, PayOutcome, ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
 use redis::{Script, Value};
@@ -54,6 +54,7 @@ use uuid::Uuid;
 use crate::error::stored_user_id;
 use crate::hold_store::{existing, AllocationFence, HoldRequest, HoldStore};
 use crate::pg::orders::{self, CancelStep};
+use crate::pg::waitlist;
 use crate::redis::link::{redis_error, Connection, RedisConfig, RedisLink};
 use crate::StoreError;
 
@@ -462,6 +463,17 @@ impl HoldStore for RedisHoldStore {
     ) -> Result<CancelOutcome, StoreError> {
         let mut tx = self.pool.begin().await?;
         let step = orders::cancel_in_tx(&mut tx, order_id, by).await?;
+        // The waiting list has the seats first: the offers' holds are in Redis before the
+        // cancellation commits (a paid order's seats are still sold there, a pending one's
+        // still its hold's), so the seats never read available while anyone waits.
+        let mut offers = Vec::new();
+        if let CancelStep::Cancelled(order) = &step {
+            let seats: Vec<String> = order.seats.iter().map(|s| s.seat_id.clone()).collect();
+            offers = waitlist::offer_in_tx(&mut tx, order.event_id, &seats, false).await?;
+            let pending = order.payment.as_ref().is_some_and(|p| p.paid_at.is_none());
+            self.write_offers(&offers, pending.then_some(order.hold_token))
+                .await?;
+        }
         tx.commit().await?;
         if let CancelStep::Cancelled(order) = &step {
             if let Some(pay_by) = order
@@ -475,7 +487,7 @@ impl HoldStore for RedisHoldStore {
                 if let Err(e) = self.pending(order, "free", pay_by).await {
                     tracing::warn!(order = %order.order_id, error = %e, "could not free a cancelled pending order's seats in redis; they lapse at its deadline");
                 }
-                return Ok(step.into_outcome());
+                return Ok(step.into_outcome(offers));
             }
             // Postgres has put the seats on sale; Redis follows. Should Redis be away, it
             // refuses them until the event's next load from Postgres.
@@ -497,7 +509,42 @@ impl HoldStore for RedisHoldStore {
                 tracing::warn!(order = %order.order_id, error = %e, "could not return cancelled seats to sale in redis");
             }
         }
-        Ok(step.into_outcome())
+        Ok(step.into_outcome(offers))
+    }
+
+    async fn write_offers(&self, offers: &[Offer], from: Option<Uuid>) -> Result<(), StoreError> {
+        if offers.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.conn().await?;
+        for offer in offers {
+            let hold = &offer.hold;
+            let event = hold.event_id;
+            let mut call = self.scripts.offer.key(keys::hold(event, hold.token));
+            call.key(keys::held(event))
+                .key(keys::user(event, hold.user_id.as_str()))
+                .key(keys::hold(event, from.unwrap_or(hold.token)));
+            for seat in &hold.seats {
+                call.key(keys::seat(event, &seat.seat_id));
+            }
+            call.arg(hold.token.to_string())
+                .arg(hold.user_id.as_str())
+                .arg(hold.created_at.timestamp_millis())
+                .arg(hold.expires_at.timestamp_millis())
+                .arg(encode_seats(&hold.seats))
+                .arg(from.map_or_else(String::new, |t| t.to_string()));
+            for seat in &hold.seats {
+                call.arg(&seat.seat_id);
+            }
+            let reply: Vec<Value> = call.invoke_async(&mut conn).await.map_err(redis_error)?;
+            let what: String = decode(reply.first().unwrap_or(&Value::Nil))?;
+            if what != "held" {
+                return Err(StoreError::unavailable(format!(
+                    "a waiting-list offer could not be held in redis ({what})"
+                )));
+            }
+        }
+        Ok(())
     }
 
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError> {

@@ -22,6 +22,7 @@ pub(super) struct Scripts {
     pub(super) compare_and_delete: Script,
     pub(super) unsell: Script,
     pub(super) pending: Script,
+    pub(super) offer: Script,
 }
 
 impl Scripts {
@@ -45,6 +46,7 @@ impl Scripts {
             )),
             unsell: Script::new(include_str!("../../../scripts/event_unsell.lua")),
             pending: with_prelude(include_str!("../../../scripts/order_pending.lua")),
+            offer: with_prelude(include_str!("../../../scripts/hold_offer.lua")),
         }
     }
 }

@@ -1,0 +1,177 @@
+//! The waiting list: buyers join an event's line for a quantity of seats, and seats that
+//! come back (an order cancelled, a channel released, seats put on sale, an offer not
+//! bought in time) are offered to the first entries they can serve, as holds of theirs
+//! (see [`boxoffice_store::pg::waitlist`]). An offer is bought by checking its hold out
+//! before its deadline.
+
+use boxoffice_api::{WaitlistEntryView, WaitlistOffer};
+use boxoffice_core::availability::SeatStatus;
+use boxoffice_core::hold::{Offer, PricedSeat};
+use boxoffice_core::ids::{EventId, UserId};
+use boxoffice_core::validation::ValidationErrors;
+use boxoffice_store::pg::waitlist::{self, Entry, EntryStatus};
+use chrono::Utc;
+use uuid::Uuid;
+
+use crate::holds::{event_layout, event_policy};
+use crate::live::Change;
+use crate::seat_map::RenderedSeatMap;
+use crate::{Error, Services};
+
+/// Puts `user` in the event's line for `quantity` seats (of `ticket_type`, if given); a
+/// buyer in line already gets their entry back. Answers it, and whether it is new.
+pub async fn join(
+    state: &Services,
+    event: EventId,
+    user: &UserId,
+    quantity: u32,
+    ticket_type: Option<&str>,
+) -> Result<(WaitlistEntryView, bool), Error> {
+    let policy = event_policy(state, event).await?;
+    if policy.starts_at <= Utc::now() {
+        return Err(Error::EventStarted);
+    }
+    let mut errors = ValidationErrors::default();
+    errors.check(
+        (1..=policy.max_seats_per_user).contains(&quantity),
+        "quantity",
+        format!(
+            "wait for 1 to {} seats (the event's max_seats_per_user)",
+            policy.max_seats_per_user
+        ),
+    );
+    if let Some(code) = ticket_type {
+        errors.check(
+            policy.ticket_types.iter().any(|t| t == code),
+            "ticket_type",
+            format!("the event has no ticket type {code:?}"),
+        );
+    }
+    errors.into_result(()).map_err(Error::Invalid)?;
+    let (entry, new) = waitlist::join(&state.pool, event, user, quantity, ticket_type).await?;
+    Ok((view(state, event, entry).await?, new))
+}
+
+/// The entry `entry` of the event, as its owner `user` sees it.
+pub async fn get(
+    state: &Services,
+    event: EventId,
+    entry: Uuid,
+    user: &UserId,
+) -> Result<WaitlistEntryView, Error> {
+    let entry = owned(state, event, entry, user).await?;
+    view(state, event, entry).await
+}
+
+/// Takes `user`'s entry out of line; an offer it has passes on to the next in line.
+pub async fn leave(
+    state: &Services,
+    event: EventId,
+    entry: Uuid,
+    user: &UserId,
+) -> Result<(), Error> {
+    let found = owned(state, event, entry, user).await?;
+    if waitlist::leave(&state.pool, event, found.entry_id).await? {
+        if found.status == EntryStatus::Offered {
+            pass_on_lapsed(state).await?;
+        }
+        Ok(())
+    } else {
+        Err(Error::EntryNotFound)
+    }
+}
+
+/// Refuses a checkout of a waiting-list offer whose deadline has passed (its hold lives a
+/// little longer, while its seats pass on to the next buyer in line).
+pub async fn check_offer(state: &Services, event: EventId, token: Uuid) -> Result<(), Error> {
+    match waitlist::offer_deadline(&state.pool, event, token).await? {
+        Some(deadline) if deadline <= Utc::now() => Err(Error::HoldNotLive),
+        _ => Ok(()),
+    }
+}
+
+/// Records that the hold `token`, checked out, was a waiting-list offer (if it was).
+pub async fn bought(state: &Services, event: EventId, token: Uuid) {
+    if let Err(error) = waitlist::bought(&state.pool, event, token).await {
+        tracing::warn!(%event, %error, "could not record a bought waiting-list offer");
+    }
+}
+
+/// Tells every page of the event that these offers' seats are held.
+pub async fn publish(state: &Services, event: EventId, offers: &[Offer]) {
+    for offer in offers {
+        let seats = offer.hold.seats.iter().map(|s| s.seat_id.as_str());
+        let change = Change::held(seats, offer.hold.expires_at);
+        state.live.publish(event, change).await;
+    }
+}
+
+/// Passes on the seats of every offer whose deadline has passed; answers how many offers
+/// ended. Every instance runs it now and then; each skips the offers another is ending.
+pub async fn pass_on_lapsed(state: &Services) -> Result<usize, Error> {
+    let passed = waitlist::pass_on_lapsed(&state.pool, state.holds.as_ref()).await?;
+    for p in &passed {
+        publish(state, p.event, &p.offers).await;
+        if !p.freed.is_empty() {
+            let change = Change::now(p.freed.iter().map(String::as_str), SeatStatus::Available);
+            state.live.publish(p.event, change).await;
+        }
+    }
+    Ok(passed.len())
+}
+
+/// The entry if it is `user`'s.
+async fn owned(
+    state: &Services,
+    event: EventId,
+    entry: Uuid,
+    user: &UserId,
+) -> Result<Entry, Error> {
+    let found = waitlist::get(&state.pool, event, entry)
+        .await?
+        .ok_or(Error::EntryNotFound)?;
+    if found.user_id != user.as_str() {
+        return Err(Error::Forbidden("this entry belongs to another user"));
+    }
+    Ok(found)
+}
+
+async fn view(state: &Services, event: EventId, entry: Entry) -> Result<WaitlistEntryView, Error> {
+    let offer = match entry.offer {
+        Some(offer) if entry.status == EntryStatus::Offered => {
+            let map = event_layout(state, event).await?;
+            let seats = priced(&map, &offer.seats);
+            Some(WaitlistOffer {
+                hold_token: offer.hold_token,
+                total_cents: seats.iter().map(|s| s.price_cents).sum(),
+                seats,
+                expires_at: offer.expires_at,
+            })
+        }
+        _ => None,
+    };
+    Ok(WaitlistEntryView {
+        entry_id: entry.entry_id,
+        status: entry.status.as_str().to_owned(),
+        position: entry.position,
+        quantity: entry.quantity,
+        ticket_type: entry.ticket_type,
+        offer,
+    })
+}
+
+/// The seats with their labels, ticket types and prices on general sale.
+fn priced(map: &RenderedSeatMap, seats: &[String]) -> Vec<PricedSeat> {
+    seats
+        .iter()
+        .filter_map(|id| {
+            let seat = map.map.get(id)?;
+            Some(PricedSeat {
+                id: id.clone(),
+                label: seat.label.clone(),
+                ticket_type: seat.ticket_type.clone().unwrap_or_default(),
+                price_cents: seat.price_cents.unwrap_or_default(),
+            })
+        })
+        .collect()
+}
