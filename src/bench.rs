@@ -52,6 +52,10 @@ pub enum Scenario {
         /// that every hold lapsed.
         #[arg(long, default_value_t = 5)]
         hold_ttl: u32,
+        /// Sell half the rows in a sales channel, to half the buyers (each buyer holds
+        /// seats of their own half).
+        #[arg(long)]
+        channels: bool,
     },
     /// Buyers arriving at once for 1–4 seats together: best available, think, check out.
     FlashSale {
@@ -93,6 +97,13 @@ pub enum Scenario {
         /// Requests in flight at once.
         #[arg(long, default_value_t = 64)]
         workers: usize,
+    },
+    /// An event sold out in one-seat orders, as many buyers on its waiting list, and every
+    /// order cancelled at once: offers made a second.
+    Waitlist {
+        /// Orders cancelled at once (and buyers waiting).
+        #[arg(long, default_value_t = 1_000)]
+        orders: usize,
     },
     /// Buyers released together on a general-admission area, 1–4 places each.
     GaRush {
@@ -211,6 +222,7 @@ pub async fn run_bench(
             rate,
             users,
             hold_ttl,
+            channels,
         } => {
             let pace = match rate {
                 Some(per_second) => Pace::Open { per_second },
@@ -222,6 +234,7 @@ pub async fn run_bench(
                 pace,
                 users,
                 hold_ttl_seconds: hold_ttl,
+                channels,
             };
             bench::holds::run(target, params).await
         }
@@ -246,6 +259,7 @@ pub async fn run_bench(
             bench::flash_sale::run(target, params).await
         }
         Scenario::GaRush { places, buyers } => bench::ga_rush::run(target, places, buyers).await,
+        Scenario::Waitlist { orders } => bench::waitlist::run(target, orders).await,
         Scenario::Queue {
             buyers,
             admit_per_minute,

@@ -33,6 +33,7 @@ pub mod plot;
 pub mod queue;
 mod report;
 pub mod seat_map;
+pub mod waitlist;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -102,6 +103,27 @@ impl Target {
         )
     }
 
+    /// A token for the buyer `name` in the sales channel [`CHANNEL`], valid for a day.
+    pub fn channel_buyer(&self, name: &str) -> String {
+        boxoffice_client::mint_channel_token(
+            &self.jwt_secret,
+            name,
+            Some(CHANNEL),
+            chrono::Utc::now() + chrono::Duration::days(1),
+        )
+    }
+
+    /// This target reading seats and availability as a buyer of [`CHANNEL`] (who sees
+    /// every seat on sale).
+    pub fn in_channel(&self) -> Self {
+        let mut target = self.clone();
+        target.api = target
+            .api
+            .clone()
+            .reader(&self.channel_buyer("channel-reader"));
+        target
+    }
+
     /// A progress bar of `len` steps (hidden when quiet or not on a terminal).
     pub fn progress(&self, len: u64, what: &str) -> ProgressBar {
         if !self.progress {
@@ -118,7 +140,8 @@ impl Target {
     }
 
     /// Creates a venue of one section, `rows` rows of `per_row` seats (ids
-    /// `floor-R<row>-<n>`), and an event selling all of it at one price.
+    /// `floor-R<row>-<n>`), and an event selling all of it at one price (its first
+    /// `channel_rows` rows in the sales channel [`CHANNEL`] alone).
     pub async fn seated_event(&self, layout: &Layout) -> anyhow::Result<EventId> {
         let rows: Vec<_> = (0..layout.rows)
             .map(|r| json!({"label": format!("R{r}"), "seats": layout.per_row}))
@@ -130,6 +153,14 @@ impl Target {
             ))?)
             .await
             .with_context(|| format!("creating a venue at {}", self.api.base()))?;
+        let mut allocations = vec![json!({"ticket_type": "standard", "section": "floor"})];
+        let mut channels = Vec::new();
+        if layout.channel_rows > 0 {
+            let rows: Vec<String> = (0..layout.channel_rows).map(|r| format!("R{r}")).collect();
+            allocations.push(json!({"ticket_type": "standard", "section": "floor",
+                                    "rows": rows, "channel": CHANNEL}));
+            channels.push(json!({"code": CHANNEL, "name": "Partner"}));
+        }
         let event = self
             .api
             .create_event(&serde_json::from_value(json!({
@@ -139,7 +170,7 @@ impl Target {
                 "max_seats_per_user": layout.max_seats_per_user,
                 "payment_window_seconds": layout.payment_window_seconds,
                 "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
-                "allocations": [{"ticket_type": "standard", "section": "floor"}]}))?)
+                "channels": channels, "allocations": allocations}))?)
             .await?;
         Ok(event.id)
     }
@@ -158,7 +189,12 @@ pub struct Layout {
     pub max_seats_per_user: u32,
     /// The event's payment window (0: none).
     pub payment_window_seconds: u32,
+    /// Rows (the first ones) sold in the sales channel [`CHANNEL`] alone.
+    pub channel_rows: usize,
 }
+
+/// The sales channel of a scenario's event that has one.
+pub const CHANNEL: &str = "partner";
 
 impl Layout {
     /// About `seats` seats in rows of up to 1,000.
@@ -170,6 +206,7 @@ impl Layout {
             hold_ttl_seconds,
             max_seats_per_user: 8,
             payment_window_seconds: 0,
+            channel_rows: 0,
         }
     }
 

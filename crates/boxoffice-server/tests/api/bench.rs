@@ -34,6 +34,10 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
         assert_eq!(report.operations[0].statuses["409"], 59);
     }
 
+    let report = bench::waitlist::run(&target, 40).await.unwrap();
+    assert_passed(&report);
+    assert_eq!(report.figures["offers_made"], 40.0, "{}", report.text());
+
     let params = bench::best::Params {
         buyers: 30,
         quantity: 2,
@@ -55,10 +59,25 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
         pace: Pace::Closed { workers: 4 },
         users: 50,
         hold_ttl_seconds: 1,
+        channels: false,
     };
     let report = bench::holds::run(&target, params).await.unwrap();
     assert_passed(&report);
     assert!(report.operations[0].requests > 0);
+
+    // Half the rows a channel's, half the buyers in it: holds granted in both halves.
+    let channelled = bench::holds::Params {
+        channels: true,
+        ..params
+    };
+    let report = bench::holds::run(&target, channelled).await.unwrap();
+    assert_passed(&report);
+    assert!(
+        report.operations[0].statuses["201"] > 0,
+        "{}",
+        report.text()
+    );
+    assert_eq!(report.parameters["channel_rows"], "1");
 
     let params = bench::holds::Params {
         pace: Pace::Open { per_second: 100.0 },
