@@ -40,7 +40,7 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
     let event = target.seated_event(&layout).await?;
     // Even buyers are the channel's, when there is one.
     let channel_rows = layout.channel_rows;
-    let in_channel = move |u: usize| channel_rows > 0 && u % 2 == 0;
+    let in_channel = move |u: usize| channel_rows > 0 && u.is_multiple_of(2);
     let tokens: Arc<Vec<String>> = Arc::new(
         (0..params.users.max(2))
             .map(|u| {
