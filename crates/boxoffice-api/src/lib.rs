@@ -591,6 +591,39 @@ pub struct EventReport {
     pub sales_per_minute: Vec<MinuteSales>,
     /// The waiting room's line, when the event's is on (and Redis answers).
     pub queue: Option<QueueReport>,
+    /// Each sales channel's seats and what became of them, in the event's order. (The
+    /// counts above are general sale's: a channel's seats count there as not for sale.)
+    #[serde(default)]
+    pub channels: Vec<ChannelReport>,
+    /// The waiting list.
+    #[serde(default)]
+    pub waitlist: WaitlistReport,
+}
+
+/// One sales channel in an [`EventReport`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ChannelReport {
+    /// The channel's code.
+    pub code: String,
+    /// Its display name.
+    pub name: String,
+    /// Seats allocated to it.
+    pub seats: u32,
+    /// Of them, in live orders.
+    pub sold: u32,
+    /// Held now.
+    pub held: u32,
+    /// On sale to its buyers and free.
+    pub available: u32,
+}
+
+/// An event's waiting list in an [`EventReport`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct WaitlistReport {
+    /// Buyers waiting in line.
+    pub waiting: u64,
+    /// Buyers offered seats now, not yet bought.
+    pub offered: u64,
 }
 
 /// An event's waiting room in an [`EventReport`].

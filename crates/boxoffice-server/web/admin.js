@@ -284,6 +284,8 @@ async function eventNew() {
       <label>Hold lasts (seconds) <input name="hold_ttl_seconds" type="number" min="1" max="3600" value="120"></label>
       <label>Longest hold with extensions (seconds) <input name="max_hold_seconds" type="number" min="1" value="900"></label>
       <label>Seats per buyer <input name="max_seats_per_user" type="number" min="1" max="100" value="8"></label></div></fieldset>
+    <label>Sales channels <input name="channels" autocomplete="off" placeholder="Partner A, Fan club" aria-describedby="channels-hint">
+      <span class="hint" id="channels-hint">Partners who sell seats you give them, to their buyers alone; their code is the name in lower case with hyphens</span></label>
     <fieldset><legend>Waiting room</legend>
       <label class="check"><input type="checkbox" name="queue"> Buyers wait in line before they reach the map</label>
       <div class="row"><label>Opens <input name="opens_at" type="datetime-local" value="${local(new Date(Date.now() + 3600000))}"></label>
@@ -314,6 +316,8 @@ async function eventNew() {
       starts_at: f.starts_at.value ? new Date(f.starts_at.value).toISOString() : "",
       hold_ttl_seconds: Number(f.hold_ttl_seconds.value), max_hold_seconds: Number(f.max_hold_seconds.value),
       max_seats_per_user: Number(f.max_seats_per_user.value), ticket_types: ticketTypes, allocations: [],
+      channels: f.channels.value.split(",").map((n) => n.trim()).filter(Boolean)
+        .map((name) => ({ code: name.toLowerCase().replace(/[^a-z0-9_]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 32), name })),
     };
     if (f.all_on_sale.checked && ticketTypes.length) {
       const venue = await api("GET", `/v1/venues/${encodeURIComponent(spec.venue_id)}`);
@@ -350,20 +354,26 @@ async function dashboard(id) {
       <div class="counter"><strong data-count="not_for_sale">–</strong><span>held back</span></div>
       <div class="counter"><strong id="revenue" data-revenue-cents="0">–</strong><span>revenue</span></div>
       <div class="counter" id="queue-counter" hidden><strong id="queue-waiting">–</strong><span>waiting, <span id="queue-admitted">–</span> let in</span></div>
+      <div class="counter" id="waitlist-counter" hidden><strong id="waitlist-waiting">–</strong><span>on the waiting list, <span id="waitlist-offered">–</span> offered seats</span></div>
     </section>
+    ${event.channels && event.channels.length ? `<section class="card" aria-labelledby="channels-title">
+      <div class="head"><h2 id="channels-title">Sales channels</h2><p class="meta">Seats sold through a partner, to its buyers alone, until released.</p></div>
+      <ul id="channels" class="list"></ul><div id="channels-result" aria-live="polite"></div></section>` : ""}
     <div class="split">
       <section class="card" aria-labelledby="minute-title"><h2 id="minute-title">Seats sold a minute, last hour</h2>
         <svg id="chart" class="chart" role="img" aria-label="Seats sold a minute" viewBox="0 0 600 126" preserveAspectRatio="none"></svg>
         <div class="chart-axis"><span>an hour ago</span><span id="chart-most"></span></div></section>
-      <section class="card" aria-labelledby="types-title"><h2 id="types-title">By ticket type</h2><div id="by-type"></div></section>
+      <section class="card" aria-labelledby="types-title"><h2 id="types-title">By ticket type</h2><div id="by-type" tabindex="0" role="region" aria-labelledby="types-title"></div></section>
     </div>
-    <section class="card" aria-labelledby="sections-title"><h2 id="sections-title">By section</h2><div id="by-section"></div></section>
+    <section class="card" aria-labelledby="sections-title"><h2 id="sections-title">By section</h2><div id="by-section" tabindex="0" role="region" aria-labelledby="sections-title"></div></section>
     <section class="card organizer" aria-labelledby="map-title">
       <div class="head"><h2 id="map-title">Seats</h2><p class="meta">Click a seat, shift-click to add, drag a box to select many.</p></div>
       <div class="toolbar" role="toolbar" aria-label="Selected seats">
         <span id="picked" aria-live="polite">No seats selected</span>
         <label>Ticket type <select name="ticket_type">${event.ticket_types.map((t) =>
           `<option value="${esc(t.code)}">${esc(t.name)} · ${esc(money(t.price_cents, t.currency))}</option>`).join("")}</select></label>
+        ${event.channels && event.channels.length ? `<label>Sold in <select name="channel"><option value="">general sale</option>${
+          event.channels.map((c) => `<option value="${esc(c.code)}">${esc(c.name)}</option>`).join("")}</select></label>` : ""}
         <button type="button" data-action="put-on-sale" disabled>Put on sale</button>
         <button type="button" data-action="hold-back" disabled>Hold back</button>
         <button type="button" id="clear" disabled>Clear</button>
@@ -476,11 +486,15 @@ async function dashboard(id) {
   const change = async (action) => {
     const ids = [...seats.picked];
     const type = document.querySelector("select[name=ticket_type]").value;
+    const channelSelect = document.querySelector("select[name=channel]");
+    const channel = channelSelect && channelSelect.value;
+    const entry = { ticket_type: type, seats: ids, ...(channel ? { channel } : {}) };
     try {
       const answer = action === "sale"
-        ? await api("PUT", `${path}/allocations`, { json: { allocations: [{ ticket_type: type, seats: ids }] } })
+        ? await api("PUT", `${path}/allocations`, { json: { allocations: [entry] } })
         : await api("POST", `${path}/allocations/withdraw`, { json: { seats: ids } });
-      const done = action === "sale" ? `put on sale as ${typeName.get(type)}` : "held back";
+      const channelName = channel ? ` in ${channelSelect.selectedOptions[0].textContent}` : "";
+      const done = action === "sale" ? `put on sale as ${typeName.get(type)}${channelName}` : "held back";
       const skipped = answer.skipped.length
         ? `<p>Left as they are (held or sold): ${answer.skipped.map((s) => `${esc(s.label)} (${esc(s.status)})`).join("; ")}.</p>`
         : "";
@@ -515,10 +529,35 @@ async function dashboard(id) {
       return `<rect x="${i * 10 + 1}" y="${125 - h}" width="8" height="${h}"><title>${esc(new Date(m.minute).toLocaleTimeString("en-GB", { timeStyle: "short" }))}: ${m.seats}</title></rect>`;
     }).join("");
     $("chart-most").textContent = `now · at most ${most} a minute`;
+    const waitlist = r.waitlist || { waiting: 0, offered: 0 };
+    $("waitlist-counter").hidden = !(waitlist.waiting || waitlist.offered);
+    $("waitlist-waiting").textContent = waitlist.waiting.toLocaleString("en");
+    $("waitlist-offered").textContent = waitlist.offered.toLocaleString("en");
+    if ($("channels")) {
+      $("channels").innerHTML = (r.channels || []).map((c) => `<li data-channel="${esc(c.code)}"><span><strong>${esc(c.name)}</strong>
+        · ${c.seats} seat${c.seats === 1 ? "" : "s"}: ${c.available} available, ${c.held} held, ${c.sold} sold</span>
+        <button type="button" data-release="${esc(c.code)}" ${c.available ? "" : "disabled"}>${c.available ? `Release ${c.available} to general sale` : "Nothing to release"}</button></li>`).join("");
+      for (const b of document.querySelectorAll("[data-release]")) b.onclick = () => release(b.dataset.release);
+    }
     $("queue-counter").hidden = !r.queue;
     if (r.queue) {
       $("queue-waiting").textContent = r.queue.waiting.toLocaleString("en");
       $("queue-admitted").textContent = r.queue.admitted.toLocaleString("en");
+    }
+  };
+  // Releasing a channel: its free seats go on general sale (to the waiting list first).
+  const release = async (code) => {
+    const channel = event.channels.find((c) => c.code === code);
+    const yes = await confirmDialog(`Release ${channel.name}'s seats?`,
+      "Its seats that are neither held nor sold go on general sale now (to the waiting list first). Held and sold seats stay with the channel.",
+      "Release");
+    if (!yes) return;
+    try {
+      const answer = await api("POST", `${path}/channels/${encodeURIComponent(code)}/release`);
+      $("channels-result").innerHTML = `<div class="ok" role="status"><p>${answer.released} seat${answer.released === 1 ? "" : "s"} of ${esc(channel.name)} released to general sale.</p></div>`;
+      report();
+    } catch (e) {
+      $("channels-result").innerHTML = errorBox(e);
     }
   };
   // The first page of orders follows the sale too, unless the organizer is searching or

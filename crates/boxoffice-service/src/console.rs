@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use boxoffice_api::{
-    EventReport, GaReport, MinuteSales, QueueReport, SectionReport, TicketTypeReport,
+    ChannelReport, EventReport, GaReport, MinuteSales, QueueReport, SectionReport,
+    TicketTypeReport, WaitlistReport,
 };
 use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::hold::OrderStatus;
@@ -267,6 +268,11 @@ pub async fn report(state: &Services, event: EventId) -> Result<EventReport, Err
             }
         },
     };
+    let mut channels = Vec::new();
+    for channel in boxoffice_store::pg::events::channels(&state.pool, event).await? {
+        channels.push(channel_report(state, event, &availability.map, channel).await?);
+    }
+    let (waiting, offered) = boxoffice_store::pg::waitlist::counts(&state.pool, event).await?;
     let seat_revenue: i64 = sums.by_ticket_type.iter().map(|s| s.revenue_cents).sum();
     let ga_revenue: i64 = sums.ga.iter().map(|s| s.revenue_cents).sum();
     Ok(EventReport {
@@ -288,5 +294,41 @@ pub async fn report(state: &Services, event: EventId) -> Result<EventReport, Err
             })
             .collect(),
         queue,
+        channels,
+        waitlist: WaitlistReport { waiting, offered },
     })
+}
+
+/// A channel's seats in the report: those its view has on sale and the public view
+/// (`public`) does not.
+async fn channel_report(
+    state: &Services,
+    event: EventId,
+    public: &crate::seat_map::RenderedSeatMap,
+    channel: boxoffice_core::event::Channel,
+) -> Result<ChannelReport, Error> {
+    let view =
+        availability::event_availability_from(state, event, &state.pool, Some(&channel.code))
+            .await?;
+    let mut report = ChannelReport {
+        code: channel.code,
+        name: channel.name,
+        seats: 0,
+        sold: 0,
+        held: 0,
+        available: 0,
+    };
+    for (seat, s) in view.map.map.seats().iter().zip(&view.states) {
+        if !public.is_elsewhere(&seat.id) || view.map.is_elsewhere(&seat.id) {
+            continue;
+        }
+        report.seats += 1;
+        match s.status {
+            SeatStatus::Sold => report.sold += 1,
+            SeatStatus::Held => report.held += 1,
+            SeatStatus::Available => report.available += 1,
+            SeatStatus::NotForSale => {}
+        }
+    }
+    Ok(report)
 }

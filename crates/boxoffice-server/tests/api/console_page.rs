@@ -409,3 +409,119 @@ async fn the_dashboard_follows_a_sale_and_the_organizer_changes_seats_and_cancel
     screenshot(&page, "console-11-seats-phone").await;
     page.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_organizer_gives_seats_to_a_channel_and_releases_them_to_the_waiting_list() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let app = spawn_app().await;
+    let venue = app.create_venue().await;
+    let mut spec = crate::helpers::gala(&venue);
+    spec["channels"] = json!([{"code": "partner-a", "name": "Partner A"}]);
+    let (_, created) = app.post_events(&spec).await;
+    let event = created["id"].as_str().unwrap().to_owned();
+    let waiter = app.buyer("wendy");
+    let (status, entry) = app
+        .send(
+            reqwest::Method::POST,
+            &format!("/v1/events/{event}/waitlist"),
+            &waiter,
+            Some(&json!({"quantity": 1})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{entry}");
+
+    let driver = driver().await;
+    let page = browser(&driver).await;
+    sign_in(&page, &app).await;
+    page.goto(&format!("{}/admin/events/{event}", app.base))
+        .await
+        .unwrap();
+    let waitlist = "return [document.getElementById('waitlist-counter')?.hidden,
+        document.getElementById('waitlist-waiting')?.textContent,
+        document.getElementById('waitlist-offered')?.textContent]";
+    wait_for(&page, LOADS_WITHIN, waitlist, json!([false, "1", "0"])).await;
+
+    // The held-back circle given to Partner A.
+    let picked = page
+        .execute(
+            PICK,
+            vec![json!(["circle-A-1", "circle-A-2", "circle-A-3"])],
+        )
+        .await
+        .unwrap();
+    assert_eq!(picked, "3 seats selected");
+    press(&page, "select[name=channel] option[value=partner-a]").await;
+    press(&page, "button[data-action=put-on-sale]").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return document.getElementById('map-result').textContent.trim()",
+        json!("3 seats put on sale as Standard in Partner A."),
+    )
+    .await;
+    let channel = "return document.querySelector('[data-channel=partner-a] span')?.textContent.replace(/\\s+/g, ' ').trim()";
+    wait_for(
+        &page,
+        LIVE_WITHIN,
+        channel,
+        json!("Partner A · 3 seats: 3 available, 0 held, 0 sold"),
+    )
+    .await;
+    let (_, seats) = app.get(&format!("/v1/events/{event}/seats")).await;
+    let circle = seats["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "circle-A-1")
+        .unwrap()
+        .clone();
+    assert_eq!(circle["status"], "not_for_sale", "the public sees nothing");
+    assert_accessible(&page, "the dashboard with a sales channel").await;
+    script(
+        &page,
+        "document.getElementById('channels-title').scrollIntoView(); return 0",
+    )
+    .await;
+    screenshot(&page, "console-12-channels").await;
+
+    // Released: the first buyer in line is offered a seat, the rest go on general sale.
+    press(&page, "[data-release=partner-a]").await;
+    press(&page, "#confirm-yes").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return document.getElementById('channels-result').textContent.trim()",
+        json!("3 seats of Partner A released to general sale."),
+    )
+    .await;
+    wait_for(&page, LIVE_WITHIN, waitlist, json!([false, "0", "1"])).await;
+    let entry_id = entry["entry_id"].as_str().unwrap();
+    let (_, offered) = app
+        .send(
+            reqwest::Method::GET,
+            &format!("/v1/events/{event}/waitlist/{entry_id}"),
+            &waiter,
+            None,
+        )
+        .await;
+    assert_eq!(
+        offered["offer"]["seats"][0]["id"], "circle-A-1",
+        "{offered}"
+    );
+    page.close().await.unwrap();
+
+    let page = phone(&driver).await;
+    sign_in(&page, &app).await;
+    page.goto(&format!("{}/admin/events/{event}", app.base))
+        .await
+        .unwrap();
+    wait_for(&page, LOADS_WITHIN, waitlist, json!([false, "0", "1"])).await;
+    assert_accessible(&page, "the dashboard with a sales channel on a phone").await;
+    script(
+        &page,
+        "document.getElementById('channels-title').scrollIntoView(); return 0",
+    )
+    .await;
+    screenshot(&page, "console-13-channels-phone").await;
+    page.close().await.unwrap();
+}

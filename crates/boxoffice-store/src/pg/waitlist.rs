@@ -200,6 +200,18 @@ pub async fn leave(pool: &PgPool, event: EventId, entry: Uuid) -> Result<bool, S
     Ok(done.rows_affected() == 1)
 }
 
+/// How many buyers wait in the event's line, and how many have an offer standing.
+pub async fn counts(pool: &PgPool, event: EventId) -> Result<(u64, u64), StoreError> {
+    let (waiting, offered): (i64, i64) = sqlx::query_as(
+        "select count(*) filter (where status = 'W'), count(*) filter (where status = 'O')
+           from waitlist_entry where event_id = $1 and status in ('W', 'O')",
+    )
+    .bind(event.0)
+    .fetch_one(pool)
+    .await?;
+    Ok((waiting as u64, offered as u64))
+}
+
 /// The deadline of the offer whose hold is `token`, if the hold is an offer still open.
 pub async fn offer_deadline(
     pool: &PgPool,
