@@ -2,8 +2,9 @@
 // GET /embed.d.ts).
 //
 // Attributes: `server` (the Boxoffice server's base URL), `event` (the event id), `token`
-// (a user token the platform minted; without one the element asks for an anonymous
-// session), `max-seats` (default 8), `locale` (`en` or `de`; default the browser's),
+// (a user token the platform minted, which the element also reads the seats with: a
+// sales channel's buyer sees the channel's seats; without one the element asks for an
+// anonymous session), `max-seats` (default 8), `locale` (`en` or `de`; default the browser's),
 // `ticket-types` (comma-separated codes offered; default all), `hold-on-select` (each
 // click holds its seat at once and each unclick frees it, in one hold that grows and
 // shrinks; `hold` or `holdfailed` follows every click).

@@ -254,10 +254,15 @@
       let layout = null;
       let queue = Promise.resolve();
       const inOrder = (handle) => (m) => { queue = queue.then(() => handle(m)).catch(() => {}); };
-      this._source = new EventSource(`${this._path()}/stream?snapshot=statuses`);
-      this._source.addEventListener("statuses", inOrder(async (m) => {
+      // A platform's token reads as its buyer: a sales channel's buyer sees the channel's
+      // seats on sale. (An anonymous session's reads are everyone's.)
+      const reader = this.getAttribute("token") ? this._token : null;
+      const auth = reader ? { headers: { authorization: `Bearer ${reader}` } } : {};
+      const on = {};
+      this._source = Hall.events(`${this._path()}/stream?snapshot=statuses`, reader, on);
+      on.statuses = inOrder(async (m) => {
         const body = JSON.parse(m.data);
-        if (!layout || layout.version < body.version) layout = await fetch(`${this._path()}/layout`).then((r) => r.json());
+        if (!layout || layout.version < body.version) layout = await fetch(`${this._path()}/layout`, auth).then((r) => r.json());
         if (layout.version !== body.version) return;
         const first = !this._seats.size;
         this._draw(layout, body.statuses);
@@ -265,8 +270,8 @@
           await this._restore();
           this._emit("ready", { event: this.getAttribute("event"), seats: layout.seats.length });
         }
-      }));
-      this._source.addEventListener("seats", inOrder((m) => {
+      });
+      on.seats = inOrder((m) => {
         for (const c of JSON.parse(m.data).seats) {
           const entry = this._seats.get(c.id);
           if (!entry) continue;
@@ -275,7 +280,7 @@
           if (c.status !== "available" && !this._mine(c.id) && !entry.el.hasAttribute("aria-busy")) this._selected.delete(c.id);
         }
         this._render();
-      }));
+      });
     }
 
     // The best-available picker: 1 to max-seats, of the offered types.

@@ -387,6 +387,52 @@ const Hall = (() => {
     }
   }
 
+  // Server-Sent Events from `url`, each event's name mapped by `on` to a handler of
+  // {data}: through EventSource, or, with a bearer `token` (a sales channel's buyer, who
+  // sees the channel's seats), through fetch, which can send it. Either way a stream that
+  // ends is opened again after two seconds (and starts with a fresh snapshot). The answer
+  // has close().
+  function events(url, token, on) {
+    if (!token) {
+      const source = new EventSource(url);
+      for (const [name, handle] of Object.entries(on)) source.addEventListener(name, handle);
+      return source;
+    }
+    let stopped = false;
+    let controller = null;
+    const dispatch = (block) => {
+      let name = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (data.length && on[name]) on[name]({ data: data.join("\n") });
+    };
+    (async () => {
+      while (!stopped) {
+        controller = new AbortController();
+        try {
+          const answer = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: "text/event-stream" }, signal: controller.signal });
+          if (!answer.ok || !answer.body) throw new Error(`the stream answered ${answer.status}`);
+          const reader = answer.body.pipeThrough(new TextDecoderStream()).getReader();
+          let buffer = "";
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            buffer += value;
+            for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+              dispatch(buffer.slice(0, end));
+              buffer = buffer.slice(end + 2);
+            }
+          }
+        } catch { /* ended or refused: open it again */ }
+        if (!stopped) await new Promise((resolve) => setTimeout(resolve, 2000));
+      }
+    })();
+    return { close() { stopped = true; if (controller) controller.abort(); } };
+  }
+
   return { SEAT_R, unitOf, Taken, shapes, rowLabels, titles, marks, MARK_DEFS, spoken, textBox, draw,
-    neighbour, Viewport, statuses };
+    neighbour, Viewport, statuses, events };
 })();

@@ -590,3 +590,70 @@ async fn hold_on_select_builds_one_hold_click_by_click_and_the_picker_holds_the_
     screenshot(&phone_page, "embed-06-hold-on-select-phone").await;
     phone_page.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_channels_buyer_sees_and_holds_the_channels_seats_in_the_element() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let (partner_listener, partner) = listener().await;
+    let (public_listener, public) = listener().await;
+    let origins = [partner.clone(), public.clone()];
+    let app = spawn_app_with(move |s| {
+        s.allowed_origins = boxoffice_server::config::parse_origins(&origins).unwrap()
+    })
+    .await;
+    let venue = app.create_venue().await;
+    let mut spec = crate::helpers::gala(&venue);
+    spec["channels"] = json!([{"code": "partner-a", "name": "Partner A"}]);
+    spec["allocations"].as_array_mut().unwrap().push(
+        json!({"ticket_type": "premium", "seats": ["box-L-1", "box-L-2"], "channel": "partner-a"}),
+    );
+    let (_, created) = app.post_events(&spec).await;
+    let event = created["id"].as_str().unwrap().to_owned();
+    let channel_token = boxoffice_client::mint_channel_token(
+        &app.jwt_secret,
+        "partner-buyer",
+        Some("partner-a"),
+        chrono::Utc::now() + chrono::Duration::hours(1),
+    );
+    platform(
+        partner_listener,
+        host_page(&app.base, &event, &channel_token, ""),
+    )
+    .await;
+    let public_token = app.user_token("public-buyer");
+    platform(
+        public_listener,
+        host_page(&app.base, &event, &public_token, ""),
+    )
+    .await;
+
+    let driver = driver().await;
+    let page = browser(&driver).await;
+    page.goto(&format!("{public}/")).await.unwrap();
+    wait_for(&page, LOADS_WITHIN, &count_of("ready"), json!(1)).await;
+    assert_eq!(script(&page, &seat_status("box-L-1")).await, "not_for_sale");
+    page.close().await.unwrap();
+
+    let page = browser(&driver).await;
+    page.goto(&format!("{partner}/")).await.unwrap();
+    wait_for(&page, LOADS_WITHIN, &count_of("ready"), json!(1)).await;
+    assert_eq!(script(&page, &seat_status("box-L-1")).await, "available");
+    // The partner's buyer holds a box seat; a stall someone else holds shows live too.
+    script(&page, &click_seat("box-L-1")).await;
+    let hold = call(&page, "map.hold()").await;
+    assert_eq!(hold["seats"][0]["id"], "box-L-1", "{hold}");
+    let (status, _) = app
+        .post_holds(&event, &app.buyer("someone"), &["stalls-C-2"])
+        .await;
+    assert_eq!(status, reqwest::StatusCode::CREATED);
+    wait_for(
+        &page,
+        LIVE_WITHIN,
+        &seat_status("stalls-C-2"),
+        json!("held"),
+    )
+    .await;
+    assert_accessible(&page, "the element of a channel's buyer").await;
+    screenshot(&page, "embed-07-channel-buyer").await;
+    page.close().await.unwrap();
+}
