@@ -1,18 +1,19 @@
 // The Boxoffice seat-map page: the event list, one event's map (its layout from
 // GET /v1/events/{id}/layout, kept live by GET /v1/events/{id}/stream), a basket held all or nothing (chosen on the map, or the
-// best available chosen by the server), checkout, and GA bookings. An event with a waiting
-// room shows the line first, and the map once the buyer's turn comes.
+// best available chosen by the server), checkout, GA bookings and the waiting list. An event
+// with a waiting room shows the line first, and the map once the buyer's turn comes.
 // Plain JavaScript, no build step. Every seat is one SVG circle carrying data-seat-id and
 // data-status; changes touch single elements; one listener per kind of input on the map.
-// One file of about 830 lines because the page has no build step: each further script is
+// One file of about 900 lines because the page has no build step: each further script is
 // one more request and one more tag to keep in order. What the hall looks like around the
 // seats (shapes, row labels, section titles, wheelchair marks) is hall.js, which the
-// console and the embeddable map will share.
+// console and the embeddable map share.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
 const SESSION_KEY = "boxoffice.session";
 const PASS_KEY = "boxoffice.pass.";   // + event id: {ticket, pass, expires_at}
+const WAITLIST_KEY = "boxoffice.waitlist."; // + event id: the buyer's entry id
 const POLL_MS = 2000;
 const PALETTE = ["#2f6fb3", "#c2571a", "#2a8a57", "#8a4fb5", "#b0306a", "#6b7a1f", "#1f7f8a", "#8a6a1f"];
 
@@ -139,6 +140,7 @@ async function showEvent(id) {
   renderPass();
   wireMap();
   wirePanel();
+  wireWaitlist();
   connect();
   // Back from paying elsewhere: what became of the order.
   const paying = new URLSearchParams(location.search).get("order");
@@ -771,6 +773,80 @@ function refused(e) {
 
 function fail(e) {
   say(e instanceof Problem ? e.message : "Something went wrong: " + e.message, "warn");
+}
+
+// ---- the waiting list ----
+
+// Nothing that suits the buyer: they wait in line, and seats that come back are offered
+// to them here as a hold of theirs (their basket, with its countdown and Buy).
+function wireWaitlist() {
+  const id = state.event.id;
+  const path = `/v1/events/${encodeURIComponent(id)}/waitlist`;
+  $("waitlist").hidden = false;
+  $("waitlist-quantity").innerHTML = Array.from({ length: state.event.max_seats_per_user },
+    (_, i) => `<option>${i + 1}</option>`).join("");
+  $("waitlist-form").onsubmit = async (e) => {
+    e.preventDefault();
+    try {
+      const entry = await api("POST", path, { quantity: Number($("waitlist-quantity").value) });
+      sessionStorage.setItem(WAITLIST_KEY + id, entry.entry_id);
+      if (await showEntry(entry)) schedule();
+    } catch (err) { fail(err); }
+  };
+  $("waitlist-leave").onclick = async () => {
+    const entry = sessionStorage.getItem(WAITLIST_KEY + id);
+    try {
+      if (entry) await api("DELETE", `${path}/${encodeURIComponent(entry)}`);
+    } catch (err) {
+      if (!(err instanceof Problem && err.status === 404)) return fail(err);
+    }
+    sessionStorage.removeItem(WAITLIST_KEY + id);
+    showEntry(null);
+  };
+  // One poll at a time, every few seconds while the buyer waits.
+  let timer = null;
+  const schedule = () => { clearTimeout(timer); timer = setTimeout(poll, WAITLIST_POLL_MS); };
+  const poll = async () => {
+    const entry = sessionStorage.getItem(WAITLIST_KEY + id);
+    if (!entry || state.event.id !== id) return;
+    try {
+      if (await showEntry(await api("GET", `${path}/${encodeURIComponent(entry)}`))) schedule();
+    } catch { schedule(); }
+  };
+  showEntry(null);
+  poll();
+}
+const WAITLIST_POLL_MS = 3000;
+
+// Shows where the buyer's entry stands; answers whether it is still in line.
+async function showEntry(entry) {
+  const status = entry ? entry.status : null;
+  const waiting = status === "waiting";
+  $("waitlist-form").hidden = waiting || status === "offered";
+  $("waitlist-leave").hidden = !waiting;
+  const text = $("waitlist-text");
+  if (waiting) {
+    const n = entry.quantity;
+    text.textContent = `You are number ${entry.position} in line for ${n === 1 ? "a seat" : n + " seats"}. ` +
+      "Keep this page open: seats that come back are offered to you here.";
+    return true;
+  }
+  if (status === "offered") {
+    const until = new Date(entry.offer.expires_at).toLocaleTimeString([], { timeStyle: "short" });
+    text.textContent = `Seats came back for you: ${entry.offer.seats.map((s) => s.label).join("; ")}. Buy them by ${until}.`;
+    try {
+      const hold = await api("GET", `/v1/events/${encodeURIComponent(state.event.id)}/holds/${entry.offer.hold_token}`);
+      state.selected = new Set(hold.seats.map((s) => s.id));
+      took(hold);
+      renderBasket();
+    } catch (e) { fail(e); }
+    return false;
+  }
+  if (entry) sessionStorage.removeItem(WAITLIST_KEY + state.event.id);
+  text.textContent = status === "lapsed"
+    ? "Your offer was not bought in time and went to the next in line. You may join again."
+    : "Nothing that suits you? Wait in line: seats that come back are offered to the first in line.";
+  return false;
 }
 
 // ---- general admission ----

@@ -395,3 +395,95 @@ crate::stores::conformance!(
     a_crowd_at_the_returning_seats_gets_nothing_while_anyone_waits,
     a_released_channel_goes_to_the_waiting_list_first,
 );
+
+/// The buyer's page: a buyer joins the line from the page, is offered a seat when an
+/// order is cancelled, and buys it there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_buyer_waits_on_the_page_and_buys_the_seat_offered() {
+    use crate::browser::{
+        assert_accessible, browser, click, driver, open, phone, screenshot, script, wait_for,
+        wait_status, LIVE_WITHIN, LOADS_WITHIN, ONE_AT_A_TIME,
+    };
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let app = spawn_app_on(Store::Postgres).await;
+    let event = app.create_event().await;
+    let order = bought(&app, &event, &app.buyer("xena"), &["stalls-B-1"]).await;
+
+    let driver = driver().await;
+    let page = browser(&driver).await;
+    open(&page, &app, &event).await;
+    let text = "return document.getElementById('waitlist-text').textContent";
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        text,
+        json!("Nothing that suits you? Wait in line: seats that come back are offered to the first in line."),
+    )
+    .await;
+    click(&page, "waitlist-join").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        text,
+        json!("You are number 1 in line for a seat. Keep this page open: seats that come back are offered to you here."),
+    )
+    .await;
+    let shown = "return ['waitlist-form', 'waitlist-leave'].map((id) => getComputedStyle(document.getElementById(id)).display !== 'none')";
+    assert_eq!(script(&page, shown).await, json!([false, true]));
+    assert_accessible(&page, "the page with the buyer in the waiting list").await;
+    script(
+        &page,
+        "document.getElementById('waitlist').scrollIntoView(); return 0",
+    )
+    .await;
+    screenshot(&page, "waitlist-01-waiting").await;
+
+    // The order is cancelled: the seat is offered to this buyer, held as theirs.
+    assert_eq!(cancel(&app, &order).await, StatusCode::OK);
+    wait_for(
+        &page,
+        Duration::from_secs(10),
+        "return document.getElementById('waitlist-text').textContent.startsWith('Seats came back for you: Stalls, Row B, Seat 1.')",
+        json!(true),
+    )
+    .await;
+    wait_status(&page, "stalls-B-1", "held", LIVE_WITHIN).await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return !document.getElementById('buy').hidden",
+        json!(true),
+    )
+    .await;
+    assert_accessible(&page, "the page with an offer").await;
+    screenshot(&page, "waitlist-02-offered").await;
+    click(&page, "buy").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return document.getElementById('order').dataset.status ?? null",
+        json!("paid"),
+    )
+    .await;
+    assert_eq!(app.seat_statuses(&event).await["stalls-B-1"], "sold");
+    page.close().await.unwrap();
+
+    let page = phone(&driver).await;
+    open(&page, &app, &event).await;
+    click(&page, "waitlist-join").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return document.getElementById('waitlist-text').textContent.startsWith('You are number 1')",
+        json!(true),
+    )
+    .await;
+    assert_accessible(&page, "the waiting list on a phone").await;
+    script(
+        &page,
+        "document.getElementById('waitlist').scrollIntoView(); return 0",
+    )
+    .await;
+    screenshot(&page, "waitlist-03-waiting-phone").await;
+    page.close().await.unwrap();
+}
