@@ -1,11 +1,35 @@
 //! The invariants, checked through the API after a run.
 
 use std::collections::{HashMap, HashSet};
+use std::future::Future;
 use std::time::Duration;
 
+use boxoffice_client::Error;
 use boxoffice_core::ids::EventId;
 
 use super::{Check, Target};
+
+/// One read the checks make, asked again while its answer was lost on the way (no answer,
+/// or a balancer's or a down store's 5xx): an instance killed under the run may take a
+/// read in flight with it, and the checks are of what the servers say once it is over.
+async fn read<T, Fut>(mut call: impl FnMut() -> Fut) -> anyhow::Result<T>
+where
+    Fut: Future<Output = boxoffice_client::Result<T>>,
+{
+    let lost = |e: &Error| match e {
+        Error::Transport(_) => true,
+        Error::Problem(p) => p.status >= 500,
+        Error::Unexpected { status, .. } => status.is_server_error(),
+        Error::Stream(_) => false,
+    };
+    for _ in 0..5 {
+        match call().await {
+            Err(e) if lost(&e) => tokio::time::sleep(Duration::from_millis(500)).await,
+            answer => return Ok(answer?),
+        }
+    }
+    Ok(call().await?)
+}
 
 /// Every seat in at most one of `orders` (the seat ids of each order the run made), and
 /// every one of them sold now.
@@ -28,7 +52,7 @@ pub async fn no_seat_sold_twice(
     // (at most its lag bound, a second by default): read again until they show, for a while.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
     let sold: HashSet<String> = loop {
-        let seats = target.api.seats(event).await?;
+        let seats = read(|| target.api.seats(event)).await?;
         let sold: HashSet<String> = seats
             .seats
             .into_iter()
@@ -59,7 +83,7 @@ pub async fn no_seat_sold_twice(
 
 /// Sold + held + available + not for sale = every seat of the event.
 pub async fn seats_add_up(target: &Target, event: EventId, seats: usize) -> anyhow::Result<Check> {
-    let c = target.api.availability(event).await?.counts;
+    let c = read(|| target.api.availability(event)).await?.counts;
     let sum = (c.sold + c.held + c.available + c.not_for_sale) as usize;
     Ok(Check::new(
         "sold + held + available + not for sale = all seats",
@@ -93,7 +117,7 @@ pub async fn no_stranded_holds(
     wait: Duration,
 ) -> anyhow::Result<Check> {
     tokio::time::sleep(wait).await;
-    let held = target.api.availability(event).await?.counts.held;
+    let held = read(|| target.api.availability(event)).await?.counts.held;
     Ok(Check::new(
         "no stranded holds once the TTL has passed",
         held == 0,
@@ -111,7 +135,7 @@ pub async fn ga_adds_up(
     area: &str,
     booked: u64,
 ) -> anyhow::Result<Check> {
-    let availability = target.api.availability(event).await?;
+    let availability = read(|| target.api.availability(event)).await?;
     let ga = availability
         .ga
         .iter()
