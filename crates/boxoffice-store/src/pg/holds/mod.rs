@@ -1,4 +1,6 @@
-//! The Postgres hold store (seed 000): one `reservation` row per (event, seat).
+//! The Postgres hold store (seed 000): one `reservation` row per (event, seat). (Some 500
+//! lines: the `HoldStore` methods, each a statement or two; the claim, growing, batches and
+//! transactions are files of their own.)
 
 use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;

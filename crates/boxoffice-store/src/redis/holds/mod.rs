@@ -1,5 +1,5 @@
 //! Holds as Redis keys with a TTL (seed 003), taken and released by Lua scripts. (Some
-//! 510 lines: the key table below and the `HoldStore` methods, each a script call and its
+//! 620 lines: the key table below and the `HoldStore` methods, each a script call and its
 //! answer; checkout, the event's state, undo and the codec are files of their own.)
 //!
 //! # Keys
