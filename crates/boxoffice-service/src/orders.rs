@@ -51,7 +51,7 @@ pub async fn checkout(
 ) -> Result<Checkout, Error> {
     let policy = crate::holds::event_policy(state, event).await?;
     let window = policy.payment_window_seconds;
-    crate::waitlist::check_offer(state, event, token).await?;
+    let offer = crate::waitlist::check_offer(state, event, token).await?;
     match state.holds.checkout(event, token, user, window).await? {
         CheckoutOutcome::Created(order) => {
             let seats = order.seats.iter().map(|s| s.seat_id.as_str());
@@ -64,7 +64,9 @@ pub async fn checkout(
             };
             state.live.publish(event, change).await;
             crate::queue::done(state, event, user).await;
-            crate::waitlist::bought(state, event, token).await;
+            if offer {
+                crate::waitlist::bought(state, event, token).await;
+            }
             Ok(Checkout::Created(labelled(state, order).await?))
         }
         CheckoutOutcome::Existing(order) => Ok(Checkout::Existing(labelled(state, order).await?)),

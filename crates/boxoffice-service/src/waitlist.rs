@@ -81,16 +81,18 @@ pub async fn leave(
     }
 }
 
-/// Refuses a checkout of a waiting-list offer whose deadline has passed (its hold lives a
-/// little longer, while its seats pass on to the next buyer in line).
-pub async fn check_offer(state: &Services, event: EventId, token: Uuid) -> Result<(), Error> {
+/// Whether the hold `token` is a waiting-list offer (still open); refuses a checkout of one
+/// whose deadline has passed (its hold lives a little longer, while its seats pass on to
+/// the next buyer in line).
+pub async fn check_offer(state: &Services, event: EventId, token: Uuid) -> Result<bool, Error> {
     match waitlist::offer_deadline(&state.pool, event, token).await? {
         Some(deadline) if deadline <= Utc::now() => Err(Error::HoldNotLive),
-        _ => Ok(()),
+        Some(_) => Ok(true),
+        None => Ok(false),
     }
 }
 
-/// Records that the hold `token`, checked out, was a waiting-list offer (if it was).
+/// Records that the waiting-list offer whose hold is `token` was bought.
 pub async fn bought(state: &Services, event: EventId, token: Uuid) {
     if let Err(error) = waitlist::bought(&state.pool, event, token).await {
         tracing::warn!(%event, %error, "could not record a bought waiting-list offer");
