@@ -23,12 +23,7 @@ async fn event_with_window(app: &TestApp, seconds: u32) -> String {
 
 /// A pending order of `seats` by `who`.
 async fn pending_order(app: &TestApp, event: &str, who: &As, seats: &[&str]) -> Value {
-    let (status, hold) = app.post_holds(event, who, seats).await;
-    assert_eq!(status, StatusCode::CREATED, "{hold}");
-    let (status, order) = app
-        .post_orders(event, who, hold["hold_token"].as_str().unwrap())
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{order}");
+    let order = app.order_seats(event, who, seats).await;
     assert_eq!(order["status"], "pending_payment", "{order}");
     order
 }

@@ -51,12 +51,7 @@ async fn waiting(app: &TestApp, event: &str, who: &As, quantity: u32) -> String 
 
 /// `who` holds and buys `seats`: the order's id.
 async fn bought(app: &TestApp, event: &str, who: &As, seats: &[&str]) -> String {
-    let (status, hold) = app.post_holds(event, who, seats).await;
-    assert_eq!(status, StatusCode::CREATED, "{hold}");
-    let (status, order) = app
-        .post_orders(event, who, hold["hold_token"].as_str().unwrap())
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{order}");
+    let order = app.order_seats(event, who, seats).await;
     order["order_id"].as_str().unwrap().to_owned()
 }
 

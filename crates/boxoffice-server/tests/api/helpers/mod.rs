@@ -303,6 +303,17 @@ impl TestApp {
         .await
     }
 
+    /// `who` holds `seats` and checks the hold out: the order (both answers `201`).
+    pub async fn order_seats(&self, event: &str, who: &As, seats: &[&str]) -> Value {
+        let (status, hold) = self.post_holds(event, who, seats).await;
+        assert_eq!(status, StatusCode::CREATED, "{hold}");
+        let (status, order) = self
+            .post_orders(event, who, hold["hold_token"].as_str().unwrap())
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{order}");
+        order
+    }
+
     /// `POST /v1/events/{event}/orders` for this hold token.
     pub async fn post_orders(&self, event: &str, who: &As, token: &str) -> (StatusCode, Value) {
         self.send(
