@@ -632,7 +632,9 @@ async fn sweeps(
 
 /// Records unpaid orders past their deadline as expired (with `order.expired`), and passes
 /// on the seats of waiting-list offers past theirs, every `interval`, until `stopped` turns
-/// true. Every instance does; each skips the orders and offers another is doing.
+/// true. Orders whose deadline comes within the next three intervals, in events where
+/// anyone waits, are kept past it so that their seats go to the waiting list. Every
+/// instance does; each skips the orders and offers another is doing.
 async fn expiries(
     state: Services,
     interval: Duration,
@@ -644,6 +646,13 @@ async fn expiries(
             Ok(passed) => tracing::info!(passed, "passed lapsed waiting-list offers on"),
             Err(error) => {
                 tracing::warn!(%error, "passing lapsed offers on failed; trying again later")
+            }
+        }
+        match boxoffice_service::waitlist::keep_lapsing(&state, 3 * interval).await {
+            Ok(0) => {}
+            Ok(kept) => tracing::info!(kept, "kept lapsing orders' seats for the waiting list"),
+            Err(error) => {
+                tracing::warn!(%error, "keeping lapsing orders for the waiting list failed; trying again later")
             }
         }
         let began = std::time::Instant::now();

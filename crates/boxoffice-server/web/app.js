@@ -838,6 +838,9 @@ async function showEntry(entry) {
       const hold = await api("GET", `/v1/events/${encodeURIComponent(state.event.id)}/holds/${entry.offer.hold_token}`);
       state.selected = new Set(hold.seats.map((s) => s.id));
       took(hold);
+      // The hold outlives the offer a little (for the server to pass it on): the
+      // countdown is the offer's.
+      state.hold.expiresAt = Date.parse(entry.offer.expires_at);
       renderBasket();
     } catch (e) { fail(e); }
     return false;

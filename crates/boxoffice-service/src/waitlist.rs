@@ -9,8 +9,10 @@ use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::hold::{Offer, PricedSeat};
 use boxoffice_core::ids::{EventId, UserId};
 use boxoffice_core::validation::ValidationErrors;
+use boxoffice_store::pg::lapsing;
 use boxoffice_store::pg::waitlist::{self, Entry, EntryStatus};
 use chrono::Utc;
+use std::time::Duration;
 use uuid::Uuid;
 
 use crate::holds::{event_layout, event_policy};
@@ -108,10 +110,12 @@ pub async fn publish(state: &Services, event: EventId, offers: &[Offer]) {
     }
 }
 
-/// Passes on the seats of every offer whose deadline has passed; answers how many offers
-/// ended. Every instance runs it now and then; each skips the offers another is ending.
+/// Passes on the seats of every offer, and of every order kept for the waiting list (see
+/// [`keep_lapsing`]), whose deadline has passed; answers how many offers and orders ended.
+/// Every instance runs it now and then; each skips the offers and orders another is ending.
 pub async fn pass_on_lapsed(state: &Services) -> Result<usize, Error> {
-    let passed = waitlist::pass_on_lapsed(&state.pool, state.holds.as_ref()).await?;
+    let mut passed = waitlist::pass_on_lapsed(&state.pool, state.holds.as_ref()).await?;
+    passed.extend(lapsing::pass_on_lapsed_orders(&state.pool, state.holds.as_ref()).await?);
     for p in &passed {
         publish(state, p.event, &p.offers).await;
         if !p.freed.is_empty() {
@@ -120,6 +124,14 @@ pub async fn pass_on_lapsed(state: &Services) -> Result<usize, Error> {
         }
     }
     Ok(passed.len())
+}
+
+/// Keeps the seats of pending orders whose payment deadline falls within `within`, in
+/// events where anyone waits, held past that deadline, so that [`pass_on_lapsed`] can hand
+/// them to the waiting list before anyone else could hold them; answers how many orders.
+/// `within` must exceed the time between two calls.
+pub async fn keep_lapsing(state: &Services, within: Duration) -> Result<u64, Error> {
+    Ok(lapsing::keep_lapsing_orders(&state.pool, state.holds.as_ref(), within).await?)
 }
 
 /// The entry if it is `user`'s.

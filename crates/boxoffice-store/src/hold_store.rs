@@ -10,9 +10,11 @@ use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
 use boxoffice_core::hold::{
     AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold,
-    Offer, PayOutcome, ReleaseOutcome, ShrinkOutcome,
+    Offer, Order, PayOutcome, ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 use crate::StoreError;
@@ -188,6 +190,35 @@ pub trait HoldStore: Send + Sync + 'static {
     /// seat is another hold's or `from` is being checked out: the caller then rolls back.
     async fn write_offers(&self, offers: &[Offer], from: Option<Uuid>) -> Result<(), StoreError> {
         let _ = (offers, from);
+        Ok(())
+    }
+
+    /// Keeps the seats of the pending `order` held for it until `until`, past its `pay_by`,
+    /// so that the waiting list can have them when the order lapses unpaid (see
+    /// [`crate::pg::waitlist::keep_lapsing_orders`]); seats no longer the order's are left
+    /// alone. Called while the caller's transaction has the order's row locked. The
+    /// payment stays refused from `pay_by` on.
+    async fn keep_pending(
+        &self,
+        tx: &mut PgConnection,
+        order: &Order,
+        until: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
+
+    /// The seats still kept for the lapsed `order` by [`HoldStore::keep_pending`], and the
+    /// token they are held under, inside the caller's transaction (which offers them to the
+    /// waiting list and then commits): a store that keeps them in Postgres lets them go in
+    /// it.
+    async fn take_kept(
+        &self,
+        tx: &mut PgConnection,
+        order: &Order,
+    ) -> Result<(Uuid, Vec<String>), StoreError>;
+
+    /// Frees what is still kept for the lapsed `order` (the seats no offer took), once the
+    /// transaction that offered them committed.
+    async fn free_kept(&self, order: &Order) -> Result<(), StoreError> {
+        let _ = order;
         Ok(())
     }
 

@@ -1,6 +1,8 @@
 //! The waiting list: buyers join an event's line, and seats that come back (an order
-//! cancelled, a channel released, an offer not bought in time) go to the first entry they
-//! can serve as a hold of that buyer's, never to anyone else first, on every store.
+//! cancelled, a payment window lapsed, a channel released, an offer not bought in time) go
+//! to the first entry they can serve as a hold of that buyer's, never to anyone else
+//! first, on every store. (Some 600 lines: each way seats come back, on every store, and
+//! the buyer's page.)
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -384,11 +386,131 @@ async fn a_released_channel_goes_to_the_waiting_list_first(store: Store) {
     );
 }
 
+/// Two unpaid orders lapse while one buyer waits for one seat: the first order's seat
+/// passes to the waiter without ever reading available (a crowd holding it all the while
+/// gets only 409s), the second's goes on general sale once nobody can take it, and both
+/// orders end expired, their payments refused.
+async fn a_lapsed_payment_window_goes_to_the_waiting_list(store: Store) {
+    let app = spawn_app_with(|s| {
+        store.configure(s);
+        s.expiry_interval = Duration::from_millis(200);
+    })
+    .await;
+    let venue = app.create_venue().await;
+    let mut spec = gala(&venue);
+    spec["payment_window_seconds"] = json!(2);
+    let (_, created) = app.post_events(&spec).await;
+    let event = created["id"].as_str().unwrap().to_owned();
+    let first = app
+        .order_seats(&event, &app.buyer("alice"), &["stalls-B-1"])
+        .await;
+    let second = app
+        .order_seats(&event, &app.buyer("bob"), &["stalls-B-2"])
+        .await;
+    assert_eq!(
+        (first["status"].as_str(), second["status"].as_str()),
+        (Some("pending_payment"), Some("pending_payment"))
+    );
+    let waiter = app.buyer("waiter");
+    let entry_id = waiting(&app, &event, &waiter, 1).await;
+
+    // Until the waiter is offered the seat, a crowd tries to hold it and its status is read.
+    let mut statuses = BTreeMap::<String, u32>::new();
+    let mut answers = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let offered = loop {
+        let (_, e) = entry(&app, &event, &waiter, &entry_id).await;
+        if e["status"] == "offered" {
+            break e;
+        }
+        assert!(std::time::Instant::now() < deadline, "never offered: {e}");
+        let crowd = (0..5)
+            .map(|i| {
+                app.request(
+                    Method::POST,
+                    &format!("/v1/events/{event}/holds"),
+                    &app.buyer(&format!("crowd-{}-{i}", answers.len())),
+                )
+                .json(&json!({"seats": ["stalls-B-1"]}))
+            })
+            .collect();
+        answers.extend(race(crowd).await);
+        let status = app.seat_statuses(&event).await["stalls-B-1"].to_owned();
+        *statuses.entry(status).or_default() += 1;
+    };
+    assert_eq!(offered_seats(&offered), ["stalls-B-1"]);
+    let crowd = tally(&answers);
+    assert_eq!(crowd.keys().collect::<Vec<_>>(), [&409], "{crowd:?}");
+    assert_eq!(
+        statuses.keys().collect::<Vec<_>>(),
+        ["held"],
+        "{statuses:?}"
+    );
+
+    // The first order expired, once, and its payment is refused; the waiter buys the seat.
+    let id = first["order_id"].as_str().unwrap();
+    let (_, read) = app
+        .send(Method::GET, &format!("/v1/orders/{id}"), &As::Admin, None)
+        .await;
+    assert_eq!(read["status"], "expired");
+    let (status, problem) = app
+        .send(
+            Method::POST,
+            &format!("/v1/orders/{id}/payment"),
+            &As::Admin,
+            Some(&json!({"reference": "psp_late", "amount_cents": first["total_cents"]})),
+        )
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::CONFLICT, Some("payment_window_closed"))
+    );
+    let token = offered["offer"]["hold_token"].as_str().unwrap();
+    let (status, bought) = app.post_orders(&event, &waiter, token).await;
+    assert_eq!(status, StatusCode::CREATED, "{bought}");
+
+    // Nobody waits for the second order's seat: it goes on general sale.
+    let freed_by = std::time::Instant::now() + Duration::from_secs(10);
+    while app.seat_statuses(&event).await["stalls-B-2"] != "available" {
+        assert!(
+            std::time::Instant::now() < freed_by,
+            "stalls-B-2 never freed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (status, _) = app
+        .post_holds(&event, &app.buyer("anyone"), &["stalls-B-2"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let topics: Vec<(String, String)> = sqlx::query_as(
+        "select coalesce(payload->>'order_id', ''), topic from outbox
+          where topic in ('order.expired', 'waitlist.offered') order by outbox_id",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap();
+    let expired: Vec<&str> = topics
+        .iter()
+        .filter(|(_, t)| t == "order.expired")
+        .map(|(o, _)| o.as_str())
+        .collect();
+    assert_eq!(expired.len(), 2, "{topics:?}");
+    assert!(expired.contains(&id), "{topics:?}");
+    assert_eq!(
+        topics
+            .iter()
+            .filter(|(_, t)| t == "waitlist.offered")
+            .count(),
+        1
+    );
+}
+
 crate::stores::conformance!(
     a_cancelled_order_goes_to_the_first_entry_it_can_serve,
     an_offer_not_bought_in_time_passes_to_the_next_in_line,
     a_crowd_at_the_returning_seats_gets_nothing_while_anyone_waits,
     a_released_channel_goes_to_the_waiting_list_first,
+    a_lapsed_payment_window_goes_to_the_waiting_list,
 );
 
 /// The buyer's page: a buyer joins the line from the page, is offered a seat when an
@@ -447,6 +569,15 @@ async fn a_buyer_waits_on_the_page_and_buys_the_seat_offered() {
         &page,
         LOADS_WITHIN,
         "return !document.getElementById('buy').hidden",
+        json!(true),
+    )
+    .await;
+    // The countdown is the offer's (the event's 900 s), not its hold's (a minute longer).
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "const [m, s] = document.getElementById('countdown').textContent.split(':').map(Number); \
+         return m * 60 + s > 800 && m * 60 + s <= 900",
         json!(true),
     )
     .await;

@@ -7,6 +7,7 @@ pub mod console;
 pub mod db;
 pub mod events;
 pub mod holds;
+pub mod lapsing;
 pub mod orders;
 pub mod outbox;
 pub mod sweep;

@@ -58,7 +58,10 @@ impl OrderRow {
     }
 }
 
-async fn with_seats(conn: &mut PgConnection, row: OrderRow) -> Result<Order, StoreError> {
+pub(crate) async fn with_seats(
+    conn: &mut PgConnection,
+    row: OrderRow,
+) -> Result<Order, StoreError> {
     let seats = sqlx::query_as::<_, (String, String, i64)>(
         "select seat_id, ticket_type, price_cents from order_seat
           where event_id = $1 and order_id = $2 order by seat_id",
@@ -384,7 +387,8 @@ pub async fn cancel_in_tx(
 /// a batch per transaction, each with its outbox row `order.expired`; answers how many.
 /// Their seats went back on sale at the deadline already (reads compose it); this records
 /// it and tells downstream systems. An order a payment holds locked is skipped: the
-/// payment decides it.
+/// payment decides it. So is one kept for the waiting list, until its `kept_until` (see
+/// [`crate::pg::lapsing`]).
 pub async fn expire_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
     let mut expired = 0;
     loop {
@@ -394,6 +398,7 @@ pub async fn expire_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
               where (o.event_id, o.order_id) in
                     (select event_id, order_id from ticket_order
                       where status = 'pending_payment' and pay_by <= now()
+                        and (kept_until is null or kept_until <= now())
                       order by pay_by
                       limit $1
                         for update skip locked)

@@ -373,7 +373,7 @@ pub async fn end_lapsed(tx: &mut PgConnection, limit: i64) -> Result<Vec<Lapsed>
         .collect()
 }
 
-/// What passing on one lapsed offer did.
+/// What passing on one lapsed offer (or lapsed order) did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PassedOn {
     /// The event.
@@ -382,6 +382,25 @@ pub struct PassedOn {
     pub freed: Vec<String>,
     /// The offers its seats went to.
     pub offers: Vec<Offer>,
+}
+
+impl PassedOn {
+    /// `seats` of the event passed on: those `offers` took, the rest freed.
+    pub fn new(event: EventId, seats: Vec<String>, offers: Vec<Offer>) -> Self {
+        let offered: Vec<&str> = offers
+            .iter()
+            .flat_map(|o| o.hold.seats.iter().map(|s| s.seat_id.as_str()))
+            .collect();
+        let freed = seats
+            .into_iter()
+            .filter(|s| !offered.contains(&s.as_str()))
+            .collect();
+        Self {
+            event,
+            freed,
+            offers,
+        }
+    }
 }
 
 /// Lapsed offers passed on per call at most; the rest wait for the next.
@@ -430,20 +449,7 @@ pub async fn pass_on_lapsed(
                 tracing::warn!(%event, %error, "could not free a lapsed offer's seats; they lapse with its hold");
             }
         }
-        let offered: Vec<&str> = offers
-            .iter()
-            .flat_map(|o| o.hold.seats.iter().map(|s| s.seat_id.as_str()))
-            .collect();
-        let freed = seats
-            .iter()
-            .filter(|s| !offered.contains(&s.as_str()))
-            .cloned()
-            .collect();
-        done.push(PassedOn {
-            event,
-            freed,
-            offers,
-        });
+        done.push(PassedOn::new(event, seats, offers));
     }
     Ok(done)
 }

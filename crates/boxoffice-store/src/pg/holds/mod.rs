@@ -1,4 +1,4 @@
-//! The Postgres hold store (seed 000): one `reservation` row per (event, seat). (Some 500
+//! The Postgres hold store (seed 000): one `reservation` row per (event, seat). (Some 540
 //! lines: the `HoldStore` methods, each a statement or two; the claim, growing, batches and
 //! transactions are files of their own.)
 
@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
 use boxoffice_core::hold::{
     AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold,
-    PayOutcome, ReleaseOutcome, ShrinkOutcome,
+    Order, PayOutcome, ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
 use std::sync::Arc;
@@ -80,18 +80,20 @@ impl PgHoldStore {
             Ok(order) => order,
             Err(answer) => return Ok(answer),
         };
-        // The order's seats are still its holds and live at this statement's start, or the
-        // deadline passed: under each row's lock, so a claim taking a row over after the
+        // The order's seats are still its holds and live at this statement's start, and its
+        // deadline (the order's, whatever the sweep kept the rows for) has not passed, or it
+        // has: under each row's lock, so a claim taking a row over after the
         // deadline either committed first (and the row is no longer the order's) or waits
         // and finds the row reserved.
         let kept: Vec<String> = sqlx::query_scalar(
             "update reservation set status = 'R'
               where event_id = $1 and hold_token = $2 and status = 'H'
-                and expires_at > statement_timestamp()
+                and expires_at > statement_timestamp() and $3 > statement_timestamp()
              returning seat_id",
         )
         .bind(order.event_id.0)
         .bind(order.order_id)
+        .bind(order.payment.as_ref().map(|p| p.pay_by))
         .fetch_all(&mut *tx)
         .await?;
         if kept.len() != order.seats.len() {
@@ -422,6 +424,43 @@ impl HoldStore for PgHoldStore {
 
     async fn pay(&self, order_id: Uuid, reference: &str) -> Result<PayOutcome, StoreError> {
         retry_contention(|| self.try_pay(order_id, reference)).await
+    }
+
+    async fn keep_pending(
+        &self,
+        tx: &mut PgConnection,
+        order: &Order,
+        until: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        // A pending order's rows carry its id as their token; a row some hold took over
+        // carries that hold's and stays as it is.
+        sqlx::query(
+            "update reservation set expires_at = $3
+              where event_id = $1 and hold_token = $2 and status = 'H' and expires_at > now()",
+        )
+        .bind(order.event_id.0)
+        .bind(order.order_id)
+        .bind(until)
+        .execute(&mut *tx)
+        .await?;
+        Ok(())
+    }
+
+    async fn take_kept(
+        &self,
+        tx: &mut PgConnection,
+        order: &Order,
+    ) -> Result<(Uuid, Vec<String>), StoreError> {
+        let seats = sqlx::query_scalar(
+            "delete from reservation
+              where event_id = $1 and hold_token = $2 and status = 'H' and expires_at > now()
+             returning seat_id",
+        )
+        .bind(order.event_id.0)
+        .bind(order.order_id)
+        .fetch_all(&mut *tx)
+        .await?;
+        Ok((order.order_id, seats))
     }
 
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError> {

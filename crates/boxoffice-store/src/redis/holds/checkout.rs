@@ -155,6 +155,28 @@ impl RedisHoldStore {
         call.invoke_async(&mut conn).await.map_err(redis_error)
     }
 
+    /// The seats of `order` whose keys still hold its hold's token: what the expiry sweep
+    /// kept for it past its deadline (order_pending.lua's `keep` mode, with a later time).
+    pub(super) async fn kept_seats(&self, order: &Order) -> Result<Vec<String>, StoreError> {
+        if order.seats.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conn().await?;
+        let mut get = redis::cmd("MGET");
+        for seat in &order.seats {
+            get.arg(keys::seat(order.event_id, &seat.seat_id));
+        }
+        let holders: Vec<Option<String>> = get.query_async(&mut conn).await.map_err(redis_error)?;
+        let token = order.hold_token.to_string();
+        Ok(order
+            .seats
+            .iter()
+            .zip(holders)
+            .filter(|(_, holder)| holder.as_deref() == Some(token.as_str()))
+            .map(|(seat, _)| seat.seat_id.clone())
+            .collect())
+    }
+
     /// Records the payment of a pending order: Redis checks the order's seats are still its
     /// own before the deadline and protects them, Postgres sells them (or, past it, records
     /// the expiry), and Redis marks them sold (or gives them back their deadline).
@@ -187,7 +209,18 @@ impl RedisHoldStore {
                 Ok(PayOutcome::Paid(paid))
             }
             Err(e) => {
-                if let Err(e) = self.pending(&order, "restore", pay_by).await {
+                // The seats' deadline again: pay_by, or later when the sweep kept them for
+                // the waiting list.
+                let kept: Option<chrono::DateTime<chrono::Utc>> =
+                    sqlx::query_scalar("select kept_until from ticket_order where order_id = $1")
+                        .bind(order.order_id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .ok()
+                        .flatten()
+                        .flatten();
+                let until = kept.map_or(pay_by, |kept| kept.max(pay_by));
+                if let Err(e) = self.pending(&order, "restore", until).await {
                     tracing::warn!(order = %order.order_id, error = %e, "could not give a pending order's seats their deadline back in redis; their protection lapses by itself");
                 }
                 Err(e)

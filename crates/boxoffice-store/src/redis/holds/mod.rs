@@ -1,5 +1,5 @@
 //! Holds as Redis keys with a TTL (seed 003), taken and released by Lua scripts. (Some
-//! 620 lines: the key table below and the `HoldStore` methods, each a script call and its
+//! 640 lines: the key table below and the `HoldStore` methods, each a script call and its
 //! answer; checkout, the event's state, undo and the codec are files of their own.)
 //!
 //! # Keys
@@ -44,7 +44,7 @@ use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
 use boxoffice_core::hold::{
     AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold,
-    Offer, PayOutcome, ReleaseOutcome, ShrinkOutcome,
+    Offer, Order, PayOutcome, ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
 use redis::{Script, Value};
@@ -545,6 +545,30 @@ impl HoldStore for RedisHoldStore {
             }
         }
         Ok(())
+    }
+
+    async fn keep_pending(
+        &self,
+        _tx: &mut sqlx::PgConnection,
+        order: &Order,
+        until: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), StoreError> {
+        self.pending(order, "keep", until).await.map(drop)
+    }
+
+    async fn take_kept(
+        &self,
+        _tx: &mut sqlx::PgConnection,
+        order: &Order,
+    ) -> Result<(Uuid, Vec<String>), StoreError> {
+        Ok((order.hold_token, self.kept_seats(order).await?))
+    }
+
+    async fn free_kept(&self, order: &Order) -> Result<(), StoreError> {
+        let Some(pay_by) = order.payment.as_ref().map(|p| p.pay_by) else {
+            return Ok(());
+        };
+        self.pending(order, "free", pay_by).await.map(drop)
     }
 
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError> {

@@ -1,0 +1,121 @@
+//! Payment windows that lapse while anyone waits (migration 0018): an unpaid order's seats
+//! pass to the waiting list at its deadline, never reading available to anyone first.
+//!
+//! A pending order's seats are held for it until its `pay_by`, and would read available
+//! at that instant, before any server could hand them on. So shortly before the deadline
+//! of an order whose event has anyone waiting, the sweep keeps its seats held a little
+//! longer (until `kept_until`, under the order's row lock, so never during its payment);
+//! once the deadline has passed it records the order expired and offers the seats still
+//! kept to the waiting list in one transaction, as a cancellation does. The seats no entry
+//! can take go on general sale. A payment is refused from `pay_by` on either way.
+
+use std::time::Duration;
+
+use sqlx::PgPool;
+
+use crate::hold_store::HoldStore;
+use crate::pg::orders::{expire_in_tx, with_seats, OrderRow, ORDER_COLUMNS};
+use crate::pg::waitlist::{offer_in_tx, PassedOn, OFFER_GRACE_SECONDS};
+use crate::StoreError;
+
+/// How long past its deadline a kept order's seats stay held: the sweep's time to pass them
+/// on (it runs every few seconds).
+pub const KEPT_SECONDS: f64 = OFFER_GRACE_SECONDS;
+
+/// Orders kept per transaction at most.
+const KEEP_AT_ONCE: i64 = 100;
+
+/// Lapsed orders passed on per call at most; the rest wait for the next.
+const PASS_ON_AT_ONCE: usize = 200;
+
+/// Keeps the seats of every pending order whose deadline falls within `within` from now,
+/// in an event where anyone waits, held until [`KEPT_SECONDS`] past that deadline; answers
+/// how many orders. An order being paid (its row locked) is skipped: if the payment fails,
+/// the next call finds it.
+pub async fn keep_lapsing_orders(
+    pool: &PgPool,
+    holds: &dyn HoldStore,
+    within: Duration,
+) -> Result<u64, StoreError> {
+    let mut kept = 0;
+    loop {
+        let mut tx = pool.begin().await?;
+        let rows: Vec<OrderRow> = sqlx::query_as(&format!(
+            "select {ORDER_COLUMNS} from ticket_order o
+              where o.status = 'pending_payment' and o.kept_until is null
+                and o.pay_by > now() and o.pay_by <= now() + make_interval(secs => $1)
+                and exists (select 1 from waitlist_entry w
+                             where w.event_id = o.event_id and w.status = 'W')
+              order by o.pay_by
+              limit $2
+                for update of o skip locked"
+        ))
+        .bind(within.as_secs_f64())
+        .bind(KEEP_AT_ONCE)
+        .fetch_all(&mut *tx)
+        .await?;
+        let n = rows.len();
+        for row in rows {
+            let order = with_seats(&mut tx, row).await?;
+            let Some(pay_by) = order.payment.as_ref().map(|p| p.pay_by) else {
+                continue;
+            };
+            let until = pay_by + chrono::Duration::milliseconds((KEPT_SECONDS * 1000.0) as i64);
+            holds.keep_pending(&mut tx, &order, until).await?;
+            sqlx::query(
+                "update ticket_order set kept_until = $3 where event_id = $1 and order_id = $2",
+            )
+            .bind(order.event_id.0)
+            .bind(order.order_id)
+            .bind(until)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        kept += n as u64;
+        if n < KEEP_AT_ONCE as usize {
+            return Ok(kept);
+        }
+    }
+}
+
+/// Records every kept order whose deadline has passed unpaid as expired (with its outbox
+/// row `order.expired`), each in a transaction of its own that offers the seats still kept
+/// for it to the waiting list (their holds written before it commits, taking the seats
+/// over from the order's); the rest go on general sale. An order that cannot be passed on
+/// now (its hold store is away) stays pending and is tried again on the next call; once
+/// its `kept_until` has passed too, [`crate::pg::orders::expire_pending`] records it.
+pub async fn pass_on_lapsed_orders(
+    pool: &PgPool,
+    holds: &dyn HoldStore,
+) -> Result<Vec<PassedOn>, StoreError> {
+    let mut done = Vec::new();
+    while done.len() < PASS_ON_AT_ONCE {
+        let mut tx = pool.begin().await?;
+        let row: Option<OrderRow> = sqlx::query_as(&format!(
+            "select {ORDER_COLUMNS} from ticket_order o
+              where o.status = 'pending_payment' and o.pay_by <= now()
+                and o.kept_until > now()
+              order by o.pay_by
+              limit 1
+                for update skip locked"
+        ))
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(row) = row else {
+            break;
+        };
+        let order = with_seats(&mut tx, row).await?;
+        let order = expire_in_tx(&mut tx, order).await?;
+        let event = order.event_id;
+        let (token, seats) = holds.take_kept(&mut tx, &order).await?;
+        let offers = offer_in_tx(&mut tx, event, &seats, holds.offers_in_postgres()).await?;
+        holds.write_offers(&offers, Some(token)).await?;
+        tx.commit().await?;
+        if let Err(error) = holds.free_kept(&order).await {
+            tracing::warn!(%event, %error, "could not free a lapsed order's seats; they lapse when they were kept until");
+        }
+        done.push(PassedOn::new(event, seats, offers));
+    }
+    Ok(done)
+}
