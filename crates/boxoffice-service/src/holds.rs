@@ -286,7 +286,8 @@ pub(super) async fn acquire(
     basket: &[String],
 ) -> Result<AcquireOutcome, Error> {
     let policy = &map.policy;
-    Ok(state
+    let began = std::time::Instant::now();
+    let outcome = state
         .holds
         .acquire(&HoldRequest {
             event,
@@ -300,7 +301,20 @@ pub(super) async fn acquire(
             pass,
             channel: map.channel.as_deref(),
         })
-        .await?)
+        .await;
+    let label = match &outcome {
+        Ok(AcquireOutcome::Held(_)) => "granted",
+        Ok(AcquireOutcome::LayoutChanged(_)) => "retried",
+        Ok(_) => "refused",
+        Err(_) => "error",
+    };
+    state.metrics.store_call(
+        "boxoffice_hold_duration_seconds",
+        state.holds.kind(),
+        label,
+        began.elapsed(),
+    );
+    Ok(outcome?)
 }
 
 /// The answer to an acquisition that is not retried: a new hold is published to the live

@@ -9,7 +9,7 @@ use metrics_exporter_prometheus::{
     Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
 };
 
-/// Buckets of the request latency histogram (seconds).
+/// Buckets of the latency histograms (every metric named `…_duration_seconds`), in seconds.
 const LATENCY_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
@@ -30,10 +30,7 @@ impl Metrics {
     /// An empty set of metrics.
     pub fn new() -> Self {
         let recorder = PrometheusBuilder::new()
-            .set_buckets_for_metric(
-                Matcher::Full("http_request_duration_seconds".into()),
-                LATENCY_BUCKETS,
-            )
+            .set_buckets_for_metric(Matcher::Suffix("_duration_seconds".into()), LATENCY_BUCKETS)
             .expect("the bucket list is not empty")
             .build_recorder();
         let handle = recorder.handle();
@@ -48,6 +45,21 @@ impl Metrics {
     /// Adds one to a counter without labels.
     pub fn increment(&self, name: &'static str) {
         self.record(|| metrics::counter!(name).increment(1));
+    }
+
+    /// Records how long one call to the hold store took: the histogram `name` (a hold's or
+    /// a checkout's), by store and outcome.
+    pub fn store_call(
+        &self,
+        name: &'static str,
+        store: &'static str,
+        outcome: &'static str,
+        took: std::time::Duration,
+    ) {
+        self.record(|| {
+            metrics::histogram!(name, "store" => store, "outcome" => outcome)
+                .record(took.as_secs_f64())
+        });
     }
 
     /// Drains recorded histogram samples into their buckets; run now and then so samples

@@ -52,7 +52,24 @@ pub async fn checkout(
     let policy = crate::holds::event_policy(state, event).await?;
     let window = policy.payment_window_seconds;
     let offer = crate::waitlist::check_offer(state, event, token).await?;
-    match state.holds.checkout(event, token, user, window).await? {
+    let began = std::time::Instant::now();
+    let outcome = state.holds.checkout(event, token, user, window).await;
+    let label = match &outcome {
+        Ok(CheckoutOutcome::Created(order)) if order.status == OrderStatus::PendingPayment => {
+            "pending"
+        }
+        Ok(CheckoutOutcome::Created(_)) => "sold",
+        Ok(CheckoutOutcome::Existing(_)) => "repeated",
+        Ok(_) => "refused",
+        Err(_) => "error",
+    };
+    state.metrics.store_call(
+        "boxoffice_checkout_duration_seconds",
+        state.holds.kind(),
+        label,
+        began.elapsed(),
+    );
+    match outcome? {
         CheckoutOutcome::Created(order) => {
             let seats = order.seats.iter().map(|s| s.seat_id.as_str());
             // A pending order's seats read held until its deadline.

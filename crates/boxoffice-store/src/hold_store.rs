@@ -244,6 +244,12 @@ pub trait HoldStore: Send + Sync + 'static {
 
     /// Whether the store answers; `Unavailable` if not.
     async fn ping(&self) -> Result<(), StoreError>;
+
+    /// Whether the store's circuit breaker is failing calls at once (a store reached over a
+    /// link that has one); false for the others.
+    fn failing_fast(&self) -> bool {
+        false
+    }
 }
 
 /// The answer to a checkout whose token already made `order`.

@@ -14,6 +14,10 @@ use boxoffice_service::overload::Path;
 /// How long a readiness probe waits for each store.
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How long a scrape of `/metrics` waits for each store it asks (readiness, Redis, the
+/// outbox): a store that takes longer reads as down.
+const SCRAPE_PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// The process is up.
 #[utoipa::path(get, path = "/healthz", tag = "operations",
     responses((status = 200, description = "Up", body = Health)))]
@@ -63,7 +67,15 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
 /// with the adaptive concurrency limits on, by `path` (`hold`: holds, extensions and
 /// bookings; `checkout`), the limit (`boxoffice_overload_limit`), the requests in flight
 /// under it (`boxoffice_overload_in_flight`) and those it refused
-/// (`boxoffice_overload_shed_total`).
+/// (`boxoffice_overload_shed_total`). Also: the hold store's calls, by `store` and
+/// `outcome` (`boxoffice_hold_duration_seconds`: granted, refused, retried, error;
+/// `boxoffice_checkout_duration_seconds`: sold, pending, repeated, refused, error); the
+/// Postgres pool (`boxoffice_db_pool_connections` by `state`, in_use or idle, and
+/// `boxoffice_db_pool_max`); Redis (`boxoffice_redis_up`, `boxoffice_redis_breaker_open`,
+/// and `boxoffice_redis_needed`: 1 when the hold store, the sale-day gate or a waiting
+/// room uses it); the outbox rows not yet delivered (`boxoffice_outbox_backlog`) and the
+/// age of the oldest (`boxoffice_outbox_oldest_seconds`); whether the instance is ready
+/// (`boxoffice_ready`, as `/readyz`); and `boxoffice_build_info` by `version`.
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain")))]
 pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
@@ -73,7 +85,50 @@ pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
         .replica
         .as_deref()
         .map(|r| if r.pool().is_some() { 1.0 } else { 0.0 });
+    let probe = |ok: bool| if ok { 1.0 } else { 0.0 };
+    let (ready, redis_up, backlog, queued) = tokio::join!(
+        tokio::time::timeout(SCRAPE_PROBE_TIMEOUT, async {
+            tokio::try_join!(
+                boxoffice_store::pg::db::ping(&state.pool),
+                state.holds.ping()
+            )
+        }),
+        tokio::time::timeout(SCRAPE_PROBE_TIMEOUT, state.waiting_room.ping()),
+        tokio::time::timeout(
+            SCRAPE_PROBE_TIMEOUT,
+            boxoffice_store::pg::outbox::backlog(&state.pool)
+        ),
+        tokio::time::timeout(
+            SCRAPE_PROBE_TIMEOUT,
+            boxoffice_store::pg::events::queued_events(&state.pool, 1)
+        ),
+    );
+    let ready = probe(matches!(ready, Ok(Ok(_))));
+    let redis_up = probe(matches!(redis_up, Ok(Ok(()))));
+    let breaker_open = probe(state.waiting_room.failing_fast() || state.holds.failing_fast());
+    let redis_needed = probe(
+        state.holds.kind() == "redis"
+            || state.gate.is_some()
+            || matches!(&queued, Ok(Ok(events)) if !events.is_empty()),
+    );
+    let pool_size = state.pool.size();
+    let pool_idle = u32::try_from(state.pool.num_idle()).unwrap_or(u32::MAX);
+    let pool_max = state.pool.options().get_max_connections();
     state.metrics.record(|| {
+        metrics::gauge!("boxoffice_build_info", "version" => env!("CARGO_PKG_VERSION")).set(1.0);
+        metrics::gauge!("boxoffice_ready").set(ready);
+        metrics::gauge!("boxoffice_redis_up").set(redis_up);
+        metrics::gauge!("boxoffice_redis_breaker_open").set(breaker_open);
+        metrics::gauge!("boxoffice_redis_needed").set(redis_needed);
+        metrics::gauge!("boxoffice_db_pool_connections", "state" => "in_use")
+            .set(f64::from(pool_size.saturating_sub(pool_idle)));
+        metrics::gauge!("boxoffice_db_pool_connections", "state" => "idle")
+            .set(f64::from(pool_idle));
+        metrics::gauge!("boxoffice_db_pool_max").set(f64::from(pool_max));
+        if let Ok(Ok((rows, oldest))) = backlog {
+            metrics::gauge!("boxoffice_outbox_backlog").set(rows as f64);
+            metrics::gauge!("boxoffice_outbox_oldest_seconds").set(oldest);
+        }
         metrics::gauge!("boxoffice_live_subscribers").set(subscribers);
         if state.overload.is_on() {
             for path in Path::ALL {

@@ -27,6 +27,7 @@ mod imports;
 mod input;
 mod limits;
 mod live;
+mod monitoring;
 mod ops;
 mod orders;
 mod outage;

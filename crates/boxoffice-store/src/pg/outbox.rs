@@ -124,3 +124,15 @@ pub async fn mark_failed(
     .await?;
     Ok(())
 }
+
+/// Rows not yet delivered, and how many seconds the oldest of them has waited (0 when
+/// none waits): what the relays have still to do.
+pub async fn backlog(pool: &PgPool) -> Result<(i64, f64), StoreError> {
+    let (rows, oldest): (i64, f64) = sqlx::query_as(
+        "select count(*), coalesce(extract(epoch from now() - min(created_at))::float8, 0)
+           from outbox where delivered_at is null",
+    )
+    .fetch_one(pool)
+    .await?;
+    Ok((rows, oldest))
+}

@@ -634,6 +634,10 @@ impl HoldStore for RedisHoldStore {
         }
     }
 
+    fn failing_fast(&self) -> bool {
+        self.redis.is_failing_fast()
+    }
+
     async fn ping(&self) -> Result<(), StoreError> {
         self.redis.ping().await
     }

@@ -118,6 +118,16 @@ fn ms(d: Duration) -> u64 {
 }
 
 impl WaitingRoom {
+    /// Whether Redis answers a PING on the waiting room's link.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        self.redis.ping().await
+    }
+
+    /// Whether the waiting room's circuit breaker is failing commands at once.
+    pub fn failing_fast(&self) -> bool {
+        self.redis.is_failing_fast()
+    }
+
     /// Waiting rooms on the Redis `config` names, whose timeout is at least
     /// [`MIN_TIMEOUT`].
     pub fn new(config: &RedisConfig) -> Result<Self, StoreError> {
