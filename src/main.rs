@@ -8,6 +8,8 @@
 //!   draws saved reports.
 //! - `boxoffice relay`: deliver outbox rows to webhooks, alongside or instead of `serve`'s.
 //! - `boxoffice migrate`: create the database if missing and apply the migrations.
+//! - `boxoffice doctor [--instances N] [--relays N]`: check what a server needs (its
+//!   settings, Postgres, Redis, the clocks, the open-file limit) and say how to fix it.
 
 use boxoffice_server::app::shutdown_signal;
 use boxoffice_server::config::ServeArgs;
@@ -24,6 +26,7 @@ use tracing_subscriber::EnvFilter;
 /// (`no_thp`): with them every open connection costs about 8 KB more resident memory
 /// (`boxoffice bench browse`).
 mod bench;
+mod doctor;
 mod race;
 
 #[global_allocator]
@@ -87,6 +90,10 @@ enum Command {
         #[arg(long, global = true)]
         label: Option<String>,
     },
+    /// Check the configuration, Postgres, Redis, the clocks and the open-file limit the way
+    /// `serve` would use them; print what is wrong and how to fix it. Exits with 1 if
+    /// something is wrong.
+    Doctor(Box<doctor::DoctorArgs>),
     /// Create the database if missing and apply every pending migration.
     Migrate {
         /// Postgres URL.
@@ -125,15 +132,66 @@ struct Remote {
     jwt_secret: Option<String>,
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
+/// Logs on stderr, filtered by `RUST_LOG` (`info` by default): text lines, or with
+/// `BOXOFFICE_LOG_FORMAT=json` one JSON object a line, whose `span` (while a request is
+/// served) carries its `request_id`, `method` and `path`.
+fn init_logs() -> Result<(), String> {
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
-        .with_writer(std::io::stderr)
-        .init();
-    match Cli::parse().command {
+        .with_writer(std::io::stderr);
+    match std::env::var("BOXOFFICE_LOG_FORMAT").as_deref() {
+        Ok("json") => logs
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
+        Ok("text") | Ok("") | Err(_) => logs.init(),
+        Ok(other) => {
+            return Err(format!(
+                "BOXOFFICE_LOG_FORMAT is {other:?}: it may be \"text\" (the default) or \"json\"."
+            ))
+        }
+    }
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    if let Err(problem) = init_logs() {
+        eprintln!("boxoffice: {problem}");
+        std::process::exit(2);
+    }
+    let command = Cli::parse().command;
+    // Why a store could not be reached at start, as what to do about it: one paragraph.
+    let fix = match &command {
+        Command::Serve(args) => Some(args.database_url.clone()),
+        Command::Migrate { database_url } | Command::Relay { database_url, .. } => {
+            Some(database_url.clone())
+        }
+        _ => None,
+    };
+    match run(command).await {
+        Ok(()) => Ok(()),
+        Err(error) => match (fix, doctor::unreachable(&error)) {
+            (Some(url), Some(reason)) => {
+                eprintln!("boxoffice: {}", doctor::postgres_fix(&url, &reason));
+                std::process::exit(1);
+            }
+            _ => Err(error),
+        },
+    }
+}
+
+async fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Doctor(args) => {
+            if !doctor::run(*args).await {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         Command::Serve(args) => serve(*args).await,
         Command::Race { race, server } => {
             let line = run_race(
@@ -229,6 +287,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let (settings, generated) = args.settings()?;
     if generated.jwt_secret {
         tracing::warn!("BOXOFFICE_JWT_SECRET is not set: user tokens are signed with a random secret and die with this process");
+    }
+    let needs_redis =
+        settings.hold_store == boxoffice_server::config::HoldStoreKind::Redis || settings.ga_gate;
+    if needs_redis {
+        if let Err(reason) = doctor::redis_answers(&settings.redis.url).await {
+            // The server starts anyway, and answers 503 for what needs Redis until it is back.
+            eprintln!(
+                "boxoffice: {}",
+                doctor::redis_fix(&settings.redis.url, &reason)
+            );
+        }
     }
     let app = Application::build(&settings).await?;
     let base = format!("http://{}", app.local_addr());

@@ -1,4 +1,4 @@
-//! The `boxoffice` binary, run as a process against real Postgres. (Some 500 lines: each
+//! The `boxoffice` binary, run as a process against real Postgres. (Some 760 lines: each
 //! subcommand started, read and stopped as a user would, with the helpers they share.)
 
 use std::io::{BufRead, BufReader};
@@ -245,10 +245,28 @@ fn an_unreachable_database_at_start_fails_with_a_message_not_a_panic() {
         ])
         .output()
         .unwrap();
-    assert!(!output.status.success());
+    assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("Error: store unavailable") && !stderr.contains("panicked"),
+        stderr.contains("boxoffice: cannot reach Postgres at postgres@127.0.0.1:1/boxoffice (")
+            && stderr.contains("pg_ctlcluster")
+            && !stderr.contains("panicked")
+            && !stderr.contains("Error:"),
+        "{stderr}"
+    );
+    // migrate says the same.
+    let output = Command::new(env!("CARGO_BIN_EXE_boxoffice"))
+        .args([
+            "migrate",
+            "--database-url",
+            "postgres://postgres@127.0.0.1:1/boxoffice",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("boxoffice: cannot reach Postgres at postgres@127.0.0.1:1/boxoffice ("),
         "{stderr}"
     );
 }
@@ -515,5 +533,279 @@ fn an_empty_jwt_secret_is_refused_with_a_message_not_a_panic() {
     assert!(
         stderr.contains("BOXOFFICE_JWT_SECRET must not be empty") && !stderr.contains("panicked"),
         "{stderr}"
+    );
+}
+
+/// `boxoffice doctor` with `db`, the secrets set and `args`: whether it passed, and its
+/// report.
+fn doctor(db: &TestDb, args: &[&str]) -> (bool, String) {
+    let output = boxoffice(db)
+        .env("BOXOFFICE_JWT_SECRET", "doctor-jwt")
+        .env("BOXOFFICE_ADMIN_TOKEN", "doctor-admin")
+        .env_remove("REDIS_URL")
+        .env_remove("BOXOFFICE_HOLD_STORE")
+        .arg("doctor")
+        .args(args)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(
+        output.status.code(),
+        Some(if output.status.success() { 0 } else { 1 }),
+        "{report}"
+    );
+    (output.status.success(), report)
+}
+
+fn migrated() -> TestDb {
+    let db = TestDb::new();
+    let out = boxoffice(&db).arg("migrate").output().unwrap();
+    assert!(out.status.success());
+    db
+}
+
+#[test]
+fn doctor_passes_a_server_that_would_start_and_says_so() {
+    let db = migrated();
+    let (passed, report) = doctor(&db, &[]);
+    assert!(passed, "{report}");
+    for line in [
+        "ok    migrations: all ",
+        "ok    postgres max_connections ",
+        "ok    redis ",
+        "ok    redis evicts nothing",
+        "ok    clocks: this server and Postgres differ by ",
+        "ok    open files: limit ",
+        "no problems",
+    ] {
+        assert!(
+            report.lines().any(|l| l.starts_with(line)),
+            "{line}: {report}"
+        );
+    }
+}
+
+#[test]
+fn doctor_says_what_is_wrong_and_how_to_fix_it() {
+    // A database nobody migrated.
+    let db = TestDb::new();
+    let (passed, report) = doctor(&db, &[]);
+    assert!(!passed);
+    assert!(
+        report.contains("FAIL  postgres at postgres@127.0.0.1:5432/boxoffice_test_")
+            && report.contains("the database does not exist")
+            && report.contains("fix: run `boxoffice migrate`"),
+        "{report}"
+    );
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(boxoffice_store::pg::db::ensure_database(&db.0))
+        .unwrap();
+    let (_, report) = doctor(&db, &[]);
+    let all = boxoffice_store::pg::db::MIGRATOR.iter().count();
+    assert!(
+        report.contains(&format!("FAIL  migrations: {all} of {all} pending")),
+        "{report}"
+    );
+
+    // More instances than Postgres has connections for; no JWT secret.
+    let db = migrated();
+    let (passed, report) = doctor(&db, &["--instances", "100000"]);
+    assert!(!passed);
+    assert!(
+        report.contains(
+            "connections the servers may open: 100000 instances × (16 pooled + 1 listener)"
+        ) && report.contains("fix: raise max_connections to at least"),
+        "{report}"
+    );
+    let output = boxoffice(&db).arg("doctor").output().unwrap();
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success());
+    assert!(
+        report.contains("FAIL  BOXOFFICE_JWT_SECRET is not set"),
+        "{report}"
+    );
+
+    // An open-file limit under the connection limit.
+    let output = Command::new("sh")
+        .env("DATABASE_URL", &db.0)
+        .env("BOXOFFICE_JWT_SECRET", "doctor-jwt")
+        .env("BOXOFFICE_MAX_CONNECTIONS", "10000")
+        .args([
+            "-c",
+            "ulimit -n 512 && exec \"$0\" doctor",
+            env!("CARGO_BIN_EXE_boxoffice"),
+        ])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success());
+    assert!(
+        report.contains("FAIL  open files: the limit is 512, under the ")
+            && report.contains("LimitNOFILE="),
+        "{report}"
+    );
+}
+
+/// A Redis of this test's own, started with `args`, stopped when dropped.
+struct OwnRedis(Child, u16);
+
+impl OwnRedis {
+    fn start(args: &[&str]) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut child = Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .args(args)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server runs");
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Self(child, port);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("redis-server never listened on {port}");
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn doctor_refuses_a_redis_that_would_evict_holds() {
+    let db = migrated();
+    let redis = OwnRedis::start(&["--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"]);
+    let url = format!("redis://127.0.0.1:{}", redis.1);
+    let run = |store: &str| {
+        let output = boxoffice(&db)
+            .env("BOXOFFICE_JWT_SECRET", "doctor-jwt")
+            .env("BOXOFFICE_ADMIN_TOKEN", "doctor-admin")
+            .env("REDIS_URL", &url)
+            .env("BOXOFFICE_HOLD_STORE", store)
+            .arg("doctor")
+            .output()
+            .unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    let (passed, report) = run("redis");
+    assert!(!passed, "{report}");
+    assert!(
+        report.contains("FAIL  redis maxmemory-policy is allkeys-lru with maxmemory 67108864")
+            && report.contains("fix: set `maxmemory-policy noeviction`"),
+        "{report}"
+    );
+    // Where only the waiting room would use it, the same Redis is a warning.
+    let (passed, report) = run("postgres");
+    assert!(passed, "{report}");
+    assert!(
+        report.contains("warn  redis maxmemory-policy is allkeys-lru"),
+        "{report}"
+    );
+}
+
+#[tokio::test]
+async fn json_logs_carry_the_request_id_on_every_line_of_a_request() {
+    let db = TestDb::new();
+    let mut child = boxoffice(&db)
+        .env("BOXOFFICE_LOG_FORMAT", "json")
+        .env("RUST_LOG", "info,tower_http=debug")
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--admin-token",
+            "logs-admin",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("Boxoffice listening on ")
+        .unwrap()
+        .to_owned();
+    let server = Server(Some(child));
+    let client = reqwest::Client::new();
+    let answer = client
+        .get(format!("{base}/v1/venues"))
+        .header("authorization", "Bearer logs-admin")
+        .header("x-request-id", "probe-7f3a")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    assert_eq!(answer.headers()["x-request-id"], "probe-7f3a");
+    let fresh = client.get(format!("{base}/healthz")).send().await.unwrap();
+    let id = fresh.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert_eq!(id.len(), 36, "a UUID: {id}");
+
+    let mut server = server;
+    let mut child = server.0.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    child.wait().unwrap();
+    let lines: Vec<Value> = BufReader::new(stderr)
+        .lines()
+        .map(|l| {
+            let l = l.unwrap();
+            serde_json::from_str(&l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))
+        })
+        .collect();
+    let of = |id: &str| {
+        lines
+            .iter()
+            .filter(|l| l["span"]["request_id"] == id)
+            .collect::<Vec<_>>()
+    };
+    // tower_http logs the request's start and its answer, inside its span.
+    for id in ["probe-7f3a", id.as_str()] {
+        let served = of(id);
+        assert!(served.len() >= 2, "{id}: {lines:#?}");
+        assert!(served
+            .iter()
+            .all(|l| l["level"].is_string() && l["fields"]["message"].is_string()));
+    }
+    assert_eq!(of("probe-7f3a")[0]["span"]["path"], "/v1/venues");
+}
+
+#[test]
+fn an_unknown_log_format_is_refused_with_a_message() {
+    let db = TestDb::new();
+    let output = boxoffice(&db)
+        .env("BOXOFFICE_LOG_FORMAT", "xml")
+        .arg("migrate")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "boxoffice: BOXOFFICE_LOG_FORMAT is \"xml\": it may be \"text\" (the default) or \"json\".\n"
     );
 }

@@ -23,6 +23,7 @@ use boxoffice_store::pg::holds::PgHoldStore;
 use boxoffice_store::redis::holds::RedisHoldStore;
 use tokio::net::TcpListener;
 use tower_http::compression::{CompressionLayer, CompressionLevel};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::openapi::OpenApi as OpenApiDoc;
@@ -291,10 +292,37 @@ pub fn router(
         .layer(middleware::from_fn_with_state(request_timeout, timeout))
         // Failures are logged where they are known (an internal error with its cause, a
         // store down with its reason), not once more for each 5xx: under overload every
-        // refusal would be a line.
-        .layer(TraceLayer::new_for_http().on_failure(()))
+        // refusal would be a line. Every line logged while a request is served carries
+        // its span: the request id, method and path.
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(request_span)
+                .on_failure(()),
+        )
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID.clone()))
+        .layer(SetRequestIdLayer::new(REQUEST_ID.clone(), MakeRequestUuid))
         .layer(tower::util::option_layer(cors(allowed_origins)))
         .with_state(state)
+}
+
+/// The header that names a request: the client's (or a proxy's) if it sent one, else a
+/// new UUID; answered back on the response, and logged on every line of the request.
+static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The span a request is served in: its id, method and path (never the query, which may
+/// carry a token).
+fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    let id = request
+        .headers()
+        .get(&REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    tracing::info_span!(
+        "request",
+        request_id = %id,
+        method = %request.method(),
+        path = %request.uri().path(),
+    )
 }
 
 /// CORS for pages on `origins` (a platform's checkout embedding the map): they may call
