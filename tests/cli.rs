@@ -809,3 +809,47 @@ fn an_unknown_log_format_is_refused_with_a_message() {
         "boxoffice: BOXOFFICE_LOG_FORMAT is \"xml\": it may be \"text\" (the default) or \"json\".\n"
     );
 }
+
+#[tokio::test]
+async fn serve_says_what_to_do_when_the_redis_it_needs_is_away_and_starts_anyway() {
+    let db = TestDb::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = boxoffice(&db)
+        .env("BOXOFFICE_HOLD_STORE", "redis")
+        .env("REDIS_URL", format!("redis://127.0.0.1:{port}"))
+        .env("BOXOFFICE_JWT_SECRET", "away-jwt")
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("Boxoffice listening on ")
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_owned();
+    // It serves: what needs no Redis answers.
+    let health = reqwest::get(format!("{base}/healthz")).await.unwrap();
+    assert_eq!(health.status(), 200);
+    let mut server = Server(Some(child));
+    let mut child = server.0.take().unwrap();
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    assert!(child.wait().unwrap().success());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(
+        stderr.contains(&format!(
+            "boxoffice: cannot reach Redis at redis://127.0.0.1:{port} ("
+        )) && stderr.contains("systemctl start redis-server")
+            && stderr.contains("answers 503")
+            && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}
