@@ -729,29 +729,18 @@ fn doctor_refuses_a_redis_that_would_evict_holds() {
 #[tokio::test]
 async fn json_logs_carry_the_request_id_on_every_line_of_a_request() {
     let db = TestDb::new();
-    let mut child = boxoffice(&db)
-        .env("BOXOFFICE_LOG_FORMAT", "json")
-        .env("RUST_LOG", "info,tower_http=debug")
-        .args([
-            "serve",
-            "--bind",
-            "127.0.0.1:0",
-            "--admin-token",
-            "logs-admin",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    let base = line
-        .trim()
-        .strip_prefix("Boxoffice listening on ")
-        .unwrap()
-        .to_owned();
-    let server = Server(Some(child));
+    let (server, base) = serving(
+        boxoffice(&db)
+            .env("BOXOFFICE_LOG_FORMAT", "json")
+            .env("RUST_LOG", "info,tower_http=debug")
+            .args([
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--admin-token",
+                "logs-admin",
+            ]),
+    );
     let client = reqwest::Client::new();
     let answer = client
         .get(format!("{base}/v1/venues"))
@@ -766,17 +755,9 @@ async fn json_logs_carry_the_request_id_on_every_line_of_a_request() {
     let id = fresh.headers()["x-request-id"].to_str().unwrap().to_owned();
     assert_eq!(id.len(), 36, "a UUID: {id}");
 
-    let mut server = server;
-    let mut child = server.0.take().unwrap();
-    let stderr = child.stderr.take().unwrap();
-    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
-    child.wait().unwrap();
-    let lines: Vec<Value> = BufReader::new(stderr)
+    let lines: Vec<Value> = stopped(server)
         .lines()
-        .map(|l| {
-            let l = l.unwrap();
-            serde_json::from_str(&l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))
-        })
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect();
     let of = |id: &str| {
         lines
@@ -818,11 +799,31 @@ async fn serve_says_what_to_do_when_the_redis_it_needs_is_away_and_starts_anyway
         .local_addr()
         .unwrap()
         .port();
-    let mut child = boxoffice(&db)
-        .env("BOXOFFICE_HOLD_STORE", "redis")
-        .env("REDIS_URL", format!("redis://127.0.0.1:{port}"))
-        .env("BOXOFFICE_JWT_SECRET", "away-jwt")
-        .args(["serve", "--bind", "127.0.0.1:0"])
+    let (server, base) = serving(
+        boxoffice(&db)
+            .env("BOXOFFICE_HOLD_STORE", "redis")
+            .env("REDIS_URL", format!("redis://127.0.0.1:{port}"))
+            .env("BOXOFFICE_JWT_SECRET", "away-jwt")
+            .args(["serve", "--bind", "127.0.0.1:0"]),
+    );
+    // It serves: what needs no Redis answers.
+    let health = reqwest::get(format!("{base}/healthz")).await.unwrap();
+    assert_eq!(health.status(), 200);
+    let stderr = stopped(server);
+    assert!(
+        stderr.contains(&format!(
+            "boxoffice: cannot reach Redis at redis://127.0.0.1:{port} ("
+        )) && stderr.contains("systemctl start redis-server")
+            && stderr.contains("answers 503")
+            && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}
+
+/// Starts `command` (a `serve`) with stdout and stderr piped: the server, and its address
+/// once it printed it.
+fn serving(command: &mut Command) -> (Server, String) {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -835,21 +836,15 @@ async fn serve_says_what_to_do_when_the_redis_it_needs_is_away_and_starts_anyway
         .strip_prefix("Boxoffice listening on ")
         .unwrap_or_else(|| panic!("{line}"))
         .to_owned();
-    // It serves: what needs no Redis answers.
-    let health = reqwest::get(format!("{base}/healthz")).await.unwrap();
-    assert_eq!(health.status(), 200);
-    let mut server = Server(Some(child));
+    (Server(Some(child)), base)
+}
+
+/// Stops `server` with SIGTERM, checks it exits cleanly, and answers what it logged.
+fn stopped(mut server: Server) -> String {
     let mut child = server.0.take().unwrap();
     kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
     assert!(child.wait().unwrap().success());
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert!(
-        stderr.contains(&format!(
-            "boxoffice: cannot reach Redis at redis://127.0.0.1:{port} ("
-        )) && stderr.contains("systemctl start redis-server")
-            && stderr.contains("answers 503")
-            && !stderr.contains("panicked"),
-        "{stderr}"
-    );
+    stderr
 }
