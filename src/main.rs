@@ -274,16 +274,19 @@ async fn relay(database_url: &str, urls: &[String], secret: &str) -> anyhow::Res
     let pool = boxoffice_store::pg::db::connect_lazy(&boxoffice_store::pg::db::DbConfig::new(
         database_url,
     ))?;
+    let shutdown = shutdown_signal();
     boxoffice_store::pg::db::migrate(&pool).await?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let relay = tokio::spawn(boxoffice_server::relay::Relay::new(pool, config).run(stopped));
-    shutdown_signal().await;
+    shutdown.await;
     let _ = stop.send(true);
     relay.await?;
     Ok(())
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    // Before anything starts: a SIGTERM from here on ends the server cleanly.
+    let shutdown = shutdown_signal();
     let (settings, generated) = args.settings()?;
     if generated.jwt_secret {
         tracing::warn!("BOXOFFICE_JWT_SECRET is not set: user tokens are signed with a random secret and die with this process");
@@ -301,20 +304,25 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     let app = Application::build(&settings).await?;
     let base = format!("http://{}", app.local_addr());
-    // Printed on stdout, one fact a line, so scripts (and tests) can read them.
-    println!("Boxoffice listening on {base}");
+    // Printed on stdout, one fact a line, so scripts (and tests) can read them. Nobody
+    // reading them any more (a closed pipe) must not stop the server.
+    let say = |line: String| {
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout(), "{line}");
+    };
+    say(format!("Boxoffice listening on {base}"));
     if generated.admin_token {
-        println!("admin token: {}", settings.admin_token.expose());
+        say(format!("admin token: {}", settings.admin_token.expose()));
     }
     if args.demo {
         let (event, created) = demo::ensure_demo(app.state()).await?;
-        println!(
+        say(format!(
             "demo event {} ({}): {base}/v1/events/{event}/seats",
             event,
             if created { "created" } else { "already there" }
-        );
-        println!("seat map page: {base}/?event={event}");
+        ));
+        say(format!("seat map page: {base}/?event={event}"));
     }
-    app.run_until(shutdown_signal()).await?;
+    app.run_until(shutdown).await?;
     Ok(())
 }

@@ -729,7 +729,7 @@ fn doctor_refuses_a_redis_that_would_evict_holds() {
 #[tokio::test]
 async fn json_logs_carry_the_request_id_on_every_line_of_a_request() {
     let db = TestDb::new();
-    let (server, base) = serving(
+    let (server, base, _stdout) = serving(
         boxoffice(&db)
             .env("BOXOFFICE_LOG_FORMAT", "json")
             .env("RUST_LOG", "info,tower_http=debug")
@@ -799,7 +799,7 @@ async fn serve_says_what_to_do_when_the_redis_it_needs_is_away_and_starts_anyway
         .local_addr()
         .unwrap()
         .port();
-    let (server, base) = serving(
+    let (server, base, _stdout) = serving(
         boxoffice(&db)
             .env("BOXOFFICE_HOLD_STORE", "redis")
             .env("REDIS_URL", format!("redis://127.0.0.1:{port}"))
@@ -820,9 +820,10 @@ async fn serve_says_what_to_do_when_the_redis_it_needs_is_away_and_starts_anyway
     );
 }
 
-/// Starts `command` (a `serve`) with stdout and stderr piped: the server, and its address
-/// once it printed it.
-fn serving(command: &mut Command) -> (Server, String) {
+/// Starts `command` (a `serve`) with stdout and stderr piped: the server, its address once
+/// it printed it, and the rest of its stdout (keep it open: the server prints more, and
+/// a closed pipe would end it).
+fn serving(command: &mut Command) -> (Server, String, BufReader<ChildStdout>) {
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -836,7 +837,7 @@ fn serving(command: &mut Command) -> (Server, String) {
         .strip_prefix("Boxoffice listening on ")
         .unwrap_or_else(|| panic!("{line}"))
         .to_owned();
-    (Server(Some(child)), base)
+    (Server(Some(child)), base, out)
 }
 
 /// Stops `server` with SIGTERM, checks it exits cleanly, and answers what it logged.
