@@ -605,6 +605,8 @@ function renderBasket() {
   $("hold").hidden = held;
   $("hold").disabled = !state.selected.size;
   for (const b of ["extend", "buy", "release"]) $(b).hidden = !held;
+  // A waiting-list offer is bought by its deadline: it cannot be extended.
+  if (held && state.hold.offer) $("extend").hidden = true;
   $("hold-info").hidden = !held;
 }
 
@@ -841,6 +843,7 @@ async function showEntry(entry) {
       // The hold outlives the offer a little (for the server to pass it on): the
       // countdown is the offer's.
       state.hold.expiresAt = Date.parse(entry.offer.expires_at);
+      state.hold.offer = true;
       renderBasket();
     } catch (e) { fail(e); }
     return false;

@@ -572,7 +572,12 @@ async fn a_buyer_waits_on_the_page_and_buys_the_seat_offered() {
         json!(true),
     )
     .await;
-    // The countdown is the offer's (the event's 900 s), not its hold's (a minute longer).
+    // The countdown is the offer's (the event's 900 s), not its hold's (a minute longer),
+    // and an offer is not extended.
+    assert_eq!(
+        script(&page, "return document.getElementById('extend').hidden").await,
+        json!(true)
+    );
     wait_for(
         &page,
         LOADS_WITHIN,
