@@ -80,6 +80,10 @@ pub async fn checkout(
                 _ => Change::now(seats, SeatStatus::Sold),
             };
             state.live.publish(event, change).await;
+            if order.status == OrderStatus::PendingPayment {
+                // While anyone waits, the seats stay held past pay_by for the line.
+                crate::waitlist::keep_if_waiting(state, event, order.order_id).await;
+            }
             crate::queue::done(state, event, user).await;
             if offer {
                 crate::waitlist::bought(state, event, token).await;

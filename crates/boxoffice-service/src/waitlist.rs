@@ -130,8 +130,31 @@ pub async fn pass_on_lapsed(state: &Services) -> Result<usize, Error> {
 /// events where anyone waits, held past that deadline, so that [`pass_on_lapsed`] can hand
 /// them to the waiting list before anyone else could hold them; answers how many orders.
 /// `within` must exceed the time between two calls.
-pub async fn keep_lapsing(state: &Services, within: Duration) -> Result<u64, Error> {
-    Ok(lapsing::keep_lapsing_orders(&state.pool, state.holds.as_ref(), within).await?)
+pub async fn keep_lapsing(state: &Services, within: Duration) -> Result<usize, Error> {
+    let kept = lapsing::keep_lapsing_orders(&state.pool, state.holds.as_ref(), within).await?;
+    for k in &kept {
+        publish_kept(state, k).await;
+    }
+    Ok(kept.len())
+}
+
+/// Tells every page of the event that a kept order's seats stay held past its deadline.
+async fn publish_kept(state: &Services, kept: &lapsing::Kept) {
+    let change = Change::held(kept.seats.iter().map(String::as_str), kept.until);
+    state.live.publish(kept.event, change).await;
+}
+
+/// Keeps a new pending order's seats past its deadline when anyone waits in its event's
+/// line, so that they go to the list when it lapses however short the window (the expiry
+/// rounds' look-ahead keeps those of orders whose buyers came before the line did).
+pub async fn keep_if_waiting(state: &Services, event: EventId, order: Uuid) {
+    match lapsing::keep_if_waiting(&state.pool, state.holds.as_ref(), event, order).await {
+        Ok(Some(kept)) => publish_kept(state, &kept).await,
+        Ok(None) => {}
+        Err(error) => {
+            tracing::warn!(%event, %error, "could not keep a pending order's seats for the waiting list; the expiry rounds will")
+        }
+    }
 }
 
 /// The entry if it is `user`'s.

@@ -1,7 +1,7 @@
 //! The waiting list: buyers join an event's line, and seats that come back (an order
 //! cancelled, a payment window lapsed, a channel released, an offer not bought in time) go
 //! to the first entry they can serve as a hold of that buyer's, never to anyone else
-//! first, on every store. (Some 600 lines: each way seats come back, on every store, and
+//! first, on every store. (Some 700 lines: each way seats come back, on every store, and
 //! the buyer's page.)
 
 use std::collections::BTreeMap;
@@ -386,21 +386,28 @@ async fn a_released_channel_goes_to_the_waiting_list_first(store: Store) {
     );
 }
 
+/// A server on `store` whose expiry rounds run every `interval`, and the test event with a
+/// payment window of `seconds`.
+async fn window_sale(store: Store, interval: Duration, seconds: u32) -> (TestApp, String) {
+    let app = spawn_app_with(|s| {
+        store.configure(s);
+        s.expiry_interval = interval;
+    })
+    .await;
+    let venue = app.create_venue().await;
+    let mut spec = gala(&venue);
+    spec["payment_window_seconds"] = json!(seconds);
+    let (_, created) = app.post_events(&spec).await;
+    let event = created["id"].as_str().unwrap().to_owned();
+    (app, event)
+}
+
 /// Two unpaid orders lapse while one buyer waits for one seat: the first order's seat
 /// passes to the waiter without ever reading available (a crowd holding it all the while
 /// gets only 409s), the second's goes on general sale once nobody can take it, and both
 /// orders end expired, their payments refused.
 async fn a_lapsed_payment_window_goes_to_the_waiting_list(store: Store) {
-    let app = spawn_app_with(|s| {
-        store.configure(s);
-        s.expiry_interval = Duration::from_millis(200);
-    })
-    .await;
-    let venue = app.create_venue().await;
-    let mut spec = gala(&venue);
-    spec["payment_window_seconds"] = json!(2);
-    let (_, created) = app.post_events(&spec).await;
-    let event = created["id"].as_str().unwrap().to_owned();
+    let (app, event) = window_sale(store, Duration::from_millis(200), 2).await;
     let first = app
         .order_seats(&event, &app.buyer("alice"), &["stalls-B-1"])
         .await;
@@ -505,12 +512,65 @@ async fn a_lapsed_payment_window_goes_to_the_waiting_list(store: Store) {
     );
 }
 
+/// A window shorter than the expiry rounds' look-ahead: a buyer already waits when the
+/// order is made, so the checkout itself keeps its seats past `pay_by` (rounds an hour
+/// apart could not), and they stay held, to everyone, past the deadline.
+async fn a_short_window_is_kept_at_checkout_for_those_already_waiting(store: Store) {
+    let (app, event) = window_sale(store, Duration::from_secs(3600), 1).await;
+    // Nobody waits yet: this order is not kept.
+    let early = app
+        .order_seats(&event, &app.buyer("ann"), &["stalls-C-1"])
+        .await;
+    waiting(&app, &event, &app.buyer("waiter"), 1).await;
+    let order = app
+        .order_seats(&event, &app.buyer("alice"), &["stalls-B-1"])
+        .await;
+    let kept = |id: &str| {
+        sqlx::query_scalar::<_, Option<chrono::DateTime<chrono::Utc>>>(
+            "select kept_until from ticket_order where order_id = $1::uuid",
+        )
+        .bind(id.to_owned())
+        .fetch_one(&app.db)
+    };
+    let pay_by: chrono::DateTime<chrono::Utc> = order["pay_by"].as_str().unwrap().parse().unwrap();
+    let until = kept(order["order_id"].as_str().unwrap()).await.unwrap();
+    assert_eq!(until, Some(pay_by + chrono::Duration::seconds(60)));
+    assert_eq!(
+        kept(early["order_id"].as_str().unwrap()).await.unwrap(),
+        None
+    );
+
+    // Past pay_by its seat stays held, to everyone; the other order's is free.
+    let wait = pay_by - chrono::Utc::now() + chrono::Duration::milliseconds(200);
+    tokio::time::sleep(wait.to_std().unwrap_or_default()).await;
+    let statuses = app.seat_statuses(&event).await;
+    assert_eq!(
+        (
+            statuses["stalls-B-1"].as_str(),
+            statuses["stalls-C-1"].as_str()
+        ),
+        ("held", "available")
+    );
+    let crowd = (0..10)
+        .map(|i| {
+            app.request(
+                Method::POST,
+                &format!("/v1/events/{event}/holds"),
+                &app.buyer(&format!("crowd-{i}")),
+            )
+            .json(&json!({"seats": ["stalls-B-1"]}))
+        })
+        .collect();
+    assert_eq!(tally(&race(crowd).await), BTreeMap::from([(409, 10)]));
+}
+
 crate::stores::conformance!(
     a_cancelled_order_goes_to_the_first_entry_it_can_serve,
     an_offer_not_bought_in_time_passes_to_the_next_in_line,
     a_crowd_at_the_returning_seats_gets_nothing_while_anyone_waits,
     a_released_channel_goes_to_the_waiting_list_first,
     a_lapsed_payment_window_goes_to_the_waiting_list,
+    a_short_window_is_kept_at_checkout_for_those_already_waiting,
 );
 
 /// The buyer's page: a buyer joins the line from the page, is offered a seat when an

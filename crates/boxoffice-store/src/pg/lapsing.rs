@@ -11,7 +11,10 @@
 
 use std::time::Duration;
 
-use sqlx::PgPool;
+use boxoffice_core::ids::EventId;
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
 
 use crate::hold_store::HoldStore;
 use crate::pg::orders::{expire_in_tx, with_seats, OrderRow, ORDER_COLUMNS};
@@ -30,14 +33,14 @@ const PASS_ON_AT_ONCE: usize = 200;
 
 /// Keeps the seats of every pending order whose deadline falls within `within` from now,
 /// in an event where anyone waits, held until [`KEPT_SECONDS`] past that deadline; answers
-/// how many orders. An order being paid (its row locked) is skipped: if the payment fails,
+/// what it kept. An order being paid (its row locked) is skipped: if the payment fails,
 /// the next call finds it.
 pub async fn keep_lapsing_orders(
     pool: &PgPool,
     holds: &dyn HoldStore,
     within: Duration,
-) -> Result<u64, StoreError> {
-    let mut kept = 0;
+) -> Result<Vec<Kept>, StoreError> {
+    let mut kept = Vec::new();
     loop {
         let mut tx = pool.begin().await?;
         let rows: Vec<OrderRow> = sqlx::query_as(&format!(
@@ -55,28 +58,83 @@ pub async fn keep_lapsing_orders(
         .fetch_all(&mut *tx)
         .await?;
         let n = rows.len();
-        for row in rows {
-            let order = with_seats(&mut tx, row).await?;
-            let Some(pay_by) = order.payment.as_ref().map(|p| p.pay_by) else {
-                continue;
-            };
-            let until = pay_by + chrono::Duration::milliseconds((KEPT_SECONDS * 1000.0) as i64);
-            holds.keep_pending(&mut tx, &order, until).await?;
-            sqlx::query(
-                "update ticket_order set kept_until = $3 where event_id = $1 and order_id = $2",
-            )
-            .bind(order.event_id.0)
-            .bind(order.order_id)
-            .bind(until)
-            .execute(&mut *tx)
-            .await?;
-        }
+        kept.extend(keep(&mut tx, holds, rows).await?);
         tx.commit().await?;
-        kept += n as u64;
         if n < KEEP_AT_ONCE as usize {
             return Ok(kept);
         }
     }
+}
+
+/// Keeps the seats of the pending order `order_id` past its deadline now, if anyone waits
+/// in its event's line (see [`keep_lapsing_orders`]); answers what it kept. A checkout
+/// calls it, so that a window shorter than the expiry rounds' look-ahead feeds the list
+/// too.
+pub async fn keep_if_waiting(
+    pool: &PgPool,
+    holds: &dyn HoldStore,
+    event: EventId,
+    order_id: Uuid,
+) -> Result<Option<Kept>, StoreError> {
+    let mut tx = pool.begin().await?;
+    let rows: Vec<OrderRow> = sqlx::query_as(&format!(
+        "select {ORDER_COLUMNS} from ticket_order o
+          where o.event_id = $1 and o.order_id = $2
+            and o.status = 'pending_payment' and o.kept_until is null and o.pay_by > now()
+            and exists (select 1 from waitlist_entry w
+                         where w.event_id = o.event_id and w.status = 'W')
+            for update of o skip locked"
+    ))
+    .bind(event.0)
+    .bind(order_id)
+    .fetch_all(&mut *tx)
+    .await?;
+    let kept = keep(&mut tx, holds, rows).await?;
+    tx.commit().await?;
+    Ok(kept.into_iter().next())
+}
+
+/// A pending order whose seats are kept past its deadline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kept {
+    /// The event.
+    pub event: EventId,
+    /// The order's seats.
+    pub seats: Vec<String>,
+    /// Until when they are held now.
+    pub until: DateTime<Utc>,
+}
+
+/// Keeps these pending orders' seats (their rows locked by the caller's transaction) held
+/// until [`KEPT_SECONDS`] past their deadlines, and records it.
+async fn keep(
+    tx: &mut PgConnection,
+    holds: &dyn HoldStore,
+    rows: Vec<OrderRow>,
+) -> Result<Vec<Kept>, StoreError> {
+    let mut kept = Vec::with_capacity(rows.len());
+    for row in rows {
+        let order = with_seats(&mut *tx, row).await?;
+        let Some(pay_by) = order.payment.as_ref().map(|p| p.pay_by) else {
+            continue;
+        };
+        let until = pay_by + chrono::Duration::milliseconds((KEPT_SECONDS * 1000.0) as i64);
+        holds.keep_pending(&mut *tx, &order, until).await?;
+        sqlx::query(
+            "update ticket_order set kept_until = $3 where event_id = $1 and order_id = $2",
+        )
+        .bind(order.event_id.0)
+        .bind(order.order_id)
+        .bind(until)
+        .execute(&mut *tx)
+        .await?;
+        kept.push(Kept {
+            event: order.event_id,
+            seats: order.seats.iter().map(|s| s.seat_id.clone()).collect(),
+            until,
+        });
+    }
+    Ok(kept)
 }
 
 /// Records every kept order whose deadline has passed unpaid as expired (with its outbox
