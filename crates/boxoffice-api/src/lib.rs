@@ -801,4 +801,10 @@ pub struct Problem {
     /// Places left (`sold_out` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left: Option<u32>,
+    /// With 429 and 503: how long to wait before asking again, in milliseconds. The
+    /// `Retry-After` header says the same rounded up to whole seconds (at least one); a
+    /// hold refused by the server's adaptive limit is given its turn here, often well
+    /// under a second away.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
 }

@@ -219,8 +219,9 @@ async fn shed(
         Path::Hold => overload.enter(path),
         Path::Checkout => overload.enter_within(path, CHECKOUT_PATIENCE).await,
     };
-    let Ok(permit) = entered else {
-        return ApiError::Overloaded.into_response();
+    let permit = match entered {
+        Ok(permit) => permit,
+        Err(shed) => return ApiError::Overloaded(shed.retry_after).into_response(),
     };
     let response = next.run(req).await;
     permit.finish(response.status() == axum::http::StatusCode::SERVICE_UNAVAILABLE);

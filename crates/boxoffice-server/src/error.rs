@@ -92,10 +92,10 @@ pub enum ApiError {
         retry_after: Duration,
     },
     /// 503 `unavailable`: more holds, bookings or checkouts in flight than the server
-    /// serves quickly (its adaptive limit); retry after `Retry-After`. Not logged: the
-    /// count is a metric.
-    #[error("the server is serving as many requests as it can quickly; retry in a second")]
-    Overloaded,
+    /// serves quickly (its adaptive limit); retry after the turn given (`retry_after_ms`,
+    /// and `Retry-After` in whole seconds). Not logged: the count is a metric.
+    #[error("the server is serving as many requests as it can quickly; retry in {} ms", .0.as_millis())]
+    Overloaded(Duration),
     /// 500 `internal`: a bug. The cause is logged, never sent.
     #[error("internal error: {0}")]
     Internal(String),
@@ -186,7 +186,9 @@ impl ApiError {
             | ApiError::SoldOut(_) => StatusCode::CONFLICT,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Unavailable { .. } | ApiError::Overloaded => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable { .. } | ApiError::Overloaded(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -214,7 +216,7 @@ impl ApiError {
             ApiError::SoldOut(_) => "sold_out",
             ApiError::RequestTimeout => "request_timeout",
             ApiError::RateLimited(_) => "rate_limited",
-            ApiError::Unavailable { .. } | ApiError::Overloaded => "unavailable",
+            ApiError::Unavailable { .. } | ApiError::Overloaded(_) => "unavailable",
             ApiError::Internal(_) => "internal",
         }
     }
@@ -241,7 +243,7 @@ impl ApiError {
             ApiError::SoldOut(_) => "Sold out",
             ApiError::RequestTimeout => "Request timeout",
             ApiError::RateLimited(_) => "Too many requests",
-            ApiError::Unavailable { .. } | ApiError::Overloaded => "Service unavailable",
+            ApiError::Unavailable { .. } | ApiError::Overloaded(_) => "Service unavailable",
             ApiError::Internal(_) => "Internal error",
         }
     }
@@ -257,6 +259,7 @@ impl ApiError {
             ApiError::SoldOut(left) => Some(*left),
             _ => None,
         };
+        let retry_after_ms = self.retry_after().map(|d| d.as_millis() as u64);
         let detail = match self {
             ApiError::Validation(e) => {
                 let (listed, omitted) = bounded_errors(e.0);
@@ -286,6 +289,19 @@ impl ApiError {
             errors_omitted,
             seats,
             left,
+            retry_after_ms,
+        }
+    }
+}
+
+impl ApiError {
+    /// How long the client should wait before asking again, for the answers that say.
+    fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ApiError::Unavailable { retry_after, .. }
+            | ApiError::RateLimited(retry_after)
+            | ApiError::Overloaded(retry_after) => Some(*retry_after),
+            _ => None,
         }
     }
 }
@@ -298,13 +314,9 @@ impl IntoResponse for ApiError {
             ApiError::Unavailable { reason, .. } => tracing::warn!(%reason, "store unavailable"),
             _ => {}
         }
-        let retry_after = match &self {
-            ApiError::Unavailable { retry_after, .. } | ApiError::RateLimited(retry_after) => {
-                Some(retry_after.as_millis().div_ceil(1000).max(1) as u64)
-            }
-            ApiError::Overloaded => Some(1),
-            _ => None,
-        };
+        let retry_after = self
+            .retry_after()
+            .map(|d| d.as_millis().div_ceil(1000).max(1) as u64);
         let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
         let mut response = (status, body).into_response();
         let headers = response.headers_mut();
@@ -432,7 +444,11 @@ mod tests {
                 503,
                 "unavailable",
             ),
-            (ApiError::Overloaded, 503, "unavailable"),
+            (
+                ApiError::Overloaded(Duration::from_millis(150)),
+                503,
+                "unavailable",
+            ),
             (ApiError::RequestTimeout, 408, "request_timeout"),
             (
                 ApiError::RateLimited(Duration::from_secs(3)),

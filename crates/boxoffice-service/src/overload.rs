@@ -11,8 +11,18 @@
 //! a tenth; a round answered within the target while at least half the limit was in use
 //! raises it by one.
 //!
+//! A limit starts at its floor and doubles each quick, busy round until the first slow one
+//! (TCP's slow start), so a sale that opens with everyone at once finds its level within a
+//! few hundred answers rather than a few thousand.
+//!
 //! A hold past its limit is refused before anything is read, which costs microseconds: the
-//! buyer loses nothing and comes back after `Retry-After`. A checkout past its limit waits
+//! buyer loses nothing and is told when to come back. Those turns are paced: each refusal
+//! is given the next free slot, and slots follow one another as fast as the limit answers
+//! (the limit over the answers' mean latency, Little's law). A crowd refused together is
+//! spread out over the time the server needs to serve it, so returns arrive about as fast
+//! as they can be served: the server does not idle while the refused sleep, nor is it asked
+//! again by everyone at once. No turn is set more than [`MAX_TURN`] ahead; past that the
+//! slots start again from the front. A checkout past its limit waits
 //! for a place, up to [`CHECKOUT_PATIENCE`], before it is refused: it finishes what a hold
 //! started, and refusing it would waste the seats held meanwhile. Checkouts in flight stay
 //! few even so, since each needs a live hold and holds are limited.
@@ -25,6 +35,18 @@ use tokio::sync::Notify;
 
 /// How long a checkout past its limit waits for a place before it is refused.
 pub const CHECKOUT_PATIENCE: Duration = Duration::from_secs(2);
+
+/// The furthest ahead a refused hold is told to come back.
+pub const MAX_TURN: Duration = Duration::from_secs(2);
+
+/// The soonest a refused hold is told to come back.
+pub const MIN_TURN: Duration = Duration::from_millis(10);
+
+/// When a checkout refused after its patience is told to come back.
+pub const CHECKOUT_RETRY: Duration = Duration::from_secs(1);
+
+/// How much each answer moves the mean latency the turns are paced by.
+const LATENCY_WEIGHT: f64 = 0.05;
 
 /// How the limits behave.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -84,11 +106,32 @@ const BACKOFF: f64 = 0.9;
 struct Window {
     limit: usize,
     in_flight: usize,
+    /// Doubling each good round, until the first slow one.
+    slow_start: bool,
+    /// The answers' mean latency, in seconds (moving, [`LATENCY_WEIGHT`] per answer).
+    latency: f64,
+    /// The slot the next refused request is given, if one was given lately.
+    next_turn: Option<Instant>,
     /// Answers in this round, those slower than the target (or failed), and those given
     /// while at least half the limit was in flight.
     answered: usize,
     slow: usize,
     busy: usize,
+}
+
+impl Window {
+    /// The next free slot from `now` on, taken: how long until it comes. Slots are as far
+    /// apart as one answer takes at this limit (the mean latency over the limit).
+    fn turn(&mut self, now: Instant) -> Duration {
+        let gap = Duration::from_secs_f64(self.latency.max(0.0) / self.limit.max(1) as f64);
+        let soonest = now + MIN_TURN.max(gap).min(MAX_TURN);
+        let turn = match self.next_turn {
+            Some(next) if next > soonest && next - now <= MAX_TURN => next,
+            _ => soonest,
+        };
+        self.next_turn = Some(turn + gap);
+        turn - now
+    }
 }
 
 /// The adaptive limits of one server (or none: every request goes through).
@@ -101,9 +144,13 @@ pub struct Overload {
     shed: [AtomicU64; 2],
 }
 
-/// A request refused by the limit: answer 503 with `Retry-After`.
+/// A request refused by the limit: answer 503, telling the client to come back after
+/// `retry_after` (its turn).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shed;
+pub struct Shed {
+    /// How long from now the client should wait before asking again.
+    pub retry_after: Duration,
+}
 
 impl Overload {
     /// Limits with `settings`, or no limit at all with `None`.
@@ -117,6 +164,10 @@ impl Overload {
             Mutex::new(Window {
                 limit: settings.map_or(0, |s| s.floor),
                 in_flight: 0,
+                slow_start: true,
+                // Until answers tell: well within the target.
+                latency: settings.map_or(0.0, |s| s.target.as_secs_f64() / 4.0),
+                next_turn: None,
                 answered: 0,
                 slow: 0,
                 busy: 0,
@@ -174,9 +225,15 @@ impl Overload {
         })
     }
 
+    /// Counts a refusal on `path` and gives it its turn: for a hold the next free slot, for
+    /// a checkout (which already waited) [`CHECKOUT_RETRY`].
     fn refuse(&self, path: Path) -> Shed {
         self.shed[path as usize].fetch_add(1, Ordering::Relaxed);
-        Shed
+        let retry_after = match path {
+            Path::Hold => self.lock(path).turn(Instant::now()),
+            Path::Checkout => CHECKOUT_RETRY,
+        };
+        Shed { retry_after }
     }
 
     /// `path`'s limit now (0 when there is none).
@@ -214,6 +271,7 @@ impl Overload {
         let mut w = self.lock(path);
         self.freed[path as usize].notify_one();
         w.answered += 1;
+        w.latency += LATENCY_WEIGHT * (took.as_secs_f64() - w.latency);
         w.slow += usize::from(failed || took > settings.target);
         w.busy += usize::from(2 * w.in_flight >= w.limit);
         w.in_flight = w.in_flight.saturating_sub(1);
@@ -221,9 +279,15 @@ impl Overload {
             return;
         }
         if 10 * w.slow > w.answered {
+            w.slow_start = false;
             w.limit = ((w.limit as f64 * BACKOFF) as usize).max(settings.floor);
         } else if 2 * w.busy >= w.answered {
-            w.limit = (w.limit + 1).min(settings.ceiling);
+            let raised = if w.slow_start {
+                2 * w.limit
+            } else {
+                w.limit + 1
+            };
+            w.limit = raised.min(settings.ceiling);
         }
         (w.answered, w.slow, w.busy) = (0, 0, 0);
     }
@@ -302,13 +366,13 @@ mod tests {
         let overload = Overload::new(Some(settings(8, 100)));
         let holds: Vec<_> = (0..8).map(|_| overload.enter(Path::Hold)).collect();
         assert!(holds.iter().all(Result::is_ok));
-        assert_eq!(overload.enter(Path::Hold).unwrap_err(), Shed);
+        assert!(overload.enter(Path::Hold).is_err());
         let checkouts: Vec<_> = (0..8).map(|_| overload.enter(Path::Checkout)).collect();
         assert!(
             checkouts.iter().all(Result::is_ok),
             "holds take no checkout's place"
         );
-        assert_eq!(overload.enter(Path::Checkout).unwrap_err(), Shed);
+        assert!(overload.enter(Path::Checkout).is_err());
         assert_eq!(
             (
                 overload.shed_total(Path::Hold),
@@ -324,20 +388,34 @@ mod tests {
     }
 
     #[test]
-    fn quick_rounds_under_load_raise_the_limit_by_one_each() {
-        let overload = Overload::new(Some(settings(10, 100)));
-        // Rounds of 10, 11, …, 19 answers: ten rounds.
-        assert_eq!(busy_for(&overload, (10..20).sum(), false), 20);
+    fn quick_rounds_under_load_double_the_limit_until_a_slow_one_then_add_one() {
+        let overload = Overload::new(Some(settings(10, 1000)));
+        for limit in [20, 40, 80] {
+            round(&overload, 0);
+            assert_eq!(overload.limit(Path::Hold), limit);
+        }
+        round(&overload, 8);
+        assert_eq!(
+            overload.limit(Path::Hold),
+            160,
+            "8 slow of 80 is quick enough"
+        );
+        round(&overload, 17);
+        assert_eq!(overload.limit(Path::Hold), 144, "17 slow of 160 cut it");
+        round(&overload, 0);
+        round(&overload, 0);
+        assert_eq!(overload.limit(Path::Hold), 146, "one a round after a cut");
         assert_eq!(
             overload.limit(Path::Checkout),
             10,
             "the other path's is its own"
         );
-        assert_eq!(
-            busy_for(&overload, 100_000, false),
-            100,
-            "the ceiling holds"
-        );
+    }
+
+    #[test]
+    fn the_ceiling_holds() {
+        let overload = Overload::new(Some(settings(10, 100)));
+        assert_eq!(busy_for(&overload, 100_000, false), 100);
     }
 
     #[test]
@@ -364,6 +442,9 @@ mod tests {
     #[test]
     fn slow_rounds_cut_the_limit_by_a_tenth_never_below_the_floor() {
         let overload = Overload::new(Some(settings(10, 1000)));
+        // A slow first round ends the slow start: one a round from then on.
+        round(&overload, usize::MAX);
+        assert_eq!(overload.limit(Path::Hold), 10);
         while overload.limit(Path::Hold) < 100 {
             round(&overload, 0);
         }
@@ -397,7 +478,7 @@ mod tests {
         let refused = overload
             .enter_within(Path::Checkout, CHECKOUT_PATIENCE)
             .await;
-        assert_eq!(refused.unwrap_err(), Shed);
+        assert_eq!(refused.unwrap_err().retry_after, CHECKOUT_RETRY);
         assert_eq!(started.elapsed(), CHECKOUT_PATIENCE);
         assert_eq!(overload.shed_total(Path::Checkout), 1);
         drop(second);
@@ -407,8 +488,72 @@ mod tests {
     fn a_dropped_request_gives_its_place_back() {
         let overload = Overload::new(Some(settings(1, 1)));
         let permit = overload.enter(Path::Hold).unwrap();
-        assert_eq!(overload.enter(Path::Hold).unwrap_err(), Shed);
+        assert!(overload.enter(Path::Hold).is_err());
         drop(permit);
         assert!(overload.enter(Path::Hold).is_ok());
+    }
+
+    fn window(limit: usize, latency: f64) -> Window {
+        Window {
+            limit,
+            in_flight: limit,
+            slow_start: false,
+            latency,
+            next_turn: None,
+            answered: 0,
+            slow: 0,
+            busy: 0,
+        }
+    }
+
+    #[test]
+    fn refusals_together_get_turns_one_answer_apart() {
+        // 10 in flight answering in 100 ms each: one answer every 10 ms.
+        let mut w = window(10, 0.1);
+        let now = Instant::now();
+        let ms = |d: Duration| d.as_millis();
+        let turns: Vec<_> = (0..5).map(|_| ms(w.turn(now))).collect();
+        assert_eq!(turns, [10, 20, 30, 40, 50]);
+        // Later refusals queue behind the turns already given.
+        assert_eq!(ms(w.turn(now + Duration::from_millis(45))), 15);
+        // Once the turns given are past, a refusal comes back soon.
+        assert_eq!(ms(w.turn(now + Duration::from_secs(1))), 10);
+        // Quicker answers, closer turns; never closer than the least.
+        let mut quick = window(100, 0.05);
+        assert_eq!(ms(quick.turn(now)), ms(MIN_TURN));
+        assert_eq!(quick.turn(now) - MIN_TURN, Duration::from_micros(500));
+    }
+
+    #[test]
+    fn no_turn_is_set_past_the_furthest_ahead() {
+        // One answer every 800 ms: the third turn would be 2.4 s away, past the furthest
+        // ahead, so the slots start over from the front.
+        let mut w = window(1, 0.8);
+        let now = Instant::now();
+        let turns: Vec<_> = (0..5).map(|_| w.turn(now).as_millis()).collect();
+        assert_eq!(turns, [800, 1600, 800, 1600, 800]);
+        assert!(MAX_TURN >= Duration::from_millis(1600) && MAX_TURN < Duration::from_millis(2400));
+    }
+
+    #[test]
+    fn a_refused_crowd_is_spread_over_the_time_it_takes_to_serve() {
+        let overload = Overload::new(Some(settings(10, 100)));
+        let held: Vec<_> = (0..10)
+            .map(|_| overload.enter(Path::Hold).unwrap())
+            .collect();
+        // When each refused request is to come back, as an instant: measured before the
+        // call for the first and after it for the last, so the span is never overstated.
+        let first = Instant::now() + overload.enter(Path::Hold).unwrap_err().retry_after;
+        for _ in 0..98 {
+            overload.enter(Path::Hold).unwrap_err();
+        }
+        let last_turn = overload.enter(Path::Hold).unwrap_err().retry_after;
+        let last = Instant::now() + last_turn;
+        // Answers are taken to take a quarter of the 50 ms target until they tell: 10 in
+        // flight answer one every 1.25 ms, so 100 turns span at least 99 of those.
+        assert!(last - first >= Duration::from_micros(99 * 1250));
+        assert!(last_turn <= MIN_TURN + Duration::from_micros(99 * 1250));
+        assert_eq!(overload.shed_total(Path::Hold), 100);
+        drop(held);
     }
 }

@@ -62,8 +62,20 @@ async fn pause() {
     tokio::time::sleep(POLL_EVERY.mul_f64(spread)).await;
 }
 
-/// How long a buyer refused for now waits at least: the server's `Retry-After`.
+/// How long a buyer refused for now waits when the server says nothing finer: its
+/// `Retry-After`.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// How long a refused buyer waits: the turn the server gave (`retry_after_ms`), else
+/// [`RETRY_AFTER`] spread over half a second so the refused do not all return together.
+fn retry_after(problem: &boxoffice_client::api::Problem) -> Duration {
+    let mut rng = rand::rng();
+    match problem.retry_after_ms {
+        // The server spread the turns; a browser's timer is a little late, never early.
+        Some(ms) => Duration::from_millis(ms).mul_f64(rng.random_range(1.0..1.05)),
+        None => RETRY_AFTER.mul_f64(rng.random_range(1.0..1.5)),
+    }
+}
 
 /// Times a buyer asks for a checkout whose answer was lost.
 const CHECKOUT_TRIES: u32 = 5;
@@ -179,11 +191,9 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
                         // Taken meanwhile: ask again.
                         Err(Error::Problem(p)) if p.code == "seat_unavailable" => continue,
                         // Refused for now (the server's limit, a store down): come back
-                        // after the Retry-After the server sends (1 s), spread over half a
-                        // second so the refused do not all return together.
+                        // when the server said.
                         Err(Error::Problem(p)) if p.status == 429 || p.status == 503 => {
-                            let spread = rand::rng().random_range(1.0..1.5);
-                            tokio::time::sleep(RETRY_AFTER.mul_f64(spread)).await;
+                            tokio::time::sleep(retry_after(&p)).await;
                             continue;
                         }
                         // Anything else: wait a moment.
