@@ -513,6 +513,7 @@ impl Application {
             demo_payments: settings.demo_payments,
             encoded: EncodedCache::new(NonZeroUsize::new(SEAT_MAP_CACHE_EVENTS).expect("non-zero")),
             streams: boxoffice_service::limits::StreamSlots::new(settings.streams_per_address),
+            max_import_bytes: settings.max_import_bytes,
         });
         let router = router(
             state.clone(),

@@ -28,6 +28,8 @@ pub struct Inner {
     pub encoded: EncodedCache,
     /// Event streams open per client address.
     pub streams: StreamSlots,
+    /// The largest body the venue import reads, in bytes (`BOXOFFICE_MAX_IMPORT_BYTES`).
+    pub max_import_bytes: usize,
 }
 
 impl AppState {
@@ -49,6 +51,11 @@ impl AppState {
     /// Whether the test payment page is served (`--demo`).
     pub fn demo_payments(&self) -> bool {
         self.0.demo_payments
+    }
+
+    /// The largest body the venue import reads, in bytes.
+    pub fn max_import_bytes(&self) -> usize {
+        self.0.max_import_bytes
     }
 
     /// Seat maps and layouts compressed once for repeat loads.

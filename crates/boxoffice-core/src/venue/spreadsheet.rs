@@ -30,13 +30,15 @@ const REQUIRED: usize = 5;
 /// Where the seats of one section came from: the line of each seat of each row.
 type Lines = Vec<Vec<u64>>;
 
-/// The venue named `name` that the CSV text `bytes` describes; every problem found (up to
-/// [`MAX_REPORTED_ERRORS`]), by line.
-pub fn read_csv(bytes: &[u8], name: &str) -> Result<VenueLayout, ValidationErrors> {
+/// The venue named `name` that the CSV text read from `input` describes; every problem
+/// found (up to [`MAX_REPORTED_ERRORS`]), by line. The text is read as it comes, a buffer
+/// at a time, and never held whole: a header that will not do is reported before the rest
+/// is read. An error reading `input` ends the reading, reported at its line.
+pub fn read_csv(input: impl std::io::Read, name: &str) -> Result<VenueLayout, ValidationErrors> {
     let mut errors = ValidationErrors::default();
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
-        .from_reader(bytes);
+        .from_reader(input);
     let columns = match reader.headers() {
         Ok(header) => header_columns(header, &mut errors),
         Err(e) => {

@@ -1,8 +1,8 @@
 //! `POST /v1/venues`, `GET /v1/venues`, `GET /v1/venues/{id}`, and venues imported from a
 //! pretix plan or a CSV file and exported as a pretix plan.
 
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::body::Body;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::IntoResponse;
@@ -11,12 +11,14 @@ use boxoffice_core::ids::VenueId;
 use boxoffice_core::venue::pretix::{Object, Plan};
 use boxoffice_core::venue::{spreadsheet, VenueLayout, VenueSpec};
 use boxoffice_store::pg::venues;
+use futures::TryStreamExt;
+use http_body_util::BodyExt;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::auth::Admin;
 use crate::error::{ApiError, Problem};
-use crate::extract::{body_error, declares, parse_json, Json};
+use crate::extract::{declares, parse_json, Json};
 use crate::state::AppState;
 
 /// Creates a venue: sections, rows given by seat count or as explicit seats.
@@ -99,7 +101,7 @@ pub async fn import_venue(
     State(state): State<AppState>,
     query: Result<Query<ImportQuery>, QueryRejection>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Result<axum::response::Response, ApiError> {
     let Ok(Query(ImportQuery {
         format,
@@ -131,20 +133,41 @@ pub async fn import_venue(
         };
         return Err(ApiError::invalid("format", message));
     }
-    let body = body.map_err(body_error)?;
-    // Reading 200,000 seats takes a while: off the threads that serve the sale.
-    let layout = tokio::task::spawn_blocking(move || -> Result<VenueLayout, ApiError> {
-        if pretix {
-            let Object(plan) = parse_json::<Object<Plan>>(&body)?;
+    // The body is read under the import's own limit, and a CSV file as it arrives (a
+    // buffer at a time, never held whole); a pretix plan is parsed whole, since a syntax
+    // error anywhere in it must win over a shape error found first.
+    let body = http_body_util::Limited::new(body, state.max_import_bytes());
+    let layout = if pretix {
+        let bytes = match body.collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) => return Err(unreadable(&*e)),
+        };
+        // Reading 200,000 seats takes a while: off the threads that serve the sale.
+        blocking(move || {
+            let Object(plan) = parse_json::<Object<Plan>>(&bytes)?;
             Ok(plan.into_layout(name)?)
-        } else {
-            let name =
-                name.ok_or_else(|| ApiError::invalid("name", "a CSV file needs the venue's name"))?;
-            Ok(spreadsheet::read_csv(&body, &name)?)
-        }
-    })
-    .await
-    .map_err(|e| ApiError::Internal(format!("reading the import failed: {e}")))??;
+        })
+        .await?
+    } else {
+        let name =
+            name.ok_or_else(|| ApiError::invalid("name", "a CSV file needs the venue's name"))?;
+        let stream = http_body_util::BodyDataStream::new(body).map_err(std::io::Error::other);
+        let mut input = Recorded::new(tokio_util::io::SyncIoBridge::new(
+            tokio_util::io::StreamReader::new(stream),
+        ));
+        blocking(move || {
+            let read = spreadsheet::read_csv(&mut input, &name);
+            // The file's errors are the client's only if the body itself arrived.
+            match input.error {
+                Some(e) => Err(e.get_ref().map_or(
+                    ApiError::MalformedJson(format!("could not read the body: {e}")),
+                    |e| unreadable(e),
+                )),
+                None => Ok(read?),
+            }
+        })
+        .await?
+    };
     if dry_run == Some(true) {
         let preview = VenuePreview {
             seat_count: layout.seat_count(),
@@ -153,6 +176,51 @@ pub async fn import_venue(
         return Ok(axum::Json(preview).into_response());
     }
     Ok(created(&state, &layout).await?.into_response())
+}
+
+/// Runs `read` off the threads that serve the sale.
+async fn blocking(
+    read: impl FnOnce() -> Result<VenueLayout, ApiError> + Send + 'static,
+) -> Result<VenueLayout, ApiError> {
+    tokio::task::spawn_blocking(read)
+        .await
+        .map_err(|e| ApiError::Internal(format!("reading the import failed: {e}")))?
+}
+
+/// The answer to a body that could not be read whole: 413 past the import's limit, else
+/// 400 (the client went away or sent a broken body).
+fn unreadable(e: &(dyn std::error::Error + 'static)) -> ApiError {
+    if e.is::<http_body_util::LengthLimitError>() {
+        ApiError::PayloadTooLarge
+    } else {
+        ApiError::MalformedJson(format!("could not read the body: {e}"))
+    }
+}
+
+/// A reader that keeps the first error its source gave, so that a body cut short (or past
+/// its limit) is told apart from a file that is wrong.
+struct Recorded<R> {
+    source: R,
+    error: Option<std::io::Error>,
+}
+
+impl<R> Recorded<R> {
+    fn new(source: R) -> Self {
+        Self {
+            source,
+            error: None,
+        }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Recorded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.source.read(buf).map_err(|e| {
+            let told = std::io::Error::new(e.kind(), e.to_string());
+            self.error.get_or_insert(e);
+            told
+        })
+    }
 }
 
 /// The query of `GET /v1/venues/{id}/export`.

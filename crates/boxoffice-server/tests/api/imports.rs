@@ -404,3 +404,99 @@ async fn a_dry_run_answers_the_venue_an_import_would_create_and_saves_nothing() 
     assert_eq!(errors(&problem)[0].0, "line 2");
     assert_eq!(app.count("venue").await, 0);
 }
+
+/// Where the pieces of a streamed body are pushed.
+type Pieces = futures::channel::mpsc::UnboundedSender<Result<Vec<u8>, std::io::Error>>;
+
+/// Starts a CSV import of a body sent as it is pushed to the returned sender, in pieces and
+/// with no `Content-Length`; the body ends when the sender is dropped.
+fn streamed_import(
+    app: &TestApp,
+    path: &str,
+) -> (Pieces, tokio::task::JoinHandle<(StatusCode, Value)>) {
+    let (sender, pieces) = futures::channel::mpsc::unbounded();
+    let request = app
+        .request(Method::POST, path, &As::Admin)
+        .header("content-type", "text/csv")
+        .body(reqwest::Body::wrap_stream(pieces));
+    let answer = tokio::spawn(async move { read(request.send().await.unwrap()).await });
+    (sender, answer)
+}
+
+#[tokio::test]
+async fn a_csv_file_is_read_as_it_arrives_and_a_bad_header_answered_before_its_end() {
+    let app = spawn_app().await;
+    let (sender, answer) = streamed_import(&app, "/v1/venues/import?format=csv&name=Hall");
+    sender
+        .unbounded_send(Ok(b"section,row,colour\nStalls,A,".to_vec()))
+        .unwrap();
+    // The rest never comes: a server that waited for the whole body would answer only at
+    // its request timeout (30 s, 408).
+    let (status, problem) = tokio::time::timeout(std::time::Duration::from_secs(15), answer)
+        .await
+        .expect("answered before the body ended")
+        .unwrap();
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+    assert!(errors(&problem)
+        .iter()
+        .any(|(field, message)| *field == "line 1" && message.contains("colour")));
+    drop(sender);
+    assert_eq!(app.count("venue").await, 0);
+}
+
+#[tokio::test]
+async fn a_csv_file_sent_in_pieces_without_a_length_becomes_the_same_venue() {
+    let app = spawn_app().await;
+    let text = b"section,row,number,x,y,category\n\
+                 Stalls,A,1,0,0,Front\nStalls,A,2,1,0,Front\nStalls,B,1,0,1,\n\
+                 Balcony,A,1,0,10,Rear\nBalcony,A,2,1,10,Rear\n"
+        .to_vec();
+    let (sender, answer) = streamed_import(&app, "/v1/venues/import?format=csv&name=Pieces");
+    // Pieces of seven bytes: lines and fields cut anywhere.
+    for piece in text.chunks(7) {
+        sender.unbounded_send(Ok(piece.to_vec())).unwrap();
+        tokio::task::yield_now().await;
+    }
+    drop(sender);
+    let (status, created) = answer.await.unwrap();
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(created["seat_count"], 5);
+    let (status, whole) = import(
+        &app,
+        "/v1/venues/import?format=csv&name=Pieces&dry_run=true",
+        "text/csv",
+        text,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{whole}");
+    let id = created["id"].as_str().unwrap();
+    let response = app
+        .request(Method::GET, &format!("/v1/venues/{id}"), &As::Admin)
+        .send()
+        .await
+        .unwrap();
+    let (_, venue) = read(response).await;
+    assert_eq!(seats(&venue), seats(&whole));
+    assert_eq!(app.count("seat").await, 5);
+}
+
+#[tokio::test]
+async fn a_streamed_csv_past_the_import_limit_is_413_and_creates_nothing() {
+    let app = spawn_app_with(|s| s.max_import_bytes = 16 * 1024).await;
+    let (sender, answer) = streamed_import(&app, "/v1/venues/import?format=csv&name=Big");
+    sender
+        .unbounded_send(Ok(b"section,row,number,x,y\n".to_vec()))
+        .unwrap();
+    for n in 1..=2_000 {
+        let line = format!("Stalls,A,{n},{n},0\n").into_bytes();
+        if sender.unbounded_send(Ok(line)).is_err() {
+            break; // The server stopped reading.
+        }
+    }
+    drop(sender);
+    let (status, problem) = answer.await.unwrap();
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{problem}");
+    assert_eq!(problem["code"], "payload_too_large");
+    assert_eq!(app.count("venue").await, 0);
+    assert_eq!(app.count("seat").await, 0);
+}

@@ -53,7 +53,7 @@ fn columns_come_in_any_order_and_seats_group_by_section_and_row() {
 
 #[test]
 fn a_header_without_the_needed_columns_is_refused_at_line_1() {
-    let errors = read_csv(b"section,row,number,x,colour,x\n", "Hall").unwrap_err();
+    let errors = read_csv(&b"section,row,number,x,colour,x\n"[..], "Hall").unwrap_err();
     assert_eq!(
         fields(&errors),
         [
@@ -101,14 +101,14 @@ fn every_bad_line_is_named() {
 
 #[test]
 fn an_empty_file_and_a_bad_name_are_refused() {
-    let errors = read_csv(b"section,row,number,x,y\n", "Hall").unwrap_err();
+    let errors = read_csv(&b"section,row,number,x,y\n"[..], "Hall").unwrap_err();
     assert_eq!(
         fields(&errors),
         [("line 2", "the file has no seats below its header line")]
     );
-    let errors = read_csv(b"section,row,number,x,y\nS,A,1,0,0\n", " ").unwrap_err();
+    let errors = read_csv(&b"section,row,number,x,y\nS,A,1,0,0\n"[..], " ").unwrap_err();
     assert_eq!(fields(&errors)[0].0, "name");
-    let errors = read_csv(b"", "Hall").unwrap_err();
+    let errors = read_csv(&b""[..], "Hall").unwrap_err();
     assert_eq!(fields(&errors)[0].0, "line 1");
 }
 
