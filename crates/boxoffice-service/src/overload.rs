@@ -24,10 +24,12 @@
 //! again by everyone at once. No turn is set more than [`MAX_TURN`] ahead; past that the
 //! slots start again from the front. A checkout past its limit waits
 //! for a place, up to [`CHECKOUT_PATIENCE`], before it is refused: it finishes what a hold
-//! started, and refusing it would waste the seats held meanwhile. Checkouts in flight stay
+//! started, and refusing it would waste the seats held meanwhile. While a checkout waits,
+//! holds are refused (given turns): a new hold that cannot be bought soon is worth nothing,
+//! and sales finish first. Checkouts in flight stay
 //! few even so, since each needs a live hold and holds are limited.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -134,6 +136,22 @@ impl Window {
     }
 }
 
+/// A checkout counted as waiting for a place while this lives.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        Self(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// The adaptive limits of one server (or none: every request goes through).
 #[derive(Debug)]
 pub struct Overload {
@@ -142,6 +160,8 @@ pub struct Overload {
     /// Told when a place frees on a path.
     freed: [Notify; 2],
     shed: [AtomicU64; 2],
+    /// Checkouts waiting for a place: while any does, holds are refused.
+    checkouts_waiting: AtomicUsize,
 }
 
 /// A request refused by the limit: answer 503, telling the client to come back after
@@ -178,6 +198,7 @@ impl Overload {
             windows: [window(), window()],
             freed: [Notify::new(), Notify::new()],
             shed: [AtomicU64::new(0), AtomicU64::new(0)],
+            checkouts_waiting: AtomicUsize::new(0),
         })
     }
 
@@ -194,6 +215,7 @@ impl Overload {
         patience: Duration,
     ) -> Result<Permit, Shed> {
         let deadline = tokio::time::Instant::now() + patience;
+        let _waiting = (path == Path::Checkout).then(|| Waiting::new(&self.checkouts_waiting));
         loop {
             // Listening before trying, so a place freed in between is not missed.
             let freed = self.freed[path as usize].notified();
@@ -208,9 +230,13 @@ impl Overload {
         }
     }
 
-    /// A place under `path`'s limit, if one is free.
+    /// A place under `path`'s limit, if one is free. A hold gets none while a checkout
+    /// waits for a place.
     fn take(self: &Arc<Self>, path: Path) -> Option<Permit> {
         if self.settings.is_some() {
+            if path == Path::Hold && self.checkouts_waiting.load(Ordering::Relaxed) > 0 {
+                return None;
+            }
             let mut window = self.lock(path);
             if window.in_flight >= window.limit {
                 return None;
@@ -555,5 +581,26 @@ mod tests {
         assert!(last_turn <= MIN_TURN + Duration::from_micros(99 * 1250));
         assert_eq!(overload.shed_total(Path::Hold), 100);
         drop(held);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn holds_are_refused_while_a_checkout_waits_for_a_place() {
+        let overload = Overload::new(Some(settings(1, 1)));
+        let first = overload.enter(Path::Checkout).unwrap();
+        let waiting = tokio::spawn({
+            let overload = overload.clone();
+            async move {
+                overload
+                    .enter_within(Path::Checkout, CHECKOUT_PATIENCE)
+                    .await
+            }
+        });
+        tokio::time::sleep(CHECKOUT_PATIENCE / 4).await;
+        assert!(overload.enter(Path::Hold).is_err(), "a checkout waits");
+        first.finish(false);
+        let second = waiting.await.unwrap().expect("the freed place");
+        let hold = overload.enter(Path::Hold).expect("nobody waits now");
+        assert_eq!(overload.shed_total(Path::Hold), 1);
+        drop((second, hold));
     }
 }
