@@ -22,7 +22,8 @@ CARGO_DEB_VERSION=3.8.0
 
 build() {
   if ! cargo deb --version 2>/dev/null | grep -q "$CARGO_DEB_VERSION"; then
-    log "installing cargo-deb $CARGO_DEB_VERSION"
+    # To stderr: build's stdout is the package's path.
+    log "installing cargo-deb $CARGO_DEB_VERSION" >&2
     cargo install cargo-deb --locked --version "$CARGO_DEB_VERSION" --quiet
   fi
   cargo deb --quiet "$@" >/dev/null
