@@ -1,6 +1,7 @@
 //! An adaptive concurrency limit in front of the paths that write holds, bookings and
 //! orders: past what the server serves quickly, it says no at once instead of queueing
-//! everyone behind the pool.
+//! everyone behind the pool. (Some 610 lines, half of them the tests of its rounds and
+//! turns, which read best beside them.)
 //!
 //! Holds (with bookings and extensions) and checkouts have a limit each: they wait on
 //! different things (the best-available chooser and row locks; the commit's flush to
@@ -22,12 +23,13 @@
 //! spread out over the time the server needs to serve it, so returns arrive about as fast
 //! as they can be served: the server does not idle while the refused sleep, nor is it asked
 //! again by everyone at once. No turn is set more than [`MAX_TURN`] ahead; past that the
-//! slots start again from the front. A checkout past its limit waits
-//! for a place, up to [`CHECKOUT_PATIENCE`], before it is refused: it finishes what a hold
-//! started, and refusing it would waste the seats held meanwhile. While a checkout waits,
-//! holds are refused (given turns): a new hold that cannot be bought soon is worth nothing,
-//! and sales finish first. Checkouts in flight stay
-//! few even so, since each needs a live hold and holds are limited.
+//! slots start again from the front.
+//!
+//! A checkout past its limit waits for a place, up to [`CHECKOUT_PATIENCE`], before it is
+//! refused: it finishes what a hold started, and refusing it would waste the seats held
+//! meanwhile. While a checkout waits, holds are refused (given turns): a new hold that
+//! cannot be bought soon is worth nothing, and sales finish first. Checkouts in flight
+//! stay few even so, since each needs a live hold and holds are limited.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -215,6 +217,10 @@ impl Overload {
         patience: Duration,
     ) -> Result<Permit, Shed> {
         let deadline = tokio::time::Instant::now() + patience;
+        if let Some(permit) = self.take(path) {
+            return Ok(permit);
+        }
+        // Waiting from here on: holds step aside until this checkout is in.
         let _waiting = (path == Path::Checkout).then(|| Waiting::new(&self.checkouts_waiting));
         loop {
             // Listening before trying, so a place freed in between is not missed.
