@@ -490,18 +490,21 @@ mod tests {
         assert_eq!(overload.limit(Path::Hold), 10, "the floor holds");
     }
 
+    /// A checkout that waits for a place, with all its patience, in a task of its own.
+    fn checkout_waiting(overload: &Arc<Overload>) -> tokio::task::JoinHandle<Result<Permit, Shed>> {
+        let overload = overload.clone();
+        tokio::spawn(async move {
+            overload
+                .enter_within(Path::Checkout, CHECKOUT_PATIENCE)
+                .await
+        })
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_checkout_past_the_limit_waits_for_a_place_then_gives_up() {
         let overload = Overload::new(Some(settings(1, 1)));
         let first = overload.enter(Path::Checkout).unwrap();
-        let waiting = tokio::spawn({
-            let overload = overload.clone();
-            async move {
-                overload
-                    .enter_within(Path::Checkout, CHECKOUT_PATIENCE)
-                    .await
-            }
-        });
+        let waiting = checkout_waiting(&overload);
         tokio::time::sleep(CHECKOUT_PATIENCE / 2).await;
         first.finish(false);
         let second = waiting.await.unwrap().expect("the freed place");
@@ -593,14 +596,7 @@ mod tests {
     async fn holds_are_refused_while_a_checkout_waits_for_a_place() {
         let overload = Overload::new(Some(settings(1, 1)));
         let first = overload.enter(Path::Checkout).unwrap();
-        let waiting = tokio::spawn({
-            let overload = overload.clone();
-            async move {
-                overload
-                    .enter_within(Path::Checkout, CHECKOUT_PATIENCE)
-                    .await
-            }
-        });
+        let waiting = checkout_waiting(&overload);
         tokio::time::sleep(CHECKOUT_PATIENCE / 4).await;
         assert!(overload.enter(Path::Hold).is_err(), "a checkout waits");
         first.finish(false);
