@@ -217,10 +217,6 @@ impl Overload {
         patience: Duration,
     ) -> Result<Permit, Shed> {
         let deadline = tokio::time::Instant::now() + patience;
-        if let Some(permit) = self.take(path) {
-            return Ok(permit);
-        }
-        // Waiting from here on: holds step aside until this checkout is in.
         let _waiting = (path == Path::Checkout).then(|| Waiting::new(&self.checkouts_waiting));
         loop {
             // Listening before trying, so a place freed in between is not missed.
