@@ -292,9 +292,7 @@ impl ApiError {
             retry_after_ms,
         }
     }
-}
 
-impl ApiError {
     /// How long the client should wait before asking again, for the answers that say.
     fn retry_after(&self) -> Option<Duration> {
         match self {
