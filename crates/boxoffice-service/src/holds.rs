@@ -13,7 +13,7 @@
 //!    - postgres: `boxoffice_store::pg::holds` (its `claim` module reads top to bottom:
 //!      a contested seat is first checked outside any transaction, then the claim is sent
 //!      with the others waiting, and every rule of a claim is written once, in
-//!      `boxoffice_claim`, migration 0011);
+//!      `boxoffice_claim`, the store crate's `sql/claim.sql`);
 //!    - redis: `scripts/hold_acquire.lua`, one script that checks every seat, the
 //!      event's start and the buyer's limit, then sets every seat.
 //! 5. The store's answer teaches this instance's view (seats held or refused are known

@@ -5,9 +5,10 @@
 //!
 //! - `scripts/` (beside `src/`): Lua scripts run in Redis, each headed by its KEYS, ARGV and
 //!   return value.
-//! - `migrations/` (beside `src/`): the schema, applied in order at start and never edited
-//!   once landed; its README names where each SQL function in use is defined. Each
-//!   constraint that protects an invariant says so where it is declared.
+//! - `migrations/` (beside `src/`): the tables, applied in order at start and never edited
+//!   once landed. Each constraint that protects an invariant says so where it is declared.
+//! - `sql/claim.sql` (beside `src/`): the claim, every rule that decides whether a seat can
+//!   be held, as the SQL functions in force, applied after the migrations at every start.
 //! - [`error`]: [`StoreError`], which sorts failures into "not found", "lost a race on a
 //!   named constraint" and "the store is unavailable" so the server can answer 404, 409
 //!   and 503 instead of 500.

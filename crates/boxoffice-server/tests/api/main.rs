@@ -12,6 +12,7 @@ mod best_available;
 mod bookings;
 mod browser;
 mod channels;
+mod claim_rules;
 mod claims_together;
 mod client;
 mod connections;

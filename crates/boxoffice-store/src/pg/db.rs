@@ -11,6 +11,10 @@ use crate::StoreError;
 /// The schema, embedded in the binary.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
+/// The claim's functions in force (`sql/claim.sql`): applied whole after the migrations at
+/// every start, each a `create or replace`.
+pub static CLAIM_RULES: &str = include_str!("../../sql/claim.sql");
+
 /// How to reach the database and how long to wait for it.
 #[derive(Clone, Debug)]
 pub struct DbConfig {
@@ -136,12 +140,29 @@ pub fn connect_lazy(config: &DbConfig) -> Result<PgPool, StoreError> {
         .connect_lazy_with(config.connect_options()?))
 }
 
-/// Applies every migration not yet applied.
+/// Applies every migration not yet applied, then the claim's functions in force
+/// ([`CLAIM_RULES`]).
 pub async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
     MIGRATOR.run(pool).await.map_err(|e| match e {
         sqlx::migrate::MigrateError::Execute(e) => e.into(),
         other => StoreError::Other(Box::new(other)),
-    })
+    })?;
+    apply_claim_rules(pool).await
+}
+
+/// Defines the claim's functions as `sql/claim.sql` writes them, in one transaction: a
+/// claim running meanwhile sees either the old definitions or the new ones, never a mix.
+/// Servers starting together take turns on an advisory lock, as sqlx's migrations do
+/// (two sessions replacing one function at once would fail with "tuple concurrently
+/// updated").
+async fn apply_claim_rules(pool: &PgPool) -> Result<(), StoreError> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("select pg_advisory_xact_lock(hashtextextended('boxoffice.claim_rules', 0))")
+        .execute(&mut *tx)
+        .await?;
+    sqlx::raw_sql(CLAIM_RULES).execute(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 /// How long one statement of a bulk admin write (a 200,000-seat venue, an event allocating

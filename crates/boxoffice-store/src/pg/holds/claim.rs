@@ -5,8 +5,8 @@
 //!    and refused there if the claim would refuse it now.
 //! 2. Otherwise the hold is claimed: sent with the other claims waiting on this instance
 //!    in one call of `boxoffice_claim_holds` ([`super::together`]), or, if its batch could
-//!    not settle it, alone (`boxoffice_claim_hold`). Both are `boxoffice_claim` (migration
-//!    0011), where every rule of a claim is written once: the buyer's lock, the per-user
+//!    not settle it, alone (`boxoffice_claim_hold`). Both are `boxoffice_claim`
+//!    (`sql/claim.sql`), where every rule of a claim is written once: the buyer's lock, the per-user
 //!    limit, the event's start, the seats on sale and not taken, all or nothing.
 //! 3. What the claim answered becomes the outcome; a refused seat becomes contested.
 //!
@@ -162,7 +162,7 @@ impl PgHoldStore {
         // `tx::begin_locked`) in an implicit READ COMMITTED transaction with asynchronous
         // commit, and claims the whole basket in one statement, all or nothing. Why that
         // statement is safe, and every rule it keeps, is written once, at
-        // `boxoffice_claim` (migrations 0011, 0012 and 0016), which claims batches too.
+        // `boxoffice_claim` (`sql/claim.sql`), which claims batches too.
         Ok(
             sqlx::query_as("select * from boxoffice_claim_hold($1, $2, $3, $4, $5, $6, $7, $8)")
                 .bind(r.event.0)
@@ -179,7 +179,7 @@ impl PgHoldStore {
     }
 
     /// What the claim's rows say of `r`, claimed under `token`.
-    fn outcome(
+    pub(super) fn outcome(
         r: &HoldRequest<'_>,
         token: Uuid,
         rows: Vec<ClaimRow>,

@@ -1,6 +1,6 @@
 //! Claims sent together. Under load, many holds' claims wait for a connection at once;
 //! a few lanes each take every claim waiting (up to [`MOST`]) and send them in one call
-//! of `boxoffice_claim_holds` (migrations 0011, 0012, 0016): one round trip, one transaction
+//! of `boxoffice_claim_holds` (`sql/claim.sql`): one round trip, one transaction
 //! start and one commit for all of them. With nothing else waiting, a claim goes in a
 //! batch of its own, as soon as a lane is free.
 //!
