@@ -42,7 +42,8 @@ async fn labelled(state: &Services, order: Order) -> Result<LabelledOrder, Error
 /// Turns `user`'s live hold `token` into an order: its seats are sold, with the order and
 /// its outbox row, in one transaction. The same token again finds the same order. A
 /// checkout ends the buyer's waiting-room pass, if the event's queue admitted them. A hold
-/// offered from the waiting list is bought only before the offer's deadline.
+/// offered from the waiting list is bought only before the offer's deadline, as Postgres'
+/// clock judges it in the order's transaction, which records the offer bought.
 pub async fn checkout(
     state: &Services,
     event: EventId,
@@ -51,7 +52,6 @@ pub async fn checkout(
 ) -> Result<Checkout, Error> {
     let policy = crate::holds::event_policy(state, event).await?;
     let window = policy.payment_window_seconds;
-    let offer = crate::waitlist::check_offer(state, event, token).await?;
     let began = std::time::Instant::now();
     let outcome = state.holds.checkout(event, token, user, window).await;
     let label = match &outcome {
@@ -85,9 +85,6 @@ pub async fn checkout(
                 crate::waitlist::keep_if_waiting(state, event, order.order_id).await;
             }
             crate::queue::done(state, event, user).await;
-            if offer {
-                crate::waitlist::bought(state, event, token).await;
-            }
             Ok(Checkout::Created(labelled(state, order).await?))
         }
         CheckoutOutcome::Existing(order) => Ok(Checkout::Existing(labelled(state, order).await?)),

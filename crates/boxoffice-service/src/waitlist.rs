@@ -83,24 +83,6 @@ pub async fn leave(
     }
 }
 
-/// Whether the hold `token` is a waiting-list offer (still open); refuses a checkout of one
-/// whose deadline has passed (its hold lives a little longer, while its seats pass on to
-/// the next buyer in line).
-pub async fn check_offer(state: &Services, event: EventId, token: Uuid) -> Result<bool, Error> {
-    match waitlist::offer_deadline(&state.pool, event, token).await? {
-        Some(deadline) if deadline <= Utc::now() => Err(Error::HoldNotLive),
-        Some(_) => Ok(true),
-        None => Ok(false),
-    }
-}
-
-/// Records that the waiting-list offer whose hold is `token` was bought.
-pub async fn bought(state: &Services, event: EventId, token: Uuid) {
-    if let Err(error) = waitlist::bought(&state.pool, event, token).await {
-        tracing::warn!(%event, %error, "could not record a bought waiting-list offer");
-    }
-}
-
 /// Tells every page of the event that these offers' seats are held.
 pub async fn publish(state: &Services, event: EventId, offers: &[Offer]) {
     for offer in offers {

@@ -41,6 +41,10 @@ pub enum Constraint {
     OrderOfToken,
     /// `ga_area_seats_left_check`: a general-admission area never has fewer than 0 places.
     PlacesLeft,
+    /// `waitlist_offer_deadline`: a hold offered from the waiting list is bought only
+    /// before the offer's deadline, judged by Postgres in the order's transaction
+    /// ([`crate::pg::orders::insert_order`]).
+    OfferLapsed,
     /// A primary key (`<table>_pkey`): the row exists already.
     PrimaryKey(String),
     /// Any other constraint, by its name in the migrations.
@@ -54,6 +58,7 @@ impl Constraint {
             "order_seat_sold" => Constraint::SeatSold,
             "ticket_order_hold_token_key" => Constraint::OrderOfToken,
             "ga_area_seats_left_check" => Constraint::PlacesLeft,
+            "waitlist_offer_deadline" => Constraint::OfferLapsed,
             pkey if pkey.ends_with("_pkey") => Constraint::PrimaryKey(pkey.to_owned()),
             other => Constraint::Other(other.to_owned()),
         }
@@ -65,6 +70,7 @@ impl Constraint {
             Constraint::SeatSold => "order_seat_sold",
             Constraint::OrderOfToken => "ticket_order_hold_token_key",
             Constraint::PlacesLeft => "ga_area_seats_left_check",
+            Constraint::OfferLapsed => "waitlist_offer_deadline",
             Constraint::PrimaryKey(name) | Constraint::Other(name) => name,
         }
     }

@@ -8,7 +8,7 @@ use serde_json::json;
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
-use crate::error::stored_user_id;
+use crate::error::{stored_user_id, Constraint};
 use crate::StoreError;
 
 /// An order's row as the read paths select it ([`ORDER_COLUMNS`]).
@@ -156,6 +156,23 @@ pub async fn insert_order(
     order_id: Uuid,
     window_seconds: u32,
 ) -> Result<Order, StoreError> {
+    // A hold offered from the waiting list is bought only before the offer's deadline,
+    // judged by Postgres' clock, as every expiry is; the offer is recorded bought in the
+    // order's own transaction.
+    let offer_open: Option<bool> = sqlx::query_scalar(
+        "update waitlist_entry set status = 'B', ended_at = now()
+          where event_id = $1 and offer_token = $2 and status = 'O'
+         returning offer_expires_at > now()",
+    )
+    .bind(event.0)
+    .bind(token)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if offer_open == Some(false) {
+        return Err(StoreError::Conflict {
+            constraint: Constraint::OfferLapsed,
+        });
+    }
     let total_cents: i64 = seats.iter().map(|s| s.price_cents).sum();
     let (currency, created_at, pay_by): (String, DateTime<Utc>, Option<DateTime<Utc>>) =
         sqlx::query_as(

@@ -1,5 +1,5 @@
-//! The waiting list (migration 0017): buyers wait in line for an event's seats, and seats
-//! that come back go to the first entries they can serve, as holds of theirs, in the same
+//! The waiting list (migration 0017; its offer in `sql/claim.sql`): buyers wait in line
+//! for an event's seats, and seats that come back go to the first entries they can serve, as holds of theirs, in the same
 //! transaction that returns them (or, on the redis store, written to Redis before it
 //! commits), so they never read available to anyone else first.
 
@@ -212,35 +212,6 @@ pub async fn counts(pool: &PgPool, event: EventId) -> Result<(u64, u64), StoreEr
     Ok((waiting as u64, offered as u64))
 }
 
-/// The deadline of the offer whose hold is `token`, if the hold is an offer still open.
-pub async fn offer_deadline(
-    pool: &PgPool,
-    event: EventId,
-    token: Uuid,
-) -> Result<Option<DateTime<Utc>>, StoreError> {
-    Ok(sqlx::query_scalar(
-        "select offer_expires_at from waitlist_entry
-          where event_id = $1 and offer_token = $2 and status = 'O'",
-    )
-    .bind(event.0)
-    .bind(token)
-    .fetch_optional(pool)
-    .await?)
-}
-
-/// Records that the offer whose hold is `token` was bought.
-pub async fn bought(pool: &PgPool, event: EventId, token: Uuid) -> Result<(), StoreError> {
-    sqlx::query(
-        "update waitlist_entry set status = 'B', ended_at = now()
-          where event_id = $1 and offer_token = $2 and status = 'O'",
-    )
-    .bind(event.0)
-    .bind(token)
-    .execute(pool)
-    .await?;
-    Ok(())
-}
-
 /// One row of `boxoffice_waitlist_offer`.
 #[derive(sqlx::FromRow)]
 struct OfferRow {
@@ -256,7 +227,8 @@ struct OfferRow {
 }
 
 /// Offers `seats`, free again in the caller's transaction, to the event's waiting list in
-/// order (see migration 0017), each offer with its outbox row `waitlist.offered`; answers
+/// order (see `boxoffice_waitlist_offer` in `sql/claim.sql`), each offer with its outbox
+/// row `waitlist.offered`; answers
 /// the offers. With `hold`, their holds are written as reservation rows (the postgres hold
 /// store); otherwise the caller's hold store writes them before the transaction commits.
 pub async fn offer_in_tx(

@@ -217,11 +217,19 @@ impl PgHoldStore {
                 tx.rollback().await?;
                 return Ok(CheckoutOutcome::NotLive);
             }
+            // A waiting-list offer past its deadline: its hold lives on only while the
+            // sweep passes its seats to the next buyer in line.
+            Err(StoreError::Conflict {
+                constraint: Constraint::OfferLapsed,
+            }) => {
+                tx.rollback().await?;
+                return Ok(CheckoutOutcome::NotLive);
+            }
             Err(e) => return Err(e),
         };
         if let Some(ticket) = pass {
             // In the order's transaction: a claim under this pass sees either this hold
-            // still held (and counts it) or the pass ended (migration 0012).
+            // still held (and counts it) or the pass ended (`sql/claim.sql`).
             end_pass(&mut tx, event, ticket).await?;
         }
         tx.commit().await?;

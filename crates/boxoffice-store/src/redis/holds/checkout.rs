@@ -95,6 +95,14 @@ impl RedisHoldStore {
                 self.restore(event, token, user, &seats, true).await;
                 Ok(CheckoutOutcome::NotLive)
             }
+            // A waiting-list offer past its deadline: the hold is given back as it was,
+            // for the sweep to pass its seats to the next buyer in line.
+            Err(StoreError::Conflict {
+                constraint: Constraint::OfferLapsed,
+            }) => {
+                self.restore(event, token, user, &seats, false).await;
+                Ok(CheckoutOutcome::NotLive)
+            }
             Err(e) => {
                 self.restore(event, token, user, &seats, false).await;
                 Err(e)
