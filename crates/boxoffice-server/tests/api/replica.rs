@@ -1,7 +1,8 @@
 //! Reads from a replica (`BOXOFFICE_DATABASE_REPLICA_URL`): used while it answers and is in
 //! step, the primary otherwise, and never for what decides a sale. (A real streaming
-//! replica runs in `deploy/cluster.sh`; here the "replica" is the primary itself, which
-//! has nothing to lag behind, or a port where nothing listens.)
+//! replica runs in `deploy/cluster.sh`; here the "replica" is the primary's database seen
+//! through a schema that tells it apart, another server's database, or a port where
+//! nothing listens.)
 
 use std::time::{Duration, Instant};
 
@@ -47,13 +48,49 @@ async fn sell_and_read(app: &TestApp) {
 
 #[tokio::test]
 async fn reads_go_to_a_replica_in_step() {
+    // The "replica" is the primary's own database seen through a schema of its own, first
+    // on its connections' search path, where `order_seat` is a view that adds one sale the
+    // primary never made: a seat that reads sold only when the map was read from the
+    // replica.
     let app = spawn_app_with(|s| {
-        let primary = s.database.clone();
-        s.replica = Some((primary, Duration::from_secs(1)));
+        let mut replica = s.database.clone();
+        replica.url = format!("{}?options[search_path]=replica_only,public", replica.url);
+        s.replica = Some((replica, Duration::from_secs(1)));
     })
     .await;
+    // Before the first read through the replica, so no statement of its was planned
+    // against `public.order_seat`.
+    sqlx::raw_sql(
+        "create schema replica_only;
+         create view replica_only.order_seat as
+             select * from public.order_seat
+             union all
+             select e.event_id, '00000000-0000-4000-8000-000000000000'::uuid, 'stalls-A-1',
+                    t.code, t.price_cents, false
+               from public.event e
+              cross join lateral (select code, price_cents from public.ticket_type t
+                                   where t.event_id = e.event_id
+                                   order by position limit 1) t",
+    )
+    .execute(&app.db)
+    .await
+    .unwrap();
     wait_for_replica(&app, 1.0).await;
     sell_and_read(&app).await;
+    let event: String = sqlx::query_scalar("select event_id::text from event")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    let statuses = app.seat_statuses(&event).await;
+    assert_eq!(
+        statuses["stalls-A-1"], "sold",
+        "the map was read from the primary, not the replica"
+    );
+    // What decides a sale is the primary's: the seat the replica calls sold is held.
+    let (status, hold) = app
+        .post_holds(&event, &app.buyer("carol"), &["stalls-A-1"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
 }
 
 #[tokio::test]
