@@ -34,11 +34,13 @@
 --
 -- Returns {'held', created ms, expires ms, 1 if the loaded state is due for a refresh
 --                                          else 0}
---         {'taken', seat id, ...}  naming every seat held by someone, sold or not on sale
+-- (the refusals spelled as the postgres claim spells them: sql/claim.sql)
+--         {'unavailable', seat id, ...}
+--                                  naming every seat held by someone, sold or not on sale
 --         {'rate', ms}             the user asks for holds faster than the rate; ms until
 --                                  the next ask would be allowed
 --         {'limit'}                the user's live held seats plus these exceed the limit
---         {'pass'}                 the pass has ended (its buyer checked out or released
+--         {'pass_ended'}           the pass has ended (its buyer checked out or released
 --                                  every hold): in this script, so a checkout that ends it
 --                                  (hold_checkout.lua) comes either before this hold (which
 --                                  is refused) or after it (this hold counted the checked-out
@@ -50,7 +52,7 @@
 --         {'busy'}                 the event's allocations are changing; try again shortly
 -- No hold is written unless the answer is 'held'. Two writes come before the answer is
 -- known, and stand whatever it is: the rate key counts every ask the event's state lets
--- through ('taken' and 'limit' too, as the server's own limiter does), and the user's
+-- through ('unavailable' and 'limit' too, as the server's own limiter does), and the user's
 -- index drops entries that have lapsed (they count for nothing either way). The index
 -- keys (held, user) expire with their latest hold, and the rate key once the user is back
 -- to a full minute's worth, so nothing outlives a sale.
@@ -83,7 +85,7 @@ if refused then
   return refused
 end
 
-local taken = {'taken'}
+local taken = {'unavailable'}
 for i = 1, count do
   local seat = ARGV[9 + 2 * i]
   if ARGV[10 + 2 * i] ~= '1'

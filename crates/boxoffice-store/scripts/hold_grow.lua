@@ -67,7 +67,7 @@ if refused then
   return refused
 end
 
-local taken = {'taken'}
+local taken = {'unavailable'}
 for _, i in ipairs(adding) do
   local seat = ARGV[4 + 4 * i]
   if ARGV[5 + 4 * i] ~= '1'

@@ -18,13 +18,13 @@
 -- ARGV[6]    the lapsed offer's token, or ''
 -- ARGV[7..]  the seat ids of KEYS[5..]
 --
--- Returns {'held'}; {'taken', seat id} a seat is another hold's; {'busy'} the lapsed
+-- Returns {'held'}; {'unavailable', seat id} a seat is another hold's; {'busy'} the lapsed
 -- offer is being checked out.
 -- outlive(key, at) comes from prelude.lua, prepended when the script is loaded.
 for i = 5, #KEYS do
   local holder = redis.call('GET', KEYS[i])
   if holder and holder ~= ARGV[6] then
-    return {'taken', ARGV[i + 2]}
+    return {'unavailable', ARGV[i + 2]}
   end
 end
 if ARGV[6] ~= '' and redis.call('HEXISTS', KEYS[4], 'co') == 1 then

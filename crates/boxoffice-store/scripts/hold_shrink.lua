@@ -13,8 +13,8 @@
 -- ARGV[4]    '1' if taking out the buyer's last held seat ends the pass
 --
 -- Returns {'kept', created ms, expires ms, the hold's seats (JSON)}; {'emptied'} the hold
--- is gone; {'emptied', 'pass'} gone, and the pass ended; {'absent'} the hold has no such
--- seat; {'gone'} not live (expired, released, unknown, or being checked out); {'other'}
+-- is gone; {'emptied', 'pass_ended'} gone, and the pass ended; {'absent'} the hold has no
+-- such seat; {'gone'} not live (expired, released, unknown, or being checked out); {'other'}
 -- another user's hold. Nothing changes unless the answer is 'kept' or 'emptied'.
 local hold = redis.call('HMGET', KEYS[1], 'u', 'c', 'x', 's', 'co', 'p', 'pe')
 if not hold[1] then
@@ -53,7 +53,7 @@ if ARGV[4] == '1' and hold[6] then
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
   if redis.call('ZCARD', KEYS[3]) == 0 and tonumber(hold[7]) > now then
     redis.call('SET', KEYS[4], 1, 'PXAT', hold[7])
-    return {'emptied', 'pass'}
+    return {'emptied', 'pass_ended'}
   end
 end
 return {'emptied'}

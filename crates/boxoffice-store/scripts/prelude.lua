@@ -43,7 +43,7 @@ local function claim_refusal(rate_key, interval, burst, pass, pass_key, user_key
     end
   end
   if pass ~= '' and redis.call('EXISTS', pass_key) == 1 then
-    return {'pass'}
+    return {'pass_ended'}
   end
   redis.call('ZREMRANGEBYSCORE', user_key, '-inf', now)
   if redis.call('ZCARD', user_key) + count > most then

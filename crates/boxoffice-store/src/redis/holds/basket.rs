@@ -175,14 +175,14 @@ pub(super) fn rate_interval(holds_per_minute: u32) -> f64 {
 /// the reply's first value.
 pub(super) fn refusal(what: &str, reply: &[Value]) -> Result<AcquireOutcome, StoreError> {
     Ok(match what {
-        "taken" => AcquireOutcome::Unavailable(
+        "unavailable" => AcquireOutcome::Unavailable(
             reply[1..]
                 .iter()
                 .map(decode)
                 .collect::<Result<Vec<String>, _>>()?,
         ),
         "limit" => AcquireOutcome::LimitExceeded,
-        "pass" => AcquireOutcome::PassEnded,
+        "pass_ended" => AcquireOutcome::PassEnded,
         "rate" => {
             let wait: u64 = decode(reply.get(1).unwrap_or(&Value::Nil))?;
             AcquireOutcome::RateLimited(Duration::from_millis(wait))
