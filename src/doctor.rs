@@ -1,7 +1,7 @@
 //! `boxoffice doctor`: checks what a server needs before it starts, prints what is wrong
 //! and how to fix it, and exits non-zero when something is. Also the one-paragraph fixes
-//! `serve`, `migrate` and `relay` print when a store cannot be reached at start. (Some 610
-//! lines: each check with its thresholds and the fixes it suggests.)
+//! `serve`, `migrate` and `relay` print when a store cannot be reached at start. (A long
+//! file: each check with its thresholds and the fixes it suggests.)
 
 use std::collections::BTreeMap;
 use std::str::FromStr;

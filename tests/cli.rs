@@ -1,4 +1,4 @@
-//! The `boxoffice` binary, run as a process against real Postgres. (Some 840 lines: each
+//! The `boxoffice` binary, run as a process against real Postgres. (A long file: each
 //! subcommand started, read and stopped as a user would, with the helpers they share.)
 
 use std::io::{BufRead, BufReader};

@@ -1,4 +1,5 @@
--- The bare hold table of the design notes (seed 000): one row per held or reserved seat.
+-- The bare hold table of the design notes (docs/design/holds-in-postgres.md): one row per
+-- held or reserved seat.
 CREATE TABLE reservations (
   event_id bigint NOT NULL, seat_id bigint NOT NULL, user_id bigint NOT NULL,
   status char(1) NOT NULL, holding_date timestamptz NOT NULL,

@@ -1,4 +1,4 @@
-//! A typed async client of the Boxoffice HTTP API (`API.md`). (Some 660 lines: one method
+//! A typed async client of the Boxoffice HTTP API (`API.md`). (A long file: one method
 //! per route, each a few lines, read as one list.)
 //!
 //! Every call answers the API's own wire types ([`boxoffice_api`]); every error answer

@@ -1,5 +1,5 @@
 //! Venues: the specification a client sends, and the seat-map generator that turns it into
-//! seats with ids, labels and coordinates. (Some 560 lines: the specification's types and
+//! seats with ids, labels and coordinates. (A long file: the specification's types and
 //! the one pass that checks them and generates the seats, read together.)
 //!
 //! A row is either a seat count (seats numbered from `first_number`, laid out on a straight

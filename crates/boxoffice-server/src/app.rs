@@ -1,4 +1,4 @@
-//! Building the router and running the server. (Some 690 lines: the routes, the OpenAPI
+//! Building the router and running the server. (A long file: the routes, the OpenAPI
 //! document they make, and the middleware every request passes, read together.)
 
 use std::future::Future;

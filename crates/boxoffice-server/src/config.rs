@@ -64,9 +64,9 @@ pub mod defaults {
 /// Which hold store keeps live holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum HoldStoreKind {
-    /// Rows in Postgres (seed 000): only Postgres is needed.
+    /// Rows in Postgres (docs/design/holds-in-postgres.md): only Postgres is needed.
     Postgres,
-    /// Keys with a TTL in Redis (seed 003).
+    /// Keys with a TTL in Redis (docs/design/holds-in-redis.md).
     Redis,
 }
 

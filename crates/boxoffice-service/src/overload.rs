@@ -1,6 +1,6 @@
 //! An adaptive concurrency limit in front of the paths that write holds, bookings and
 //! orders: past what the server serves quickly, it says no at once instead of queueing
-//! everyone behind the pool. (Some 610 lines, half of them the tests of its rounds and
+//! everyone behind the pool. (A long file, half of it the tests of its rounds and
 //! turns, which read best beside them.)
 //!
 //! Holds (with bookings and extensions) and checkouts have a limit each: they wait on

@@ -1,10 +1,11 @@
 //! The hold-store interface: what every place that keeps live holds answers.
 //!
 //! A hold is a buyer's short-lived, all-or-nothing claim on a basket of seats. Two stores
-//! implement it: [`crate::pg::holds`] (one `reservation` row per seat, seed 000) and
-//! [`crate::redis::holds`] (a key per seat with a TTL, seed 003). Either way Postgres
-//! decides what is sold: checkout writes the order under the `order_seat_sold` unique
-//! index, and the hold store decides only who may try.
+//! implement it: [`crate::pg::holds`] (one `reservation` row per seat,
+//! docs/design/holds-in-postgres.md) and [`crate::redis::holds`] (a key per seat with a
+//! TTL, docs/design/holds-in-redis.md). Either way Postgres decides what is sold: checkout
+//! writes the order under the `order_seat_sold` unique index, and the hold store decides
+//! only who may try.
 
 use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;

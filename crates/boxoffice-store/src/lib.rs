@@ -19,8 +19,9 @@
 //!   - [`pg::venues`]: venues and their seat maps.
 //!   - [`pg::events`]: events, ticket types, general-admission areas, seat allocations
 //!     and the sold seats that availability composes.
-//!   - [`pg::holds`]: the postgres hold store (seed 000): claims one by one or sent
-//!     together, and the transaction recipe every path that makes or extends holds uses.
+//!   - [`pg::holds`]: the postgres hold store (docs/design/holds-in-postgres.md): claims
+//!     one by one or sent together, and the transaction recipe every path that makes or
+//!     extends holds uses.
 //!   - [`pg::orders`]: writing, reading and cancelling orders inside a hold store's
 //!     transaction, each with its outbox row.
 //!   - [`pg::bookings`]: general-admission bookings by quantity under the area row's
@@ -29,10 +30,10 @@
 //!   - [`pg::sweep`]: deleting old idempotency answers and delivered outbox rows.
 //! - [`redis`]: Redis, a module per job:
 //!   - [`redis::link`]: one lazily made connection to a Redis server or a Redis Cluster.
-//!   - [`redis::holds`]: the redis hold store (seed 003; `scripts/hold_*.lua`,
-//!     `scripts/event_*.lua`): key schema, script registry, value codec, the event's
-//!     state loaded from Postgres, checkout, undoing a timed-out acquire, and the store
-//!     itself, a module each.
+//!   - [`redis::holds`]: the redis hold store (docs/design/holds-in-redis.md;
+//!     `scripts/hold_*.lua`, `scripts/event_*.lua`): key schema, script registry, value
+//!     codec, the event's state loaded from Postgres, checkout, undoing a timed-out
+//!     acquire, and the store itself, a module each.
 //!   - [`redis::gate`]: the sale-day gate, a counter per general-admission area.
 //!   - [`redis::rate_limit`]: per-minute limits shared by every server instance.
 //!   - [`redis::queue`]: the waiting room's line per event (`scripts/queue.lua`).

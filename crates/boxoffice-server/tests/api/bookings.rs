@@ -1,5 +1,5 @@
 //! General admission: bookings that never oversell, idempotent repeats, cancellation.
-//! (Some 570 lines: one area's rules, with and without the sale-day gate, and the races
+//! (A long file: one area's rules, with and without the sale-day gate, and the races
 //! that prove them.)
 
 use std::collections::BTreeMap;

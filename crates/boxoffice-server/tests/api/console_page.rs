@@ -2,7 +2,7 @@
 //! WebDriver helpers: signing in, importing a venue with its preview, creating an event
 //! through the form, the live dashboard, the map in organizer mode and the orders, sales
 //! channels and the waiting list. Each screen is checked with axe-core and saved to
-//! `target/screenshots/console-*.png`. (Some 530 lines: three scenarios sharing the
+//! `target/screenshots/console-*.png`. (A long file: three scenarios sharing the
 //! helpers at the top.)
 
 use std::time::Duration;

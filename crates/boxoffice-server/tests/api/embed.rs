@@ -1,4 +1,4 @@
-//! (Some 660 lines: three browser scenarios, the script's caching and declarations, and the
+//! (A long file: three browser scenarios, the script's caching and declarations, and the
 //! example platform run as a process, sharing one host page and its helpers.)
 //! `<boxoffice-seat-map>` (`GET /embed.js`) on a platform's page served from another
 //! origin (another port), in headless Chromium: ready, selection, a refused hold, a hold,

@@ -1,5 +1,5 @@
 //! `POST /v1/venues/import` (pretix plans and CSV) and `GET /v1/venues/{id}/export`.
-//! (Some 500 lines: one import's cases, each format's and the body's, side by side.)
+//! (A long file: one import's cases, each format's and the body's, side by side.)
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};

@@ -1,6 +1,6 @@
 //! Live updates: `GET /v1/events/{id}/stream` sends a snapshot, then every hold, extend,
 //! release, order, cancellation and booking as it commits, on whichever server instance
-//! it happened, read through the typed client's stream. (Some 600 lines: each part of
+//! it happened, read through the typed client's stream. (A long file: each part of
 //! the stream, its snapshot, its changes, its heartbeat and its limits, with the helpers
 //! they share.)
 

@@ -1,5 +1,5 @@
 //! `POST /v1/venues`, `GET /v1/venues` and `GET /v1/venues/{id}`, and what a venue's
-//! attributes and shapes become in an event. (Some 550 lines: one test per rule of the
+//! attributes and shapes become in an event. (A long file: one test per rule of the
 //! venue's contract, each with its own venue.)
 
 use reqwest::{Method, StatusCode};

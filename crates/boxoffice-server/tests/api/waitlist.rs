@@ -1,7 +1,7 @@
 //! The waiting list: buyers join an event's line, and seats that come back (an order
 //! cancelled, a payment window lapsed, a channel released, an offer not bought in time) go
 //! to the first entry they can serve as a hold of that buyer's, never to anyone else
-//! first, on every store. (Some 700 lines: each way seats come back, on every store, and
+//! first, on every store. (A long file: each way seats come back, on every store, and
 //! the buyer's page.)
 
 use std::collections::BTreeMap;

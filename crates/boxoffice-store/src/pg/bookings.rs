@@ -1,4 +1,5 @@
-//! General-admission bookings (seed 002): places sold by quantity from one row per area.
+//! General-admission bookings (docs/design/general-admission.md): places sold by quantity
+//! from one row per area.
 
 use boxoffice_core::ids::{EventId, UserId};
 use chrono::{DateTime, Utc};
@@ -213,7 +214,7 @@ async fn take_places(
     r: &BookingRequest<'_>,
 ) -> Result<BookingOutcome, StoreError> {
     type Area = (i32, i32, i32, i64, String, bool);
-    // The lock that makes "read the places left, then write" safe (seed 002).
+    // The lock that makes "read the places left, then write" safe (docs/design/general-admission.md).
     let area: Option<Area> = sqlx::query_as(
         "select a.seats_left, a.max_per_booking, coalesce(a.max_per_user, a.max_per_booking),
                 a.price_cents, a.currency, e.starts_at <= now()

@@ -1,6 +1,6 @@
-//! The sale-day gate (seed 002): a Redis counter per general-admission area that turns
-//! most requests away once the area is sold out, before they queue on the area's row
-//! lock in Postgres.
+//! The sale-day gate (docs/design/general-admission.md): a Redis counter per
+//! general-admission area that turns most requests away once the area is sold out, before
+//! they queue on the area's row lock in Postgres.
 //!
 //! The gate only ever refuses early; it never admits a booking on its own. Postgres stays
 //! the authority: a booking the gate lets through still takes the row lock and checks the

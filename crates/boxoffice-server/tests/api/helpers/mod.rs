@@ -1,5 +1,5 @@
 //! `spawn_app`: a server on port 0 over its own fresh database, dropped when the test ends.
-//! (Some 510 lines: the server, its database and Redis key space, and the calls every
+//! (A long file: the server, its database and Redis key space, and the calls every
 //! test makes through it.)
 
 use std::sync::OnceLock;

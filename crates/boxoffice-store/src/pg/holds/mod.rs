@@ -1,6 +1,6 @@
-//! The Postgres hold store (seed 000): one `reservation` row per (event, seat). (Some 540
-//! lines: the `HoldStore` methods, each a statement or two; the claim, growing, batches and
-//! transactions are files of their own.)
+//! The Postgres hold store (docs/design/holds-in-postgres.md): one `reservation` row per
+//! (event, seat). (A long file: the `HoldStore` methods, each a statement or two; the
+//! claim, growing, batches and transactions are files of their own.)
 
 use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
@@ -29,7 +29,7 @@ use claim::Contested;
 use together::Together;
 use tx::{begin_locked, retry_contention};
 
-/// Holds as rows of the `reservation` table (seed 000).
+/// Holds as rows of the `reservation` table (docs/design/holds-in-postgres.md).
 #[derive(Clone, Debug)]
 pub struct PgHoldStore {
     pool: PgPool,

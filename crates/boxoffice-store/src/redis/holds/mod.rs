@@ -1,23 +1,22 @@
-//! Holds as Redis keys with a TTL (seed 003), taken and released by Lua scripts. (Some
-//! 640 lines: the key table below and the `HoldStore` methods, each a script call and its
-//! answer; checkout, the event's state, undo and the codec are files of their own.)
+//! Holds as Redis keys with a TTL (docs/design/holds-in-redis.md), taken and released by
+//! Lua scripts. (A long file: the key table below and the `HoldStore` methods, each a
+//! script call and its answer; checkout, the event's state, undo and the codec are files of
+//! their own.)
 //!
 //! # Keys
 //!
 //! Every key carries the event id as a hash tag, so one event's keys share a Redis
 //! Cluster slot and every script runs on one node (see [`keys`]):
 //!
-//! | key | what |
-//! |---|---|
-//! | `hold:{E}:<seat>` | the token holding the seat; expires with the hold |
-//! | `holdtok:{E}:<token>` | the hold: user, created, expiry, seats with their quotes; expires with it |
-//! | `held:{E}` | sorted set of held seats scored by expiry: availability in one call |
-//! | `holduser:{E}:<user>` | sorted set of one user's held seats, for the per-user limit |
-//! | `sold:{E}` | the event's sold seats, so holds on them are refused |
-//! | `soldnew:{E}` | seats sold since the last load from Postgres began |
-//! | `sync:{E}` | layout version and start time, as loaded from Postgres with `sold:{E}` |
-//! | `loading:{E}` | which server is loading the event's state |
-//! | `fence:{E}` | present while the event's allocations change |
+//! | key | what | |---|---| | `hold:{E}:<seat>` | the token holding the seat; expires with
+//! the hold | | `holdtok:{E}:<token>` | the hold: user, created, expiry, seats with their
+//! quotes; expires with it | | `held:{E}` | sorted set of held seats scored by expiry:
+//! availability in one call | | `holduser:{E}:<user>` | sorted set of one user's held
+//! seats, for the per-user limit | | `sold:{E}` | the event's sold seats, so holds on them
+//! are refused | | `soldnew:{E}` | seats sold since the last load from Postgres began | |
+//! `sync:{E}` | layout version and start time, as loaded from Postgres with `sold:{E}` | |
+//! `loading:{E}` | which server is loading the event's state | | `fence:{E}` | present
+//! while the event's allocations change |
 //!
 //! `/metrics` counts `redis_event_loads_total` (states loaded from Postgres) and
 //! `redis_missed_sales_total` (checkouts Postgres refused because Redis did not know a
