@@ -14,7 +14,7 @@ use boxoffice_core::ids::{EventId, UserId};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::claim::ClaimRow;
+use super::answer::{self, ClaimRow};
 use super::tx::begin_locked;
 use super::{end_pass_unless_holding, PgHoldStore, ReservationRow};
 use crate::error::stored_user_id;
@@ -69,7 +69,7 @@ impl PgHoldStore {
             .fetch_all(&mut *tx)
             .await?;
             // The transaction rolls back on drop, should the claim have refused.
-            match Self::outcome(r, token, rows)? {
+            match answer::outcome(r, token, rows)? {
                 AcquireOutcome::Held(_) => {}
                 refused => return Ok(GrowOutcome::Acquire(refused)),
             }

@@ -17,11 +17,11 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use boxoffice_core::hold::{AcquireOutcome, ClaimedSeat, Hold};
+use boxoffice_core::hold::AcquireOutcome;
 use boxoffice_core::ids::EventId;
-use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::answer::{self, ClaimRow};
 use super::together::{Claim, Settled};
 use super::PgHoldStore;
 use crate::hold_store::HoldRequest;
@@ -67,17 +67,6 @@ impl Contested {
                 .is_some_and(|at| at.elapsed() < CONTESTED_FOR)
         })
     }
-}
-
-/// One row of `boxoffice_claim_hold`'s answer.
-#[derive(sqlx::FromRow)]
-pub(super) struct ClaimRow {
-    pub(super) outcome: String,
-    pub(super) seat_id: Option<String>,
-    ticket_type: Option<String>,
-    price_cents: Option<i64>,
-    created_at: Option<DateTime<Utc>>,
-    expires_at: Option<DateTime<Utc>>,
 }
 
 impl PgHoldStore {
@@ -149,7 +138,7 @@ impl PgHoldStore {
             Settled::Rows(rows) => rows,
             Settled::Again => self.claim_alone(r, token).await?,
         };
-        Self::outcome(r, token, rows)
+        answer::outcome(r, token, rows)
     }
 
     /// Claims the hold alone: `boxoffice_claim_hold`'s rows.
@@ -176,48 +165,5 @@ impl PgHoldStore {
                 .fetch_all(&self.pool)
                 .await?,
         )
-    }
-
-    /// What the claim's rows say of `r`, claimed under `token`.
-    pub(super) fn outcome(
-        r: &HoldRequest<'_>,
-        token: Uuid,
-        rows: Vec<ClaimRow>,
-    ) -> Result<AcquireOutcome, StoreError> {
-        let Some(first) = rows.first() else {
-            return Err(StoreError::Other("the claim answered nothing".into()));
-        };
-        Ok(match first.outcome.as_str() {
-            "held" => {
-                let (created_at, expires_at) = (first.created_at, first.expires_at);
-                let seats = rows
-                    .into_iter()
-                    .map(|row| {
-                        Some(ClaimedSeat {
-                            seat_id: row.seat_id?,
-                            ticket_type: row.ticket_type?,
-                            price_cents: row.price_cents?,
-                        })
-                    })
-                    .collect::<Option<Vec<_>>>();
-                match (seats, created_at, expires_at) {
-                    (Some(seats), Some(created_at), Some(expires_at)) => {
-                        AcquireOutcome::Held(Hold {
-                            token,
-                            event_id: r.event,
-                            user_id: r.user.clone(),
-                            seats,
-                            created_at,
-                            expires_at,
-                        })
-                    }
-                    _ => return Err(StoreError::Other("a held seat came back blank".into())),
-                }
-            }
-            "started" => AcquireOutcome::EventStarted,
-            "pass_ended" => AcquireOutcome::PassEnded,
-            "limit" => AcquireOutcome::LimitExceeded,
-            _ => AcquireOutcome::Unavailable(rows.into_iter().filter_map(|r| r.seat_id).collect()),
-        })
     }
 }

@@ -21,6 +21,7 @@ use crate::pg::orders::{self, record_expiry, CancelStep};
 use crate::pg::waitlist;
 use crate::StoreError;
 
+mod answer;
 mod basket;
 mod claim;
 mod together;

@@ -22,7 +22,7 @@ use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot, Mutex};
 use uuid::Uuid;
 
-use super::claim::ClaimRow;
+use super::answer::ClaimRow;
 use crate::error::is_connection_failure;
 use crate::StoreError;
 
