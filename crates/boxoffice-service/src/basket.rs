@@ -6,7 +6,7 @@
 use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::hold::{validate_basket, AcquireOutcome, GrowOutcome, ShrinkOutcome};
 use boxoffice_core::ids::{EventId, UserId};
-use boxoffice_store::hold_store::{HoldPass, HoldRequest};
+use boxoffice_store::hold_store::HoldRequest;
 use uuid::Uuid;
 
 use crate::holds::{
@@ -26,9 +26,10 @@ pub async fn add_seats(
     token: Option<Uuid>,
     user: &UserId,
     channel: Option<&str>,
-    pass: Option<HoldPass>,
+    pass: Option<&str>,
     seats: &[String],
 ) -> Result<LabelledHold, Error> {
+    let pass = crate::queue::admit(state, event, user, pass).await?;
     count_hold(state, event, user).await?;
     let token = token.ok_or(Error::HoldNotLive)?;
     let mut map = buyer_layout(state, event, channel).await?;

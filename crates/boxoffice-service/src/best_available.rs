@@ -184,9 +184,10 @@ pub async fn hold_best_available(
     event: EventId,
     user: &UserId,
     channel: Option<&str>,
-    pass: Option<crate::queue::HoldPass>,
+    pass: Option<&str>,
     ask: BestAsk<'_>,
 ) -> Result<BestHold, Error> {
+    let pass = crate::queue::admit(state, event, user, pass).await?;
     let BestAsk {
         quantity,
         ticket_type,

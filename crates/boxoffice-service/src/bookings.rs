@@ -19,8 +19,9 @@ pub struct PlacesWanted<'a> {
     pub quantity: u32,
     /// The client's idempotency key, if it sent one: a repeat gets the first answer.
     pub idempotency_key: Option<&'a str>,
-    /// The waiting-room pass it is asked under, while the event's queue is on.
-    pub pass: Option<crate::queue::HoldPass>,
+    /// The waiting-room pass shown (`Boxoffice-Pass`), checked while the event's queue is
+    /// on.
+    pub pass: Option<&'a str>,
 }
 
 /// Books places for `user`. With the sale-day gate on, the places are first taken from the
@@ -33,6 +34,7 @@ pub async fn create_booking(
     user: &UserId,
     wanted: PlacesWanted<'_>,
 ) -> Result<Booking, Error> {
+    let pass = crate::queue::admit(state, event, user, wanted.pass).await?;
     if wanted.quantity < 1 {
         return Err(Error::invalid("quantity", "must be at least 1"));
     }
@@ -53,7 +55,7 @@ pub async fn create_booking(
         area: wanted.area,
         quantity: wanted.quantity,
         idempotency_key: wanted.idempotency_key,
-        pass: wanted.pass.map(|p| p.ticket),
+        pass: pass.map(|p| p.ticket),
     };
     let outcome = bookings::book(&state.pool, &request).await;
     // Places the gate let through come back to it unless they were really booked now.

@@ -3,6 +3,9 @@
 //!
 //! How a hold is decided, in the order it happens ([`create_hold`]):
 //!
+//! 0. While the event's waiting room is on, the buyer's pass is checked
+//!    ([`crate::queue::admit`]); without a valid one, 403. Every flow that makes or grows
+//!    a hold, or books places, checks it itself, so no route can forget it.
 //! 1. The buyer's hold rate is counted ([`count_hold`]); past it, 429.
 //! 2. The basket is checked against the event's seat map (unknown, repeated or too many
 //!    seats are refused before any store is asked).
@@ -151,9 +154,10 @@ pub async fn create_hold(
     event: EventId,
     user: &UserId,
     channel: Option<&str>,
-    pass: Option<HoldPass>,
+    pass: Option<&str>,
     seats: &[String],
 ) -> Result<LabelledHold, Error> {
+    let pass = crate::queue::admit(state, event, user, pass).await?;
     count_hold(state, event, user).await?;
     let mut map = buyer_layout(state, event, channel).await?;
     let mut basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;

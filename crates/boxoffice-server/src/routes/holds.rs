@@ -9,8 +9,8 @@ use crate::auth::{Buyer, TokenChannel};
 use crate::error::{ApiError, Problem};
 use crate::extract::{Json, PassHeader};
 use crate::state::AppState;
+use boxoffice_service::best_available;
 use boxoffice_service::{basket, holds};
-use boxoffice_service::{best_available, queue};
 
 /// A hold token from a path; a malformed one names no hold.
 fn token(text: &str) -> Option<Uuid> {
@@ -44,20 +44,24 @@ pub async fn create_hold(
     Json(body): Json<HoldBody>,
 ) -> Result<(StatusCode, axum::Json<HoldView>), ApiError> {
     let event = super::event_id(&id)?;
-    let pass = queue::admit(&state, event, &user, pass.as_deref()).await?;
     let view = match (body.seats, body.best_available) {
-        (Some(seats), None) => {
-            holds::create_hold(&state, event, &user, channel.as_deref(), pass, &seats)
-                .await?
-                .into()
-        }
+        (Some(seats), None) => holds::create_hold(
+            &state,
+            event,
+            &user,
+            channel.as_deref(),
+            pass.as_deref(),
+            &seats,
+        )
+        .await?
+        .into(),
         (None, Some(ask)) => {
             let best = best_available::hold_best_available(
                 &state,
                 event,
                 &user,
                 channel.as_deref(),
-                pass,
+                pass.as_deref(),
                 best_available::BestAsk {
                     quantity: ask.quantity,
                     ticket_type: ask.ticket_type.as_deref(),
@@ -148,14 +152,13 @@ pub async fn add_seats(
     Json(body): Json<AddSeatsBody>,
 ) -> Result<axum::Json<HoldView>, ApiError> {
     let event = super::event_id(&id)?;
-    let pass = queue::admit(&state, event, &user, pass.as_deref()).await?;
     let hold = basket::add_seats(
         &state,
         event,
         token(&token_text),
         &user,
         channel.as_deref(),
-        pass,
+        pass.as_deref(),
         &body.seats,
     )
     .await?;
