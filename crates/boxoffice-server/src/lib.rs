@@ -4,14 +4,19 @@
 //! # Layout
 //!
 //! - [`config`]: settings from flags and environment variables, secrets redacted.
-//! - [`app`]: the router (routes, OpenAPI, body limit, request timeout, metrics, tracing)
-//!   and [`app::Application`], which tests and `boxoffice serve` both run.
+//! - [`app`]: [`app::Application`], which tests and `boxoffice serve` both run: the
+//!   services over the stores, the router on a socket, the workers, a clean stop.
+//! - [`router`]: every route, the OpenAPI document, and the layers in their order.
+//! - [`middleware`]: the adaptive limit, compression, request ids, CORS, the head-size
+//!   check and the request timeout.
+//! - [`workers`]: upkeep, sweeps and expiries, each on its interval.
 //! - [`serve`]: the accept loop: header and idle timeouts, a cap on connections, shutdown
 //!   with a grace period.
 //! - [`state`]: what every handler shares: the services, auth, compressed answers.
 //! - [`routes`]: one module per resource; handlers extract, call a service (or, for plain
 //!   reads and admin writes, the store), and map the result to HTTP.
-//! - [`auth`]: the admin token, user JWTs and the extractors that check them.
+//! - [`tokens`]: the admin token and user JWTs, verified and minted.
+//! - [`auth`]: the extractors that tell who a request comes from, by its token.
 //! - [`error`]: [`error::ApiError`], rendered as problem+json with API.md's stable codes,
 //!   and the mapping of every service error to it.
 //! - [`extract`]: a JSON extractor whose rejections are problem documents.
@@ -28,10 +33,14 @@ pub mod encoded;
 pub mod error;
 pub mod extract;
 pub mod metrics;
+pub mod middleware;
 pub mod relay;
+pub mod router;
 pub mod routes;
 pub mod serve;
 pub mod state;
+pub mod tokens;
+pub mod workers;
 
 pub use app::Application;
 pub use config::Settings;

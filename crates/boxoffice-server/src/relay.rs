@@ -20,7 +20,7 @@ use sha2::Sha256;
 use sqlx::PgPool;
 use tokio::sync::watch;
 
-use crate::config::Secret;
+use boxoffice_service::Secret;
 
 /// Where and how to deliver.
 #[derive(Clone, Debug)]

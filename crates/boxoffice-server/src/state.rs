@@ -6,8 +6,8 @@ use std::sync::Arc;
 use boxoffice_service::limits::StreamSlots;
 use boxoffice_service::Services;
 
-use crate::auth::Auth;
 use crate::encoded::EncodedCache;
+use crate::tokens::Auth;
 
 /// Shared application state; cheap to clone. It derefs to the [`Services`], which the
 /// handlers pass on to the service they call.

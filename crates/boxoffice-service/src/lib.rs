@@ -20,6 +20,8 @@
 //!   - [`waitlist`]: the waiting list: joining, leaving, offers of seats that come back.
 //!   - [`events`]: events as an organizer sets them up: created, read with their seat
 //!     counts, their waiting room set, their allocations changed.
+//!   - [`housekeeping`]: unpaid orders recorded expired, old rows swept (the server's
+//!     workers call it on their intervals).
 //! - [`live`]: live updates: changes published onto a Postgres `NOTIFY` bus by the flows,
 //!   fanned out to each instance's stream subscribers, one channel per event; and the
 //!   seats this instance knows taken.
@@ -45,6 +47,7 @@ pub mod error;
 pub mod events;
 pub mod gzip;
 pub mod holds;
+pub mod housekeeping;
 pub mod limits;
 pub mod live;
 pub mod metrics;

@@ -13,10 +13,10 @@ use http_body_util::{BodyExt, Full};
 use sha2::{Digest, Sha256};
 use tower::{Layer, ServiceExt};
 
-use crate::app::compression;
 use crate::auth::TokenChannel;
 use crate::encoded::{Encoded, EncodedAnswers};
 use crate::error::{ApiError, Problem};
+use crate::middleware::compression;
 use crate::state::AppState;
 use boxoffice_service::availability::{event_availability_in, layout, layout_version};
 use boxoffice_service::seat_map::RenderedSeatMap;

@@ -8,9 +8,9 @@ use axum::http::{HeaderMap, StatusCode};
 use boxoffice_core::ids::UserId;
 use chrono::{SubsecRound, Utc};
 
-use crate::auth::SESSION_TTL;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
+use crate::tokens::SESSION_TTL;
 
 /// Mints an anonymous user and a token for it, unless anonymous sessions are disabled.
 #[utoipa::path(post, path = "/v1/sessions", tag = "sessions",
