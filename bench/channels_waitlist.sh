@@ -9,34 +9,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
-cargo build --release -q --bin boxoffice
-bin=target/release/boxoffice port=3996 base=http://127.0.0.1:3996
+. bench/lib.sh
+bench_build
 out=target/bench/channels-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
-db=boxoffice_channels_$$
-pid=
-stop() {
-  [[ -n $pid ]] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
-  pid=
-  psql -q -h 127.0.0.1 -U postgres -c "drop database if exists $db with (force)" || true
-}
-trap stop EXIT
 serve() { # store, log
-  stop
-  BOXOFFICE_HOLDS_PER_MINUTE=1000000 RUST_LOG=warn $bin serve --bind 127.0.0.1:$port \
-    --database-url "postgres://postgres@127.0.0.1:5432/$db" --hold-store "$1" \
-    --redis-url redis://127.0.0.1:6379 \
-    --admin-token bench-admin --jwt-secret bench-secret >>"$2" 2>&1 &
-  pid=$!
-  for _ in $(seq 200); do curl -sf $base/healthz >/dev/null && return; sleep 0.1; done
-  echo "the server did not start" >&2
-  exit 1
+  BOXOFFICE_HOLDS_PER_MINUTE=1000000 RUST_LOG=warn bench_serve boxoffice_channels_$$ 3996 "$2" \
+    --hold-store "$1" --redis-url redis://127.0.0.1:6379
 }
 run() { # name, scenario args...
   local name=$1
   shift
-  $bin bench --url $base --admin-token bench-admin --jwt-secret bench-secret --json "$@" \
-    >"$out/$name.json" || echo "a check of $name failed" >&2
+  bench_run "$out/$name.json" "$@"
 }
 for store in postgres redis; do
   serve $store "$out/server-$store.log"

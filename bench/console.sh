@@ -8,29 +8,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 follow=${1:-40}
-cargo build --release -q --bin boxoffice
-bin=target/release/boxoffice port=3998 base=http://127.0.0.1:3998 driver_port=9517
+. bench/lib.sh
+bench_build
+driver_port=9517
 out=target/bench/console-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
-db=boxoffice_console_$$
-pids=()
-stop() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-  psql -q -h 127.0.0.1 -U postgres -c "drop database if exists $db with (force)" || true
-}
-trap stop EXIT
-BOXOFFICE_HOLDS_PER_MINUTE=1000000 RUST_LOG=error $bin serve --bind 127.0.0.1:$port \
-  --database-url "postgres://postgres@127.0.0.1:5432/$db" \
-  --admin-token bench-admin --jwt-secret bench-secret >>"$out/server.log" 2>&1 &
-pids+=($!)
 /usr/bin/chromedriver --port=$driver_port >"$out/chromedriver.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 200); do curl -sf $base/healthz >/dev/null && break; sleep 0.1; done
-python3 bench/console_follow.py $base bench-admin $driver_port "$follow" >"$out/follow.jsonl" &
+driver=$!
+trap 'kill $driver 2>/dev/null || true; bench_stop' EXIT
+BOXOFFICE_HOLDS_PER_MINUTE=1000000 RUST_LOG=error \
+  bench_serve boxoffice_console_$$ 3998 "$out/server.log"
+python3 bench/console_follow.py $base $BENCH_ADMIN $driver_port "$follow" >"$out/follow.jsonl" &
 follower=$!
 sleep 2
-$bin bench --url $base --admin-token bench-admin --jwt-secret bench-secret --json \
-  flash-sale --seats 20000 --buyers 5000 --queue 24000 >"$out/sale.json" || echo "a check of the sale failed" >&2
+bench_run "$out/sale.json" flash-sale --seats 20000 --buyers 5000 --queue 24000
 jq -r '"sale: \(.figures.seats_sold) seats sold in \(.elapsed_seconds * 10 | round / 10) s = \(.figures.seats_sold_per_second | round)/s"' "$out/sale.json"
 wait $follower
 tail -n 1 "$out/follow.jsonl"

@@ -5,25 +5,17 @@
 #   bench/frozen_redis.sh            (builds target/release/boxoffice first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q --bin boxoffice
-bin=target/release/boxoffice
-rport=16399 port=3999 db=postgres://postgres@127.0.0.1:5432/frozen_redis_$$
+. bench/lib.sh
+bench_build
+rport=16399
 redis-server --port $rport --save "" --appendonly no --logfile /dev/null & redis=$!
-$bin serve --bind 127.0.0.1:$port --hold-store redis --redis-url redis://127.0.0.1:$rport \
-  --database-url "$db" --admin-token adm --jwt-secret sec >/dev/null 2>&1 & server=$!
-cleanup() {
-  kill -CONT $redis 2>/dev/null || true
-  kill $server $redis 2>/dev/null || true
-  wait $server 2>/dev/null || true
-  psql -q -h 127.0.0.1 -U postgres -c "drop database if exists frozen_redis_$$ with (force)" || true
-}
-trap cleanup EXIT
-base=http://127.0.0.1:$port
-for _ in $(seq 100); do curl -sf $base/healthz >/dev/null && break; sleep 0.1; done
+trap 'kill -CONT $redis 2>/dev/null || true; bench_stop; kill $redis 2>/dev/null || true' EXIT
+bench_serve frozen_redis_$$ 3999 /dev/null --hold-store redis --redis-url redis://127.0.0.1:$rport \
+  --anonymous-sessions true
 post() { curl -s -H "authorization: Bearer $1" -H 'content-type: application/json' "$base$2" -d "$3"; }
 id() { sed 's/.*"id":"\([^"]*\)".*/\1/'; }
-venue=$(post adm /v1/venues '{"name":"V","sections":[{"id":"s","name":"S","rows":[{"label":"A","seats":50}]}]}' | id)
-event=$(post adm /v1/events "{\"venue_id\":\"$venue\",\"name\":\"E\",\"starts_at\":\"2099-01-01T00:00:00Z\",\"ticket_types\":[{\"code\":\"t\",\"name\":\"T\",\"price_cents\":1,\"currency\":\"EUR\"}],\"allocations\":[{\"ticket_type\":\"t\",\"section\":\"s\"}]}" | id)
+venue=$(post $BENCH_ADMIN /v1/venues '{"name":"V","sections":[{"id":"s","name":"S","rows":[{"label":"A","seats":50}]}]}' | id)
+event=$(post $BENCH_ADMIN /v1/events "{\"venue_id\":\"$venue\",\"name\":\"E\",\"starts_at\":\"2099-01-01T00:00:00Z\",\"ticket_types\":[{\"code\":\"t\",\"name\":\"T\",\"price_cents\":1,\"currency\":\"EUR\"}],\"allocations\":[{\"ticket_type\":\"t\",\"section\":\"s\"}]}" | id)
 token=$(curl -s -X POST $base/v1/sessions | sed 's/.*"token":"\([^"]*\)".*/\1/')
 hold() { curl -s -o /dev/null -w "hold %{http_code} in %{time_total}s" -H "authorization: Bearer $token" \
   -H 'content-type: application/json' $base/v1/events/$event/holds -d "{\"seats\":[\"s-A-$1\"]}"; }

@@ -9,17 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
-cargo build --release -q --bin boxoffice
-bin=target/release/boxoffice port=3997 base=http://127.0.0.1:3997
+. bench/lib.sh
+bench_build
 out=target/bench/import-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
-db=boxoffice_import_$$
-server=
-stop() {
-  [[ -n $server ]] && { kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; }
-  psql -q -h 127.0.0.1 -U postgres -c "drop database if exists $db with (force)" || true
-}
-trap stop EXIT
 
 python3 - "$out" <<'PY'
 import json, math, sys
@@ -45,15 +38,12 @@ open(f"{out}/seats.csv", "w").write("\n".join(csv) + "\n")
 PY
 echo "plan: $(du -h "$out/plan.json" | cut -f1), csv: $(du -h "$out/seats.csv" | cut -f1)"
 
-BOXOFFICE_HOLDS_PER_MINUTE=1000000 RUST_LOG=error $bin serve --bind 127.0.0.1:$port \
-  --database-url "postgres://postgres@127.0.0.1:5432/$db" \
-  --admin-token bench-admin --jwt-secret bench-secret >>"$out/server.log" 2>&1 &
-server=$!
-for _ in $(seq 200); do curl -sf $base/healthz >/dev/null && break; sleep 0.1; done
+BOXOFFICE_HOLDS_PER_MINUTE=1000000 RUST_LOG=error \
+  bench_serve boxoffice_import_$$ 3997 "$out/server.log"
 
 import() { # format, content type, file
   curl -s -o "$out/answer.json" -w '%{http_code} %{time_total}' -X POST \
-    -H 'authorization: Bearer bench-admin' -H "content-type: $2" \
+    -H "authorization: Bearer $BENCH_ADMIN" -H "content-type: $2" \
     --data-binary "@$3" "$base/v1/venues/import?format=$1&name=Arena"
 }
 for format in pretix csv; do
@@ -65,8 +55,7 @@ for format in pretix csv; do
 done
 
 sale() { # label
-  $bin bench --url $base --admin-token bench-admin --jwt-secret bench-secret --json --label "$1" \
-    flash-sale --seats 2000 --buyers 500 >"$out/$1.json" || echo "$1: a check failed" >&2
+  bench_run "$out/$1.json" --label "$1" flash-sale --seats 2000 --buyers 500
   jq -r --arg l "$1" '.operations[0] as $h | .operations[1] as $c |
     "sale \($l): holds p50/p99 \($h.latency_ms.p50 | round)/\($h.latency_ms.p99 | round) ms, checkouts p99 \($c.latency_ms.p99 | round) ms, \(.figures.seats_sold) seats sold in \(.elapsed_seconds * 10 | round / 10) s"' "$out/$1.json"
 }

@@ -11,35 +11,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-2} buyers=${2:-5000} seats=${3:-20000} store=${4:-postgres} on_target=${5:-100}
-cargo build --release -q --bin boxoffice
-bin=target/release/boxoffice port=3996
+. bench/lib.sh
+bench_build
 out=target/bench/overload-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-server=
-stop() {
-  [[ -n $server ]] && { kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; }
-  server=
-  psql -q -h 127.0.0.1 -U postgres -c "drop database if exists boxoffice_overload_$$ with (force)" || true
-}
-trap stop EXIT
 for run in $(seq "$runs"); do
   for mode in off on; do
     target=$([[ $mode == off ]] && echo 0 || echo "$on_target")
     BOXOFFICE_OVERLOAD_TARGET_MS=$target BOXOFFICE_HOLD_STORE=$store \
       BOXOFFICE_HOLDS_PER_MINUTE=1000000 RUST_LOG=error \
-      $bin serve --bind 127.0.0.1:$port \
-      --database-url "postgres://postgres@127.0.0.1:5432/boxoffice_overload_$$" \
-      --admin-token bench-admin --jwt-secret bench-secret >>"$out/server.log" 2>&1 &
-    server=$!
-    for _ in $(seq 200); do curl -sf http://127.0.0.1:$port/healthz >/dev/null && break; sleep 0.1; done
+      bench_serve boxoffice_overload_$$ 3996 "$out/server.log"
     psql -q -h 127.0.0.1 -U postgres -c checkpoint
     sleep 2
     report=$out/$mode-$run.json
-    $bin bench --url http://127.0.0.1:$port --admin-token bench-admin --jwt-secret bench-secret \
-      --json --label "limit-$mode" flash-sale --seats "$seats" --buyers "$buyers" >"$report" ||
-      echo "run $run, limit $mode: a check failed (see $report)" >&2
-    metrics=$(curl -s http://127.0.0.1:$port/metrics)
+    bench_run "$report" --label "limit-$mode" flash-sale --seats "$seats" --buyers "$buyers"
+    metrics=$(curl -s $base/metrics)
     shed=$(awk '/^boxoffice_overload_shed_total/ {n += $2} END {print n + 0}' <<<"$metrics")
     # The first bucket of the server's histogram of 201 holds that holds 99% of them.
     server_p99=$(grep -F 'route="/v1/events/{id}/holds",status="201"' <<<"$metrics" |
@@ -49,7 +36,7 @@ for run in $(seq "$runs"); do
       def ms(l): if l == null then "-" else "\(l.p50 | round)/\(l.p99 | round)" end;
       .operations as $o
       | "limit \($mode): holds p50/p99 all \(ms($o[0].latency_ms)) ms, 2xx \(ms($o[0].granted_ms)) ms (server p99 \($server)), 503 \(ms($o[0].refused_ms)) ms \($o[0].statuses); checkouts p99 \($o[1].latency_ms.p99 | round) ms \($o[1].statuses); seats sold \(.figures.seats_sold) in \(.elapsed_seconds * 10 | round / 10) s = \(.figures.seats_sold_per_second | round)/s; shed \($shed); checks \([.checks[] | select(.passed | not)] | length) failed"' "$report"
-    stop
+    bench_stop
   done
 done
 echo "reports: $out"

@@ -8,37 +8,22 @@
 # Needs psql, curl and jq; writes to target/bench/payments-<time>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q --bin boxoffice
-bin=target/release/boxoffice port=3997 base=http://127.0.0.1:3997
+. bench/lib.sh
+bench_build
 out=target/bench/payments-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
 db=boxoffice_payments_$$
-pid=
-stop() {
-  [[ -n $pid ]] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
-  pid=
-  psql -q -h 127.0.0.1 -U postgres -c "drop database if exists $db with (force)" || true
-}
-trap stop EXIT
 serve() { # store, log
-  stop
-  BOXOFFICE_HOLDS_PER_MINUTE=1000000 RUST_LOG=info $bin serve --bind 127.0.0.1:$port \
-    --database-url "postgres://postgres@127.0.0.1:5432/$db" --hold-store "$1" \
-    --redis-url redis://127.0.0.1:6379 \
-    --admin-token bench-admin --jwt-secret bench-secret >>"$2" 2>&1 &
-  pid=$!
-  for _ in $(seq 200); do curl -sf $base/healthz >/dev/null && return; sleep 0.1; done
-  echo "the server did not start" >&2
-  exit 1
+  BOXOFFICE_HOLDS_PER_MINUTE=1000000 RUST_LOG=info bench_serve $db 3997 "$2" \
+    --hold-store "$1" --redis-url redis://127.0.0.1:6379
 }
 stores="postgres redis"
 [[ ${1:-} == --sweep-only ]] && stores=""
 for store in $stores; do
   for window in 0 600; do
     serve $store "$out/server-$store-$window.log"
-    $bin bench --url $base --admin-token bench-admin --jwt-secret bench-secret --json \
-      flash-sale --seats 20000 --buyers 5000 --payment-window $window \
-      >"$out/sale-$store-$window.json" || echo "a check of the sale failed" >&2
+    bench_run "$out/sale-$store-$window.json" \
+      flash-sale --seats 20000 --buyers 5000 --payment-window $window
     jq -r --arg s $store --arg w $window '"\($s), window \($w) s: \(.figures.seats_sold) seats in \(.elapsed_seconds * 10 | round / 10) s = \(.figures.seats_sold_per_second | round)/s; " + ([.operations[] | "\(.name) p50 \(.latency_ms.p50) ms p99 \(.latency_ms.p99) ms"] | join("; "))' "$out/sale-$store-$window.json"
   done
 done
@@ -46,7 +31,7 @@ done
 # The expiry sweep: 100,000 pending orders of one seat each, all past their deadline,
 # written in one statement; the server's sweep (every 5 s) records them and logs how long.
 serve postgres "$out/server-expiry.log"
-auth=(-H "authorization: Bearer bench-admin" -H "content-type: application/json")
+auth=(-H "authorization: Bearer $BENCH_ADMIN" -H "content-type: application/json")
 venue=$(curl -sf "${auth[@]}" $base/v1/venues \
   -d '{"name": "Sweep", "sections": [{"id": "s", "name": "S", "rows": [{"label": "A", "seats": 1}]}]}' | jq -r .id)
 event=$(curl -sf "${auth[@]}" $base/v1/events -d "{\"venue_id\": \"$venue\", \"name\": \"Sweep\",

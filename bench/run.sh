@@ -31,8 +31,8 @@ pg=(-h 127.0.0.1 -U postgres)
 out=target/bench/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-cargo build --release -q --bin boxoffice
-bin=target/release/boxoffice
+. bench/lib.sh
+bench_build
 log() { printf '== %s\n' "$*" >&2; }
 # Let the WAL written by the previous step reach the disk before the next is measured.
 settle() { psql "${pg[@]}" -qc checkpoint; sleep 3; }
@@ -52,24 +52,14 @@ for store in postgres redis; do
   start() {
     BOXOFFICE_HOLD_STORE=$store BOXOFFICE_GA_GATE=$gate BOXOFFICE_HOLDS_PER_MINUTE=1000000 \
       BOXOFFICE_MAX_CONNECTIONS=$((subscribers + 5000)) RUST_LOG=warn \
-      $bin serve --bind 127.0.0.1:$port --database-url "postgres://postgres@127.0.0.1:5432/$db" \
-      --admin-token bench-admin --jwt-secret bench-secret >>"$out/server-$store.log" 2>&1 &
-    server=$!
-    for _ in $(seq 200); do curl -sf http://127.0.0.1:$port/healthz >/dev/null && break; sleep 0.1; done
+      bench_serve "$db" $port "$out/server-$store.log"
   }
-  stop() {
-    kill "$server" 2>/dev/null || true
-    wait "$server" 2>/dev/null || true
-    psql "${pg[@]}" -qc "drop database if exists $db with (force)" || true
-  }
+  stop() { bench_stop; }
   start
-  trap stop EXIT
   run() {
     local name=$1
     shift
-    $bin bench --url http://127.0.0.1:$port --admin-token bench-admin --jwt-secret bench-secret \
-      --json --label "$store" "$@" >"$out/$store-$name.json" ||
-      log "$store $name: a check failed (see $out/$store-$name.json)"
+    bench_run "$out/$store-$name.json" --label "$store" "$@"
   }
   if [[ $store == postgres ]]; then
     settle
@@ -115,7 +105,6 @@ for store in postgres redis; do
   start
   run browse browse --subscribers "$subscribers" --server-pid "$server"
   stop
-  trap - EXIT
 done
 
 # The summary: each figure beside its ceiling.

@@ -9,20 +9,12 @@
 # readers came from many addresses; with the cap (32 by default) one address holds 32.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q --bin boxoffice
+. bench/lib.sh
+bench_build
+bin=${BOXOFFICE_BIN:-$bin}
 streams=${1:-400}
-port=3997 db=postgres://postgres@127.0.0.1:5432/slow_streams_$$
-${BOXOFFICE_BIN:-target/release/boxoffice} serve --bind 127.0.0.1:$port --database-url "$db" \
-  --admin-token admin --jwt-secret sec --streams-per-address 0 --holds-per-minute 0 \
-  >/dev/null 2>&1 &
-server=$!
-cleanup() {
-  kill $server 2>/dev/null || true
-  wait $server 2>/dev/null || true
-  psql -q -h 127.0.0.1 -U postgres -c "drop database if exists slow_streams_$$ with (force)" || true
-}
-trap cleanup EXIT
-for _ in $(seq 100); do curl -sf http://127.0.0.1:$port/healthz >/dev/null && break; sleep 0.1; done
+port=3997
+bench_serve slow_streams_$$ $port /dev/null --streams-per-address 0 --holds-per-minute 0
 python3 - "$port" "$server" "$streams" "${2:-gzip}" <<'PY'
 import base64, hashlib, hmac, json, socket, sys, threading, time, urllib.request
 
@@ -30,7 +22,7 @@ port, pid, streams = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 accept = "Accept-Encoding: gzip\r\n" if sys.argv[4] == "gzip" else ""
 base = f"http://127.0.0.1:{port}"
 
-def call(method, path, body=None, token="admin"):
+def call(method, path, body=None, token="bench-admin"):
     req = urllib.request.Request(base + path, method=method,
                                  data=None if body is None else json.dumps(body).encode(),
                                  headers={"content-type": "application/json",
@@ -42,7 +34,7 @@ def token(user):
     b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=")
     head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
     body = b64(json.dumps({"sub": user, "exp": int(time.time()) + 3600}).encode())
-    sig = b64(hmac.new(b"sec", head + b"." + body, hashlib.sha256).digest())
+    sig = b64(hmac.new(b"bench-secret", head + b"." + body, hashlib.sha256).digest())
     return (head + b"." + body + b"." + sig).decode()
 
 def tcp_mb():

@@ -3,6 +3,8 @@
 # open-file limit is 256 (it raises it to the hard limit): the server keeps serving, and
 # closes the stalled connections after BOXOFFICE_HEADER_TIMEOUT_MS (default 10 s).
 #   bench/stalled_heads.sh            (builds target/release/boxoffice first)
+# The one bench script that starts its server without bench/lib.sh: the server runs under
+# a soft open-file limit of its own, in a subshell, which the clients must not share.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q --bin boxoffice
