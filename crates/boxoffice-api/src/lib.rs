@@ -1,5 +1,5 @@
-//! The wire types of the Boxoffice HTTP API (`API.md`): request bodies and answers (some
-//! 800 lines: one file, so every type the contract names is found in one place),
+//! The wire types of the Boxoffice HTTP API (`API.md`): request bodies and answers (a long
+//! file: one, so every type the contract names is found in one place),
 //! defined once and used by the server (which serializes them and documents them in its
 //! OpenAPI document) and by `boxoffice-client` (which deserializes them).
 //!

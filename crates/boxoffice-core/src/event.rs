@@ -1,6 +1,6 @@
 //! Events: the specification a client sends, ticket types, general-admission areas, sales
 //! channels and the allocation rules that decide which seat is on sale at which ticket
-//! type (some 560 lines: the specification's types and its checks, read together).
+//! type (a long file: the specification's types and its checks, read together).
 //!
 //! Seats belong to the venue; availability belongs to the event. A seat is on sale only if
 //! an allocation gives it a ticket type. Allocation entries apply in order and a later

@@ -6,7 +6,7 @@
 // type and minute, the map in organizer mode to put seats on sale or hold them back, and
 // the orders, searched, cancelled after a confirmation, downloaded as CSV). Plain
 // JavaScript, no build step; the screens are routed in the browser under /admin. One
-// file of some 630 lines for the same reason as the buyer's page: each further script is
+// file, for the same reason as the buyer's page: each further script is
 // one more request and one more tag to keep in order.
 "use strict";
 

@@ -4,7 +4,7 @@
 // with a waiting room shows the line first, and the map once the buyer's turn comes.
 // Plain JavaScript, no build step. Every seat is one SVG circle carrying data-seat-id and
 // data-status; changes touch single elements; one listener per kind of input on the map.
-// One file of about 900 lines because the page has no build step: each further script is
+// One file because the page has no build step: each further script is
 // one more request and one more tag to keep in order. What the hall looks like around the
 // seats (shapes, row labels, section titles, wheelchair marks) is hall.js, which the
 // console and the embeddable map share.

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::stores::Store;
+use crate::helpers::{big_event, race, spawn_race_app_on, tally};
 use crate::helpers::{held, sell_directly, spawn_app_on, As, TestApp};
-use crate::races::{big_event, race, spawn_race_app_on, tally};
-use crate::stores::Store;
 
 /// `POST /v1/events/{event}/holds/{token}/seats` with these seats.
 fn grow(app: &TestApp, event: &str, token: &str, who: &As, seats: &[&str]) -> RequestBuilder {
@@ -455,7 +455,7 @@ async fn growing_while_checking_out_or_releasing_leaves_no_seat_behind(store: St
     }
 }
 
-crate::stores::conformance!(
+crate::helpers::stores::conformance!(
     a_hold_grows_and_shrinks_under_its_token_and_expiry,
     growing_is_all_or_nothing_and_refused_as_a_new_hold_is,
     a_grown_hold_is_released_and_extended_whole,

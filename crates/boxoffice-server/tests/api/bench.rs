@@ -7,9 +7,9 @@ use std::time::Duration;
 use boxoffice_core::ids::EventId;
 use boxoffice_loadgen::bench::{self, checks, Pace, Report, Target};
 
+use crate::helpers::spawn_race_app_on;
+use crate::helpers::stores::Store;
 use crate::helpers::{sell_directly, TestApp};
-use crate::races::spawn_race_app_on;
-use crate::stores::Store;
 
 fn target(app: &TestApp) -> Target {
     Target::new(&app.base, &app.admin_token, &app.jwt_secret)
@@ -316,4 +316,4 @@ async fn the_checks_fail_when_the_store_is_broken() {
     assert!(!check.passed, "{check:?}");
 }
 
-crate::stores::conformance!(every_scenario_runs_and_its_checks_pass);
+crate::helpers::stores::conformance!(every_scenario_runs_and_its_checks_pass);

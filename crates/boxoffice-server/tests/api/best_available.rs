@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::stores::Store;
+use crate::helpers::{big_event, race, spawn_race_app_on, tally};
 use crate::helpers::{gala, held, sell_directly, spawn_app_on, As, TestApp};
-use crate::races::{big_event, race, spawn_race_app_on, tally};
-use crate::stores::Store;
 
 /// `POST /v1/events/{event}/holds` asking for the best seats.
 async fn best(app: &TestApp, event: &str, who: &As, ask: Value) -> (StatusCode, Value) {
@@ -414,7 +414,7 @@ async fn ten_buyers_racing_for_three_wheelchair_spaces(store: Store) {
     assert_eq!(held(&app, &event).await.len(), 6);
 }
 
-crate::stores::conformance!(
+crate::helpers::stores::conformance!(
     wheelchair_spaces_are_kept_for_buyers_who_ask_for_one,
     ten_buyers_racing_for_three_wheelchair_spaces,
     the_best_pair_is_side_by_side_at_the_front_and_strands_no_single_seat,

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::{race, spawn_race_app, tally};
 use crate::helpers::{spawn_app, As, TestApp};
-use crate::races::{race, spawn_race_app, tally};
 
 fn booking_request(
     app: &TestApp,
@@ -454,7 +454,7 @@ async fn bad_bookings_answer_their_4xx_and_change_nothing() {
 async fn spawn_gated_app() -> TestApp {
     crate::helpers::spawn_app_with(|s| {
         s.ga_gate = true;
-        s.redis = crate::stores::test_redis(crate::stores::redis_url(), false);
+        s.redis = crate::helpers::stores::test_redis(crate::helpers::stores::redis_url(), false);
         s.database.pool_size = 8;
         s.database.acquire_timeout = std::time::Duration::from_secs(30);
         s.request_timeout = std::time::Duration::from_secs(60);
@@ -509,7 +509,7 @@ async fn a_lost_gate_counter_is_rebuilt_from_postgres_and_never_oversells() {
         );
     }
     // Redis loses the counter mid-sale (a flush, a failover).
-    let redis = redis::Client::open(crate::stores::redis_url()).unwrap();
+    let redis = redis::Client::open(crate::helpers::stores::redis_url()).unwrap();
     let mut conn = redis.get_multiplexed_async_connection().await.unwrap();
     let _: () = redis::cmd("DEL")
         .arg(format!("gate:{{{event}}}:floor"))

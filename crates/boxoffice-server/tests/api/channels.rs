@@ -13,9 +13,9 @@ use futures::StreamExt;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::stores::Store;
 use crate::helpers::{gala, spawn_app_on, As, TestApp};
-use crate::races::{race, spawn_race_app_on, tally};
-use crate::stores::Store;
+use crate::helpers::{race, spawn_race_app_on, tally};
 
 /// The seats the channel `partner-a` sells: the box.
 const BOX: [&str; 2] = ["box-L-1", "box-L-2"];
@@ -280,7 +280,7 @@ async fn the_crowd_never_gets_a_channel_seat(store: Store) {
     assert_eq!(status, StatusCode::CREATED);
 }
 
-crate::stores::conformance!(
+crate::helpers::stores::conformance!(
     channel_seats_are_the_channels_alone,
     best_available_chooses_a_channels_seats_for_its_buyers_alone,
     a_release_puts_the_free_channel_seats_on_general_sale,

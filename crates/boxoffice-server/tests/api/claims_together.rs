@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 
+use crate::helpers::{big_event, hold_request, race, tally};
 use crate::helpers::{held, read, spawn_app, spawn_app_with, TestApp};
-use crate::races::{big_event, hold_request, race, tally};
 
 /// The postgres store sends the claims waiting on an instance together, in one call. While
 /// two buyers' claims wait on their locks (taken elsewhere), every other claim is settled,

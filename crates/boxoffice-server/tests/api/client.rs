@@ -7,8 +7,8 @@ use boxoffice_core::event::EventSpec;
 use boxoffice_core::hold::OrderStatus;
 use boxoffice_core::venue::VenueSpec;
 
+use crate::helpers::stores::{conformance, Store};
 use crate::helpers::{gala, hall, spawn_app_on, TestApp};
-use crate::stores::{conformance, Store};
 
 fn client(app: &TestApp) -> Client {
     app.typed()

@@ -6,19 +6,8 @@ use std::collections::BTreeSet;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::buy;
 use crate::helpers::{sell_directly, spawn_app, As, TestApp};
-
-/// `who` holds `seats` and buys them; the order.
-pub(crate) async fn buy(app: &TestApp, event: &str, who: &str, seats: &[&str]) -> Value {
-    let buyer = app.buyer(who);
-    let (status, hold) = app.post_holds(event, &buyer, seats).await;
-    assert_eq!(status, StatusCode::CREATED, "{hold}");
-    let (status, order) = app
-        .post_orders(event, &buyer, hold["hold_token"].as_str().unwrap())
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{order}");
-    order
-}
 
 async fn admin_get(app: &TestApp, path: &str) -> (StatusCode, Value) {
     app.send(Method::GET, path, &As::Admin, None).await
@@ -366,7 +355,7 @@ async fn the_csv_has_a_line_per_seat_sold_and_per_booking() {
 #[tokio::test]
 async fn a_csv_of_more_lines_than_a_page_has_every_line_once() {
     let app = spawn_app().await;
-    let event = crate::races::big_event(&app, 50, 100, 8).await;
+    let event = crate::helpers::big_event(&app, 50, 100, 8).await;
     // 5,000 seats in 500 orders of ten: more than two pages of lines.
     let seats: Vec<String> = (0..50)
         .flat_map(|r| (1..=100).map(move |n| format!("floor-R{r}-{n}")))
@@ -384,7 +373,7 @@ async fn a_csv_of_more_lines_than_a_page_has_every_line_once() {
 #[tokio::test]
 async fn the_report_shows_the_waiting_rooms_line() {
     let app = spawn_app().await;
-    let event = crate::queue::event_with_queue(&app, chrono::Duration::minutes(10), 60).await;
+    let event = crate::helpers::event_with_queue(&app, chrono::Duration::minutes(10), 60).await;
     for who in ["ann", "ben", "cid"] {
         let (status, _) = app
             .send(

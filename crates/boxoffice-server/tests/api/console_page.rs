@@ -7,46 +7,17 @@
 
 use std::time::Duration;
 
-use fantoccini::{Client, Locator};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::browser::{
+use crate::helpers::buy;
+use crate::helpers::find;
+use crate::helpers::{
     assert_accessible, browser, driver, phone, screenshot, script, wait_for, LIVE_WITHIN,
     LOADS_WITHIN, ONE_AT_A_TIME,
 };
-use crate::console::buy;
-use crate::helpers::{spawn_app, As, TestApp};
-
-async fn find(page: &Client, css: &str) -> fantoccini::elements::Element {
-    page.find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-}
-
-async fn press(page: &Client, css: &str) {
-    find(page, css).await.click().await.unwrap();
-}
-
-async fn type_into(page: &Client, css: &str, text: &str) {
-    let input = find(page, css).await;
-    input.clear().await.unwrap();
-    input.send_keys(text).await.unwrap();
-}
-
-/// Opens the console and signs in with the admin token.
-pub(crate) async fn sign_in(page: &Client, app: &TestApp) {
-    page.goto(&format!("{}/admin", app.base)).await.unwrap();
-    type_into(page, "input[name=admin_token]", &app.admin_token).await;
-    press(page, "#signin button[type=submit]").await;
-    wait_for(
-        page,
-        LOADS_WITHIN,
-        "return document.querySelector('h1') && document.querySelector('h1').textContent",
-        json!("Venues and events"),
-    )
-    .await;
-}
+use crate::helpers::{press, sign_in, type_into};
+use crate::helpers::{spawn_app, As};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_organizer_signs_in_imports_a_venue_and_creates_an_event() {

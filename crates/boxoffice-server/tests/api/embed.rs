@@ -13,7 +13,7 @@ use fantoccini::Client;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::browser::{
+use crate::helpers::{
     assert_accessible, browser, driver, phone, screenshot, script, wait_for, LIVE_WITHIN,
     LOADS_WITHIN, ONE_AT_A_TIME,
 };

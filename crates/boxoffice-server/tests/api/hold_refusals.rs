@@ -6,8 +6,8 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::stores::Store;
 use crate::helpers::{another_instance, held, spawn_app_on, As, TestApp};
-use crate::stores::Store;
 
 async fn bad_hold_requests_answer_their_4xx_and_change_nothing(store: Store) {
     let app = spawn_app_on(store).await;
@@ -256,7 +256,7 @@ async fn a_seat_refused_lately_is_held_as_soon_as_it_comes_free(store: Store) {
     );
 }
 
-crate::stores::conformance!(
+crate::helpers::stores::conformance!(
     a_seat_refused_lately_is_held_as_soon_as_it_comes_free,
     bad_hold_requests_answer_their_4xx_and_change_nothing,
     holds_are_refused_once_the_event_has_started,

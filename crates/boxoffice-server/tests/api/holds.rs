@@ -4,8 +4,8 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::stores::Store;
 use crate::helpers::{held, rewind_hold, sell_directly, spawn_app_on, As};
-use crate::stores::Store;
 
 async fn a_hold_takes_every_seat_asked_for_and_quotes_their_prices(store: Store) {
     let app = spawn_app_on(store).await;
@@ -390,7 +390,7 @@ async fn a_hold_whose_time_runs_out_reads_as_available_and_resells(store: Store)
     );
 }
 
-crate::stores::conformance!(
+crate::helpers::stores::conformance!(
     a_hold_takes_every_seat_asked_for_and_quotes_their_prices,
     a_basket_with_one_taken_seat_holds_nothing_and_names_that_seat,
     sold_and_not_for_sale_seats_are_refused_like_held_ones,

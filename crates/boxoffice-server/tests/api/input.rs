@@ -3,8 +3,8 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::stores::{conformance, Store};
 use crate::helpers::{gala, held, spawn_app, spawn_app_on, spawn_app_with, As, TestApp};
-use crate::stores::{conformance, Store};
 
 /// Sends raw bytes as a JSON body; the status, the body and its size on the wire.
 async fn send_raw(

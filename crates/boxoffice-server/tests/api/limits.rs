@@ -10,9 +10,9 @@ use boxoffice_service::overload::OverloadSettings;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
+use crate::helpers::stores::{test_redis, PrivateRedis};
 use crate::helpers::{held, spawn_app_with, As, TestApp};
-use crate::races::{race, tally};
-use crate::stores::{test_redis, PrivateRedis};
+use crate::helpers::{race, tally};
 
 /// The gala's stalls, row by row (A to C, four seats each).
 const STALLS: [&str; 12] = [

@@ -15,8 +15,8 @@ use futures::{Stream, StreamExt};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
+use crate::helpers::stores::Store;
 use crate::helpers::{another_instance, spawn_app, spawn_app_on, spawn_app_with, As, TestApp};
-use crate::stores::Store;
 
 /// How long a change may take to arrive before the test fails.
 const ARRIVES_WITHIN: Duration = Duration::from_secs(5);
@@ -424,7 +424,7 @@ async fn a_seat_freed_on_another_instance_is_given_once_the_change_arrives(store
     assert_eq!(status, StatusCode::CREATED, "{body}");
 }
 
-crate::stores::conformance!(
+crate::helpers::stores::conformance!(
     every_change_of_a_seat_reaches_the_stream_in_order,
     a_change_on_one_instance_reaches_subscribers_of_another,
     a_seat_known_taken_is_refused_without_the_store_until_it_is_freed,

@@ -1,8 +1,6 @@
 //! Integration tests: a real server on a real socket over a fresh Postgres database per test.
 
 mod helpers;
-mod proxy;
-mod stores;
 
 mod allocations;
 mod availability;

@@ -10,9 +10,9 @@ use std::time::Duration;
 use boxoffice_service::overload::OverloadSettings;
 use serde_json::Value;
 
+use crate::helpers::event_with_queue;
+use crate::helpers::stores::Store;
 use crate::helpers::{spawn_app_with, TestApp};
-use crate::queue::event_with_queue;
-use crate::stores::Store;
 
 fn deploy(path: &str) -> String {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -3,8 +3,8 @@
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
+use crate::helpers::stores::Store;
 use crate::helpers::{spawn_app_on, spawn_app_with, As};
-use crate::stores::Store;
 
 async fn checkout_sells_the_held_seats_with_the_order_and_its_outbox_row(store: Store) {
     let app = spawn_app_on(store).await;
@@ -256,7 +256,7 @@ async fn a_checkout_postgres_cannot_finish_answers_503_and_leaves_the_hold_live(
     assert_eq!(app.count("order_seat").await, 2);
 }
 
-crate::stores::conformance!(
+crate::helpers::stores::conformance!(
     checkout_sells_the_held_seats_with_the_order_and_its_outbox_row,
     orders_are_read_by_their_owner_or_an_admin,
     cancelling_returns_the_seats_to_sale,

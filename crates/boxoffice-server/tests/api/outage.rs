@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 
+use crate::helpers::proxy::ChaosProxy;
 use crate::helpers::{fresh_database_name, spawn_app_with};
-use crate::proxy::ChaosProxy;
 
 /// The Postgres server the tests use, as a socket address for the proxy.
 async fn postgres_addr() -> SocketAddr {

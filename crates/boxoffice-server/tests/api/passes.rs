@@ -6,10 +6,10 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::stores::Store;
 use crate::helpers::{another_instance, read, As, TestApp};
-use crate::queue::{event_with_queue, hold_with_pass, join_and_wait};
-use crate::races::{race, spawn_race_app_on};
-use crate::stores::Store;
+use crate::helpers::{event_with_queue, hold_with_pass, join_and_wait};
+use crate::helpers::{race, spawn_race_app_on};
 
 /// A hold of `seats` by `who` under `pass`, not yet sent.
 fn hold_under(
@@ -195,7 +195,7 @@ async fn releasing_the_last_holds_at_once_ends_the_pass(store: Store) {
     }
 }
 
-crate::stores::conformance!(
+crate::helpers::stores::conformance!(
     a_pass_buys_one_share_however_its_requests_interleave,
     an_ended_pass_is_refused_by_an_instance_that_never_heard_of_it,
     releasing_the_last_holds_at_once_ends_the_pass,

@@ -7,7 +7,7 @@
 use fantoccini::{Client, Locator};
 use serde_json::json;
 
-use crate::browser::{
+use crate::helpers::{
     assert_accessible, browser, click, driver, open, phone, screenshot, script, text, visible,
     wait_status, wait_until, LIVE_WITHIN, LOADS_WITHIN, ONE_AT_A_TIME,
 };
@@ -151,7 +151,7 @@ async fn a_buyer_pays_on_the_test_page_and_comes_back_to_their_order() {
 
     // The organizer's console names both: one paid, one awaiting payment with its deadline.
     let console = browser(&driver).await;
-    crate::console_page::sign_in(&console, &app).await;
+    crate::helpers::sign_in(&console, &app).await;
     console
         .goto(&format!("{}/admin/events/{event}", app.base))
         .await

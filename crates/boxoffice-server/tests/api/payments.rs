@@ -7,9 +7,9 @@ use chrono::{DateTime, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::spawn_race_app_on;
+use crate::helpers::stores::Store;
 use crate::helpers::{gala, held, spawn_app_on, As, TestApp};
-use crate::races::spawn_race_app_on;
-use crate::stores::Store;
 
 /// The standard test event with a payment window of `seconds`.
 async fn event_with_window(app: &TestApp, seconds: u32) -> String {
@@ -438,7 +438,7 @@ async fn payments_at_the_deadline_either_sell_or_expire_never_both(store: Store)
     assert_eq!(twice, 0);
 }
 
-crate::stores::conformance!(
+crate::helpers::stores::conformance!(
     a_window_keeps_the_seats_until_the_order_is_paid,
     an_unpaid_order_expires_at_its_deadline_and_its_seats_sell_again,
     a_pending_order_is_cancelled_and_its_seats_are_free_at_once,

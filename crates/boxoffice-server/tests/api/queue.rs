@@ -1,5 +1,5 @@
-//! The waiting room over HTTP: joining, polling, admission and the pass it gives. (Some
-//! 550 lines: one flow, followed from the join to the checkout that ends the pass.)
+//! The waiting room over HTTP: joining, polling, admission and the pass it gives. (A long
+//! file: one flow, followed from the join to the checkout that ends the pass.)
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -12,44 +12,9 @@ use boxoffice_core::ids::{EventId, UserId};
 use boxoffice_server::config::Secret;
 use boxoffice_service::pass::Passes;
 
-use crate::helpers::{gala, spawn_app, spawn_app_on, spawn_app_with, As, TestApp};
-use crate::stores::{test_redis, PrivateRedis, Store};
-
-/// Creates the test event with a waiting room opening `opens_in` from now at `rate` a
-/// minute; returns its id.
-pub(crate) async fn event_with_queue(
-    app: &TestApp,
-    opens_in: chrono::Duration,
-    rate: u32,
-) -> String {
-    let venue = app.create_venue().await;
-    let mut spec = gala(&venue);
-    spec["queue"] = json!({"enabled": true, "opens_at": Utc::now() + opens_in,
-        "admit_per_minute": rate, "session_seconds": 300});
-    let (status, created) = app.post_events(&spec).await;
-    assert_eq!(status, StatusCode::CREATED, "{created}");
-    created["id"].as_str().unwrap().to_owned()
-}
-
-async fn join(app: &TestApp, event: &str, who: &As) -> (StatusCode, Value) {
-    app.send(
-        Method::POST,
-        &format!("/v1/events/{event}/queue"),
-        who,
-        None,
-    )
-    .await
-}
-
-async fn poll(app: &TestApp, event: &str, ticket: &str, who: &As) -> (StatusCode, Value) {
-    app.send(
-        Method::GET,
-        &format!("/v1/events/{event}/queue/{ticket}"),
-        who,
-        None,
-    )
-    .await
-}
+use crate::helpers::stores::{test_redis, PrivateRedis, Store};
+use crate::helpers::{admitted, event_with_queue, hold_with_pass, join, join_and_wait, poll};
+use crate::helpers::{spawn_app, spawn_app_on, spawn_app_with, As, TestApp};
 
 #[tokio::test]
 async fn a_buyer_joins_before_opening_waits_and_is_admitted_with_a_pass() {
@@ -163,29 +128,6 @@ async fn an_event_without_an_open_waiting_room_has_no_line() {
         (status, problem["code"].as_str()),
         (StatusCode::NOT_FOUND, Some("queue_not_found"))
     );
-}
-
-/// Polls `ticket` until it is admitted; answers the pass.
-async fn admitted(app: &TestApp, event: &str, ticket: &str, who: &As) -> String {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let (status, standing) = poll(app, event, ticket, who).await;
-        assert_eq!(status, StatusCode::OK, "{standing}");
-        if standing["admitted"] == true {
-            return standing["pass"].as_str().expect("a pass").to_owned();
-        }
-        assert!(tokio::time::Instant::now() < deadline, "never admitted");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Joins `who` to the line and waits until they are admitted: their ticket and pass.
-pub(crate) async fn join_and_wait(app: &TestApp, event: &str, who: &As) -> (String, String) {
-    let (status, joined) = join(app, event, who).await;
-    assert_eq!(status, StatusCode::CREATED, "{joined}");
-    let ticket = joined["ticket"].as_str().unwrap().to_owned();
-    let pass = admitted(app, event, &ticket, who).await;
-    (ticket, pass)
 }
 
 /// The three calls a pass guards, made as `who` showing `pass` (or none): a hold of named
@@ -310,24 +252,6 @@ async fn holds_and_bookings_need_the_buyers_own_valid_pass_on_postgres() {
 #[tokio::test]
 async fn holds_and_bookings_need_the_buyers_own_valid_pass_on_redis() {
     passes_are_required_to_hold_and_book(Store::Redis).await;
-}
-
-pub(crate) async fn hold_with_pass(
-    app: &TestApp,
-    event: &str,
-    who: &As,
-    pass: &str,
-    seat: &str,
-) -> (StatusCode, Value) {
-    crate::helpers::read(
-        app.request(Method::POST, &format!("/v1/events/{event}/holds"), who)
-            .header("Boxoffice-Pass", pass)
-            .json(&json!({"seats": [seat]}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
 }
 
 #[tokio::test]

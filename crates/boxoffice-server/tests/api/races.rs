@@ -2,51 +2,13 @@
 //! answers and the state of the database. A single request succeeding proves nothing.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
-use reqwest::{Method, RequestBuilder, StatusCode};
+use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{held, read, rewind_hold, seat_set, spawn_app_with, TestApp};
-use crate::stores::Store;
-
-pub async fn spawn_race_app() -> TestApp {
-    spawn_race_app_on(Store::Postgres).await
-}
-
-/// A server for races, holding seats in `store`.
-pub async fn spawn_race_app_on(store: Store) -> TestApp {
-    spawn_app_with(|s| {
-        store.configure(s);
-        s.database.pool_size = 8;
-        // Hundreds of requests queue for eight connections; none should give up.
-        s.database.acquire_timeout = Duration::from_secs(30);
-        s.request_timeout = Duration::from_secs(60);
-    })
-    .await
-}
-
-/// Sends every request at the same moment and returns the answers in the same order.
-pub async fn race(requests: Vec<RequestBuilder>) -> Vec<(StatusCode, Value)> {
-    boxoffice_client::release::together(
-        requests
-            .into_iter()
-            .map(
-                |request| async move { read(request.send().await.expect("request is sent")).await },
-            )
-            .collect(),
-    )
-    .await
-}
-
-/// How many answers had each status.
-pub fn tally(answers: &[(StatusCode, Value)]) -> BTreeMap<u16, usize> {
-    let mut counts = BTreeMap::new();
-    for (status, _) in answers {
-        *counts.entry(status.as_u16()).or_default() += 1;
-    }
-    counts
-}
+use crate::helpers::stores::Store;
+use crate::helpers::{big_event, hold_request, race, spawn_race_app_on, tally};
+use crate::helpers::{held, rewind_hold, seat_set};
 
 /// The user whose hold request won (requests are made as `buyer-<index>`).
 fn winner_user(answers: &[(StatusCode, Value)]) -> String {
@@ -55,40 +17,6 @@ fn winner_user(answers: &[(StatusCode, Value)]) -> String {
         .position(|(s, _)| *s == StatusCode::CREATED)
         .unwrap();
     format!("buyer-{i}")
-}
-
-pub fn hold_request(app: &TestApp, event: &str, user: &str, seats: &[String]) -> RequestBuilder {
-    app.request(
-        Method::POST,
-        &format!("/v1/events/{event}/holds"),
-        &app.buyer(user),
-    )
-    .json(&json!({"seats": seats}))
-}
-
-/// A venue with one section of `rows` × `per_row` seats, and an event selling all of it.
-pub async fn big_event(
-    app: &TestApp,
-    rows: usize,
-    per_row: u32,
-    max_seats_per_user: u32,
-) -> String {
-    let rows: Vec<_> = (0..rows)
-        .map(|r| json!({"label": format!("R{r}"), "seats": per_row}))
-        .collect();
-    let (_, venue) = app
-        .post_venues(
-            &json!({"name": "Arena", "sections": [{"id": "floor", "name": "Floor", "rows": rows}]}),
-        )
-        .await;
-    let (status, event) = app
-        .post_events(&json!({"venue_id": venue["id"], "name": "Race", "starts_at": "2030-01-01T20:00:00Z",
-            "max_seats_per_user": max_seats_per_user,
-            "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
-            "allocations": [{"ticket_type": "standard", "section": "floor"}]}))
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{event}");
-    event["id"].as_str().unwrap().to_owned()
 }
 
 async fn two_hundred_buyers_at_one_seat_leave_exactly_one_holder(store: Store) {
@@ -370,7 +298,7 @@ async fn a_withdrawal_racing_forty_holds_never_strands_a_held_seat(store: Store)
     assert_eq!(held(&app, &event).await, won_sorted);
 }
 
-crate::stores::conformance!(
+crate::helpers::stores::conformance!(
     two_hundred_buyers_at_one_seat_leave_exactly_one_holder,
     sixty_overlapping_baskets_have_one_winner_and_the_losers_hold_nothing,
     fifty_concurrent_checkouts_of_one_token_make_one_order,

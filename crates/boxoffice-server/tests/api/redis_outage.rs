@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::stores::{PrivateCluster, PrivateRedis};
 use crate::helpers::{held, read, spawn_app_with, As, TestApp};
-use crate::redis_store::{spawn_on, spawn_on_redis, token};
-use crate::stores::{PrivateCluster, PrivateRedis};
+use crate::helpers::{spawn_on, spawn_on_redis, token};
 use boxoffice_server::config::HoldStoreKind;
 
 /// Retries a hold until Redis answers it, for at most ten seconds.

@@ -13,32 +13,15 @@ use boxoffice_core::ids::EventId;
 use boxoffice_store::redis::holds::keys;
 use boxoffice_store::redis::link::RedisLink;
 
+use crate::helpers::stores::{test_redis, PrivateRedis, Store};
 use crate::helpers::{
     commit_order_directly, held, sell_directly, spawn_app_on, spawn_app_with, As, TestApp,
 };
-use crate::races::{race, tally};
-use crate::stores::{test_redis, PrivateRedis, Store};
+use crate::helpers::{race, tally};
+use crate::helpers::{spawn_on, token};
 
 /// How long the server of the flush test trusts the store's word that a seat is taken.
 const KNOWN_TAKEN: Duration = Duration::from_secs(1);
-
-pub(crate) async fn spawn_on(redis: &PrivateRedis) -> TestApp {
-    spawn_on_redis(redis.url(), false).await
-}
-
-pub(crate) async fn spawn_on_redis(url: String, cluster: bool) -> TestApp {
-    spawn_app_with(move |s| {
-        s.hold_store = HoldStoreKind::Redis;
-        s.redis = test_redis(url, cluster);
-        s.database.pool_size = 8;
-        s.database.acquire_timeout = Duration::from_secs(30);
-    })
-    .await
-}
-
-pub(crate) fn token(hold: &Value) -> &str {
-    hold["hold_token"].as_str().unwrap()
-}
 
 /// Sends every checkout of `tokens` (`copies` times each, as its owner) at once.
 async fn checkouts(

@@ -10,9 +10,9 @@ use std::time::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::stores::Store;
 use crate::helpers::{gala, spawn_app_on, spawn_app_with, As, TestApp};
-use crate::races::{race, tally};
-use crate::stores::Store;
+use crate::helpers::{race, tally};
 
 async fn join(app: &TestApp, event: &str, who: &As, body: Value) -> (StatusCode, Value) {
     app.send(
@@ -289,7 +289,7 @@ async fn an_offer_not_bought_in_time_passes_to_the_next_in_line(store: Store) {
 }
 
 async fn a_crowd_at_the_returning_seats_gets_nothing_while_anyone_waits(store: Store) {
-    let app = crate::races::spawn_race_app_on(store).await;
+    let app = crate::helpers::spawn_race_app_on(store).await;
     let event = app.create_event().await;
     let seats = ["stalls-B-1", "stalls-B-2"];
     // Each round the seats' buyer cancels while someone waits; the waiter buys them, and
@@ -564,7 +564,7 @@ async fn a_short_window_is_kept_at_checkout_for_those_already_waiting(store: Sto
     assert_eq!(tally(&race(crowd).await), BTreeMap::from([(409, 10)]));
 }
 
-crate::stores::conformance!(
+crate::helpers::stores::conformance!(
     a_cancelled_order_goes_to_the_first_entry_it_can_serve,
     an_offer_not_bought_in_time_passes_to_the_next_in_line,
     a_crowd_at_the_returning_seats_gets_nothing_while_anyone_waits,
@@ -577,7 +577,7 @@ crate::stores::conformance!(
 /// order is cancelled, and buys it there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_buyer_waits_on_the_page_and_buys_the_seat_offered() {
-    use crate::browser::{
+    use crate::helpers::{
         assert_accessible, browser, click, driver, open, phone, screenshot, script, wait_for,
         wait_status, LIVE_WITHIN, LOADS_WITHIN, ONE_AT_A_TIME,
     };

@@ -18,12 +18,22 @@ use serde_json::{json, Value};
 use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
 
-use crate::stores::Store;
+use crate::helpers::stores::Store;
 
+mod browser;
 mod direct;
+pub mod proxy;
+mod queue;
+mod race;
+mod redis;
+pub mod stores;
+pub(crate) use browser::*;
 pub use direct::{
     commit_order_directly, held, hold_directly, rewind_hold, seat_set, sell_directly,
 };
+pub(crate) use queue::{admitted, event_with_queue, hold_with_pass, join, join_and_wait, poll};
+pub(crate) use race::{big_event, hold_request, race, spawn_race_app, spawn_race_app_on, tally};
+pub(crate) use redis::{spawn_on, spawn_on_redis, token};
 
 /// Where the tests' Postgres server is; each test makes its own database on it.
 pub fn server_url() -> String {
@@ -507,4 +517,16 @@ pub fn gala(venue: &str) -> Value {
                         {"ticket_type": "premium", "seats": ["box-L-1", "box-L-2"]}],
         "ga_areas": [{"code": "floor", "name": "Standing floor", "capacity": 50,
                       "price_cents": 3000, "currency": "EUR", "max_per_booking": 10}]})
+}
+
+/// `who` holds `seats` and buys them; the order.
+pub(crate) async fn buy(app: &TestApp, event: &str, who: &str, seats: &[&str]) -> Value {
+    let buyer = app.buyer(who);
+    let (status, hold) = app.post_holds(event, &buyer, seats).await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    let (status, order) = app
+        .post_orders(event, &buyer, hold["hold_token"].as_str().unwrap())
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{order}");
+    order
 }

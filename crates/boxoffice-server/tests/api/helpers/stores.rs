@@ -67,7 +67,7 @@ macro_rules! conformance {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $name() {
-                    super::$name($crate::stores::Store::Postgres).await
+                    super::$name($crate::helpers::stores::Store::Postgres).await
                 }
             )*
         }
@@ -75,7 +75,7 @@ macro_rules! conformance {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $name() {
-                    super::$name($crate::stores::Store::Redis).await
+                    super::$name($crate::helpers::stores::Store::Redis).await
                 }
             )*
         }
@@ -83,7 +83,7 @@ macro_rules! conformance {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $name() {
-                    super::$name($crate::stores::Store::RedisCluster).await
+                    super::$name($crate::helpers::stores::Store::RedisCluster).await
                 }
             )*
         }
