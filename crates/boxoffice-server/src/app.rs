@@ -3,13 +3,11 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use boxoffice_service::seat_map::SeatMapCache;
-use boxoffice_service::{Parts, Services};
+use boxoffice_service::Services;
 use boxoffice_store::hold_store::HoldStore;
 use boxoffice_store::pg::db;
 use boxoffice_store::pg::holds::PgHoldStore;
@@ -22,9 +20,6 @@ use crate::router::{router, BodyLimits};
 use crate::state::{AppState, Inner};
 use crate::tokens::Auth;
 use crate::workers::{expiries, sweeps, upkeep};
-
-/// Events whose rendered seat maps one server keeps.
-const SEAT_MAP_CACHE_EVENTS: usize = 32;
 
 /// A server bound to its address, its database created and migrated, ready to run.
 pub struct Application {
@@ -68,42 +63,26 @@ impl Application {
                 None
             },
         );
-        let services = Services::new(Parts {
-            pool,
-            holds,
-            seat_maps: SeatMapCache::new(
-                NonZeroUsize::new(SEAT_MAP_CACHE_EVENTS).expect("non-zero"),
-            ),
-            chooser: boxoffice_service::best_available::Chooser::new(
-                NonZeroUsize::new(SEAT_MAP_CACHE_EVENTS).expect("non-zero"),
-            ),
-            gate,
-            metrics: boxoffice_service::metrics::Metrics::new(),
-            live: boxoffice_service::live::Live::new(
-                settings.stream_heartbeat,
-                settings.known_taken,
-            ),
-            rate_limits,
-            // Connects on first use: an event without a waiting room never needs Redis.
-            waiting_room: boxoffice_store::redis::queue::WaitingRoom::new(&settings.redis)?,
-            admission: boxoffice_service::admission::Admission::new(&settings.jwt_secret),
-            overload: boxoffice_service::overload::Overload::new(settings.overload),
-            replica: match &settings.replica {
-                Some((config, max_lag)) => {
-                    Some(Arc::new(boxoffice_service::replica::Replica::new(
-                        boxoffice_store::pg::db::connect_lazy(config)?,
-                        *max_lag,
-                    )))
-                }
-                None => None,
-            },
-        });
+        let mut services = Services::builder(pool, holds, &settings.redis, &settings.jwt_secret)
+            .rate_limits(rate_limits)
+            .live(settings.stream_heartbeat, settings.known_taken)
+            .overload(settings.overload);
+        if let Some(gate) = gate {
+            services = services.gate(gate);
+        }
+        if let Some((config, max_lag)) = &settings.replica {
+            services = services.replica(boxoffice_service::replica::Replica::new(
+                boxoffice_store::pg::db::connect_lazy(config)?,
+                *max_lag,
+            ));
+        }
+        let services = services.build()?;
         let state = AppState::new(Inner {
             services,
             auth: Auth::new(&settings.admin_token, &settings.jwt_secret),
             anonymous_sessions: settings.anonymous_sessions,
             demo_payments: settings.demo_payments,
-            encoded: EncodedCache::new(NonZeroUsize::new(SEAT_MAP_CACHE_EVENTS).expect("non-zero")),
+            encoded: EncodedCache::new(boxoffice_service::CACHED_EVENTS),
             streams: boxoffice_service::limits::StreamSlots::new(settings.streams_per_address),
             max_import_bytes: settings.max_import_bytes,
         });

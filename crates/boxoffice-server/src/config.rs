@@ -29,10 +29,9 @@ pub mod defaults {
     /// `BOXOFFICE_SHUTDOWN_GRACE_MS`.
     pub const SHUTDOWN_GRACE_MS: u64 = 10_000;
     /// `BOXOFFICE_SESSIONS_PER_MINUTE`.
-    pub const SESSIONS_PER_MINUTE: u32 = 20;
-    /// `BOXOFFICE_HOLDS_PER_MINUTE`: well above what a buyer clicking seats asks for, far
-    /// below what a script churning holds needs.
-    pub const HOLDS_PER_MINUTE: u32 = 30;
+    pub const SESSIONS_PER_MINUTE: u32 = boxoffice_service::limits::DEFAULT_SESSIONS_PER_MINUTE;
+    /// `BOXOFFICE_HOLDS_PER_MINUTE`.
+    pub const HOLDS_PER_MINUTE: u32 = boxoffice_service::limits::DEFAULT_HOLDS_PER_MINUTE;
     /// `BOXOFFICE_SWEEP_INTERVAL_SECS`.
     pub const SWEEP_INTERVAL_SECS: u64 = 300;
     /// `BOXOFFICE_EXPIRY_INTERVAL_SECS`: `order.expired` follows a deadline within this.
@@ -41,9 +40,9 @@ pub mod defaults {
     /// few pages open, not dozens.
     pub const STREAMS_PER_ADDRESS: u32 = 32;
     /// `BOXOFFICE_STREAM_HEARTBEAT_MS`.
-    pub const STREAM_HEARTBEAT_MS: u64 = 15_000;
+    pub const STREAM_HEARTBEAT_MS: u64 = boxoffice_service::live::DEFAULT_HEARTBEAT_MS;
     /// `BOXOFFICE_KNOWN_TAKEN_MS`.
-    pub const KNOWN_TAKEN_MS: u64 = 2_000;
+    pub const KNOWN_TAKEN_MS: u64 = boxoffice_service::live::DEFAULT_KNOWN_TAKEN_MS;
     /// `BOXOFFICE_OVERLOAD_TARGET_MS`: 0, no adaptive limit. With one, a flash sale of
     /// 5,000 buyers at once answers holds in tens of milliseconds instead of seconds, but
     /// sells 10–30% fewer seats a second on two cores (BENCHMARKS.md, "Overload"): an

@@ -60,11 +60,14 @@ pub mod seat_map;
 mod secret;
 pub mod waitlist;
 
+use std::num::NonZeroUsize;
 use std::ops::Deref;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use boxoffice_api::SeatRef;
 use boxoffice_store::hold_store::HoldStore;
+use boxoffice_store::redis::link::RedisConfig;
 use sqlx::PgPool;
 
 pub use error::Error;
@@ -106,6 +109,107 @@ impl Services {
     /// Wraps the parts.
     pub fn new(parts: Parts) -> Self {
         Self(Arc::new(parts))
+    }
+
+    /// The services over `pool` and the hold store `holds`, with the defaults of
+    /// `boxoffice serve` for everything else; the builder's methods change them. Redis at
+    /// `redis` is asked only when something needs it (a waiting room, the gate, limits
+    /// counted there); user tokens and waiting-room passes are signed with `jwt_secret`.
+    pub fn builder(
+        pool: PgPool,
+        holds: Arc<dyn HoldStore>,
+        redis: &RedisConfig,
+        jwt_secret: &Secret,
+    ) -> ServicesBuilder {
+        ServicesBuilder {
+            pool,
+            holds,
+            redis: redis.clone(),
+            jwt_secret: jwt_secret.clone(),
+            gate: None,
+            rate_limits: None,
+            heartbeat: Duration::from_millis(live::DEFAULT_HEARTBEAT_MS),
+            known_taken: Duration::from_millis(live::DEFAULT_KNOWN_TAKEN_MS),
+            overload: None,
+            replica: None,
+        }
+    }
+}
+
+/// How many events' rendered seat maps (and best-available choosers) one server keeps.
+pub const CACHED_EVENTS: NonZeroUsize = NonZeroUsize::new(32).expect("non-zero");
+
+/// Builds [`Services`]: see [`Services::builder`].
+pub struct ServicesBuilder {
+    pool: PgPool,
+    holds: Arc<dyn HoldStore>,
+    redis: RedisConfig,
+    jwt_secret: Secret,
+    gate: Option<boxoffice_store::redis::gate::Gate>,
+    rate_limits: Option<limits::RateLimits>,
+    heartbeat: Duration,
+    known_taken: Duration,
+    overload: Option<overload::OverloadSettings>,
+    replica: Option<Arc<replica::Replica>>,
+}
+
+impl ServicesBuilder {
+    /// The sale-day gate in front of general-admission bookings (none by default).
+    pub fn gate(mut self, gate: boxoffice_store::redis::gate::Gate) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// The abuse limits (by default: `boxoffice serve`'s, counted on this instance).
+    pub fn rate_limits(mut self, limits: limits::RateLimits) -> Self {
+        self.rate_limits = Some(limits);
+        self
+    }
+
+    /// How often a quiet stream sends a heartbeat, and how long this instance refuses a
+    /// seat the store called taken ([`live::Live::new`]).
+    pub fn live(mut self, heartbeat: Duration, known_taken: Duration) -> Self {
+        self.heartbeat = heartbeat;
+        self.known_taken = known_taken;
+        self
+    }
+
+    /// The adaptive concurrency limit (off by default).
+    pub fn overload(mut self, settings: Option<overload::OverloadSettings>) -> Self {
+        self.overload = settings;
+        self
+    }
+
+    /// A streaming replica seat maps are read from (none by default).
+    pub fn replica(mut self, replica: replica::Replica) -> Self {
+        self.replica = Some(Arc::new(replica));
+        self
+    }
+
+    /// The services.
+    pub fn build(self) -> Result<Services, boxoffice_store::StoreError> {
+        Ok(Services::new(Parts {
+            pool: self.pool,
+            holds: self.holds,
+            seat_maps: seat_map::SeatMapCache::new(CACHED_EVENTS),
+            chooser: best_available::Chooser::new(CACHED_EVENTS),
+            gate: self.gate,
+            metrics: metrics::Metrics::new(),
+            live: live::Live::new(self.heartbeat, self.known_taken),
+            rate_limits: self.rate_limits.unwrap_or_else(|| {
+                limits::RateLimits::new(
+                    limits::DEFAULT_SESSIONS_PER_MINUTE,
+                    limits::DEFAULT_HOLDS_PER_MINUTE,
+                    Vec::new(),
+                    None,
+                )
+            }),
+            // Connects on first use: an event without a waiting room never needs Redis.
+            waiting_room: boxoffice_store::redis::queue::WaitingRoom::new(&self.redis)?,
+            admission: admission::Admission::new(&self.jwt_secret),
+            overload: overload::Overload::new(self.overload),
+            replica: self.replica,
+        }))
     }
 }
 

@@ -69,6 +69,12 @@ pub struct RateLimits {
     trusted_proxies: Vec<IpNet>,
 }
 
+/// Anonymous sessions one client address may create a minute, unless told otherwise.
+pub const DEFAULT_SESSIONS_PER_MINUTE: u32 = 20;
+/// Holds one user may ask for a minute, unless told otherwise: well above what a buyer
+/// clicking seats asks for, far below what a script churning holds needs.
+pub const DEFAULT_HOLDS_PER_MINUTE: u32 = 30;
+
 impl RateLimits {
     /// The limits, counted in Redis when `redis` is given.
     pub fn new(

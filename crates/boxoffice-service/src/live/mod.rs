@@ -159,6 +159,12 @@ struct Outgoing {
     sent: Option<oneshot::Sender<()>>,
 }
 
+/// How often a quiet stream sends a comment line, unless told otherwise, in milliseconds.
+pub const DEFAULT_HEARTBEAT_MS: u64 = 15_000;
+/// How long this instance refuses a seat the hold store called taken, unless told
+/// otherwise, in milliseconds ([`Taken`]).
+pub const DEFAULT_KNOWN_TAKEN_MS: u64 = 2_000;
+
 /// This instance's side of live updates: the subscribers per event and the way out to
 /// the bus. Cheap to share (it lives in the [`crate::Services`]).
 pub struct Live {
