@@ -18,11 +18,10 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::helpers::{
-    assert_accessible, attr, browser, click, click_seat, driver, open, phone, pick, screenshot,
-    script, seat, status, text, visible, wait_status, wait_until, LIVE_WITHIN, LOADS_WITHIN,
-    ONE_AT_A_TIME,
+    assert_accessible, attr, browser, click, click_seat, driver, hold_directly, open, phone, pick,
+    screenshot, script, seat, spawn_app, spawn_app_with, status, text, visible, wait_status,
+    wait_until, As, TestApp, LIVE_WITHIN, LOADS_WITHIN, ONE_AT_A_TIME,
 };
-use crate::helpers::{hold_directly, spawn_app, spawn_app_with, As, TestApp};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_buyers_see_each_others_holds_conflicts_and_sales_live() {

@@ -6,8 +6,7 @@ use std::collections::BTreeSet;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::buy;
-use crate::helpers::{sell_directly, spawn_app, As, TestApp};
+use crate::helpers::{buy, sell_directly, spawn_app, As, TestApp};
 
 async fn admin_get(app: &TestApp, path: &str) -> (StatusCode, Value) {
     app.send(Method::GET, path, &As::Admin, None).await

@@ -7,17 +7,14 @@
 
 use std::time::Duration;
 
+use fantoccini::Client;
 use reqwest::StatusCode;
-use serde_json::json;
+use serde_json::{json, Value};
 
-use crate::helpers::buy;
-use crate::helpers::find;
 use crate::helpers::{
-    assert_accessible, browser, driver, phone, screenshot, script, wait_for, LIVE_WITHIN,
-    LOADS_WITHIN, ONE_AT_A_TIME,
+    assert_accessible, browser, buy, driver, find, phone, press, screenshot, script, sign_in,
+    spawn_app, type_into, wait_for, As, LIVE_WITHIN, LOADS_WITHIN, ONE_AT_A_TIME,
 };
-use crate::helpers::{press, sign_in, type_into};
-use crate::helpers::{spawn_app, As};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_organizer_signs_in_imports_a_venue_and_creates_an_event() {
@@ -201,6 +198,16 @@ const PICK: &str = "
     });
     return document.getElementById('picked').textContent;";
 
+/// Picks `seats` on the organizer's map once every one of them is drawn (the map may be
+/// drawn after the counters the test waited for): the selection's description.
+async fn pick_seats(page: &Client, seats: &[&str]) -> Value {
+    let drawn = format!(
+        "return {seats:?}.every(id => document.querySelector(`#map [data-seat-id=\"${{id}}\"]`))"
+    );
+    wait_for(page, LOADS_WITHIN, &drawn, json!(true)).await;
+    page.execute(PICK, vec![json!(seats)]).await.unwrap()
+}
+
 /// Drags a box from the top-left of the first seat to the bottom-right of the second.
 const DRAG: &str = "
     const svg = document.getElementById('map');
@@ -254,13 +261,7 @@ async fn the_dashboard_follows_a_sale_and_the_organizer_changes_seats_and_cancel
     screenshot(&page, "console-06-dashboard").await;
 
     // The held-back circle put on sale as premium: a click and two shift-clicks.
-    let picked = page
-        .execute(
-            PICK,
-            vec![json!(["circle-A-1", "circle-A-2", "circle-A-3"])],
-        )
-        .await
-        .unwrap();
+    let picked = pick_seats(&page, &["circle-A-1", "circle-A-2", "circle-A-3"]).await;
     assert_eq!(picked, "3 seats selected");
     press(&page, "select[name=ticket_type] option[value=premium]").await;
     let button = script(
@@ -415,13 +416,7 @@ async fn an_organizer_gives_seats_to_a_channel_and_releases_them_to_the_waiting_
     wait_for(&page, LOADS_WITHIN, waitlist, json!([false, "1", "0"])).await;
 
     // The held-back circle given to Partner A.
-    let picked = page
-        .execute(
-            PICK,
-            vec![json!(["circle-A-1", "circle-A-2", "circle-A-3"])],
-        )
-        .await
-        .unwrap();
+    let picked = pick_seats(&page, &["circle-A-1", "circle-A-2", "circle-A-3"]).await;
     assert_eq!(picked, "3 seats selected");
     press(&page, "select[name=channel] option[value=partner-a]").await;
     press(&page, "button[data-action=put-on-sale]").await;

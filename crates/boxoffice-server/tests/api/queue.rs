@@ -13,8 +13,10 @@ use boxoffice_server::config::Secret;
 use boxoffice_service::pass::Passes;
 
 use crate::helpers::stores::{test_redis, PrivateRedis, Store};
-use crate::helpers::{admitted, event_with_queue, hold_with_pass, join, join_and_wait, poll};
-use crate::helpers::{spawn_app, spawn_app_on, spawn_app_with, As, TestApp};
+use crate::helpers::{
+    admitted, event_with_queue, hold_with_pass, join, join_and_wait, poll, spawn_app, spawn_app_on,
+    spawn_app_with, As, TestApp,
+};
 
 #[tokio::test]
 async fn a_buyer_joins_before_opening_waits_and_is_admitted_with_a_pass() {

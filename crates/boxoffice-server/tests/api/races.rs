@@ -7,8 +7,9 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::helpers::stores::Store;
-use crate::helpers::{big_event, hold_request, race, spawn_race_app_on, tally};
-use crate::helpers::{held, rewind_hold, seat_set};
+use crate::helpers::{
+    big_event, held, hold_request, race, rewind_hold, seat_set, spawn_race_app_on, tally,
+};
 
 /// The user whose hold request won (requests are made as `buyer-<index>`).
 fn winner_user(answers: &[(StatusCode, Value)]) -> String {

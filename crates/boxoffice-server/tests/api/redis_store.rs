@@ -15,10 +15,9 @@ use boxoffice_store::redis::link::RedisLink;
 
 use crate::helpers::stores::{test_redis, PrivateRedis, Store};
 use crate::helpers::{
-    commit_order_directly, held, sell_directly, spawn_app_on, spawn_app_with, As, TestApp,
+    commit_order_directly, held, race, sell_directly, spawn_app_on, spawn_app_with, spawn_on,
+    tally, token, As, TestApp,
 };
-use crate::helpers::{race, tally};
-use crate::helpers::{spawn_on, token};
 
 /// How long the server of the flush test trusts the store's word that a seat is taken.
 const KNOWN_TAKEN: Duration = Duration::from_secs(1);
