@@ -170,7 +170,7 @@ async fn footprint(app: &TestApp, event: &str) -> (i64, i64, i64, BTreeMap<Strin
     )
 }
 
-async fn passes_are_required_to_hold_and_book(store: Store) {
+async fn holds_and_bookings_need_the_buyers_own_valid_pass(store: Store) {
     let app = spawn_app_on(store).await;
     let event = event_with_queue(&app, chrono::Duration::zero(), 600_000).await;
     let other_event = event_with_queue(&app, chrono::Duration::zero(), 600_000).await;
@@ -244,16 +244,6 @@ async fn passes_are_required_to_hold_and_book(store: Store) {
     let plain = app.create_event().await;
     let (status, _) = app.post_holds(&plain, &alice, &["stalls-B-1"]).await;
     assert_eq!(status, StatusCode::CREATED);
-}
-
-#[tokio::test]
-async fn holds_and_bookings_need_the_buyers_own_valid_pass_on_postgres() {
-    passes_are_required_to_hold_and_book(Store::Postgres).await;
-}
-
-#[tokio::test]
-async fn holds_and_bookings_need_the_buyers_own_valid_pass_on_redis() {
-    passes_are_required_to_hold_and_book(Store::Redis).await;
 }
 
 #[tokio::test]
@@ -432,11 +422,6 @@ async fn two_instances_share_one_line_and_one_rule() {
     }
 }
 
-#[tokio::test]
-async fn holds_and_bookings_need_the_buyers_own_valid_pass_on_a_redis_cluster() {
-    passes_are_required_to_hold_and_book(Store::RedisCluster).await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn without_redis_the_line_answers_503_and_admitted_buyers_still_buy() {
     let mut redis = PrivateRedis::start();
@@ -497,13 +482,13 @@ async fn polling_an_admission_past_its_session_gives_no_pass() {
         .connection()
         .await
         .unwrap();
-    let since: i64 = redis::cmd("HGET")
+    let since: i64 = ::redis::cmd("HGET")
         .arg(format!("queue:{{{event}}}:since"))
         .arg(&ticket)
         .query_async(&mut conn)
         .await
         .unwrap();
-    redis::cmd("HSET")
+    ::redis::cmd("HSET")
         .arg(format!("queue:{{{event}}}:since"))
         .arg(&ticket)
         .arg(since - 301_000)
@@ -525,3 +510,5 @@ async fn polling_an_admission_past_its_session_gives_no_pass() {
         "a new ticket"
     );
 }
+
+crate::helpers::stores::conformance!(holds_and_bookings_need_the_buyers_own_valid_pass);
