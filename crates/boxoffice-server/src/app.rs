@@ -54,7 +54,6 @@ impl Application {
         let rate_limits = boxoffice_service::limits::RateLimits::new(
             settings.sessions_per_minute,
             settings.holds_per_minute,
-            settings.trusted_proxies.clone(),
             if uses_redis {
                 Some(boxoffice_store::redis::rate_limit::RedisRateLimit::new(
                     &settings.redis,
@@ -85,6 +84,7 @@ impl Application {
             encoded: EncodedCache::new(boxoffice_service::CACHED_EVENTS),
             streams: boxoffice_service::limits::StreamSlots::new(settings.streams_per_address),
             max_import_bytes: settings.max_import_bytes,
+            trusted_proxies: settings.trusted_proxies.clone(),
         });
         let router = router(
             state.clone(),

@@ -380,9 +380,7 @@ impl ServeArgs {
                     )
                 }
             }),
-            trusted_proxies: boxoffice_service::limits::parse_trusted_proxies(
-                &self.trusted_proxies,
-            )?,
+            trusted_proxies: crate::client::parse_trusted_proxies(&self.trusted_proxies)?,
             allowed_origins: parse_origins(&self.allowed_origins)?,
             retention: Retention {
                 idempotency: Duration::from_secs(self.idempotency_retention_hours * 3600),

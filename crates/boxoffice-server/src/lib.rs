@@ -17,6 +17,7 @@
 //!   reads and admin writes, the store), and map the result to HTTP.
 //! - [`tokens`]: the admin token and user JWTs, verified and minted.
 //! - [`auth`]: the extractors that tell who a request comes from, by its token.
+//! - [`client`]: the client's address, behind trusted proxies as `X-Forwarded-For` says.
 //! - [`error`]: [`error::ApiError`], rendered as problem+json with API.md's stable codes,
 //!   and the mapping of every service error to it.
 //! - [`extract`]: a JSON extractor whose rejections are problem documents.
@@ -27,6 +28,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod client;
 pub mod config;
 pub mod demo;
 pub mod encoded;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use boxoffice_service::limits::StreamSlots;
 use boxoffice_service::Services;
+use ipnet::IpNet;
 
 use crate::encoded::EncodedCache;
 use crate::tokens::Auth;
@@ -30,6 +31,8 @@ pub struct Inner {
     pub streams: StreamSlots,
     /// The largest body the venue import reads, in bytes (`BOXOFFICE_MAX_IMPORT_BYTES`).
     pub max_import_bytes: usize,
+    /// Proxies whose `X-Forwarded-For` names the client (`BOXOFFICE_TRUSTED_PROXIES`).
+    pub trusted_proxies: Vec<IpNet>,
 }
 
 impl AppState {
@@ -66,6 +69,11 @@ impl AppState {
     /// Event streams open per client address.
     pub fn streams(&self) -> &StreamSlots {
         &self.0.streams
+    }
+
+    /// Proxies whose `X-Forwarded-For` names the client.
+    pub fn trusted_proxies(&self) -> &[IpNet] {
+        &self.0.trusted_proxies
     }
 }
 

@@ -200,7 +200,6 @@ impl ServicesBuilder {
                 limits::RateLimits::new(
                     limits::DEFAULT_SESSIONS_PER_MINUTE,
                     limits::DEFAULT_HOLDS_PER_MINUTE,
-                    Vec::new(),
                     None,
                 )
             }),

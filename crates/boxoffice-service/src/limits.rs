@@ -7,7 +7,7 @@
 //! open entirely and never fails a request because Redis is away.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,7 +16,6 @@ use std::time::Duration;
 use boxoffice_store::redis::rate_limit::RedisRateLimit;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota};
-use ipnet::IpNet;
 
 /// One named limit of so many requests a minute per key.
 pub struct Limit {
@@ -66,7 +65,6 @@ pub struct RateLimits {
     /// `POST /v1/events/{id}/holds` per user and event.
     pub holds: Limit,
     redis: Option<RedisRateLimit>,
-    trusted_proxies: Vec<IpNet>,
 }
 
 /// Anonymous sessions one client address may create a minute, unless told otherwise.
@@ -80,14 +78,12 @@ impl RateLimits {
     pub fn new(
         sessions_per_minute: u32,
         holds_per_minute: u32,
-        trusted_proxies: Vec<IpNet>,
         redis: Option<RedisRateLimit>,
     ) -> Self {
         Self {
             sessions: Limit::new("sessions", sessions_per_minute),
             holds: Limit::new("holds", holds_per_minute),
             redis,
-            trusted_proxies,
         }
     }
 
@@ -139,42 +135,6 @@ impl RateLimits {
         ]
     }
 
-    /// The client's address: the peer's, or, when the peer is a trusted proxy, the
-    /// nearest address in `X-Forwarded-For` that is not one (each proxy appends the
-    /// address it got the request from, so addresses left of the last untrusted one are
-    /// whatever the client chose to send).
-    ///
-    /// `forwarded` is every `X-Forwarded-For` header value of the request, in order.
-    pub fn client_address<'a>(
-        &self,
-        peer: SocketAddr,
-        forwarded: impl IntoIterator<Item = &'a str>,
-    ) -> IpAddr {
-        let trusted = |ip: &IpAddr| self.trusted_proxies.iter().any(|net| net.contains(ip));
-        let mut client = peer.ip();
-        if !trusted(&client) {
-            return client;
-        }
-        let forwarded = forwarded
-            .into_iter()
-            .flat_map(|v| v.split(','))
-            .map(str::trim)
-            .collect::<Vec<_>>();
-        for hop in forwarded.iter().rev() {
-            match hop.parse::<IpAddr>() {
-                Ok(ip) => {
-                    client = ip;
-                    if !trusted(&ip) {
-                        break;
-                    }
-                }
-                // Garbage where an address should be: stop at the last address trusted.
-                Err(_) => break,
-            }
-        }
-        client
-    }
-
     /// Forgets local counts of keys that are back to a full burst, so the limiter's memory
     /// follows the clients seen lately, not every client ever.
     pub fn forget_idle(&self) {
@@ -185,20 +145,6 @@ impl RateLimits {
             }
         }
     }
-}
-
-/// Parses `BOXOFFICE_TRUSTED_PROXIES`: addresses or CIDR blocks.
-pub fn parse_trusted_proxies(entries: &[String]) -> anyhow::Result<Vec<IpNet>> {
-    entries
-        .iter()
-        .map(|e| e.trim())
-        .filter(|e| !e.is_empty())
-        .map(|e| {
-            e.parse::<IpNet>()
-                .or_else(|_| e.parse::<IpAddr>().map(IpNet::from))
-                .map_err(|_| anyhow::anyhow!("not an address or CIDR block: {e:?}"))
-        })
-        .collect()
 }
 
 /// Event streams open per client address, up to a cap: a client that opens streams and
@@ -254,45 +200,13 @@ impl Drop for StreamSlot {
 mod tests {
     use super::*;
 
-    fn limits(trusted: &[&str]) -> RateLimits {
-        let trusted: Vec<String> = trusted.iter().map(|s| (*s).to_owned()).collect();
-        RateLimits::new(3, 3, parse_trusted_proxies(&trusted).unwrap(), None)
-    }
-
-    fn forwarded(value: &str) -> [&str; 1] {
-        [value]
-    }
-
-    #[test]
-    fn forwarded_addresses_count_only_behind_a_trusted_proxy() {
-        let peer: SocketAddr = "10.0.0.5:4000".parse().unwrap();
-        let spoofed = forwarded("1.2.3.4");
-        assert_eq!(
-            limits(&[]).client_address(peer, spoofed),
-            peer.ip(),
-            "an untrusted peer cannot name another address"
-        );
-        let l = limits(&["10.0.0.0/8"]);
-        assert_eq!(
-            l.client_address(peer, forwarded("1.2.3.4")),
-            "1.2.3.4".parse::<IpAddr>().unwrap()
-        );
-        assert_eq!(
-            l.client_address(peer, forwarded("6.6.6.6, 1.2.3.4, 10.0.0.9")),
-            "1.2.3.4".parse::<IpAddr>().unwrap(),
-            "the nearest untrusted hop, not what the client wrote first"
-        );
-        assert_eq!(
-            l.client_address(peer, []),
-            peer.ip(),
-            "no header: the proxy itself"
-        );
-        assert_eq!(l.client_address(peer, forwarded("not-an-ip")), peer.ip());
+    fn limits() -> RateLimits {
+        RateLimits::new(3, 3, None)
     }
 
     #[tokio::test]
     async fn a_local_limit_allows_its_burst_then_says_how_long_to_wait() {
-        let l = limits(&[]);
+        let l = limits();
         for _ in 0..3 {
             l.check(&l.sessions, "a").await.unwrap();
         }
@@ -311,16 +225,5 @@ mod tests {
         l.check(&l.holds, "a")
             .await
             .expect("another limit has its own budget");
-    }
-
-    #[test]
-    fn trusted_proxies_are_addresses_or_blocks() {
-        assert!(parse_trusted_proxies(&[
-            "10.0.0.1".into(),
-            " ::1 ".into(),
-            "172.16.0.0/12".into()
-        ])
-        .is_ok());
-        assert!(parse_trusted_proxies(&["proxy.local".into()]).is_err());
     }
 }

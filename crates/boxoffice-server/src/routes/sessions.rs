@@ -1,13 +1,13 @@
 //! `POST /v1/sessions`: anonymous buyer sessions for demos and tests.
 
 use boxoffice_api::SessionCreated;
-use std::net::SocketAddr;
 
-use axum::extract::{ConnectInfo, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::State;
+use axum::http::StatusCode;
 use boxoffice_core::ids::UserId;
 use chrono::{SubsecRound, Utc};
 
+use crate::client::ClientAddress;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
 use crate::tokens::SESSION_TTL;
@@ -21,8 +21,7 @@ use crate::tokens::SESSION_TTL;
     ))]
 pub async fn create_session(
     State(state): State<AppState>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
+    ClientAddress(client): ClientAddress,
 ) -> Result<(StatusCode, axum::Json<SessionCreated>), ApiError> {
     if !state.anonymous_sessions() {
         return Err(ApiError::NotFound {
@@ -30,11 +29,6 @@ pub async fn create_session(
             detail: "anonymous sessions are disabled on this server".into(),
         });
     }
-    let forwarded = headers
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok());
-    let client = state.rate_limits.client_address(peer, forwarded);
     state
         .rate_limits
         .check(&state.rate_limits.sessions, &client.to_string())

@@ -3,13 +3,12 @@
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{ConnectInfo, Path, Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap};
 use axum::response::IntoResponse;
 use boxoffice_core::ids::EventId;
@@ -19,6 +18,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::availability::holds_unknown;
 use crate::auth::TokenChannel;
+use crate::client::ClientAddress;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
 use boxoffice_api::SeatsChanged;
@@ -78,7 +78,7 @@ pub struct StreamQuery {
 pub async fn stream(
     State(state): State<AppState>,
     TokenChannel(channel): TokenChannel,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    ClientAddress(client): ClientAddress,
     headers: HeaderMap,
     Path(id): Path<String>,
     query: Result<Query<StreamQuery>, QueryRejection>,
@@ -90,11 +90,6 @@ pub async fn stream(
         Some(Some(kind)) if kind == "statuses" => SnapshotKind::Statuses,
         _ => return Err(ApiError::invalid("snapshot", "must be full or statuses")),
     };
-    let forwarded = headers
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok());
-    let client = state.rate_limits.client_address(peer, forwarded);
     let slot = state
         .streams()
         .take(client)
