@@ -21,7 +21,6 @@ use crate::auth::TokenChannel;
 use crate::client::ClientAddress;
 use crate::error::{ApiError, Problem};
 use crate::state::AppState;
-use boxoffice_api::SeatsChanged;
 use boxoffice_service::availability::{
     channel_of, seats_snapshot, seats_snapshot_in, sse_event, SeatsSnapshot, SnapshotKind,
 };
@@ -280,7 +279,7 @@ async fn next_piece(mut follower: Follower) -> Option<(Option<Bytes>, Follower)>
             let Some(own) = follower
                 .view
                 .as_deref()
-                .and_then(|view| own_seats(view, &data))
+                .and_then(|view| boxoffice_service::live::seen_by_channel(view, &data))
             else {
                 return Some((None, follower));
             };
@@ -307,19 +306,6 @@ async fn next_piece(mut follower: Follower) -> Option<(Option<Bytes>, Follower)>
         Err(RecvError::Closed) => return None,
     };
     Some((Some(chunk), follower))
-}
-
-/// Of a change to channel seats, those of the channel whose view is `view` (the seats it
-/// has on sale), as a `seats` event's data; `None` if none is.
-fn own_seats(view: &RenderedSeatMap, data: &str) -> Option<String> {
-    let changed: SeatsChanged = serde_json::from_str(data).ok()?;
-    let seats: Vec<_> = changed
-        .seats
-        .into_iter()
-        .filter(|seat| !view.is_elsewhere(&seat.id))
-        .collect();
-    (!seats.is_empty())
-        .then(|| serde_json::to_string(&SeatsChanged { seats }).expect("seats serialize"))
 }
 
 /// What a quiet wait for the next frame came to.

@@ -454,6 +454,21 @@ impl Hub {
     }
 }
 
+/// Of a change to seats (a `seats` frame's data), those a reader in a sales channel sees:
+/// the ones `view`, that channel's view of the seat map, does not place elsewhere (in
+/// another channel). As a `seats` event's data; `None` if none is left.
+pub fn seen_by_channel(view: &crate::seat_map::RenderedSeatMap, data: &str) -> Option<String> {
+    let changed: boxoffice_api::SeatsChanged = serde_json::from_str(data).ok()?;
+    let seats: Vec<_> = changed
+        .seats
+        .into_iter()
+        .filter(|seat| !view.is_elsewhere(&seat.id))
+        .collect();
+    (!seats.is_empty()).then(|| {
+        serde_json::to_string(&boxoffice_api::SeatsChanged { seats }).expect("seats serialize")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
