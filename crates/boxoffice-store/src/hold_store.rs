@@ -196,7 +196,7 @@ pub trait HoldStore: Send + Sync + 'static {
 
     /// Keeps the seats of the pending `order` held for it until `until`, past its `pay_by`,
     /// so that the waiting list can have them when the order lapses unpaid (see
-    /// [`crate::pg::waitlist::keep_lapsing_orders`]); seats no longer the order's are left
+    /// [`crate::pg::lapsing::keep_lapsing_orders`]); seats no longer the order's are left
     /// alone. Called while the caller's transaction has the order's row locked. The
     /// payment stays refused from `pay_by` on.
     async fn keep_pending(

@@ -37,6 +37,21 @@
 //!   - [`redis::gate`]: the sale-day gate, a counter per general-admission area.
 //!   - [`redis::rate_limit`]: per-minute limits shared by every server instance.
 //!   - [`redis::queue`]: the waiting room's line per event (`scripts/queue.lua`).
+//!
+//! # What each store decides
+//!
+//! | rule | postgres store | redis store |
+//! | --- | --- | --- |
+//! | a seat can be held (on sale to the buyer's channel, not taken, the buyer's limit, the event not started, the pass not ended) | `boxoffice_claim`, `sql/claim.sql` | `scripts/hold_acquire.lua` and `hold_grow.lua` (`prelude.lua` for the limit and the pass) |
+//! | a hold lapses | Postgres' clock, in every statement that reads a hold | Redis' clock: the keys' TTL |
+//! | a release or a taken-out seat frees only the hold's own seats | a compare-and-delete statement under the buyer's lock | `hold_release.lua`, `hold_shrink.lua` |
+//! | a seat is sold once | the `order_seat_sold` unique index, in the order's transaction (`pg::orders`) | the same index: Redis protects the seats while Postgres commits the order |
+//! | a waiting-list offer's deadline | Postgres, in the order's transaction (`pg::orders::insert_order`) | the same |
+//! | a pending order's seats stay held until its deadline | its reservation rows | `order_pending.lua` |
+//!
+//! Sales (checkout, payment, cancellation, waiting-list offers) are written in Postgres by
+//! `pg::orders`, `pg::waitlist` and `pg::lapsing` whichever store holds; the [`hold_store::HoldStore`]
+//! methods for them say what the hold store does around that write.
 
 pub mod error;
 pub mod hold_store;
