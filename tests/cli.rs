@@ -852,3 +852,157 @@ fn stopped(mut server: Server) -> String {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     stderr
 }
+
+/// A waiting-list offer is bought only before its deadline as Postgres' clock has it, not
+/// the server's: here the server runs ten minutes behind (libfaketime, Debian's
+/// `faketime`), and an offer whose deadline Postgres has passed is refused although the
+/// server's clock says it stands.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_offer_past_its_deadline_is_refused_by_postgres_clock_whatever_the_servers() {
+    // libfaketime preloaded into the server alone (the `faketime` command would stand
+    // between the test and the server, and take the test's SIGTERM itself).
+    const LIBFAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+    assert!(
+        std::path::Path::new(LIBFAKETIME).exists(),
+        "this test needs Debian's faketime (apt-get install faketime; .ci/run installs it)"
+    );
+    let db = TestDb::new();
+    let mut child = boxoffice(&db)
+        .args(["serve", "--demo", "--bind", "127.0.0.1:0"])
+        .args(["--admin-token", "behind", "--expiry-interval-secs", "3600"])
+        .env("LD_PRELOAD", LIBFAKETIME)
+        .env("FAKETIME", "-10m")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let server = Server(Some(child));
+    let mut lines = Vec::new();
+    while !lines
+        .iter()
+        .any(|l: &String| l.starts_with("seat map page"))
+    {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "exited: {lines:?}");
+        lines.push(line.trim_end().to_owned());
+    }
+    let base = after(&lines, "Boxoffice listening on ").to_owned();
+    let event = "5eed0000-0000-4000-8000-000000000002";
+    let http = reqwest::Client::new();
+
+    // The premise: the server's clock is ten minutes behind this one.
+    let answer = http.get(format!("{base}/healthz")).send().await.unwrap();
+    let date = answer.headers()["date"].to_str().unwrap().to_owned();
+    let server_now = chrono::DateTime::parse_from_rfc2822(&date).unwrap();
+    let behind = chrono::Utc::now().signed_duration_since(server_now);
+    assert!(
+        behind > chrono::Duration::minutes(9),
+        "the server's clock is not behind (Date: {date})"
+    );
+
+    let session = || async {
+        let s: Value = http
+            .post(format!("{base}/v1/sessions"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        s["token"].as_str().unwrap().to_owned()
+    };
+    let (buyer, waiting) = (session().await, session().await);
+    let seats = get_json(&http, &format!("{base}/v1/events/{event}/seats")).await;
+    let seat = seats["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["status"] == "available")
+        .unwrap()["id"]
+        .clone();
+    let hold: Value = http
+        .post(format!("{base}/v1/events/{event}/holds"))
+        .bearer_auth(&buyer)
+        .json(&json!({"seats": [seat]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let order: Value = http
+        .post(format!("{base}/v1/events/{event}/orders"))
+        .bearer_auth(&buyer)
+        .json(&json!({"hold_token": hold["hold_token"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let joined: Value = http
+        .post(format!("{base}/v1/events/{event}/waitlist"))
+        .bearer_auth(&waiting)
+        .json(&json!({"quantity": 1}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let cancelled = http
+        .post(format!(
+            "{base}/v1/orders/{}/cancel",
+            order["order_id"].as_str().unwrap()
+        ))
+        .bearer_auth("behind")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancelled.status(), reqwest::StatusCode::OK);
+    let entry_url = format!(
+        "{base}/v1/events/{event}/waitlist/{}",
+        joined["entry_id"].as_str().unwrap()
+    );
+    let offered: Value = http
+        .get(&entry_url)
+        .bearer_auth(&waiting)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let token = offered["offer"]["hold_token"].as_str().unwrap().to_owned();
+
+    // Postgres' clock passes the deadline; the offer's hold lives on a little longer, and
+    // the server's clock, ten minutes behind, would still call the offer open.
+    let pool = sqlx::PgPool::connect(&db.0).await.unwrap();
+    sqlx::query("update waitlist_entry set offer_expires_at = now() - interval '1 second' where status = 'O'")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let refused = http
+        .post(format!("{base}/v1/events/{event}/orders"))
+        .bearer_auth(&waiting)
+        .json(&json!({"hold_token": token}))
+        .send()
+        .await
+        .unwrap();
+    let status = refused.status();
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(status, reqwest::StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["code"], "hold_not_live");
+    let (entry_status, orders): (String, i64) = sqlx::query_as(
+        "select w.status::text,
+                (select count(*) from ticket_order o where o.hold_token = w.offer_token)
+           from waitlist_entry w where w.offer_token = $1::uuid",
+    )
+    .bind(&token)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!((entry_status.as_str(), orders), ("O", 0));
+    pool.close().await;
+    server.stop();
+}
