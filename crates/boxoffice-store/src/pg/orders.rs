@@ -1,5 +1,6 @@
 //! Orders: written inside a hold store's checkout transaction, read, and cancelled. Every
-//! change writes its outbox row in the same transaction.
+//! change writes its outbox row in the same transaction. (A long file: an order's whole
+//! life in Postgres, the same for both hold stores, read in one place.)
 
 use boxoffice_core::hold::{CancelOutcome, ClaimedSeat, Order, OrderStatus, PayOutcome, Payment};
 use boxoffice_core::ids::{EventId, UserId};
