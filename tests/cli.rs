@@ -853,6 +853,19 @@ fn stopped(mut server: Server) -> String {
     stderr
 }
 
+/// POSTs `body` to `url` as the bearer of `token`; the JSON answered.
+async fn post_json(http: &reqwest::Client, url: String, token: &str, body: Value) -> Value {
+    http.post(url)
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 /// A waiting-list offer is bought only before its deadline as Postgres' clock has it, not
 /// the server's: here the server runs ten minutes behind (libfaketime, Debian's
 /// `faketime`), and an offer whose deadline Postgres has passed is refused although the
@@ -920,36 +933,27 @@ async fn an_offer_past_its_deadline_is_refused_by_postgres_clock_whatever_the_se
         .find(|s| s["status"] == "available")
         .unwrap()["id"]
         .clone();
-    let hold: Value = http
-        .post(format!("{base}/v1/events/{event}/holds"))
-        .bearer_auth(&buyer)
-        .json(&json!({"seats": [seat]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let order: Value = http
-        .post(format!("{base}/v1/events/{event}/orders"))
-        .bearer_auth(&buyer)
-        .json(&json!({"hold_token": hold["hold_token"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let joined: Value = http
-        .post(format!("{base}/v1/events/{event}/waitlist"))
-        .bearer_auth(&waiting)
-        .json(&json!({"quantity": 1}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let hold = post_json(
+        &http,
+        format!("{base}/v1/events/{event}/holds"),
+        &buyer,
+        json!({"seats": [seat]}),
+    )
+    .await;
+    let order = post_json(
+        &http,
+        format!("{base}/v1/events/{event}/orders"),
+        &buyer,
+        json!({"hold_token": hold["hold_token"]}),
+    )
+    .await;
+    let joined = post_json(
+        &http,
+        format!("{base}/v1/events/{event}/waitlist"),
+        &waiting,
+        json!({"quantity": 1}),
+    )
+    .await;
     let cancelled = http
         .post(format!(
             "{base}/v1/orders/{}/cancel",
