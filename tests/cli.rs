@@ -54,9 +54,15 @@ fn boxoffice(db: &TestDb) -> Command {
 /// Starts `boxoffice serve` with `args` on a free port and reads what it prints until a
 /// line starting with `until`.
 fn serve(db: &TestDb, args: &[&str], until: &str) -> (Server, BufReader<ChildStdout>, Vec<String>) {
-    let mut child = boxoffice(db)
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .args(args)
+    let mut cmd = boxoffice(db);
+    cmd.args(["serve", "--bind", "127.0.0.1:0"]).args(args);
+    start(cmd, until)
+}
+
+/// Starts `cmd` (a `boxoffice serve`) and reads what it prints until a line starting with
+/// `until`.
+fn start(mut cmd: Command, until: &str) -> (Server, BufReader<ChildStdout>, Vec<String>) {
+    let mut child = cmd
         .stdout(Stdio::piped())
         .spawn()
         .expect("the binary starts");
@@ -880,25 +886,12 @@ async fn an_offer_past_its_deadline_is_refused_by_postgres_clock_whatever_the_se
         "this test needs Debian's faketime (apt-get install faketime; .ci/run installs it)"
     );
     let db = TestDb::new();
-    let mut child = boxoffice(&db)
-        .args(["serve", "--demo", "--bind", "127.0.0.1:0"])
+    let mut cmd = boxoffice(&db);
+    cmd.args(["serve", "--demo", "--bind", "127.0.0.1:0"])
         .args(["--admin-token", "behind", "--expiry-interval-secs", "3600"])
         .env("LD_PRELOAD", LIBFAKETIME)
-        .env("FAKETIME", "-10m")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let server = Server(Some(child));
-    let mut lines = Vec::new();
-    while !lines
-        .iter()
-        .any(|l: &String| l.starts_with("seat map page"))
-    {
-        let mut line = String::new();
-        assert!(out.read_line(&mut line).unwrap() > 0, "exited: {lines:?}");
-        lines.push(line.trim_end().to_owned());
-    }
+        .env("FAKETIME", "-10m");
+    let (server, _out, lines) = start(cmd, "seat map page");
     let base = after(&lines, "Boxoffice listening on ").to_owned();
     let event = "5eed0000-0000-4000-8000-000000000002";
     let http = reqwest::Client::new();
