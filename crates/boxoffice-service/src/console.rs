@@ -272,7 +272,7 @@ pub async fn report(state: &Services, event: EventId) -> Result<EventReport, Err
     for channel in boxoffice_store::pg::events::channels(&state.pool, event).await? {
         channels.push(channel_report(state, event, &availability.map, channel).await?);
     }
-    let (waiting, offered) = boxoffice_store::pg::waitlist::counts(&state.pool, event).await?;
+    let (waiting, offered) = boxoffice_store::sales::waitlist::counts(&state.pool, event).await?;
     let seat_revenue: i64 = sums.by_ticket_type.iter().map(|s| s.revenue_cents).sum();
     let ga_revenue: i64 = sums.ga.iter().map(|s| s.revenue_cents).sum();
     Ok(EventReport {

@@ -11,7 +11,7 @@ use crate::{Error, Services};
 /// Records unpaid orders past their deadline as expired (each with `order.expired`);
 /// answers how many. Their seats went back on sale at the deadline already.
 pub async fn expire_unpaid(state: &Services) -> Result<u64, Error> {
-    Ok(boxoffice_store::pg::orders::expire_pending(&state.pool).await?)
+    Ok(boxoffice_store::sales::orders::expire_pending(&state.pool).await?)
 }
 
 /// Deletes idempotency answers and delivered outbox rows past `retention`.

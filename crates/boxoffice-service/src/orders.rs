@@ -4,6 +4,7 @@ use boxoffice_core::hold::{
     CancelOutcome, CheckoutOutcome, Order, OrderStatus, PayOutcome, PricedSeat,
 };
 use boxoffice_core::ids::{EventId, UserId};
+use boxoffice_store::sales;
 use uuid::Uuid;
 
 use crate::holds::{event_layout, priced};
@@ -53,7 +54,7 @@ pub async fn checkout(
     let policy = crate::holds::event_policy(state, event).await?;
     let window = policy.payment_window_seconds;
     let began = std::time::Instant::now();
-    let outcome = state.holds.checkout(event, token, user, window).await;
+    let outcome = sales::checkout(&state.pool, &*state.holds, event, token, user, window).await;
     let label = match &outcome {
         Ok(CheckoutOutcome::Created(order)) if order.status == OrderStatus::PendingPayment => {
             "pending"
@@ -100,7 +101,7 @@ pub async fn get_order(
     by: Option<&UserId>,
 ) -> Result<LabelledOrder, Error> {
     let id = id.ok_or(Error::OrderNotFound)?;
-    let order = boxoffice_store::pg::orders::load_order(&state.pool, id)
+    let order = sales::orders::load_order(&state.pool, id)
         .await?
         .ok_or(Error::OrderNotFound)?;
     if by.is_some_and(|u| u != &order.user_id) {
@@ -118,7 +119,7 @@ pub async fn cancel_order(
     by: Option<&UserId>,
 ) -> Result<LabelledOrder, Error> {
     let id = id.ok_or(Error::OrderNotFound)?;
-    match state.holds.cancel(id, by).await? {
+    match sales::cancel(&state.pool, &*state.holds, id, by).await? {
         // An order that expired unpaid is answered as it is: its seats went back on sale
         // at its deadline, and may be someone else's now.
         CancelOutcome::Cancelled(order, _) if order.status == OrderStatus::Expired => {
@@ -176,7 +177,7 @@ pub async fn pay_order(
     if reference.is_empty() || reference.chars().count() > 200 {
         return Err(Error::invalid("reference", "must be 1 to 200 characters"));
     }
-    let order = boxoffice_store::pg::orders::load_order(&state.pool, id)
+    let order = sales::orders::load_order(&state.pool, id)
         .await?
         .ok_or(Error::OrderNotFound)?;
     if amount_cents != order.total_cents {
@@ -185,7 +186,7 @@ pub async fn pay_order(
             &format!("must be the order's total, {}", order.total_cents),
         ));
     }
-    match state.holds.pay(id, reference).await? {
+    match sales::pay(&state.pool, &*state.holds, id, reference).await? {
         PayOutcome::Paid(order) => {
             let seats = order.seats.iter().map(|s| s.seat_id.as_str());
             state

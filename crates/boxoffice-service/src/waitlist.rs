@@ -1,7 +1,7 @@
 //! The waiting list: buyers join an event's line for a quantity of seats, and seats that
 //! come back (an order cancelled, a channel released, seats put on sale, an offer not
 //! bought in time) are offered to the first entries they can serve, as holds of theirs
-//! (see [`boxoffice_store::pg::waitlist`]). An offer is bought by checking its hold out
+//! (see [`boxoffice_store::sales::waitlist`]). An offer is bought by checking its hold out
 //! before its deadline.
 
 use boxoffice_api::{WaitlistEntryView, WaitlistOffer};
@@ -9,8 +9,8 @@ use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::hold::{Offer, PricedSeat};
 use boxoffice_core::ids::{EventId, UserId};
 use boxoffice_core::validation::ValidationErrors;
-use boxoffice_store::pg::lapsing;
-use boxoffice_store::pg::waitlist::{self, Entry, EntryStatus};
+use boxoffice_store::sales::lapsing;
+use boxoffice_store::sales::waitlist::{self, Entry, EntryStatus};
 use chrono::Utc;
 use std::time::Duration;
 use uuid::Uuid;
@@ -96,7 +96,7 @@ pub async fn publish(state: &Services, event: EventId, offers: &[Offer]) {
 /// [`keep_lapsing`]), whose deadline has passed; answers how many offers and orders ended.
 /// Every instance runs it now and then; each skips the offers and orders another is ending.
 pub async fn pass_on_lapsed(state: &Services) -> Result<usize, Error> {
-    let mut passed = waitlist::pass_on_lapsed(&state.pool, state.holds.as_ref()).await?;
+    let mut passed = lapsing::pass_on_lapsed(&state.pool, state.holds.as_ref()).await?;
     passed.extend(lapsing::pass_on_lapsed_orders(&state.pool, state.holds.as_ref()).await?);
     for p in &passed {
         publish(state, p.event, &p.offers).await;

@@ -43,7 +43,7 @@ pub enum Constraint {
     PlacesLeft,
     /// `waitlist_offer_deadline`: a hold offered from the waiting list is bought only
     /// before the offer's deadline, judged by Postgres in the order's transaction
-    /// ([`crate::pg::orders::insert_order`]).
+    /// ([`crate::sales::orders::insert_order`]).
     OfferLapsed,
     /// A primary key (`<table>_pkey`): the row exists already.
     PrimaryKey(String),
@@ -153,6 +153,26 @@ impl From<sqlx::Error> for StoreError {
                 }
             }
             other => StoreError::Other(Box::new(other)),
+        }
+    }
+}
+
+/// How often a transaction that Postgres aborted as a deadlock or serialization
+/// failure is tried again before the request is answered as contended.
+const CONTENTION_ATTEMPTS: usize = 3;
+
+/// Runs `attempt` again when Postgres aborted it as a deadlock or serialization failure:
+/// the aborted transaction changed nothing, so trying again is safe.
+pub(crate) async fn retry_contention<T, F, Fut>(mut attempt: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let mut tries = 1;
+    loop {
+        match attempt().await {
+            Err(StoreError::Contention) if tries < CONTENTION_ATTEMPTS => tries += 1,
+            other => return other,
         }
     }
 }

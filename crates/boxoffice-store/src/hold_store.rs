@@ -3,21 +3,19 @@
 //! A hold is a buyer's short-lived, all-or-nothing claim on a basket of seats. Two stores
 //! implement it: [`crate::pg::holds`] (one `reservation` row per seat,
 //! docs/design/holds-in-postgres.md) and [`crate::redis::holds`] (a key per seat with a
-//! TTL, docs/design/holds-in-redis.md). Either way Postgres decides what is sold: checkout
-//! writes the order under the `order_seat_sold` unique index, and the hold store decides
-//! only who may try.
+//! TTL, docs/design/holds-in-redis.md). Either way Postgres decides what is sold: the
+//! flows of [`crate::sales`] write the order under the `order_seat_sold` unique index, and
+//! the hold store decides only who may try (its part in a sale is [`SaleSeats`]).
 
 use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
 use boxoffice_core::hold::{
-    AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold,
-    Offer, Order, PayOutcome, ReleaseOutcome, ShrinkOutcome,
+    AcquireOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold, ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
-use chrono::{DateTime, Utc};
-use sqlx::PgConnection;
 use uuid::Uuid;
 
+use crate::sales::SaleSeats;
 use crate::StoreError;
 
 /// A request for a basket of seats.
@@ -85,7 +83,7 @@ pub struct AllocationFence {
 /// for update), or keeps new holds out between [`HoldStore::fence_allocations`] and
 /// [`HoldStore::lift_fence`]. See [`crate::pg::events::change_allocations`].
 #[async_trait]
-pub trait HoldStore: Send + Sync + 'static {
+pub trait HoldStore: SaleSeats + Send + Sync + 'static {
     /// The store's name in configuration (`postgres`, `redis`).
     fn kind(&self) -> &'static str;
 
@@ -149,80 +147,6 @@ pub trait HoldStore: Send + Sync + 'static {
         user: &UserId,
     ) -> Result<ReleaseOutcome, StoreError>;
 
-    /// Turns a hold that is live when the checkout begins into an order, with its seats and
-    /// outbox row, in one Postgres transaction. A repeat finds the first order. A hold made
-    /// under a waiting-room pass ends that pass, before any later claim can count without
-    /// its seats. With a payment window (`window_seconds` > 0) the order is pending: the
-    /// store keeps its seats held for it until its `pay_by` (and the hold's token no
-    /// longer reaches them), and they are sold only by [`HoldStore::pay`].
-    async fn checkout(
-        &self,
-        event: EventId,
-        token: Uuid,
-        user: &UserId,
-        window_seconds: u32,
-    ) -> Result<CheckoutOutcome, StoreError>;
-
-    /// Records the payment of a pending order: its seats are sold if they are still the
-    /// order's when the payment is made, before its `pay_by`; otherwise the order expired
-    /// and nothing is sold. A payment and a takeover of a seat at the deadline: exactly one
-    /// happens. Idempotent by `reference`.
-    async fn pay(&self, order_id: Uuid, reference: &str) -> Result<PayOutcome, StoreError>;
-
-    /// Cancels an order and puts its seats on sale again: offered first to the event's
-    /// waiting list, whose offers hold them before the cancellation commits (so they never
-    /// read available while anyone waits). `by` is the acting user, or `None` for an admin.
-    async fn cancel(
-        &self,
-        order_id: Uuid,
-        by: Option<&UserId>,
-    ) -> Result<CancelOutcome, StoreError>;
-
-    /// Whether the holds of waiting-list offers are written in Postgres with the offer
-    /// itself (reservation rows, by `boxoffice_waitlist_offer`); otherwise
-    /// [`HoldStore::write_offers`] writes them.
-    fn offers_in_postgres(&self) -> bool {
-        false
-    }
-
-    /// Writes the holds of `offers`, made in a Postgres transaction not yet committed (the
-    /// caller commits it once this answers), taking the seats over from the hold `from` (a
-    /// lapsed offer, or a pending order's) where they are still its. `Unavailable` when a
-    /// seat is another hold's or `from` is being checked out: the caller then rolls back.
-    async fn write_offers(&self, offers: &[Offer], from: Option<Uuid>) -> Result<(), StoreError> {
-        let _ = (offers, from);
-        Ok(())
-    }
-
-    /// Keeps the seats of the pending `order` held for it until `until`, past its `pay_by`,
-    /// so that the waiting list can have them when the order lapses unpaid (see
-    /// [`crate::pg::lapsing::keep_lapsing_orders`]); seats no longer the order's are left
-    /// alone. Called while the caller's transaction has the order's row locked. The
-    /// payment stays refused from `pay_by` on.
-    async fn keep_pending(
-        &self,
-        tx: &mut PgConnection,
-        order: &Order,
-        until: DateTime<Utc>,
-    ) -> Result<(), StoreError>;
-
-    /// The seats still kept for the lapsed `order` by [`HoldStore::keep_pending`], and the
-    /// token they are held under, inside the caller's transaction (which offers them to the
-    /// waiting list and then commits): a store that keeps them in Postgres lets them go in
-    /// it.
-    async fn take_kept(
-        &self,
-        tx: &mut PgConnection,
-        order: &Order,
-    ) -> Result<(Uuid, Vec<String>), StoreError>;
-
-    /// Frees what is still kept for the lapsed `order` (the seats no offer took), once the
-    /// transaction that offered them committed.
-    async fn free_kept(&self, order: &Order) -> Result<(), StoreError> {
-        let _ = order;
-        Ok(())
-    }
-
     /// Every live hold in the event: one round trip, however many seats are held.
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError>;
 
@@ -250,14 +174,5 @@ pub trait HoldStore: Send + Sync + 'static {
     /// link that has one); false for the others.
     fn failing_fast(&self) -> bool {
         false
-    }
-}
-
-/// The answer to a checkout whose token already made `order`.
-pub(crate) fn existing(order: boxoffice_core::hold::Order, user: &UserId) -> CheckoutOutcome {
-    if &order.user_id == user {
-        CheckoutOutcome::Existing(order)
-    } else {
-        CheckoutOutcome::Forbidden
     }
 }

@@ -12,7 +12,12 @@
 //! - [`error`]: [`StoreError`], which sorts failures into "not found", "lost a race on a
 //!   named constraint" and "the store is unavailable" so the server can answer 404, 409
 //!   and 503 instead of 500.
-//! - [`hold_store`]: the [`hold_store::HoldStore`] interface every hold store implements.
+//! - [`hold_store`]: the [`hold_store::HoldStore`] interface every hold store implements:
+//!   holds only (acquire, grow, shrink, extend, release, read, the allocation fences).
+//! - [`sales`]: checkout, payment, cancellation and the waiting list's offers, written in
+//!   Postgres whichever store holds; each flow calls its hold store's part
+//!   ([`sales::SaleSeats`]) at the same steps. Neither backend imports the other: both
+//!   import this.
 //! - [`pg`]: Postgres, a module per job:
 //!   - [`pg::db`]: connecting (pool size, timeouts), creating the database if it is
 //!     missing, running the migrations.
@@ -20,10 +25,9 @@
 //!   - [`pg::events`]: events, ticket types, general-admission areas, seat allocations
 //!     and the sold seats that availability composes.
 //!   - [`pg::holds`]: the postgres hold store (docs/design/holds-in-postgres.md): claims
-//!     one by one or sent together, and the transaction recipe every path that makes or
-//!     extends holds uses.
-//!   - [`pg::orders`]: writing, reading and cancelling orders inside a hold store's
-//!     transaction, each with its outbox row.
+//!     one by one or sent together, the transaction recipe every path that makes or
+//!     extends holds uses, and its part in a sale (its rows change in the sale's
+//!     transaction).
 //!   - [`pg::bookings`]: general-admission bookings by quantity under the area row's
 //!     lock, with idempotent answers.
 //!   - [`pg::outbox`]: leasing and marking outbox rows for delivery.
@@ -32,8 +36,9 @@
 //!   - [`redis::link`]: one lazily made connection to a Redis server or a Redis Cluster.
 //!   - [`redis::holds`]: the redis hold store (docs/design/holds-in-redis.md;
 //!     `scripts/hold_*.lua`, `scripts/event_*.lua`): key schema, script registry, value
-//!     codec, the event's state loaded from Postgres, checkout, undoing a timed-out
-//!     acquire, and the store itself, a module each.
+//!     codec, the event's state loaded from Postgres, its part in a sale (protecting the
+//!     seats while Postgres commits), undoing a timed-out acquire, and the store itself, a
+//!     module each.
 //!   - [`redis::gate`]: the sale-day gate, a counter per general-admission area.
 //!   - [`redis::rate_limit`]: per-minute limits shared by every server instance.
 //!   - [`redis::queue`]: the waiting room's line per event (`scripts/queue.lua`).
@@ -45,17 +50,15 @@
 //! | a seat can be held (on sale to the buyer's channel, not taken, the buyer's limit, the event not started, the pass not ended) | `boxoffice_claim`, `sql/claim.sql` | `scripts/hold_acquire.lua` and `hold_grow.lua` (`prelude.lua` for the limit and the pass) |
 //! | a hold lapses | Postgres' clock, in every statement that reads a hold | Redis' clock: the keys' TTL |
 //! | a release or a taken-out seat frees only the hold's own seats | a compare-and-delete statement under the buyer's lock | `hold_release.lua`, `hold_shrink.lua` |
-//! | a seat is sold once | the `order_seat_sold` unique index, in the order's transaction (`pg::orders`) | the same index: Redis protects the seats while Postgres commits the order |
-//! | a waiting-list offer's deadline | Postgres, in the order's transaction (`pg::orders::insert_order`) | the same |
+//! | a seat is sold once | the `order_seat_sold` unique index, in the order's transaction (`sales::checkout`, `sales::orders`) | the same index: Redis protects the seats while Postgres commits the order |
+//! | a waiting-list offer's deadline | Postgres, in the order's transaction (`sales::orders::insert_order`) | the same |
 //! | a pending order's seats stay held until its deadline | its reservation rows | `order_pending.lua` |
-//!
-//! Sales (checkout, payment, cancellation, waiting-list offers) are written in Postgres by
-//! `pg::orders`, `pg::waitlist` and `pg::lapsing` whichever store holds; the [`hold_store::HoldStore`]
-//! methods for them say what the hold store does around that write.
+//! | a checkout, payment, cancellation or offer takes the seats | its rows change in the sale's transaction (`pg/holds/sale.rs`) | protected by a script before Postgres commits, marked sold or given back after (`redis/holds/sale.rs`) |
 
 pub mod error;
 pub mod hold_store;
 pub mod pg;
 pub mod redis;
+pub mod sales;
 
 pub use error::StoreError;

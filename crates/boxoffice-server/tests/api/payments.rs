@@ -261,10 +261,10 @@ async fn an_unpaid_order_expires_at_its_deadline_and_its_seats_sell_again(store:
     assert_eq!(app.seat_statuses(&event).await["stalls-C-1"], "sold");
 
     // The sweep records it once; cancelling it changes nothing.
-    boxoffice_store::pg::orders::expire_pending(&app.db)
+    boxoffice_store::sales::orders::expire_pending(&app.db)
         .await
         .unwrap();
-    boxoffice_store::pg::orders::expire_pending(&app.db)
+    boxoffice_store::sales::orders::expire_pending(&app.db)
         .await
         .unwrap();
     assert_eq!(

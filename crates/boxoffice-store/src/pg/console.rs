@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::orders::{status_stored, OrderRow, ORDER_COLUMNS};
+use crate::sales::orders::{status_stored, OrderRow, ORDER_COLUMNS};
 use crate::StoreError;
 
 /// Where a page of orders ended: its last order's time and id. Orders come newest first,

@@ -208,9 +208,7 @@ async fn apply_allocation_change(
         .bind(id.0)
         .execute(&mut *tx)
         .await?;
-    let offers =
-        crate::pg::waitlist::offer_in_tx(tx, id, &opened, holds.offers_in_postgres()).await?;
-    holds.write_offers(&offers, None).await?;
+    let offers = holds.offer(tx, id, &opened, None).await?;
     Ok(AllocationOutcome {
         changed,
         skipped,

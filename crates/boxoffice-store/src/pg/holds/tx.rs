@@ -1,30 +1,11 @@
 //! The transaction discipline every Postgres hold path follows: how it begins, which
-//! lock serializes one buyer's requests, and when an aborted attempt is tried again.
+//! lock serializes one buyer's requests (an aborted attempt is tried again by
+//! [`crate::error::retry_contention`]).
 
 use boxoffice_core::ids::{EventId, UserId};
 use sqlx::PgPool;
 
 use crate::StoreError;
-
-/// How often a hold transaction that Postgres aborted as a deadlock or serialization
-/// failure is tried again before the request is answered as contended.
-const CONTENTION_ATTEMPTS: usize = 3;
-
-/// Runs `attempt` again when Postgres aborted it as a deadlock or serialization failure:
-/// the aborted transaction changed nothing, so trying again is safe.
-pub(super) async fn retry_contention<T, F, Fut>(mut attempt: F) -> Result<T, StoreError>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, StoreError>>,
-{
-    let mut tries = 1;
-    loop {
-        match attempt().await {
-            Err(StoreError::Contention) if tries < CONTENTION_ATTEMPTS => tries += 1,
-            other => return other,
-        }
-    }
-}
 
 /// Starts a hold transaction that holds the per-user lock of (`event`, `user`):
 /// explicit READ COMMITTED (the per-user limit relies on each statement seeing what

@@ -1,7 +1,7 @@
 //! Holds as Redis keys with a TTL (docs/design/holds-in-redis.md), taken and released by
 //! Lua scripts. (A long file: the key table below and the `HoldStore` methods, each a
-//! script call and its answer; checkout, the event's state, undo and the codec are files of
-//! their own.)
+//! script call and its answer; the store's part in a sale, the event's state, undo and the
+//! codec are files of their own.)
 //!
 //! # Keys
 //!
@@ -42,8 +42,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use boxoffice_core::availability::HeldSeat;
 use boxoffice_core::hold::{
-    AcquireOutcome, CancelOutcome, CheckoutOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold,
-    Offer, Order, PayOutcome, ReleaseOutcome, ShrinkOutcome,
+    AcquireOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold, ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
 use redis::{Script, Value};
@@ -51,17 +50,15 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::error::stored_user_id;
-use crate::hold_store::{existing, AllocationFence, HoldRequest, HoldStore};
-use crate::pg::orders::{self, CancelStep};
-use crate::pg::waitlist;
+use crate::hold_store::{AllocationFence, HoldRequest, HoldStore};
 use crate::redis::link::{redis_error, Connection, RedisConfig, RedisLink};
 use crate::StoreError;
 
 mod basket;
-mod checkout;
 mod codec;
 mod event_state;
 pub mod keys;
+mod sale;
 mod scripts;
 mod undo;
 
@@ -212,7 +209,7 @@ impl RedisHoldStore {
     async fn record_pass_ended(&self, event: EventId, ticket: Uuid) {
         let recorded = async {
             let mut conn = self.pool.acquire().await?;
-            crate::pg::holds::end_pass(&mut conn, event, ticket).await
+            crate::sales::passes::end_pass(&mut conn, event, ticket).await
         };
         if let Err(error) = recorded.await {
             tracing::warn!(%event, %error, "an ended pass was not recorded in postgres");
@@ -440,134 +437,6 @@ impl HoldStore for RedisHoldStore {
             });
         }
         Err(still_changing())
-    }
-
-    async fn checkout(
-        &self,
-        event: EventId,
-        token: Uuid,
-        user: &UserId,
-        window_seconds: u32,
-    ) -> Result<CheckoutOutcome, StoreError> {
-        self.checkout_hold(event, token, user, window_seconds).await
-    }
-
-    async fn pay(&self, order_id: Uuid, reference: &str) -> Result<PayOutcome, StoreError> {
-        self.pay_order(order_id, reference).await
-    }
-    async fn cancel(
-        &self,
-        order_id: Uuid,
-        by: Option<&UserId>,
-    ) -> Result<CancelOutcome, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let step = orders::cancel_in_tx(&mut tx, order_id, by).await?;
-        // The waiting list has the seats first: the offers' holds are in Redis before the
-        // cancellation commits (a paid order's seats are still sold there, a pending one's
-        // still its hold's), so the seats never read available while anyone waits.
-        let mut offers = Vec::new();
-        if let CancelStep::Cancelled(order) = &step {
-            let seats: Vec<String> = order.seats.iter().map(|s| s.seat_id.clone()).collect();
-            offers = waitlist::offer_in_tx(&mut tx, order.event_id, &seats, false).await?;
-            let pending = order.payment.as_ref().is_some_and(|p| p.paid_at.is_none());
-            self.write_offers(&offers, pending.then_some(order.hold_token))
-                .await?;
-        }
-        tx.commit().await?;
-        if let CancelStep::Cancelled(order) = &step {
-            if let Some(pay_by) = order
-                .payment
-                .as_ref()
-                .filter(|p| p.paid_at.is_none())
-                .map(|p| p.pay_by)
-            {
-                // A pending order's seats were only kept for it: they go. Should Redis be
-                // away, they lapse at the order's deadline.
-                if let Err(e) = self.pending(order, "free", pay_by).await {
-                    tracing::warn!(order = %order.order_id, error = %e, "could not free a cancelled pending order's seats in redis; they lapse at its deadline");
-                }
-                return Ok(step.into_outcome(offers));
-            }
-            // Postgres has put the seats on sale; Redis follows. Should Redis be away, it
-            // refuses them until the event's next load from Postgres.
-            let unsold = async {
-                let mut conn = self.conn().await?;
-                let event = order.event_id;
-                let mut call = self.scripts.unsell.key(keys::sold(event));
-                call.key(keys::sold_new(event))
-                    .key(keys::sync(event))
-                    .key(keys::loading(event));
-                for seat in &order.seats {
-                    call.arg(&seat.seat_id);
-                }
-                call.invoke_async::<i64>(&mut conn)
-                    .await
-                    .map_err(redis_error)
-            };
-            if let Err(e) = unsold.await {
-                tracing::warn!(order = %order.order_id, error = %e, "could not return cancelled seats to sale in redis");
-            }
-        }
-        Ok(step.into_outcome(offers))
-    }
-
-    async fn write_offers(&self, offers: &[Offer], from: Option<Uuid>) -> Result<(), StoreError> {
-        if offers.is_empty() {
-            return Ok(());
-        }
-        let mut conn = self.conn().await?;
-        for offer in offers {
-            let hold = &offer.hold;
-            let event = hold.event_id;
-            let mut call = self.scripts.offer.key(keys::hold(event, hold.token));
-            call.key(keys::held(event))
-                .key(keys::user(event, hold.user_id.as_str()))
-                .key(keys::hold(event, from.unwrap_or(hold.token)));
-            for seat in &hold.seats {
-                call.key(keys::seat(event, &seat.seat_id));
-            }
-            call.arg(hold.token.to_string())
-                .arg(hold.user_id.as_str())
-                .arg(hold.created_at.timestamp_millis())
-                .arg(hold.expires_at.timestamp_millis())
-                .arg(encode_seats(&hold.seats))
-                .arg(from.map_or_else(String::new, |t| t.to_string()));
-            for seat in &hold.seats {
-                call.arg(&seat.seat_id);
-            }
-            let reply: Vec<Value> = call.invoke_async(&mut conn).await.map_err(redis_error)?;
-            let what: String = decode(reply.first().unwrap_or(&Value::Nil))?;
-            if what != "held" {
-                return Err(StoreError::unavailable(format!(
-                    "a waiting-list offer could not be held in redis ({what})"
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    async fn keep_pending(
-        &self,
-        _tx: &mut sqlx::PgConnection,
-        order: &Order,
-        until: chrono::DateTime<chrono::Utc>,
-    ) -> Result<(), StoreError> {
-        self.pending(order, "keep", until).await.map(drop)
-    }
-
-    async fn take_kept(
-        &self,
-        _tx: &mut sqlx::PgConnection,
-        order: &Order,
-    ) -> Result<(Uuid, Vec<String>), StoreError> {
-        Ok((order.hold_token, self.kept_seats(order).await?))
-    }
-
-    async fn free_kept(&self, order: &Order) -> Result<(), StoreError> {
-        let Some(pay_by) = order.payment.as_ref().map(|p| p.pay_by) else {
-            return Ok(());
-        };
-        self.pending(order, "free", pay_by).await.map(drop)
     }
 
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError> {

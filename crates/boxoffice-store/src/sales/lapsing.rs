@@ -1,5 +1,6 @@
-//! Payment windows that lapse while anyone waits (migration 0018): an unpaid order's seats
-//! pass to the waiting list at its deadline, never reading available to anyone first.
+//! What lapses while anyone waits: a waiting-list offer whose deadline passed
+//! ([`pass_on_lapsed`]) and an unpaid order's payment window (migration 0018). Their seats
+//! pass to the next entries of the waiting list, never reading available to anyone first.
 //!
 //! A pending order's seats are held for it until its `pay_by`, and would read available
 //! at that instant, before any server could hand them on. So shortly before the deadline
@@ -16,9 +17,9 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use crate::hold_store::HoldStore;
-use crate::pg::orders::{expire_in_tx, with_seats, OrderRow, ORDER_COLUMNS};
-use crate::pg::waitlist::{offer_in_tx, PassedOn, OFFER_GRACE_SECONDS};
+use crate::sales::orders::{expire_in_tx, with_seats, OrderRow, ORDER_COLUMNS};
+use crate::sales::waitlist::{end_lapsed, PassedOn, OFFER_GRACE_SECONDS};
+use crate::sales::{pass_on, Passing, SaleSeats};
 use crate::StoreError;
 
 /// How long past its deadline a kept order's seats stay held: the sweep's time to pass them
@@ -28,7 +29,7 @@ pub const KEPT_SECONDS: f64 = OFFER_GRACE_SECONDS;
 /// Orders kept per transaction at most.
 const KEEP_AT_ONCE: i64 = 100;
 
-/// Lapsed orders passed on per call at most; the rest wait for the next.
+/// Lapsed orders (or offers) passed on per call at most; the rest wait for the next.
 const PASS_ON_AT_ONCE: usize = 200;
 
 /// Keeps the seats of every pending order whose deadline falls within `within` from now,
@@ -37,7 +38,7 @@ const PASS_ON_AT_ONCE: usize = 200;
 /// the next call finds it.
 pub async fn keep_lapsing_orders(
     pool: &PgPool,
-    holds: &dyn HoldStore,
+    holds: &dyn SaleSeats,
     within: Duration,
 ) -> Result<Vec<Kept>, StoreError> {
     let mut kept = Vec::new();
@@ -72,7 +73,7 @@ pub async fn keep_lapsing_orders(
 /// too.
 pub async fn keep_if_waiting(
     pool: &PgPool,
-    holds: &dyn HoldStore,
+    holds: &dyn SaleSeats,
     event: EventId,
     order_id: Uuid,
 ) -> Result<Option<Kept>, StoreError> {
@@ -109,7 +110,7 @@ pub struct Kept {
 /// until [`KEPT_SECONDS`] past their deadlines, and records it.
 async fn keep(
     tx: &mut PgConnection,
-    holds: &dyn HoldStore,
+    holds: &dyn SaleSeats,
     rows: Vec<OrderRow>,
 ) -> Result<Vec<Kept>, StoreError> {
     let mut kept = Vec::with_capacity(rows.len());
@@ -142,10 +143,10 @@ async fn keep(
 /// for it to the waiting list (their holds written before it commits, taking the seats
 /// over from the order's); the rest go on general sale. An order that cannot be passed on
 /// now (its hold store is away) stays pending and is tried again on the next call; once
-/// its `kept_until` has passed too, [`crate::pg::orders::expire_pending`] records it.
+/// its `kept_until` has passed too, [`crate::sales::orders::expire_pending`] records it.
 pub async fn pass_on_lapsed_orders(
     pool: &PgPool,
-    holds: &dyn HoldStore,
+    holds: &dyn SaleSeats,
 ) -> Result<Vec<PassedOn>, StoreError> {
     let mut done = Vec::new();
     while done.len() < PASS_ON_AT_ONCE {
@@ -166,13 +167,30 @@ pub async fn pass_on_lapsed_orders(
         let order = with_seats(&mut tx, row).await?;
         let order = expire_in_tx(&mut tx, order).await?;
         let event = order.event_id;
-        let (token, seats) = holds.take_kept(&mut tx, &order).await?;
-        let offers = offer_in_tx(&mut tx, event, &seats, holds.offers_in_postgres()).await?;
-        holds.write_offers(&offers, Some(token)).await?;
-        tx.commit().await?;
-        if let Err(error) = holds.free_kept(&order).await {
-            tracing::warn!(%event, %error, "could not free a lapsed order's seats; they lapse when they were kept until");
-        }
+        let (seats, offers) = pass_on(tx, holds, Passing::LapsedOrder(&order)).await?;
+        done.push(PassedOn::new(event, seats, offers));
+    }
+    Ok(done)
+}
+
+/// Ends the offers whose deadline has passed (or whose buyer left), each in a transaction
+/// of its own: the seats still held under the offer go to the next entries they can serve
+/// (their holds written before the transaction commits, taking the seats over from the
+/// lapsed offer's), and the rest on general sale. An offer whose seats cannot be passed
+/// on now (its hold store is away, or it is being checked out) stays as it is and is
+/// tried again on the next call.
+pub async fn pass_on_lapsed(
+    pool: &PgPool,
+    holds: &dyn SaleSeats,
+) -> Result<Vec<PassedOn>, StoreError> {
+    let mut done = Vec::new();
+    while done.len() < PASS_ON_AT_ONCE {
+        let mut tx = pool.begin().await?;
+        let Some(lapsed) = end_lapsed(&mut tx, 1).await?.pop() else {
+            break;
+        };
+        let event = lapsed.event;
+        let (seats, offers) = pass_on(tx, holds, Passing::LapsedOffer(&lapsed)).await?;
         done.push(PassedOn::new(event, seats, offers));
     }
     Ok(done)

@@ -401,12 +401,15 @@ pub async fn cancel_in_tx(
     Ok(CancelStep::Cancelled(order))
 }
 
+/// Pending orders recorded expired per transaction at most.
+const EXPIRE_AT_ONCE: i64 = 1000;
+
 /// Records the expiry of pending orders whose deadline has passed, oldest deadline first,
 /// a batch per transaction, each with its outbox row `order.expired`; answers how many.
 /// Their seats went back on sale at the deadline already (reads compose it); this records
 /// it and tells downstream systems. An order a payment holds locked is skipped: the
 /// payment decides it. So is one kept for the waiting list, until its `kept_until` (see
-/// [`crate::pg::lapsing`]).
+/// [`crate::sales::lapsing`]).
 pub async fn expire_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
     let mut expired = 0;
     loop {
@@ -422,7 +425,7 @@ pub async fn expire_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
                         for update skip locked)
              returning {ORDER_COLUMNS}"
         ))
-        .bind(crate::pg::sweep::BATCH)
+        .bind(EXPIRE_AT_ONCE)
         .fetch_all(&mut *tx)
         .await?;
         let n = rows.len();
@@ -467,7 +470,7 @@ pub async fn expire_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
         .await?;
         tx.commit().await?;
         expired += n as u64;
-        if n < crate::pg::sweep::BATCH as usize {
+        if n < EXPIRE_AT_ONCE as usize {
             return Ok(expired);
         }
     }

@@ -230,7 +230,8 @@ struct OfferRow {
 /// order (see `boxoffice_waitlist_offer` in `sql/claim.sql`), each offer with its outbox
 /// row `waitlist.offered`; answers
 /// the offers. With `hold`, their holds are written as reservation rows (the postgres hold
-/// store); otherwise the caller's hold store writes them before the transaction commits.
+/// store); otherwise the caller's hold store writes them before the transaction commits
+/// (each store's [`crate::sales::SaleSeats::offer`] calls this).
 pub async fn offer_in_tx(
     tx: &mut PgConnection,
     event: EventId,
@@ -306,6 +307,7 @@ fn offered_payload(offer: &Offer) -> serde_json::Value {
 
 /// An offer whose deadline has passed (or whose buyer left), ended in the caller's
 /// transaction: its seats still held under `token` pass on.
+#[derive(Clone, Debug)]
 pub struct Lapsed {
     /// The event.
     pub event: EventId,
@@ -373,55 +375,4 @@ impl PassedOn {
             offers,
         }
     }
-}
-
-/// Lapsed offers passed on per call at most; the rest wait for the next.
-const PASS_ON_AT_ONCE: usize = 200;
-
-/// Ends the offers whose deadline has passed (or whose buyer left), each in a transaction
-/// of its own: the seats still held under the offer go to the next entries they can serve
-/// (their holds written before the transaction commits, taking the seats over from the
-/// lapsed offer's), and the rest on general sale. An offer whose seats cannot be passed
-/// on now (its hold store is away, or it is being checked out) stays as it is and is
-/// tried again on the next call.
-pub async fn pass_on_lapsed(
-    pool: &PgPool,
-    holds: &dyn crate::hold_store::HoldStore,
-) -> Result<Vec<PassedOn>, StoreError> {
-    let mut done = Vec::new();
-    while done.len() < PASS_ON_AT_ONCE {
-        let mut tx = pool.begin().await?;
-        let Some(lapsed) = end_lapsed(&mut tx, 1).await?.pop() else {
-            break;
-        };
-        let event = lapsed.event;
-        let seats: Vec<String> = if holds.offers_in_postgres() {
-            sqlx::query_scalar(
-                "delete from reservation
-                  where event_id = $1 and hold_token = $2 and status = 'H'
-                 returning seat_id",
-            )
-            .bind(event.0)
-            .bind(lapsed.token)
-            .fetch_all(&mut *tx)
-            .await?
-        } else {
-            holds
-                .get(event, lapsed.token)
-                .await?
-                .map(|hold| hold.seats.into_iter().map(|s| s.seat_id).collect())
-                .unwrap_or_default()
-        };
-        let offers = offer_in_tx(&mut tx, event, &seats, holds.offers_in_postgres()).await?;
-        holds.write_offers(&offers, Some(lapsed.token)).await?;
-        tx.commit().await?;
-        if !holds.offers_in_postgres() {
-            // The seats no entry took: what the lapsed offer's token still holds.
-            if let Err(error) = holds.release(event, lapsed.token, &lapsed.user).await {
-                tracing::warn!(%event, %error, "could not free a lapsed offer's seats; they lapse with its hold");
-            }
-        }
-        done.push(PassedOn::new(event, seats, offers));
-    }
-    Ok(done)
 }

@@ -1,0 +1,374 @@
+//! Sales of held seats, written in Postgres whichever store holds: checkout, payment,
+//! cancellation and the waiting list's offers.
+//!
+//! Postgres decides what is sold: an order is written under the `order_seat_sold` unique
+//! index in one transaction ([`orders`]), and a waiting-list offer is made by
+//! `boxoffice_waitlist_offer` ([`waitlist`]). A hold store only keeps the seats out of
+//! everyone else's reach around that transaction: [`SaleSeats`] is what it does at each
+//! step, and the flows here ([`checkout`], [`pay`], [`cancel`], [`lapsing`] and
+//! [`lapsing::pass_on_lapsed`]) call it in the one order every store shares.
+//!
+//! - [`orders`]: writing, reading, paying and cancelling orders, each with its outbox row.
+//! - [`waitlist`]: the waiting list and its offers.
+//! - [`lapsing`]: unpaid orders whose seats pass to the waiting list at their deadline.
+//! - [`passes`]: the waiting-room passes a sale ends.
+
+use async_trait::async_trait;
+use boxoffice_core::hold::{CancelOutcome, CheckoutOutcome, ClaimedSeat, Offer, Order, PayOutcome};
+use boxoffice_core::ids::{EventId, UserId};
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgPool};
+use uuid::Uuid;
+
+use crate::error::{retry_contention, Constraint};
+use crate::StoreError;
+
+pub mod lapsing;
+pub mod orders;
+pub mod passes;
+pub mod waitlist;
+
+use orders::CancelStep;
+use waitlist::Lapsed;
+
+/// What a hold store answers when a checkout asks for the hold's seats.
+#[derive(Debug)]
+pub enum Taken {
+    /// The hold was live and these are its seats: they are the checkout's until the
+    /// order's transaction ends ([`SaleSeats::ordered`] or [`SaleSeats::give_back`]).
+    Seats {
+        /// The hold's seats with their quotes, sorted by seat id.
+        seats: Vec<ClaimedSeat>,
+        /// The waiting-room pass the hold was made under, which the order ends.
+        pass: Option<Uuid>,
+    },
+    /// No live hold has this token (it lapsed, was released, or was checked out).
+    NotLive,
+    /// The hold is another buyer's.
+    Forbidden,
+}
+
+/// Seats passing on from a sale that ended, to the waiting list and then to general sale.
+#[derive(Clone, Copy, Debug)]
+pub enum Passing<'a> {
+    /// A cancelled order (paid, or pending until its deadline).
+    Cancelled(&'a Order),
+    /// A waiting-list offer whose deadline passed (or whose buyer left).
+    LapsedOffer(&'a Lapsed),
+    /// A pending order that lapsed unpaid while its seats were kept for the waiting list
+    /// ([`lapsing`]).
+    LapsedOrder(&'a Order),
+}
+
+impl Passing<'_> {
+    /// The event the seats are in.
+    pub fn event(&self) -> EventId {
+        match self {
+            Passing::Cancelled(order) | Passing::LapsedOrder(order) => order.event_id,
+            Passing::LapsedOffer(lapsed) => lapsed.event,
+        }
+    }
+}
+
+/// What a hold store does around the Postgres transactions of a sale.
+///
+/// Each method is one step of a flow of this module; a transaction (`tx`) passed in is the
+/// sale's own, not yet committed. A step after the commit ([`SaleSeats::ordered`],
+/// [`SaleSeats::passed`], …) cannot undo it: when it fails, the hold store's own expiry
+/// settles the seats, and it logs instead of answering an error.
+#[async_trait]
+pub trait SaleSeats: Send + Sync {
+    /// Makes the seats of the live hold `token` of `user` the checkout's for the order
+    /// `order_id`, in its transaction: all of them, or none when any has lapsed. With a
+    /// payment window (`window_seconds` > 0) they stay held for the order until its
+    /// deadline, and the hold's token no longer reaches them.
+    async fn take_for_order(
+        &self,
+        tx: &mut PgConnection,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+        order_id: Uuid,
+        window_seconds: u32,
+    ) -> Result<Taken, StoreError>;
+
+    /// The order's transaction did not commit: the hold is given back as it was, or
+    /// dropped when Postgres refused the order because a seat is sold (`sold`).
+    async fn give_back(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+        seats: &[ClaimedSeat],
+        sold: bool,
+    ) {
+        let _ = (event, token, user, seats, sold);
+    }
+
+    /// `order` is committed, paid or pending (a checkout, a payment, or the repeat of a
+    /// checkout whose first try may have stopped before this step): its seats are sold,
+    /// or kept for it until its deadline. Doing it twice changes nothing.
+    async fn ordered(&self, order: &Order) {
+        let _ = order;
+    }
+
+    /// Makes the seats of the pending `order` (locked by the payment's transaction) the
+    /// payment's, if they are still the order's and its deadline has not passed; whether
+    /// they are.
+    async fn take_for_payment(
+        &self,
+        tx: &mut PgConnection,
+        order: &Order,
+    ) -> Result<bool, StoreError>;
+
+    /// The payment's transaction did not commit: the pending order's seats get their
+    /// deadline back.
+    async fn payment_failed(&self, order: &Order) {
+        let _ = order;
+    }
+
+    /// Keeps the seats of the pending `order` held for it until `until`, past its `pay_by`,
+    /// so that the waiting list can have them when the order lapses unpaid (see
+    /// [`lapsing::keep_lapsing_orders`]); seats no longer the order's are left alone.
+    /// Called while the caller's transaction has the order's row locked. The payment stays
+    /// refused from `pay_by` on.
+    async fn keep_pending(
+        &self,
+        tx: &mut PgConnection,
+        order: &Order,
+        until: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
+
+    /// The seats of `passing` that are still its own, in the transaction that offers them
+    /// to the waiting list, and the token they are held under (offers take them over from
+    /// it). A store that keeps them in Postgres lets them go in this transaction.
+    async fn seats_to_pass(
+        &self,
+        tx: &mut PgConnection,
+        passing: Passing<'_>,
+    ) -> Result<(Option<Uuid>, Vec<String>), StoreError>;
+
+    /// Offers `seats`, free in the caller's transaction, to the event's waiting list
+    /// (`waitlist::offer_in_tx`) and holds them for the offers before the transaction
+    /// commits, taking them over from the hold `from` where they are still its.
+    /// `Unavailable` when a seat is another hold's or `from` is being checked out: the
+    /// caller then rolls back.
+    async fn offer(
+        &self,
+        tx: &mut PgConnection,
+        event: EventId,
+        seats: &[String],
+        from: Option<Uuid>,
+    ) -> Result<Vec<Offer>, StoreError>;
+
+    /// The transaction that passed on `passing`'s seats committed: what no offer took goes
+    /// on general sale.
+    async fn passed(&self, passing: Passing<'_>) {
+        let _ = passing;
+    }
+}
+
+/// The answer to a checkout whose token already made `order`.
+fn existing(order: Order, user: &UserId) -> CheckoutOutcome {
+    if &order.user_id == user {
+        CheckoutOutcome::Existing(order)
+    } else {
+        CheckoutOutcome::Forbidden
+    }
+}
+
+/// Turns a hold that is live when the checkout begins into an order, with its seats and
+/// outbox row, in one Postgres transaction. A repeat finds the first order. A hold made
+/// under a waiting-room pass ends that pass in the same transaction, before any later
+/// claim can count without its seats. With a payment window (`window_seconds` > 0) the
+/// order is pending: its seats stay held for it until its `pay_by`, and are sold only by
+/// [`pay`].
+pub async fn checkout(
+    pool: &PgPool,
+    seats: &dyn SaleSeats,
+    event: EventId,
+    token: Uuid,
+    user: &UserId,
+    window_seconds: u32,
+) -> Result<CheckoutOutcome, StoreError> {
+    let attempt = || try_checkout(pool, seats, event, token, user, window_seconds);
+    match retry_contention(attempt).await {
+        // Two checkouts of one token that both found no order insert under the same
+        // unique key; the loser finds the winner's order. The winner may have stopped
+        // before telling its hold store (its instance killed, say, and this is the buyer
+        // asking again), so this one tells it too.
+        Err(StoreError::Conflict {
+            constraint: Constraint::OrderOfToken,
+        }) => {
+            let mut conn = pool.acquire().await?;
+            let Some(order) = orders::find_by_token(&mut conn, event, token).await? else {
+                return Ok(CheckoutOutcome::NotLive);
+            };
+            let answer = existing(order, user);
+            if let CheckoutOutcome::Existing(order) = &answer {
+                seats.ordered(order).await;
+            }
+            Ok(answer)
+        }
+        other => other,
+    }
+}
+
+async fn try_checkout(
+    pool: &PgPool,
+    store: &dyn SaleSeats,
+    event: EventId,
+    token: Uuid,
+    user: &UserId,
+    window_seconds: u32,
+) -> Result<CheckoutOutcome, StoreError> {
+    // Orders keep synchronous commit: success is answered only once the order is durable.
+    let mut tx = pool.begin().await?;
+    let order_id = Uuid::new_v4();
+    let taken = store
+        .take_for_order(&mut tx, event, token, user, order_id, window_seconds)
+        .await?;
+    let (seats, pass) = match taken {
+        Taken::Seats { seats, pass } => (seats, pass),
+        Taken::Forbidden => return Ok(CheckoutOutcome::Forbidden),
+        Taken::NotLive => {
+            // A checkout of the same token may have committed meanwhile.
+            tx.rollback().await?;
+            let mut conn = pool.acquire().await?;
+            return Ok(
+                match orders::find_by_token(&mut conn, event, token).await? {
+                    Some(order) => existing(order, user),
+                    None => CheckoutOutcome::NotLive,
+                },
+            );
+        }
+    };
+    let committed = async {
+        let order = orders::insert_order(
+            &mut tx,
+            event,
+            user,
+            token,
+            &seats,
+            order_id,
+            window_seconds,
+        )
+        .await?;
+        if let Some(ticket) = pass {
+            // A claim under this pass sees either this hold still held (and counts it) or
+            // the pass ended (`sql/claim.sql`).
+            passes::end_pass(&mut tx, event, ticket).await?;
+        }
+        tx.commit().await?;
+        Ok::<_, StoreError>(order)
+    };
+    match committed.await {
+        Ok(order) => {
+            store.ordered(&order).await;
+            Ok(CheckoutOutcome::Created(order))
+        }
+        // Handled by `checkout`: the order of the token stands, and the hold is its.
+        Err(
+            e @ StoreError::Conflict {
+                constraint: Constraint::OrderOfToken,
+            },
+        ) => Err(e),
+        // The hold store and the orders disagree (a seat is already in a live order):
+        // Postgres decides, and this checkout does not happen.
+        Err(StoreError::Conflict {
+            constraint: Constraint::SeatSold,
+        }) => {
+            tracing::warn!(%event, %token, "a hold store held a seat postgres has sold");
+            store.give_back(event, token, user, &seats, true).await;
+            Ok(CheckoutOutcome::NotLive)
+        }
+        // A waiting-list offer past its deadline: its hold lives on only while the sweep
+        // passes its seats to the next buyer in line.
+        Err(StoreError::Conflict {
+            constraint: Constraint::OfferLapsed,
+        }) => {
+            store.give_back(event, token, user, &seats, false).await;
+            Ok(CheckoutOutcome::NotLive)
+        }
+        Err(e) => {
+            store.give_back(event, token, user, &seats, false).await;
+            Err(e)
+        }
+    }
+}
+
+/// Records the payment of a pending order: its seats are sold if they are still the
+/// order's when the payment is made, before its `pay_by`; otherwise the order expired and
+/// nothing is sold. A payment and a takeover of a seat at the deadline: exactly one
+/// happens. Idempotent by `reference`.
+pub async fn pay(
+    pool: &PgPool,
+    store: &dyn SaleSeats,
+    order_id: Uuid,
+    reference: &str,
+) -> Result<PayOutcome, StoreError> {
+    retry_contention(|| async move {
+        let mut tx = pool.begin().await?;
+        let order = match orders::lock_for_payment(&mut tx, order_id, reference).await? {
+            Ok(order) => order,
+            Err(answer) => return Ok(answer),
+        };
+        if !store.take_for_payment(&mut tx, &order).await? {
+            tx.rollback().await?;
+            return orders::record_expiry(pool, order_id, reference).await;
+        }
+        let paid = async {
+            let paid = orders::pay_in_tx(&mut tx, order.clone(), reference).await?;
+            tx.commit().await?;
+            Ok::<_, StoreError>(paid)
+        };
+        match paid.await {
+            Ok(paid) => {
+                store.ordered(&paid).await;
+                Ok(PayOutcome::Paid(paid))
+            }
+            Err(e) => {
+                store.payment_failed(&order).await;
+                Err(e)
+            }
+        }
+    })
+    .await
+}
+
+/// Cancels an order and puts its seats on sale again: offered first to the event's
+/// waiting list, whose offers hold them before the cancellation commits (so they never
+/// read available while anyone waits). `by` is the acting user, or `None` for an admin.
+pub async fn cancel(
+    pool: &PgPool,
+    store: &dyn SaleSeats,
+    order_id: Uuid,
+    by: Option<&UserId>,
+) -> Result<CancelOutcome, StoreError> {
+    retry_contention(|| async move {
+        let mut tx = pool.begin().await?;
+        let step = orders::cancel_in_tx(&mut tx, order_id, by).await?;
+        let CancelStep::Cancelled(order) = &step else {
+            tx.commit().await?;
+            return Ok(step.into_outcome(Vec::new()));
+        };
+        let (_, offers) = pass_on(tx, store, Passing::Cancelled(order)).await?;
+        Ok(step.into_outcome(offers))
+    })
+    .await
+}
+
+/// Offers the seats of `passing` still its own to the waiting list in `tx`, commits it,
+/// and lets the hold store put what no offer took on general sale: answers those seats and
+/// the offers made.
+pub(crate) async fn pass_on(
+    mut tx: sqlx::Transaction<'_, sqlx::Postgres>,
+    store: &dyn SaleSeats,
+    passing: Passing<'_>,
+) -> Result<(Vec<String>, Vec<Offer>), StoreError> {
+    let (from, seats) = store.seats_to_pass(&mut tx, passing).await?;
+    let offers = store.offer(&mut tx, passing.event(), &seats, from).await?;
+    tx.commit().await?;
+    store.passed(passing).await;
+    Ok((seats, offers))
+}
