@@ -22,6 +22,8 @@
 //!   and the mapping of every service error to it.
 //! - [`extract`]: a JSON extractor whose rejections are problem documents.
 //! - [`encoded`]: seat maps and layouts compressed once per `Accept-Encoding`.
+//! - [`sse`] and [`gzip`]: the seat stream's events, a shared snapshot's framed and
+//!   compressed once for every stream that sends it.
 //! - [`metrics`]: Prometheus request counts and latencies.
 //! - [`relay`]: the outbox relay, delivering committed changes to webhooks.
 //! - [`demo`]: the demo venue and event of `boxoffice serve --demo`.
@@ -34,12 +36,14 @@ pub mod demo;
 pub mod encoded;
 pub mod error;
 pub mod extract;
+pub mod gzip;
 pub mod metrics;
 pub mod middleware;
 pub mod relay;
 pub mod router;
 pub mod routes;
 pub mod serve;
+pub mod sse;
 pub mod state;
 pub mod tokens;
 pub mod workers;

@@ -158,10 +158,8 @@ pub struct SeatsSnapshot {
     availability: EventAvailability,
     full: OnceLock<String>,
     statuses: OnceLock<String>,
-    /// Each form as a whole Server-Sent Event, built once for every stream that sends it.
-    events: [OnceLock<bytes::Bytes>; 2],
-    /// Each event compressed, once for every gzip stream that sends it.
-    deflated: [OnceLock<crate::gzip::Deflated>; 2],
+    /// What the sender made of it (see [`SeatsSnapshot::encoded`]).
+    encoded: OnceLock<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl SeatsSnapshot {
@@ -179,26 +177,15 @@ impl SeatsSnapshot {
         }
     }
 
-    /// The snapshot in the form `kind` as a Server-Sent Event named `name`
-    /// (`event: <name>`, `data: <body>`), built once: every stream sending it shares these
-    /// bytes.
-    pub fn event(&self, kind: SnapshotKind, name: &str) -> bytes::Bytes {
-        let slot = match kind {
-            SnapshotKind::Full => &self.events[0],
-            SnapshotKind::Statuses => &self.events[1],
-        };
-        slot.get_or_init(|| sse_event(name, self.body(kind)))
-            .clone()
-    }
-
-    /// [`SeatsSnapshot::event`], compressed once for every gzip stream that sends it.
-    pub fn event_deflated(&self, kind: SnapshotKind, name: &str) -> crate::gzip::Deflated {
-        let slot = match kind {
-            SnapshotKind::Full => &self.deflated[0],
-            SnapshotKind::Statuses => &self.deflated[1],
-        };
-        slot.get_or_init(|| crate::gzip::Deflated::new(&self.event(kind, name)))
-            .clone()
+    /// The encodings of this snapshot its sender keeps with it (the server's stream: each
+    /// form framed as an event, and compressed), so that each is made once however many
+    /// streams send the snapshot. Made empty by the first call; a snapshot has one kind of
+    /// encodings.
+    pub fn encoded<T: Default + Send + Sync + 'static>(&self) -> &T {
+        self.encoded
+            .get_or_init(|| Box::new(T::default()))
+            .downcast_ref()
+            .expect("a snapshot keeps one kind of encodings")
     }
 
     /// The seat map (the view of one channel, or of none) it was composed from.
@@ -228,19 +215,6 @@ pub async fn seats_snapshot_in(
         availability: event_availability_in(state, event, channel).await?,
         full: OnceLock::new(),
         statuses: OnceLock::new(),
-        events: [OnceLock::new(), OnceLock::new()],
-        deflated: [OnceLock::new(), OnceLock::new()],
+        encoded: OnceLock::new(),
     })
-}
-
-/// One Server-Sent Event: `name` and `data`, which must be one line (compact JSON is).
-pub fn sse_event(name: &str, data: &str) -> bytes::Bytes {
-    debug_assert!(!data.contains('\n'), "an event's data is one line");
-    let mut event = Vec::with_capacity(name.len() + data.len() + 16);
-    event.extend_from_slice(b"event: ");
-    event.extend_from_slice(name.as_bytes());
-    event.extend_from_slice(b"\ndata: ");
-    event.extend_from_slice(data.as_bytes());
-    event.extend_from_slice(b"\n\n");
-    event.into()
 }

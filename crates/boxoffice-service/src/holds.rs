@@ -10,12 +10,12 @@
 //! 2. The basket is checked against the event's seat map (unknown, repeated or too many
 //!    seats are refused before any store is asked).
 //! 3. Seats this instance knows taken, from the change feed and the store's own recent
-//!    answers, are refused here ([`crate::live::Taken`]); a request for seats already on
-//!    their way to the store from this instance waits for that answer once.
+//!    answers, are refused here ([`crate::live::Taken`], the only memory of recent
+//!    refusals); a request for seats already on their way to the store from this instance
+//!    waits for that answer once.
 //! 4. The hold store decides, all or nothing, and is the only one that can grant:
-//!    - postgres: `boxoffice_store::pg::holds` (its `claim` module reads top to bottom:
-//!      a contested seat is first checked outside any transaction, then the claim is sent
-//!      with the others waiting, and every rule of a claim is written once, in
+//!    - postgres: `boxoffice_store::pg::holds` (its `claim` module: the claim is sent with
+//!      the others waiting, and every rule of a claim is written once, in
 //!      `boxoffice_claim`, the store crate's `sql/claim.sql`);
 //!    - redis: `scripts/hold_acquire.lua`, one script that checks every seat, the
 //!      event's start and the buyer's limit, then sets every seat.

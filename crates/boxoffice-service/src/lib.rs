@@ -45,7 +45,6 @@ pub mod bookings;
 pub mod console;
 pub mod error;
 pub mod events;
-pub mod gzip;
 pub mod holds;
 pub mod housekeeping;
 pub mod limits;

@@ -20,11 +20,12 @@ use super::availability::holds_unknown;
 use crate::auth::TokenChannel;
 use crate::client::ClientAddress;
 use crate::error::{ApiError, Problem};
+use crate::gzip::GzipStream;
+use crate::sse::{self, snapshot_deflated, snapshot_event};
 use crate::state::AppState;
 use boxoffice_service::availability::{
-    channel_of, seats_snapshot, seats_snapshot_in, sse_event, SeatsSnapshot, SnapshotKind,
+    channel_of, seats_snapshot, seats_snapshot_in, SeatsSnapshot, SnapshotKind,
 };
-use boxoffice_service::gzip::GzipStream;
 use boxoffice_service::limits::StreamSlot;
 use boxoffice_service::live::{Frame, Subscription};
 use boxoffice_service::seat_map::RenderedSeatMap;
@@ -218,10 +219,9 @@ impl Follower {
         if self.view.is_some() {
             self.view = Some(snapshot.map().clone());
         }
-        let name = snapshot_name(self.kind);
         match &mut self.gzip {
-            Some(gzip) => gzip.deflated(&snapshot.event_deflated(self.kind, name)),
-            None => snapshot.event(self.kind, name),
+            Some(gzip) => gzip.deflated(&snapshot_deflated(snapshot, self.kind)),
+            None => snapshot_event(snapshot, self.kind),
         }
     }
 }
@@ -274,7 +274,7 @@ async fn next_piece(mut follower: Follower) -> Option<(Option<Bytes>, Follower)>
         }
     };
     let chunk = match frame {
-        Ok(Frame::Seats(data)) => follower.piece(&sse_event("seats", &data)),
+        Ok(Frame::Seats(data)) => follower.piece(&sse::event("seats", &data)),
         Ok(Frame::Channel(data)) => {
             let Some(own) = follower
                 .view
@@ -283,9 +283,9 @@ async fn next_piece(mut follower: Follower) -> Option<(Option<Bytes>, Follower)>
             else {
                 return Some((None, follower));
             };
-            follower.piece(&sse_event("seats", &own))
+            follower.piece(&sse::event("seats", &own))
         }
-        Ok(Frame::Ga(data)) => follower.piece(&sse_event("ga", &data)),
+        Ok(Frame::Ga(data)) => follower.piece(&sse::event("ga", &data)),
         Ok(Frame::Snapshot(snapshot)) if follower.channel.is_none() => follower.snapshot(&snapshot),
         // The allocations changed (a channel's reader composes their own snapshot), or
         // the stream is behind, or frames were missed: start again from a snapshot (shared
@@ -313,12 +313,4 @@ enum Next {
     Frame(Result<Frame, RecvError>),
     Quiet,
     Closing,
-}
-
-/// The name of the stream event that carries a snapshot of this kind.
-fn snapshot_name(kind: SnapshotKind) -> &'static str {
-    match kind {
-        SnapshotKind::Full => "snapshot",
-        SnapshotKind::Statuses => "statuses",
-    }
 }

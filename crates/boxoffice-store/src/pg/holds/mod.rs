@@ -24,7 +24,6 @@ mod claim;
 mod sale;
 mod together;
 mod tx;
-use claim::Contested;
 use together::Together;
 use tx::begin_locked;
 
@@ -32,9 +31,6 @@ use tx::begin_locked;
 #[derive(Clone, Debug)]
 pub struct PgHoldStore {
     pool: PgPool,
-    /// Seats this instance refused lately: asked again, they are checked before any
-    /// transaction is begun.
-    contested: Arc<Contested>,
     /// The lanes that send claims together.
     together: Arc<Together>,
 }
@@ -44,7 +40,6 @@ impl PgHoldStore {
     pub fn new(pool: PgPool) -> Self {
         Self {
             pool,
-            contested: Arc::default(),
             together: Arc::default(),
         }
     }
