@@ -4,9 +4,7 @@ use boxoffice_core::event::EventSpec;
 use boxoffice_core::ids::{EventId, VenueId};
 use boxoffice_core::venue::pretix::{Object, Plan};
 use boxoffice_core::venue::VenueLayout;
-use boxoffice_store::error::Constraint;
-use boxoffice_store::pg::{events, venues};
-use boxoffice_store::StoreError;
+use boxoffice_service::{events, venues};
 use chrono::{Duration, Timelike, Utc};
 use serde_json::json;
 use uuid::Uuid;
@@ -66,38 +64,9 @@ fn event_spec() -> EventSpec {
 /// Creates the demo venue and event unless they exist; returns the event id and whether
 /// anything was created. Safe to run from several servers at once.
 pub async fn ensure_demo(state: &AppState) -> anyhow::Result<(EventId, bool)> {
-    let mut created = false;
-    if venues::get_venue(&state.pool, DEMO_VENUE_ID)
-        .await?
-        .is_none()
-    {
-        let layout = venue_layout()?;
-        created |=
-            ignore_duplicate(venues::insert_venue(&state.pool, DEMO_VENUE_ID, &layout).await)?;
-    }
-    if events::get_event(&state.pool, DEMO_EVENT_ID)
-        .await?
-        .is_none()
-    {
-        let layout = venues::get_venue(&state.pool, DEMO_VENUE_ID)
-            .await?
-            .ok_or_else(|| anyhow::anyhow!("demo venue vanished"))?;
-        let event = event_spec()
-            .validate(&layout, Utc::now())
-            .map_err(|e| anyhow::anyhow!("demo event: {e}"))?;
-        created |=
-            ignore_duplicate(events::insert_event(&state.pool, DEMO_EVENT_ID, &event).await)?;
-    }
-    Ok((DEMO_EVENT_ID, created))
-}
-
-/// `Ok(true)` if the insert happened, `Ok(false)` if another server inserted it first.
-fn ignore_duplicate(result: Result<(), StoreError>) -> Result<bool, StoreError> {
-    match result {
-        Ok(()) => Ok(true),
-        Err(StoreError::Conflict {
-            constraint: Constraint::PrimaryKey(_),
-        }) => Ok(false),
-        Err(e) => Err(e),
-    }
+    let venue = venues::ensure(state, DEMO_VENUE_ID, &venue_layout()?).await?;
+    let event = events::ensure(state, DEMO_EVENT_ID, event_spec())
+        .await
+        .map_err(|e| anyhow::anyhow!("demo event: {e}"))?;
+    Ok((DEMO_EVENT_ID, venue || event))
 }

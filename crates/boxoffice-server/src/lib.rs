@@ -13,8 +13,8 @@
 //! - [`serve`]: the accept loop: header and idle timeouts, a cap on connections, shutdown
 //!   with a grace period.
 //! - [`state`]: what every handler shares: the services, auth, compressed answers.
-//! - [`routes`]: one module per resource; handlers extract, call a service (or, for plain
-//!   reads and admin writes, the store), and map the result to HTTP.
+//! - [`routes`]: one module per resource; handlers extract, call a service, and map the
+//!   result to HTTP. (Only `/metrics` reads the pool's and the hold store's own gauges.)
 //! - [`tokens`]: the admin token and user JWTs, verified and minted.
 //! - [`auth`]: the extractors that tell who a request comes from, by its token.
 //! - [`client`]: the client's address, behind trusted proxies as `X-Forwarded-For` says.
@@ -25,7 +25,9 @@
 //! - [`sse`] and [`gzip`]: the seat stream's events, a shared snapshot's framed and
 //!   compressed once for every stream that sends it.
 //! - [`metrics`]: Prometheus request counts and latencies.
-//! - [`relay`]: the outbox relay, delivering committed changes to webhooks.
+//! - [`relay`]: the outbox relay, delivering committed changes to webhooks. It leases the
+//!   outbox's rows from the store itself: delivering them is HTTP, which the service
+//!   layer has none of.
 //! - [`demo`]: the demo venue and event of `boxoffice serve --demo`.
 
 pub mod app;

@@ -22,13 +22,38 @@ use crate::{Error, Services};
 
 /// Creates an event from `spec`, checked against its venue; answers its id.
 pub async fn create(state: &Services, spec: EventSpec) -> Result<EventId, Error> {
-    let venue = venues::get_venue(&state.pool, spec.venue_id)
-        .await?
-        .ok_or_else(|| Error::invalid("venue_id", "no such venue"))?;
-    let event = spec.validate(&venue, chrono::Utc::now())?;
+    let event = checked(state, spec).await?;
     let id = EventId::new();
     events::insert_event(&state.pool, id, &event).await?;
     Ok(id)
+}
+
+/// Creates the event `id` from `spec` unless it exists; whether it was created now
+/// (`false` when it was there before, or another server created it first).
+pub async fn ensure(state: &Services, id: EventId, spec: EventSpec) -> Result<bool, Error> {
+    if events::get_event(&state.pool, id).await?.is_some() {
+        return Ok(false);
+    }
+    let event = checked(state, spec).await?;
+    Ok(crate::venues::inserted(
+        events::insert_event(&state.pool, id, &event).await,
+    )?)
+}
+
+/// `spec` checked against its venue, now.
+async fn checked(
+    state: &Services,
+    spec: EventSpec,
+) -> Result<boxoffice_core::event::NewEvent, Error> {
+    let venue = venues::get_venue(&state.pool, spec.venue_id)
+        .await?
+        .ok_or_else(|| Error::invalid("venue_id", "no such venue"))?;
+    Ok(spec.validate(&venue, chrono::Utc::now())?)
+}
+
+/// Every event, soonest first.
+pub async fn list(state: &Services) -> Result<Vec<events::EventSummary>, Error> {
+    Ok(events::list_events(&state.pool).await?)
 }
 
 /// One event as it stands: its settings, GA areas and seat counts now; and whether the

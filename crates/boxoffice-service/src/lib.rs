@@ -20,8 +20,11 @@
 //!   - [`waitlist`]: the waiting list: joining, leaving, offers of seats that come back.
 //!   - [`events`]: events as an organizer sets them up: created, read with their seat
 //!     counts, their waiting room set, their allocations changed.
+//!   - [`venues`]: venues stored with their seats, read back, listed.
 //!   - [`housekeeping`]: unpaid orders recorded expired, old rows swept (the server's
 //!     workers call it on their intervals).
+//!   - [`health`]: whether the stores answer and the outbox keeps up, for readiness and
+//!     metrics.
 //! - [`live`]: live updates: changes published onto a Postgres `NOTIFY` bus by the flows,
 //!   fanned out to each instance's stream subscribers, one channel per event; and the
 //!   seats this instance knows taken.
@@ -45,6 +48,7 @@ pub mod bookings;
 pub mod console;
 pub mod error;
 pub mod events;
+pub mod health;
 pub mod holds;
 pub mod housekeeping;
 pub mod limits;
@@ -57,6 +61,7 @@ pub mod queue;
 pub mod replica;
 pub mod seat_map;
 mod secret;
+pub mod venues;
 pub mod waitlist;
 
 use std::num::NonZeroUsize;

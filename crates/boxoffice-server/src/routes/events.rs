@@ -9,7 +9,6 @@ use boxoffice_api::{
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_service::events;
-use boxoffice_store::pg::events as store_events;
 
 use crate::auth::Admin;
 use crate::error::{ApiError, Problem};
@@ -43,7 +42,7 @@ pub async fn create_event(
 #[utoipa::path(get, path = "/v1/events", tag = "events",
     responses((status = 200, description = "Events", body = EventList)))]
 pub async fn list_events(State(state): State<AppState>) -> Result<axum::Json<EventList>, ApiError> {
-    let events = store_events::list_events(&state.pool)
+    let events = boxoffice_service::events::list(&state)
         .await?
         .into_iter()
         .map(|e| EventListItem {

@@ -1,6 +1,7 @@
 //! Operations: liveness, readiness, metrics.
 
 use boxoffice_api::Health;
+use boxoffice_service::health;
 use std::time::Duration;
 
 use axum::extract::State;
@@ -34,13 +35,7 @@ pub async fn healthz() -> axum::Json<Health> {
         (status = 503, description = "A store is unreachable", body = Problem),
     ))]
 pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>, ApiError> {
-    let check = async {
-        tokio::try_join!(
-            boxoffice_store::pg::db::ping(&state.pool),
-            state.holds.ping()
-        )?;
-        Ok::<_, ApiError>(())
-    };
+    let check = async { Ok::<_, ApiError>(health::ping(&state).await?) };
     match tokio::time::timeout(READY_TIMEOUT, check).await {
         Ok(result) => result.map(|()| {
             axum::Json(Health {
@@ -87,21 +82,10 @@ pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
         .map(|r| if r.pool().is_some() { 1.0 } else { 0.0 });
     let probe = |ok: bool| if ok { 1.0 } else { 0.0 };
     let (ready, redis_up, backlog, queued) = tokio::join!(
-        tokio::time::timeout(SCRAPE_PROBE_TIMEOUT, async {
-            tokio::try_join!(
-                boxoffice_store::pg::db::ping(&state.pool),
-                state.holds.ping()
-            )
-        }),
+        tokio::time::timeout(SCRAPE_PROBE_TIMEOUT, health::ping(&state)),
         tokio::time::timeout(SCRAPE_PROBE_TIMEOUT, state.waiting_room.ping()),
-        tokio::time::timeout(
-            SCRAPE_PROBE_TIMEOUT,
-            boxoffice_store::pg::outbox::backlog(&state.pool)
-        ),
-        tokio::time::timeout(
-            SCRAPE_PROBE_TIMEOUT,
-            boxoffice_store::pg::events::queued_events(&state.pool, 1)
-        ),
+        tokio::time::timeout(SCRAPE_PROBE_TIMEOUT, health::outbox_backlog(&state)),
+        tokio::time::timeout(SCRAPE_PROBE_TIMEOUT, health::queued_events(&state, 1)),
     );
     let ready = probe(matches!(ready, Ok(Ok(_))));
     let redis_up = probe(matches!(redis_up, Ok(Ok(()))));

@@ -7,10 +7,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use boxoffice_api::{VenueCreated, VenueList, VenueListItem, VenuePreview, VenueView};
-use boxoffice_core::ids::VenueId;
 use boxoffice_core::venue::pretix::{Object, Plan};
 use boxoffice_core::venue::{spreadsheet, VenueLayout, VenueSpec};
-use boxoffice_store::pg::venues;
 use futures::TryStreamExt;
 use http_body_util::BodyExt;
 use serde::Deserialize;
@@ -43,8 +41,7 @@ pub async fn create_venue(
 
 /// Stores a venue and answers 201 with its id.
 async fn created(state: &AppState, layout: &VenueLayout) -> Result<impl IntoResponse, ApiError> {
-    let id = VenueId::new();
-    venues::insert_venue(&state.pool, id, layout).await?;
+    let id = boxoffice_service::venues::create(state, layout).await?;
     let created = VenueCreated {
         id,
         seat_count: layout.seat_count(),
@@ -256,7 +253,7 @@ pub async fn export_venue(
         return Err(ApiError::invalid("format", "must be pretix"));
     }
     let id = super::venue_id(&id)?;
-    let layout = venues::get_venue(&state.pool, id)
+    let layout = boxoffice_service::venues::get(&state, id)
         .await?
         .ok_or_else(super::venue_not_found)?;
     Ok(axum::Json(Plan::from_layout(&layout)))
@@ -274,7 +271,7 @@ pub async fn list_venues(
     _: Admin,
     State(state): State<AppState>,
 ) -> Result<axum::Json<VenueList>, ApiError> {
-    let venues = venues::list_venues(&state.pool)
+    let venues = boxoffice_service::venues::list(&state)
         .await?
         .into_iter()
         .map(|(id, name, seat_count)| VenueListItem {
@@ -298,7 +295,7 @@ pub async fn get_venue(
     Path(id): Path<String>,
 ) -> Result<axum::Json<VenueView>, ApiError> {
     let id = super::venue_id(&id)?;
-    let layout = venues::get_venue(&state.pool, id)
+    let layout = boxoffice_service::venues::get(&state, id)
         .await?
         .ok_or_else(super::venue_not_found)?;
     Ok(axum::Json(VenueView {
