@@ -1,8 +1,11 @@
-# What the bench scripts share: a release build, one server on a database of its own,
-# waiting until it answers, the load generator against it, and a clean stop. Sourced:
+# What the bench and deploy scripts share: a release build, waiting until something
+# answers, one server on a database of its own, the load generator against it, and a
+# clean stop. Sourced:
 #
 #   . "$(dirname "$0")/lib.sh"
 #   bench_build                          # cargo build --release; sets $bin
+#   wait_for <what> <command...>         # runs the command until it succeeds (30 s at
+#                                        # most); says what it gave up on
 #   bench_serve <db> <port> <log> [serve flags...]
 #                                        # stops any server this script started, starts
 #                                        # `$bin serve` (extra environment as usual), waits
@@ -13,7 +16,8 @@
 #   bench_settle                         # a checkpoint and a pause between measurements
 #
 # The server and the load generator share the admin token and JWT secret below. bench_stop
-# runs on exit. Needs psql and curl, Postgres on 127.0.0.1:5432 (user postgres, trust).
+# runs on exit (a script that sets its own EXIT trap after sourcing runs only its own).
+# Needs psql and curl, Postgres on 127.0.0.1:5432 (user postgres, trust).
 
 BENCH_ADMIN=bench-admin
 BENCH_SECRET=bench-secret
@@ -22,9 +26,22 @@ bin=${bin:-target/release/boxoffice}
 server=
 bench_db=
 
+bench_lib_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
 bench_build() {
-  cargo build --release -q --bin boxoffice
-  bin=target/release/boxoffice
+  (cd "$bench_lib_root" && cargo build --release -q --bin boxoffice)
+  bin=$bench_lib_root/target/release/boxoffice
+}
+
+wait_for() {
+  local what=$1
+  shift
+  for _ in $(seq 150); do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  echo "gave up waiting for $what" >&2
+  return 1
 }
 
 bench_stop() {
@@ -50,13 +67,7 @@ bench_serve() {
     --database-url "postgres://postgres@127.0.0.1:5432/$db" \
     --admin-token "$BENCH_ADMIN" --jwt-secret "$BENCH_SECRET" "$@" >>"$log" 2>&1 &
   server=$!
-  for _ in $(seq 300); do
-    curl -sf "$base/healthz" >/dev/null && return 0
-    kill -0 "$server" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "the server did not start (its log: $log)" >&2
-  exit 1
+  wait_for "the server (its log: $log)" curl -sf "$base/healthz" || exit 1
 }
 
 bench_run() {

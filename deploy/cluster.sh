@@ -43,6 +43,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
 dir=${CLUSTER_DIR:-/tmp/boxoffice-cluster}
 port=${CLUSTER_PORT:-8080}
 bin=$root/target/release/boxoffice
@@ -66,16 +67,6 @@ spawn() {
   disown "$!" # no job notice when `test` kills it
 }
 
-wait_for() { # what, command...
-  local what=$1
-  shift
-  for _ in $(seq 1 100); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.2
-  done
-  echo "gave up waiting for $what (logs in $dir/logs)" >&2
-  return 1
-}
 
 up() {
   if [[ -s $dir/pids ]]; then
@@ -85,7 +76,7 @@ up() {
   command -v haproxy >/dev/null || { echo "haproxy is missing: apt-get install haproxy" >&2; exit 1; }
   mkdir -p "$dir/logs"
   : >"$dir/pids"
-  (cd "$root" && cargo build --release --quiet)
+  bench_build
   export BOXOFFICE_ADMIN_TOKEN=${BOXOFFICE_ADMIN_TOKEN:-$(head -c 24 /dev/urandom | base64 | tr -dc A-Za-z0-9)}
   export BOXOFFICE_JWT_SECRET=${BOXOFFICE_JWT_SECRET:-$(head -c 24 /dev/urandom | base64 | tr -dc A-Za-z0-9)}
   export BOXOFFICE_WEBHOOK_SECRET=${BOXOFFICE_WEBHOOK_SECRET:-$(head -c 24 /dev/urandom | base64 | tr -dc A-Za-z0-9)}

@@ -23,8 +23,9 @@
 # FAULTS_PORT (3990).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
 bin=$root/target/release/boxoffice
-[[ -x $bin ]] || (cd "$root" && cargo build --release -q --bin boxoffice)
+[[ -x $bin ]] || bench_build
 dir=${FAULTS_DIR:-$(mktemp -d)}
 pg_port=${FAULTS_PG_PORT:-5544}
 redis_port=${FAULTS_REDIS_PORT:-7301}
@@ -36,16 +37,6 @@ server=""
 
 log() { printf '== %s\n' "$*"; }
 as_postgres() { su postgres -s /bin/sh -c "$(printf '%q ' "$@")"; }
-wait_for() { # what, command...
-  local what=$1
-  shift
-  for _ in $(seq 1 150); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.2
-  done
-  echo "gave up waiting for $what (logs in $dir)" >&2
-  return 1
-}
 
 pg_start() {
   as_postgres "$pg_bin/pg_ctl" -D "$dir/pg" -l "$dir/pgrun/pg.log" -w \

@@ -13,6 +13,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. bench/lib.sh
 
 log() { printf '== package: %s\n' "$*"; }
 fail() { printf 'package: %s\n' "$*" >&2; exit 1; }
@@ -90,12 +91,8 @@ log_file=$(mktemp)
 setpriv --reuid boxoffice --regid boxoffice --init-groups -- \
   env -i PATH=/usr/bin:/bin "${assignments[@]}" /usr/bin/boxoffice serve >"$log_file" 2>&1 &
 server=$!
-ready=""
-for _ in $(seq 1 100); do
-  if curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; then ready=1; break; fi
-  sleep 0.1
-done
-[[ -n $ready ]] || { cat "$log_file" >&2; fail "the installed server never became ready"; }
+wait_for "the installed server to be ready" curl -fsS "http://127.0.0.1:$port/readyz" ||
+  { cat "$log_file" >&2; fail "the installed server never became ready"; }
 curl -fsS -H 'authorization: Bearer package-test-admin' "http://127.0.0.1:$port/v1/venues" -o /dev/null -w '%{http_code}\n' |
   grep -q '^200$' || fail "the admin token from boxoffice.env is not the server's"
 kill -TERM "$server"
