@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The sale's ceiling on this machine: pgbench running sale.sql, the postgres store's own
+# claim and checkout statements, one sale after another (a hold of 1 to 4 seats, then its
+# order), 16 clients as the server's default pool has connections, on an event of 200,000
+# seats made through this build's API (so the schema and the claim are this build's). Every
+# sale takes seats no one has, in random order: what it measures is the statements' cost,
+# not contention. Appends one JSON line to <out.jsonl> (sales and seats sold a second), as
+# measure.sh does. SALE_PGBENCH_FLAGS adds pgbench flags (-r: each statement's latency),
+# SALE_PGBENCH_OUT keeps pgbench's report.
+#
+#   bench/ceilings/sale.sh <seconds> <out.jsonl>     ($bin: the build, or it is built)
+#
+# Needs pgbench, psql, curl and jq; Postgres on 127.0.0.1:5432 (user postgres, trust).
+# Leaves no database behind.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. bench/lib.sh
+secs=$1 out=$2
+[[ -x $bin ]] || bench_build
+db=bench_sale_ceiling
+log=$(mktemp)
+trap 'bench_stop; rm -f "$log"' EXIT
+bench_serve "$db" 3997 "$log"
+post() { # path body
+  curl -fsS -X POST -H "authorization: Bearer $BENCH_ADMIN" -H 'content-type: application/json' \
+    "$base$1" -d "$2"
+}
+venue=$(post /v1/venues "$(jq -nc '{name: "Sale ceiling", sections: [{id: "floor", name: "Floor",
+  rows: [range(200) | {label: "R\(.)", seats: 1000}]}]}')" | jq -r .id)
+event=$(post /v1/events "$(jq -nc --arg venue "$venue" '{venue_id: $venue, name: "Sale ceiling",
+  starts_at: "2099-01-01T20:00:00Z", max_seats_per_user: 4,
+  ticket_types: [{code: "standard", name: "Standard", price_cents: 1000, currency: "EUR"}],
+  allocations: [{ticket_type: "standard", section: "floor"}]}')" | jq -r .id)
+# The server goes; its database stays until the end.
+kill "$server"
+wait "$server" 2>/dev/null || true
+server=
+psql "${bench_pg[@]}" -q -d "$db" \
+  -c "create table sale_seat (n bigint primary key, seat_id text not null)" \
+  -c "insert into sale_seat select row_number() over (order by random()), seat_id
+        from seat_allocation where event_id = '$event'" \
+  -c "create sequence sale_next increment by 4" -c "analyze"
+bench_settle
+tps=$(pgbench "${bench_pg[@]}" ${SALE_PGBENCH_FLAGS:-} -n -M prepared -c 16 -j 2 -T "$secs" -D "event=$event" \
+  -f bench/ceilings/sale.sql "$db" 2>"$log.pgbench" | tee -a "${SALE_PGBENCH_OUT:-/dev/null}" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+if ! awk -v t="${tps:-0}" 'BEGIN { exit !(t > 0) }'; then
+  cat "$log.pgbench" >&2
+  echo "pgbench sold nothing" >&2
+  exit 1
+fi
+rm -f "$log.pgbench"
+sold=$(psql "${bench_pg[@]}" -Atq -d "$db" -c "select count(*) from order_seat where not released")
+seats=$(awk -v s="$sold" -v t="$secs" 'BEGIN { printf "%.1f", s / t }')
+echo "{\"name\": \"pgbench sale (claim, then checkout)\", \"per_second\": $tps, \"seats_per_second\": $seats}" >>"$out"
