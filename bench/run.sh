@@ -3,8 +3,10 @@
 #   1. the bare stores' ceilings: pgbench on the bare hold statements (the upsert alone on a
 #      random seat and on one hot seat, and the transaction with the user's advisory lock
 #      and the count; synchronous commit on and off) and redis-benchmark on the bare basket
-#      acquire script (random seats, one hot seat); after each store's closed-loop runs,
-#      that store's own hold statement with no server in front (service_alone.sh);
+#      acquire script (random seats, one hot seat); the sale's ceiling (sale.sh: the
+#      postgres store's claim and checkout statements, one sale after another); after each
+#      store's closed-loop runs, that store's own hold statement with no server in front
+#      (service_alone.sh);
 #   2. the server's HTTP floor (GET /healthz);
 #   3. the service on the postgres store, then on the redis store (with the sale-day gate
 #      in front of general admission): `boxoffice bench` holds at rising concurrency on
@@ -41,6 +43,7 @@ settle() { psql "${pg[@]}" -qc checkpoint; sleep 3; }
 log "ceilings: pgbench and redis-benchmark"
 ceilings=$out/ceilings.jsonl
 bench/ceilings/measure.sh "$secs" "$ceilings"
+bench/ceilings/sale.sh "$secs" "$ceilings"
 
 # 2 and 3. The service on each store.
 port=3997
@@ -133,6 +136,10 @@ row() {
     "redis-benchmark hold_acquire, one random seat|redis-benchmark acquire, spread"; do
     c=$(ceiling "${alone%%|*}")
     [[ $c == null ]] || echo "| ${alone%%|*} (no server) | $(printf %.0f "$c")/s | | ${alone#*|}: $(printf %.0f "$(ceiling "${alone#*|}")")/s | $(share "$c" "$(ceiling "${alone#*|}")") |"
+  done
+  sale=$(jq -rs 'map(select(.name == "pgbench sale (claim, then checkout)"))[0].seats_per_second' "$ceilings")
+  for store in postgres redis; do
+    jq -r --arg s "$store" --argjson c "$sale" '"| \($s) store, flash sale (\(.parameters.buyers) buyers at once) | \(.figures.seats_sold_per_second | round) seats sold/s | \(.operations | map(select(.name | startswith("hold"))) | first | .latency_ms.p99) ms (holds) | sale ceiling: \($c | round) seats/s | \(.figures.seats_sold_per_second / $c * 100 | round)% |"' "$out/$store-flash-sale.json"
   done
   jq -r '"| GET /healthz (HTTP floor, 64 workers) | \(.operations[0].per_second | round) requests/s | \(.operations[0].latency_ms.p99) ms | | |"' "$out/postgres-floor.json"
   echo
