@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The sale's ceiling on this machine: pgbench running sale.sql, the postgres store's own
-# claim and checkout statements, one sale after another (a hold of 1 to 4 seats, then its
-# order), 16 clients as the server's default pool has connections, on an event of 200,000
-# seats made through this build's API (so the schema and the claim are this build's). Every
-# sale takes seats no one has, in random order: what it measures is the statements' cost,
-# not contention. Appends one JSON line to <out.jsonl> (sales and seats sold a second), as
-# measure.sh does. SALE_PGBENCH_FLAGS adds pgbench flags (-r: each statement's latency),
+# The sale's ceiling on this machine, in two forms, each pgbench on 16 clients (the
+# server's default pool), on an event of 200,000 seats made through this build's API (so
+# the schema and the claim are this build's):
+#   - sale.sql: the postgres store's own claim and checkout statements, one sale after
+#     another (a hold of 1 to 4 seats, then its order), as the server makes a sale alone;
+#   - sale_together.sql: sixteen sales at once, their claims in one call and their
+#     checkouts in one commit, the form a sale could take with checkouts sent together.
+# Every sale takes seats no one has, in random order: what it measures is the statements'
+# cost, not contention. Appends a JSON line per form to <out.jsonl> (transactions and
+# seats sold a second), as measure.sh does. SALE_PGBENCH_FLAGS adds pgbench flags (-r: each statement's latency),
 # SALE_PGBENCH_OUT keeps pgbench's report.
 #
 #   bench/ceilings/sale.sh <seconds> <out.jsonl>     ($bin: the build, or it is built)
@@ -39,16 +42,25 @@ psql "${bench_pg[@]}" -q -d "$db" \
   -c "create table sale_seat (n bigint primary key, seat_id text not null)" \
   -c "insert into sale_seat select row_number() over (order by random()), seat_id
         from seat_allocation where event_id = '$event'" \
-  -c "create sequence sale_next increment by 4" -c "analyze"
-bench_settle
-tps=$(pgbench "${bench_pg[@]}" ${SALE_PGBENCH_FLAGS:-} -n -M prepared -c 16 -j 2 -T "$secs" -D "event=$event" \
-  -f bench/ceilings/sale.sql "$db" 2>"$log.pgbench" | tee -a "${SALE_PGBENCH_OUT:-/dev/null}" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
-if ! awk -v t="${tps:-0}" 'BEGIN { exit !(t > 0) }'; then
-  cat "$log.pgbench" >&2
-  echo "pgbench sold nothing" >&2
-  exit 1
-fi
-rm -f "$log.pgbench"
-sold=$(psql "${bench_pg[@]}" -Atq -d "$db" -c "select count(*) from order_seat where not released")
-seats=$(awk -v s="$sold" -v t="$secs" 'BEGIN { printf "%.1f", s / t }')
-echo "{\"name\": \"pgbench sale (claim, then checkout)\", \"per_second\": $tps, \"seats_per_second\": $seats}" >>"$out"
+  -c "create sequence sale_next increment by 4 maxvalue 60000" \
+  -c "create sequence together_next start 60001 increment by 64 maxvalue 199937" -c "analyze"
+# One form of the sale: its pgbench script, for $secs; one JSON line.
+form() { # name script
+  local sold_before sold tps seats
+  sold_before=$(psql "${bench_pg[@]}" -Atq -d "$db" -c "select count(*) from order_seat")
+  bench_settle
+  tps=$(pgbench "${bench_pg[@]}" ${SALE_PGBENCH_FLAGS:-} -n -M prepared -c 16 -j 2 -T "$secs" \
+    -D "event=$event" -f "bench/ceilings/$2" "$db" 2>"$log.pgbench" |
+    tee -a "${SALE_PGBENCH_OUT:-/dev/null}" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+  if ! awk -v t="${tps:-0}" 'BEGIN { exit !(t > 0) }'; then
+    cat "$log.pgbench" >&2
+    echo "pgbench sold nothing ($1)" >&2
+    exit 1
+  fi
+  rm -f "$log.pgbench"
+  sold=$(psql "${bench_pg[@]}" -Atq -d "$db" -c "select count(*) - $sold_before from order_seat")
+  seats=$(awk -v s="$sold" -v t="$secs" 'BEGIN { printf "%.1f", s / t }')
+  echo "{\"name\": \"pgbench $1\", \"per_second\": $tps, \"seats_per_second\": $seats}" >>"$out"
+}
+form "sale (claim, then checkout)" sale.sql
+form "sales together (16 claims a call, 16 checkouts a commit)" sale_together.sql
