@@ -32,15 +32,16 @@ use orders::CancelStep;
 use waitlist::Lapsed;
 
 /// What a hold store answers when a checkout asks for the hold's seats.
-#[derive(Debug)]
 pub enum Taken {
     /// The hold was live and these are its seats: they are the checkout's until the
-    /// order's transaction ends ([`SaleSeats::ordered`] or [`SaleSeats::give_back`]).
+    /// order's transaction `tx` ends ([`SaleSeats::ordered`] or [`SaleSeats::give_back`]).
     Seats {
         /// The hold's seats with their quotes, sorted by seat id.
         seats: Vec<ClaimedSeat>,
         /// The waiting-room pass the hold was made under, which the order ends.
         pass: Option<Uuid>,
+        /// The order's transaction, begun by the store (see [`SaleSeats::take_for_order`]).
+        tx: sqlx::Transaction<'static, sqlx::Postgres>,
     },
     /// No live hold has this token (it lapsed, was released, or was checked out).
     NotLive,
@@ -79,12 +80,15 @@ impl Passing<'_> {
 #[async_trait]
 pub trait SaleSeats: Send + Sync {
     /// Makes the seats of the live hold `token` of `user` the checkout's for the order
-    /// `order_id`, in its transaction: all of them, or none when any has lapsed. With a
-    /// payment window (`window_seconds` > 0) they stay held for the order until its
-    /// deadline, and the hold's token no longer reaches them.
+    /// `order_id`, all of them or none when any has lapsed, and begins the order's
+    /// transaction on `pool`, each store in the order it needs: the postgres store takes the
+    /// rows in that transaction; the redis store protects the seats first, so that a hold
+    /// cannot lapse while its checkout waits for a connection (and gives them back if none
+    /// comes). With a payment window (`window_seconds` > 0) the seats stay held for the
+    /// order until its deadline, and the hold's token no longer reaches them.
     async fn take_for_order(
         &self,
-        tx: &mut PgConnection,
+        pool: &PgPool,
         event: EventId,
         token: Uuid,
         user: &UserId,
@@ -223,17 +227,15 @@ async fn try_checkout(
     window_seconds: u32,
 ) -> Result<CheckoutOutcome, StoreError> {
     // Orders keep synchronous commit: success is answered only once the order is durable.
-    let mut tx = pool.begin().await?;
     let order_id = Uuid::new_v4();
     let taken = store
-        .take_for_order(&mut tx, event, token, user, order_id, window_seconds)
+        .take_for_order(pool, event, token, user, order_id, window_seconds)
         .await?;
-    let (seats, pass) = match taken {
-        Taken::Seats { seats, pass } => (seats, pass),
+    let (seats, pass, mut tx) = match taken {
+        Taken::Seats { seats, pass, tx } => (seats, pass, tx),
         Taken::Forbidden => return Ok(CheckoutOutcome::Forbidden),
         Taken::NotLive => {
             // A checkout of the same token may have committed meanwhile.
-            tx.rollback().await?;
             let mut conn = pool.acquire().await?;
             return Ok(
                 match orders::find_by_token(&mut conn, event, token).await? {

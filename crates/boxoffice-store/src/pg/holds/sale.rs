@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use boxoffice_core::hold::{ClaimedSeat, Offer, Order};
 use boxoffice_core::ids::{EventId, UserId};
 use chrono::{DateTime, Utc};
-use sqlx::PgConnection;
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::PgHoldStore;
@@ -16,7 +16,7 @@ use crate::StoreError;
 impl SaleSeats for PgHoldStore {
     async fn take_for_order(
         &self,
-        tx: &mut PgConnection,
+        pool: &PgPool,
         event: EventId,
         token: Uuid,
         user: &UserId,
@@ -29,7 +29,8 @@ impl SaleSeats for PgHoldStore {
         // this statement began matches nothing, so a checkout racing its own expiry can
         // never sell a seat someone else has just taken over. With a payment window the rows
         // stay holds, of the order (its id as their token) until its deadline; else they are
-        // reserved for the sale.
+        // reserved for the sale. The rows are taken in the order's own transaction.
+        let mut tx = pool.begin().await?;
         let reserved: Vec<(String, String, i64, Option<Uuid>)> = sqlx::query_as(
             "update reservation
                 set status = case when $5 > 0 then 'H' else 'R' end,
@@ -49,7 +50,7 @@ impl SaleSeats for PgHoldStore {
         .fetch_all(&mut *tx)
         .await?;
         if reserved.is_empty() {
-            return Ok(if Self::held_by_other(tx, event, token, user).await? {
+            return Ok(if Self::held_by_other(&mut tx, event, token, user).await? {
                 Taken::Forbidden
             } else {
                 Taken::NotLive
@@ -77,7 +78,7 @@ impl SaleSeats for PgHoldStore {
             })
             .collect();
         seats.sort_by(|a, b| a.seat_id.cmp(&b.seat_id));
-        Ok(Taken::Seats { seats, pass })
+        Ok(Taken::Seats { seats, pass, tx })
     }
 
     async fn take_for_payment(

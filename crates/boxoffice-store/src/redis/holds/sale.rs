@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use boxoffice_core::hold::{ClaimedSeat, Offer, Order, OrderStatus};
 use boxoffice_core::ids::{EventId, UserId};
 use chrono::{DateTime, Utc};
-use sqlx::PgConnection;
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::*;
@@ -16,7 +16,7 @@ use crate::sales::{waitlist, Passing, SaleSeats, Taken};
 impl SaleSeats for RedisHoldStore {
     async fn take_for_order(
         &self,
-        _tx: &mut PgConnection,
+        pool: &PgPool,
         event: EventId,
         token: Uuid,
         user: &UserId,
@@ -54,10 +54,19 @@ impl SaleSeats for RedisHoldStore {
             match decode::<i64>(reply.first().unwrap_or(&Value::Nil))? {
                 1 => {
                     let seats = decode_seats(&decode::<String>(&reply[2])?)?;
-                    return Ok(Taken::Seats {
-                        seats,
-                        pass: hold.pass,
-                    });
+                    // Protected first, then the wait for a connection: the hold cannot
+                    // lapse meanwhile. Should no connection come, the hold is given back.
+                    return match pool.begin().await {
+                        Ok(tx) => Ok(Taken::Seats {
+                            seats,
+                            pass: hold.pass,
+                            tx,
+                        }),
+                        Err(e) => {
+                            self.give_back(event, token, user, &seats, false).await;
+                            Err(e.into())
+                        }
+                    };
                 }
                 -1 => return Ok(Taken::Forbidden),
                 // The buyer added or took out a seat since the hold was read.
