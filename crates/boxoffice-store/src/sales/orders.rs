@@ -240,6 +240,16 @@ pub async fn insert_order(
     Ok(order)
 }
 
+/// The row of the order `order_id`, locked for update in the caller's transaction.
+async fn lock_order(tx: &mut PgConnection, order_id: Uuid) -> Result<Option<OrderRow>, StoreError> {
+    Ok(sqlx::query_as(&format!(
+        "select {ORDER_COLUMNS} from ticket_order o where o.order_id = $1 for update"
+    ))
+    .bind(order_id)
+    .fetch_optional(&mut *tx)
+    .await?)
+}
+
 /// The pending order `order_id`, locked for its payment: `Err` with the answer when it is
 /// not pending (paid before, expired, cancelled, or no such order).
 pub async fn lock_for_payment(
@@ -247,12 +257,7 @@ pub async fn lock_for_payment(
     order_id: Uuid,
     reference: &str,
 ) -> Result<Result<Order, PayOutcome>, StoreError> {
-    let row: Option<OrderRow> = sqlx::query_as(&format!(
-        "select {ORDER_COLUMNS} from ticket_order o where o.order_id = $1 for update"
-    ))
-    .bind(order_id)
-    .fetch_optional(&mut *tx)
-    .await?;
+    let row = lock_order(tx, order_id).await?;
     let Some(row) = row else {
         return Ok(Err(PayOutcome::NotFound));
     };
@@ -370,12 +375,7 @@ pub async fn cancel_in_tx(
     by: Option<&UserId>,
 ) -> Result<CancelStep, StoreError> {
     // Lock the order row so two cancellations cannot both release and both write outbox rows.
-    let row: Option<OrderRow> = sqlx::query_as(&format!(
-        "select {ORDER_COLUMNS} from ticket_order o where o.order_id = $1 for update"
-    ))
-    .bind(order_id)
-    .fetch_optional(&mut *tx)
-    .await?;
+    let row = lock_order(tx, order_id).await?;
     let Some(row) = row else {
         return Ok(CancelStep::NotFound);
     };
