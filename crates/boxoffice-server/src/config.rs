@@ -43,11 +43,11 @@ pub mod defaults {
     pub const STREAM_HEARTBEAT_MS: u64 = boxoffice_service::live::DEFAULT_HEARTBEAT_MS;
     /// `BOXOFFICE_KNOWN_TAKEN_MS`.
     pub const KNOWN_TAKEN_MS: u64 = boxoffice_service::live::DEFAULT_KNOWN_TAKEN_MS;
-    /// `BOXOFFICE_OVERLOAD_TARGET_MS`: 0, no adaptive limit. With one, a flash sale of
-    /// 5,000 buyers at once answers holds in tens of milliseconds instead of seconds, but
-    /// sells 10–30% fewer seats a second on two cores (BENCHMARKS.md, "Overload"): an
-    /// operator who prefers quick refusals turns it on.
-    pub const OVERLOAD_TARGET_MS: u64 = 0;
+    /// `BOXOFFICE_OVERLOAD_TARGET_MS`: the adaptive limit is on, aiming to answer holds,
+    /// bookings and checkouts within 100 ms. Without it, a flash sale of 5,000 buyers at
+    /// once queues them behind the pool, and granted holds take seconds (BENCHMARKS.md,
+    /// "Overload"); 0 turns it off.
+    pub const OVERLOAD_TARGET_MS: u64 = 100;
 
     /// The connection limits with every default.
     pub fn connection_limits() -> crate::serve::ConnectionLimits {
@@ -169,9 +169,10 @@ pub struct ServeArgs {
     #[arg(long, env = "BOXOFFICE_STREAMS_PER_ADDRESS", default_value_t = defaults::STREAMS_PER_ADDRESS)]
     pub streams_per_address: u32,
     /// Milliseconds within which holds, bookings and checkouts should be answered: the
-    /// adaptive concurrency limits in front of them grow while nine in ten are, shrink when
-    /// they are not, and past them a hold is refused at once (503 with `Retry-After`) and
-    /// a checkout waits up to 2 s for a place. 0 (the default) turns the limits off.
+    /// adaptive concurrency limits in front of their store calls grow while nine in ten
+    /// are, shrink when they are not, and past them a hold waits only if a place should
+    /// free within the target and is refused otherwise (503 with `Retry-After`), and a
+    /// checkout waits up to 2 s for a place. 0 turns the limits off.
     #[arg(long, env = "BOXOFFICE_OVERLOAD_TARGET_MS", default_value_t = defaults::OVERLOAD_TARGET_MS)]
     pub overload_target_ms: u64,
     /// Fewest holds (or checkouts) in flight the adaptive limits allow.
@@ -265,8 +266,8 @@ pub struct Settings {
     pub holds_per_minute: u32,
     /// Event streams open per client address (0: no cap).
     pub streams_per_address: u32,
-    /// The adaptive concurrency limit in front of holds, bookings and checkouts (none:
-    /// every request is served, however many wait).
+    /// The adaptive concurrency limit in front of the store calls of holds, bookings and
+    /// checkouts (none: every request is served, however many wait).
     pub overload: Option<boxoffice_service::overload::OverloadSettings>,
     /// Proxies whose `X-Forwarded-For` is believed.
     pub trusted_proxies: Vec<ipnet::IpNet>,
@@ -307,7 +308,9 @@ impl Settings {
             sessions_per_minute: defaults::SESSIONS_PER_MINUTE,
             holds_per_minute: defaults::HOLDS_PER_MINUTE,
             streams_per_address: defaults::STREAMS_PER_ADDRESS,
-            overload: None,
+            overload: Some(boxoffice_service::overload::OverloadSettings::with_target(
+                Duration::from_millis(defaults::OVERLOAD_TARGET_MS),
+            )),
             trusted_proxies: Vec::new(),
             allowed_origins: Vec::new(),
             retention: Retention::default(),

@@ -399,6 +399,7 @@ impl From<boxoffice_service::Error> for ApiError {
                 reason,
                 retry_after,
             },
+            Error::Overloaded(retry_after) => ApiError::Overloaded(retry_after),
             Error::Store(e) => e.into(),
         }
     }

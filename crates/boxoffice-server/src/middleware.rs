@@ -1,5 +1,6 @@
-//! The middleware every request passes: the adaptive limit, compression, the request id
-//! and its span, CORS, the head-size check and the request timeout.
+//! The middleware every request passes: compression, the request id and its span, CORS,
+//! the head-size check and the request timeout. (The adaptive limit is the service's: it
+//! covers the store's part of a request alone, see `boxoffice_service::overload`.)
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -10,30 +11,9 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use boxoffice_service::overload::{Overload, Path, CHECKOUT_PATIENCE};
 use tower_http::compression::{CompressionLayer, CompressionLevel};
 
 use crate::error::ApiError;
-
-/// Lets a request on `path` through its adaptive limit (a checkout waits a moment for a
-/// place), or answers 503.
-pub(crate) async fn shed(
-    State((overload, path)): State<(Arc<Overload>, Path)>,
-    req: Request,
-    next: Next,
-) -> Response {
-    let entered = match path {
-        Path::Hold => overload.enter(path),
-        Path::Checkout => overload.enter_within(path, CHECKOUT_PATIENCE).await,
-    };
-    let permit = match entered {
-        Ok(permit) => permit,
-        Err(shed) => return ApiError::Overloaded(shed.retry_after).into_response(),
-    };
-    let response = next.run(req).await;
-    permit.finish(response.status() == axum::http::StatusCode::SERVICE_UNAVAILABLE);
-    response
-}
 
 /// How answers are compressed for clients that offer zstd, brotli or gzip: at the fastest
 /// level, where a 100,000-seat map goes from 19 MB to about 400 KB in tens of milliseconds.

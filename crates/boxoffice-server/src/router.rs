@@ -8,7 +8,6 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::HeaderValue;
 use axum::middleware::{self};
 use axum::Router;
-use boxoffice_service::overload::{Overload, Path};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
@@ -19,7 +18,7 @@ use utoipa_axum::router::UtoipaMethodRouterExt;
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
-use crate::middleware::{compression, cors, head_size, request_span, shed, timeout, REQUEST_ID};
+use crate::middleware::{compression, cors, head_size, request_span, timeout, REQUEST_ID};
 use crate::routes::{
     availability, bookings, console, events, holds, ops, orders, page, pay, queue, sessions,
     stream, venues, waitlist,
@@ -52,14 +51,9 @@ impl Modify for SecuritySchemes {
 /// compressed.
 ///
 /// The routes that write the catalog (venues, events, allocations), admin only, take bodies
-/// up to `import_bytes`; every other route the server-wide limit. Holds, bookings and
-/// checkouts pass `overload` first.
-fn api(
-    import_bytes: usize,
-    overload: &Arc<Overload>,
-) -> (Router<AppState>, Router<AppState>, OpenApiDoc) {
+/// up to `import_bytes`; every other route the server-wide limit.
+fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) {
     let import = DefaultBodyLimit::max(import_bytes);
-    let limited = |path| middleware::from_fn_with_state((overload.clone(), path), shed);
     let (streams, streams_doc) = OpenApiRouter::new()
         .routes(routes!(stream::stream))
         .split_for_parts();
@@ -76,23 +70,23 @@ fn api(
         .routes(routes!(availability::get_seats))
         .routes(routes!(availability::get_layout))
         .routes(routes!(availability::get_availability))
-        .routes(routes!(holds::create_hold).layer(limited(Path::Hold)))
+        .routes(routes!(holds::create_hold))
         .routes(routes!(holds::get_hold, holds::release_hold))
-        .routes(routes!(holds::extend_hold).layer(limited(Path::Hold)))
-        .routes(routes!(holds::add_seats).layer(limited(Path::Hold)))
+        .routes(routes!(holds::extend_hold))
+        .routes(routes!(holds::add_seats))
         .routes(routes!(holds::drop_seat))
-        .routes(routes!(orders::create_order).layer(limited(Path::Checkout)))
+        .routes(routes!(orders::create_order))
         .routes(routes!(orders::get_order))
         .routes(routes!(console::list_orders))
         .routes(routes!(console::orders_csv))
         .routes(routes!(console::report))
         .routes(routes!(orders::cancel_order))
-        .routes(routes!(orders::pay_order).layer(limited(Path::Checkout)))
+        .routes(routes!(orders::pay_order))
         .routes(routes!(queue::join_queue))
         .routes(routes!(queue::poll_queue))
         .routes(routes!(waitlist::join_waitlist))
         .routes(routes!(waitlist::get_entry, waitlist::leave_waitlist))
-        .routes(routes!(bookings::create_booking).layer(limited(Path::Hold)))
+        .routes(routes!(bookings::create_booking))
         .routes(routes!(bookings::cancel_booking))
         .routes(routes!(sessions::create_session))
         .routes(routes!(page::index))
@@ -186,7 +180,7 @@ fn problems_as_sent(mut doc: OpenApiDoc) -> OpenApiDoc {
 
 /// The OpenAPI 3.1 document of every route.
 pub fn openapi() -> OpenApiDoc {
-    api(0, &Overload::new(None)).2
+    api(0).2
 }
 
 /// The largest request bodies read, in bytes.
@@ -206,7 +200,7 @@ pub fn router(
     body_limits: BodyLimits,
     allowed_origins: &[HeaderValue],
 ) -> Router {
-    let (routes, streams, doc) = api(body_limits.import, &state.overload);
+    let (routes, streams, doc) = api(body_limits.import);
     let doc = Arc::new(doc);
     // Event streams stay outside the compression layer: each event must leave as it is
     // written (a stream compresses its own way, see routes/stream.rs), and the layer's

@@ -6,14 +6,14 @@
 use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::hold::{validate_basket, AcquireOutcome, GrowOutcome, ShrinkOutcome};
 use boxoffice_core::ids::{EventId, UserId};
-use boxoffice_store::hold_store::HoldRequest;
 use uuid::Uuid;
 
 use crate::holds::{
-    buyer_layout, count_hold, event_layout, labelled, quotes, requote, settle, taken_in,
-    LabelledHold, MAX_LAYOUT_RELOADS,
+    buyer_layout, count_hold, event_layout, hold_request, labelled, quotes, requote, settle,
+    taken_in, LabelledHold, MAX_LAYOUT_RELOADS,
 };
 use crate::live::Change;
+use crate::overload::{limited, Path};
 use crate::{Error, Services};
 
 /// Adds `seats` to the live hold `token` of `user`, all or nothing: the hold as it now is.
@@ -37,40 +37,27 @@ pub async fn add_seats(
     let taken = state.live.taken();
     let asked = taken.epoch(event);
     let mut reloads = 0;
-    let outcome = loop {
-        let policy = &map.policy;
-        let outcome = state
-            .holds
-            .grow(
-                token,
-                &HoldRequest {
-                    event,
-                    user,
-                    seats: &basket,
-                    quotes: &quotes(&map, &basket),
-                    layout_version: map.version,
-                    ttl_seconds: policy.hold_ttl_seconds,
-                    max_seats_per_user: policy.max_seats_per_user,
-                    holds_per_minute: state.rate_limits.holds.per_minute(),
-                    pass,
-                    channel: map.channel.as_deref(),
-                },
-            )
-            .await?;
-        match outcome {
-            GrowOutcome::Acquire(AcquireOutcome::LayoutChanged(version))
-                if reloads < MAX_LAYOUT_RELOADS =>
-            {
-                reloads += 1;
-                (map, basket) = requote(state, event, &map, version, seats).await?;
-            }
-            GrowOutcome::Acquire(outcome) => break outcome,
-            GrowOutcome::NotLive => return Err(Error::HoldNotLive),
-            GrowOutcome::Forbidden => {
-                return Err(Error::Forbidden("this hold belongs to another user"))
+    let outcome = limited(&state.overload, Path::Hold, async {
+        loop {
+            let quotes = quotes(&map, &basket);
+            let request = hold_request(state, (event, user, pass), &map, &basket, &quotes);
+            let outcome = state.holds.grow(token, &request).await?;
+            match outcome {
+                GrowOutcome::Acquire(AcquireOutcome::LayoutChanged(version))
+                    if reloads < MAX_LAYOUT_RELOADS =>
+                {
+                    reloads += 1;
+                    (map, basket) = requote(state, event, &map, version, seats).await?;
+                }
+                GrowOutcome::Acquire(outcome) => break Ok(outcome),
+                GrowOutcome::NotLive => return Err(Error::HoldNotLive),
+                GrowOutcome::Forbidden => {
+                    return Err(Error::Forbidden("this hold belongs to another user"))
+                }
             }
         }
-    };
+    })
+    .await?;
     match &outcome {
         AcquireOutcome::Unavailable(seats) => taken.confirmed(event, &taken_in(&map, seats), asked),
         AcquireOutcome::Held(_) => taken.confirmed(event, &basket, asked),

@@ -29,6 +29,7 @@ use boxoffice_core::validation::ValidationErrors;
 use lru::LruCache;
 
 use crate::holds::{self, LabelledHold};
+use crate::overload::{limited, Path};
 use crate::seat_map::RenderedSeatMap;
 use crate::Services;
 use crate::{availability, Error};
@@ -219,34 +220,37 @@ pub async fn hold_best_available(
         section_order: &policy.section_order,
         accessible,
     };
-    let turn = state.chooser.turn(event, channel);
-    let mut taken = Vec::new();
-    for _ in 0..MAX_CHOICES {
-        let choice = choose(state, event, channel, &turn, &request).await?;
-        let map = &choice.map;
-        match holds::acquire(state, event, user, pass, map, &choice.basket).await? {
-            outcome @ AcquireOutcome::Held(_) => {
-                let hold = holds::settle(state, event, map, outcome).await?;
-                let adjacent = choice.adjacent;
-                return Ok(BestHold { hold, adjacent });
-            }
-            // Someone else took a chosen seat, or the allocations changed: what this
-            // instance knows is out of date. Read it again and choose again.
-            AcquireOutcome::Unavailable(ids) => {
-                choice.stale();
-                taken = holds::seat_refs(map, ids);
-            }
-            AcquireOutcome::LayoutChanged(_) => choice.stale(),
-            outcome => {
-                choice.refused();
-                return match holds::settle(state, event, map, outcome).await {
-                    Ok(_) => unreachable!("only a held outcome settles to a hold"),
-                    Err(e) => Err(e),
-                };
+    limited(&state.overload, Path::Hold, async {
+        let turn = state.chooser.turn(event, channel);
+        let mut taken = Vec::new();
+        for _ in 0..MAX_CHOICES {
+            let choice = choose(state, event, channel, &turn, &request).await?;
+            let map = &choice.map;
+            match holds::acquire(state, event, user, pass, map, &choice.basket).await? {
+                outcome @ AcquireOutcome::Held(_) => {
+                    let hold = holds::settle(state, event, map, outcome).await?;
+                    let adjacent = choice.adjacent;
+                    return Ok(BestHold { hold, adjacent });
+                }
+                // Someone else took a chosen seat, or the allocations changed: what this
+                // instance knows is out of date. Read it again and choose again.
+                AcquireOutcome::Unavailable(ids) => {
+                    choice.stale();
+                    taken = holds::seat_refs(map, ids);
+                }
+                AcquireOutcome::LayoutChanged(_) => choice.stale(),
+                outcome => {
+                    choice.refused();
+                    return match holds::settle(state, event, map, outcome).await {
+                        Ok(_) => unreachable!("only a held outcome settles to a hold"),
+                        Err(e) => Err(e),
+                    };
+                }
             }
         }
-    }
-    Err(Error::SeatsUnavailable(taken))
+        Err(Error::SeatsUnavailable(taken))
+    })
+    .await
 }
 
 /// Waits for the event's turn and chooses from the shared view (read again if it is old or

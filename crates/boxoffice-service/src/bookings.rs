@@ -7,6 +7,7 @@ use boxoffice_store::pg::bookings::{self, Booking, BookingCancel, BookingOutcome
 use boxoffice_store::redis::gate::GateTake;
 use uuid::Uuid;
 
+use crate::overload::{limited, Path};
 use crate::Error;
 use crate::Services;
 
@@ -46,9 +47,6 @@ pub async fn create_booking(
         Gate::Passed => true,
         Gate::Off => false,
     };
-    state
-        .metrics
-        .increment("ga_bookings_reached_postgres_total");
     let request = BookingRequest {
         event,
         user,
@@ -57,7 +55,13 @@ pub async fn create_booking(
         idempotency_key: wanted.idempotency_key,
         pass: pass.map(|p| p.ticket),
     };
-    let outcome = bookings::book(&state.pool, &request).await;
+    let outcome = limited(&state.overload, Path::Hold, async {
+        state
+            .metrics
+            .increment("ga_bookings_reached_postgres_total");
+        Ok(bookings::book(&state.pool, &request).await?)
+    })
+    .await;
     // Places the gate let through come back to it unless they were really booked now.
     if through_gate && !matches!(outcome, Ok(BookingOutcome::Booked(_))) {
         give_back(state, event, wanted.area, wanted.quantity).await;

@@ -86,6 +86,10 @@ pub enum Error {
         /// How long to wait before retrying.
         retry_after: Duration,
     },
+    /// The server's adaptive limit refused the request; it may be asked again after this
+    /// long (its turn).
+    #[error("the server is busy")]
+    Overloaded(Duration),
     /// A store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -97,6 +101,19 @@ impl Error {
         let mut errors = ValidationErrors::default();
         errors.add(field, message);
         Error::Invalid(errors)
+    }
+}
+
+impl Error {
+    /// Whether this says a store (or the server) could not serve now, rather than a
+    /// refusal: answered 503.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            Error::Unavailable { .. }
+                | Error::Overloaded(_)
+                | Error::Store(StoreError::Unavailable { .. } | StoreError::Contention)
+        )
     }
 }
 

@@ -13,13 +13,16 @@
 //!    answers, are refused here ([`crate::live::Taken`], the only memory of recent
 //!    refusals); a request for seats already on their way to the store from this instance
 //!    waits for that answer once.
-//! 4. The hold store decides, all or nothing, and is the only one that can grant:
+//! 4. The store's part passes the server's adaptive limit ([`crate::overload::limited`]):
+//!    past it, 503 with a turn, and nothing answered without a store ever counts against
+//!    it.
+//! 5. The hold store decides, all or nothing, and is the only one that can grant:
 //!    - postgres: `boxoffice_store::pg::holds` (its `claim` module: the claim is sent with
 //!      the others waiting, and every rule of a claim is written once, in
 //!      `boxoffice_claim`, the store crate's `sql/claim.sql`);
 //!    - redis: `scripts/hold_acquire.lua`, one script that checks every seat, the
 //!      event's start and the buyer's limit, then sets every seat.
-//! 5. The store's answer teaches this instance's view (seats held or refused are known
+//! 6. The store's answer teaches this instance's view (seats held or refused are known
 //!    taken for a while); a changed layout makes the seats be quoted again; a hold made is
 //!    published to every page of the event.
 
@@ -36,6 +39,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::live::{Ask, Change};
+use crate::overload::{limited, Path};
 use crate::seat_map::RenderedSeatMap;
 use crate::Services;
 use crate::{Error, SeatRef};
@@ -183,24 +187,27 @@ pub async fn create_hold(
     };
     let mut reloads = 0;
     let asked = taken.epoch(event);
-    let outcome = loop {
-        let outcome = acquire(state, event, user, pass, &map, &basket).await?;
-        match &outcome {
-            AcquireOutcome::Unavailable(seats) => {
-                taken.confirmed(event, &taken_in(&map, seats), asked)
+    let outcome = limited(&state.overload, Path::Hold, async {
+        loop {
+            let outcome = acquire(state, event, user, pass, &map, &basket).await?;
+            match &outcome {
+                AcquireOutcome::Unavailable(seats) => {
+                    taken.confirmed(event, &taken_in(&map, seats), asked)
+                }
+                AcquireOutcome::Held(hold) => taken.confirmed(event, &hold_seats(hold), asked),
+                _ => {}
             }
-            AcquireOutcome::Held(hold) => taken.confirmed(event, &hold_seats(hold), asked),
-            _ => {}
-        }
-        match outcome {
-            // The allocations changed since this server cached the map: quote again.
-            AcquireOutcome::LayoutChanged(version) if reloads < MAX_LAYOUT_RELOADS => {
-                reloads += 1;
-                (map, basket) = requote(state, event, &map, version, seats).await?;
+            match outcome {
+                // The allocations changed since this server cached the map: quote again.
+                AcquireOutcome::LayoutChanged(version) if reloads < MAX_LAYOUT_RELOADS => {
+                    reloads += 1;
+                    (map, basket) = requote(state, event, &map, version, seats).await?;
+                }
+                outcome => break Ok(outcome),
             }
-            outcome => break outcome,
         }
-    };
+    })
+    .await?;
     settle(state, event, &map, outcome).await
 }
 
@@ -289,23 +296,10 @@ pub(super) async fn acquire(
     map: &RenderedSeatMap,
     basket: &[String],
 ) -> Result<AcquireOutcome, Error> {
-    let policy = &map.policy;
     let began = std::time::Instant::now();
-    let outcome = state
-        .holds
-        .acquire(&HoldRequest {
-            event,
-            user,
-            seats: basket,
-            quotes: &quotes(map, basket),
-            layout_version: map.version,
-            ttl_seconds: policy.hold_ttl_seconds,
-            max_seats_per_user: policy.max_seats_per_user,
-            holds_per_minute: state.rate_limits.holds.per_minute(),
-            pass,
-            channel: map.channel.as_deref(),
-        })
-        .await;
+    let quotes = quotes(map, basket);
+    let request = hold_request(state, (event, user, pass), map, basket, &quotes);
+    let outcome = state.holds.acquire(&request).await;
     let label = match &outcome {
         Ok(AcquireOutcome::Held(_)) => "granted",
         Ok(AcquireOutcome::LayoutChanged(_)) => "retried",
@@ -319,6 +313,29 @@ pub(super) async fn acquire(
         began.elapsed(),
     );
     Ok(outcome?)
+}
+
+/// What the hold store is asked, for `basket` of `buyer` (the event, the user and the
+/// waiting-room pass), quoted by `map`: for a new hold or a growing one.
+pub(crate) fn hold_request<'a>(
+    state: &Services,
+    (event, user, pass): (EventId, &'a UserId, Option<HoldPass>),
+    map: &'a RenderedSeatMap,
+    basket: &'a [String],
+    quotes: &'a [Option<ClaimedSeat>],
+) -> HoldRequest<'a> {
+    HoldRequest {
+        event,
+        user,
+        seats: basket,
+        quotes,
+        layout_version: map.version,
+        ttl_seconds: map.policy.hold_ttl_seconds,
+        max_seats_per_user: map.policy.max_seats_per_user,
+        holds_per_minute: state.rate_limits.holds.per_minute(),
+        pass,
+        channel: map.channel.as_deref(),
+    }
 }
 
 /// The answer to an acquisition that is not retried: a new hold is published to the live
@@ -392,17 +409,14 @@ pub async fn extend_hold(
 ) -> Result<DateTime<Utc>, Error> {
     let policy = event_policy(state, event).await?;
     let token = token.ok_or(Error::HoldNotLive)?;
-    match state
-        .holds
-        .extend(
-            event,
-            token,
-            user,
-            policy.hold_ttl_seconds,
-            policy.max_hold_seconds,
-        )
-        .await?
-    {
+    let extend = state.holds.extend(
+        event,
+        token,
+        user,
+        policy.hold_ttl_seconds,
+        policy.max_hold_seconds,
+    );
+    match limited(&state.overload, Path::Hold, async { Ok(extend.await?) }).await? {
         ExtendOutcome::Extended { expires_at, seats } => {
             let change = Change::held(seats.iter().map(String::as_str), expires_at);
             state.live.publish(event, change).await;

@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use crate::holds::{event_layout, priced};
 use crate::live::Change;
+use crate::overload::{limited, Path};
 use crate::Error;
 use crate::Services;
 use boxoffice_api::SeatChange;
@@ -53,24 +54,28 @@ pub async fn checkout(
 ) -> Result<Checkout, Error> {
     let policy = crate::holds::event_policy(state, event).await?;
     let window = policy.payment_window_seconds;
-    let began = std::time::Instant::now();
-    let outcome = sales::checkout(&state.pool, &*state.holds, event, token, user, window).await;
-    let label = match &outcome {
-        Ok(CheckoutOutcome::Created(order)) if order.status == OrderStatus::PendingPayment => {
-            "pending"
-        }
-        Ok(CheckoutOutcome::Created(_)) => "sold",
-        Ok(CheckoutOutcome::Existing(_)) => "repeated",
-        Ok(_) => "refused",
-        Err(_) => "error",
-    };
-    state.metrics.store_call(
-        "boxoffice_checkout_duration_seconds",
-        state.holds.kind(),
-        label,
-        began.elapsed(),
-    );
-    match outcome? {
+    let outcome = limited(&state.overload, Path::Checkout, async {
+        let began = std::time::Instant::now();
+        let outcome = sales::checkout(&state.pool, &*state.holds, event, token, user, window).await;
+        let label = match &outcome {
+            Ok(CheckoutOutcome::Created(order)) if order.status == OrderStatus::PendingPayment => {
+                "pending"
+            }
+            Ok(CheckoutOutcome::Created(_)) => "sold",
+            Ok(CheckoutOutcome::Existing(_)) => "repeated",
+            Ok(_) => "refused",
+            Err(_) => "error",
+        };
+        state.metrics.store_call(
+            "boxoffice_checkout_duration_seconds",
+            state.holds.kind(),
+            label,
+            began.elapsed(),
+        );
+        Ok(outcome?)
+    })
+    .await?;
+    match outcome {
         CheckoutOutcome::Created(order) => {
             let seats = order.seats.iter().map(|s| s.seat_id.as_str());
             // A pending order's seats read held until its deadline.
@@ -186,7 +191,11 @@ pub async fn pay_order(
             &format!("must be the order's total, {}", order.total_cents),
         ));
     }
-    match sales::pay(&state.pool, &*state.holds, id, reference).await? {
+    let paid = limited(&state.overload, Path::Checkout, async {
+        Ok(sales::pay(&state.pool, &*state.holds, id, reference).await?)
+    })
+    .await?;
+    match paid {
         PayOutcome::Paid(order) => {
             let seats = order.seats.iter().map(|s| s.seat_id.as_str());
             state

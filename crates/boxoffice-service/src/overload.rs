@@ -25,17 +25,30 @@
 //! again by everyone at once. No turn is set more than [`MAX_TURN`] ahead; past that the
 //! slots start again from the front.
 //!
+//! A hold past its limit waits for a place only while the wait it can expect is short: the
+//! holds already waiting, plus itself, over the limit, times the answers' mean latency,
+//! within the target. A burst a little past the limit is then served within the target
+//! instead of refused, while a crowd far past it is refused at once. A hold that was let
+//! wait and still finds no place within twice the target is refused then.
+//!
 //! A checkout past its limit waits for a place, up to [`CHECKOUT_PATIENCE`], before it is
 //! refused: it finishes what a hold started, and refusing it would waste the seats held
 //! meanwhile. While a checkout waits, holds are refused (given turns): a new hold that
 //! cannot be bought soon is worth nothing, and sales finish first. Checkouts in flight
 //! stay few even so, since each needs a live hold and holds are limited.
+//!
+//! The service takes a place only for the store's part of a request ([`limited`]): what
+//! the server answers without a store (a seat known taken, a basket that breaks a rule, a
+//! buyer past their rate) neither counts against a limit nor waits for one, so a crowd on
+//! one seat is answered as without any limit.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
+
+use crate::Error;
 
 /// How long a checkout past its limit waits for a place before it is refused.
 pub const CHECKOUT_PATIENCE: Duration = Duration::from_secs(2);
@@ -116,6 +129,8 @@ struct Window {
     latency: f64,
     /// The slot the next refused request is given, if one was given lately.
     next_turn: Option<Instant>,
+    /// Requests waiting for a place (holds only: checkouts are counted apart).
+    waiting: usize,
     /// Answers in this round, those slower than the target (or failed), and those given
     /// while at least half the limit was in flight.
     answered: usize,
@@ -151,6 +166,16 @@ impl<'a> Waiting<'a> {
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A hold counted as waiting for a place while this lives.
+struct Queued<'a>(&'a Overload, Path);
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        let mut w = self.0.lock(self.1);
+        w.waiting = w.waiting.saturating_sub(1);
     }
 }
 
@@ -190,6 +215,7 @@ impl Overload {
                 // Until answers tell: well within the target.
                 latency: settings.map_or(0.0, |s| s.target.as_secs_f64() / 4.0),
                 next_turn: None,
+                waiting: 0,
                 answered: 0,
                 slow: 0,
                 busy: 0,
@@ -216,8 +242,52 @@ impl Overload {
         path: Path,
         patience: Duration,
     ) -> Result<Permit, Shed> {
-        let deadline = tokio::time::Instant::now() + patience;
         let _waiting = (path == Path::Checkout).then(|| Waiting::new(&self.checkouts_waiting));
+        self.wait_for(path, tokio::time::Instant::now() + patience)
+            .await
+    }
+
+    /// Takes a place under `path`'s limit as the path does: a hold at once, or after a
+    /// short wait when one is expected to free soon enough (see the module's notes), or is
+    /// refused; a checkout waits up to [`CHECKOUT_PATIENCE`].
+    pub async fn admit(self: &Arc<Self>, path: Path) -> Result<Permit, Shed> {
+        if path == Path::Checkout {
+            return self.enter_within(path, CHECKOUT_PATIENCE).await;
+        }
+        if let Some(permit) = self.take(path) {
+            return Ok(permit);
+        }
+        let Some(patience) = self.queue(path) else {
+            return Err(self.refuse(path));
+        };
+        let _queued = Queued(self, path);
+        self.wait_for(path, tokio::time::Instant::now() + patience)
+            .await
+    }
+
+    /// Lets a hold wait for a place if the holds waiting ahead of it and itself would be
+    /// answered within the target at the pace answers come: how long it may wait (twice
+    /// the target), counted as waiting. Never while a checkout waits.
+    fn queue(&self, path: Path) -> Option<Duration> {
+        let settings = self.settings?;
+        if self.checkouts_waiting.load(Ordering::Relaxed) > 0 {
+            return None;
+        }
+        let mut w = self.lock(path);
+        let expected = (w.waiting + 1) as f64 * w.latency.max(0.0) / w.limit.max(1) as f64;
+        if expected > settings.target.as_secs_f64() {
+            return None;
+        }
+        w.waiting += 1;
+        Some(2 * settings.target)
+    }
+
+    /// Waits until `deadline` for a place under `path`'s limit, or refuses.
+    async fn wait_for(
+        self: &Arc<Self>,
+        path: Path,
+        deadline: tokio::time::Instant,
+    ) -> Result<Permit, Shed> {
         loop {
             // Listening before trying, so a place freed in between is not missed.
             let freed = self.freed[path as usize].notified();
@@ -229,6 +299,14 @@ impl Overload {
             if tokio::time::timeout_at(deadline, freed).await.is_err() {
                 return Err(self.refuse(path));
             }
+        }
+    }
+
+    /// Holds waiting for a place (`boxoffice_overload_waiting`).
+    pub fn waiting(&self, path: Path) -> usize {
+        match path {
+            Path::Hold => self.lock(path).waiting,
+            Path::Checkout => self.checkouts_waiting.load(Ordering::Relaxed),
         }
     }
 
@@ -349,6 +427,23 @@ impl Drop for Permit {
                 .leave(self.path, self.started.elapsed(), false);
         }
     }
+}
+
+/// Runs `work`, the store's part of a request, under `path`'s limit: refused with
+/// [`Error::Overloaded`] when the limit says no; a place taken otherwise, given back when
+/// `work` is done, which counts as failed if a store was down or too slow for it.
+pub(crate) async fn limited<T>(
+    overload: &Arc<Overload>,
+    path: Path,
+    work: impl std::future::Future<Output = Result<T, Error>>,
+) -> Result<T, Error> {
+    let permit = overload
+        .admit(path)
+        .await
+        .map_err(|shed| Error::Overloaded(shed.retry_after))?;
+    let answer = work.await;
+    permit.finish(answer.as_ref().is_err_and(Error::is_unavailable));
+    answer
 }
 
 #[cfg(test)]
@@ -531,6 +626,7 @@ mod tests {
             slow_start: false,
             latency,
             next_turn: None,
+            waiting: 0,
             answered: 0,
             slow: 0,
             busy: 0,
@@ -586,6 +682,65 @@ mod tests {
         assert!(last_turn <= MIN_TURN + Duration::from_micros(99 * 1250));
         assert_eq!(overload.shed_total(Path::Hold), 100);
         drop(held);
+    }
+
+    /// A hold let in by `admit` in a task of its own, answered at once.
+    fn hold_admitted(overload: &Arc<Overload>) -> tokio::task::JoinHandle<Result<(), Shed>> {
+        let overload = overload.clone();
+        tokio::spawn(async move { overload.admit(Path::Hold).await.map(|p| p.finish(false)) })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn past_the_limit_a_hold_waits_only_while_a_place_is_due_within_the_target() {
+        // Two places; answers taken to need a quarter of the 50 ms target until they
+        // tell, so a place comes every 6.25 ms, and eight holds can expect one within it.
+        let overload = Overload::new(Some(settings(2, 2)));
+        let held: Vec<_> = (0..2)
+            .map(|_| overload.enter(Path::Hold).unwrap())
+            .collect();
+        let waiting: Vec<_> = (0..8).map(|_| hold_admitted(&overload)).collect();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(overload.waiting(Path::Hold), 8);
+        // A ninth is refused at once, with its turn.
+        let started = tokio::time::Instant::now();
+        let refused = overload.admit(Path::Hold).await.unwrap_err();
+        assert_eq!(started.elapsed(), Duration::ZERO);
+        assert!(refused.retry_after >= MIN_TURN);
+        assert_eq!(overload.shed_total(Path::Hold), 1);
+        // Places freed: every one waiting gets one.
+        drop(held);
+        for hold in waiting {
+            hold.await.unwrap().expect("a place");
+        }
+        assert_eq!(overload.waiting(Path::Hold), 0);
+        assert_eq!(overload.shed_total(Path::Hold), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hold_let_wait_is_refused_after_twice_the_target() {
+        let overload = Overload::new(Some(settings(1, 1)));
+        let held = overload.enter(Path::Hold).unwrap();
+        let started = tokio::time::Instant::now();
+        let refused = overload.admit(Path::Hold).await.unwrap_err();
+        assert_eq!(started.elapsed(), Duration::from_millis(100));
+        assert!(refused.retry_after >= MIN_TURN);
+        assert_eq!(
+            (
+                overload.shed_total(Path::Hold),
+                overload.waiting(Path::Hold)
+            ),
+            (1, 0)
+        );
+        drop(held);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_a_limit_admit_lets_everything_through() {
+        let overload = Overload::new(None);
+        for _ in 0..1000 {
+            std::mem::forget(overload.admit(Path::Hold).await.expect("no limit"));
+        }
+        assert_eq!(overload.shed_total(Path::Hold), 0);
     }
 
     #[tokio::test(start_paused = true)]

@@ -61,8 +61,8 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
 /// with a replica configured, whether reads go to it (`boxoffice_replica_in_use`, 1 or 0);
 /// with the adaptive concurrency limits on, by `path` (`hold`: holds, extensions and
 /// bookings; `checkout`), the limit (`boxoffice_overload_limit`), the requests in flight
-/// under it (`boxoffice_overload_in_flight`) and those it refused
-/// (`boxoffice_overload_shed_total`). Also: the hold store's calls, by `store` and
+/// under it (`boxoffice_overload_in_flight`), those waiting for a place
+/// (`boxoffice_overload_waiting`) and those it refused (`boxoffice_overload_shed_total`). Also: the hold store's calls, by `store` and
 /// `outcome` (`boxoffice_hold_duration_seconds`: granted, refused, retried, error;
 /// `boxoffice_checkout_duration_seconds`: sold, pending, repeated, refused, error); the
 /// Postgres pool (`boxoffice_db_pool_connections` by `state`, in_use or idle, and
@@ -122,6 +122,8 @@ pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
                     .set(limit as f64);
                 metrics::gauge!("boxoffice_overload_in_flight", "path" => path.name())
                     .set(in_flight as f64);
+                metrics::gauge!("boxoffice_overload_waiting", "path" => path.name())
+                    .set(state.overload.waiting(path) as f64);
             }
         }
         for path in Path::ALL {

@@ -9,7 +9,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::helpers::stores::Store;
-use crate::helpers::{big_event, race, spawn_race_app_on, tally};
+use crate::helpers::{big_event, race, race_riding_out, spawn_race_app_on, tally};
 use crate::helpers::{gala, held, sell_directly, spawn_app_on, As, TestApp};
 
 /// `POST /v1/events/{event}/holds` asking for the best seats.
@@ -268,7 +268,7 @@ async fn the_per_user_limit_applies(store: Store) {
 async fn a_hundred_buyers_asking_for_pairs_at_once_fill_the_house_in_pairs(store: Store) {
     let app = spawn_race_app_on(store).await;
     let event = big_event(&app, 15, 10, 4).await;
-    let answers = race(
+    let answers = race_riding_out(
         (0..100)
             .map(|i| {
                 app.request(

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::helpers::stores::Store;
 use crate::helpers::{gala, spawn_app_on, As, TestApp};
-use crate::helpers::{race, spawn_race_app_on, tally};
+use crate::helpers::{race_riding_out, spawn_race_app_on, tally};
 
 /// The seats the channel `partner-a` sells: the box.
 const BOX: [&str; 2] = ["box-L-1", "box-L-2"];
@@ -262,7 +262,7 @@ async fn the_crowd_never_gets_a_channel_seat(store: Store) {
                 .json(&json!({"seats": ["box-L-1"]}))
         })
         .collect();
-    let answers = race(requests).await;
+    let answers = race_riding_out(requests).await;
     assert_eq!(tally(&answers), BTreeMap::from([(201, 1), (409, 39)]));
     let winner = answers
         .iter()

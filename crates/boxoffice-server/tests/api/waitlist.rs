@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::helpers::stores::Store;
 use crate::helpers::{gala, spawn_app_on, spawn_app_with, As, TestApp};
-use crate::helpers::{race, tally};
+use crate::helpers::{race, race_riding_out, tally};
 
 async fn join(app: &TestApp, event: &str, who: &As, body: Value) -> (StatusCode, Value) {
     app.send(
@@ -323,14 +323,14 @@ async fn a_crowd_at_the_returning_seats_gets_nothing_while_anyone_waits(store: S
             &As::Admin,
         )];
         first.extend(crowd(0));
-        let answers = race(first).await;
+        let answers = race_riding_out(first).await;
         assert_eq!(
             answers[0].0,
             StatusCode::OK,
             "the cancellation: {:?}",
             answers[0]
         );
-        let after = race(crowd(1)).await;
+        let after = race_riding_out(crowd(1)).await;
         assert_eq!(
             tally(&answers[1..]),
             BTreeMap::from([(409, 20)]),

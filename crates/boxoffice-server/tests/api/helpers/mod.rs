@@ -32,7 +32,9 @@ pub use direct::{
     commit_order_directly, held, hold_directly, rewind_hold, seat_set, sell_directly,
 };
 pub(crate) use queue::{admitted, event_with_queue, hold_with_pass, join, join_and_wait, poll};
-pub(crate) use race::{big_event, hold_request, race, spawn_race_app, spawn_race_app_on, tally};
+pub(crate) use race::{
+    big_event, hold_request, race, race_riding_out, spawn_race_app, spawn_race_app_on, tally,
+};
 pub(crate) use redis::{spawn_on, spawn_on_redis, token};
 
 /// Where the tests' Postgres server is; each test makes its own database on it.
