@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Overload: 5,000 buyers at once on a 20,000-seat sale with no waiting room, against one
-# server with the adaptive concurrency limits off (the default) and on
-# (BOXOFFICE_OVERLOAD_TARGET_MS=<target>), alternating, each on a fresh database. Prints per run the holds' p50 and
+# server with the adaptive concurrency limits off (BOXOFFICE_OVERLOAD_TARGET_MS=0) and on
+# (=<target>; 100 is the default), alternating, each on a fresh database. Prints per run
+# the holds' p50 and
 # p99 as the load generator saw them (all answers, 2xx alone, 503 alone), the bucket of the
 # server's own latency histogram holding the p99 of its 201 holds (time in the handler,
 # without the connection's wait to be read), checkouts' p99 and seats sold a second.

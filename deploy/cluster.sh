@@ -386,7 +386,9 @@ instance_killed_mid_sale() {
   jq -r '.checks[] | "\(if .passed then "ok  " else "FAIL" end) \(.name): \(.detail)"' "$dir/killed.json"
   ((result == 0)) || { echo "the sale's checks failed with an instance killed" >&2; return 1; }
   local lost unfinished=0
-  lost=$(jq '[.operations[].statuses | to_entries[] | select((.key | tonumber) == 0 or (.key | tonumber) >= 500) | .value] | add // 0' "$dir/killed.json")
+  # Lost: no answer, or the balancer's for a request it could not finish (502, 504). A 503
+  # is an instance's own answer (its adaptive limit, with a turn), not a lost one.
+  lost=$(jq '[.operations[].statuses | to_entries[] | select(.key == "0" or .key == "502" or .key == "504") | .value] | add // 0' "$dir/killed.json")
   for i in "${!instances[@]}"; do
     if ((${instances[i]} == victim)); then
       unfinished=$((after[i] - before[i]))
