@@ -27,9 +27,9 @@
 //!
 //! A hold past its limit waits for a place only while the wait it can expect is short: the
 //! holds already waiting, plus itself, over the limit, times the answers' mean latency,
-//! within the target. A burst a little past the limit is then served within the target
-//! instead of refused, while a crowd far past it is refused at once. A hold that was let
-//! wait and still finds no place within twice the target is refused then.
+//! within half the target. A burst a little past the limit is then served within the
+//! target instead of refused, while a crowd far past it is refused at once. A hold that was
+//! let wait and still finds no place within the target is refused then.
 //!
 //! A checkout past its limit waits for a place, up to [`CHECKOUT_PATIENCE`], before it is
 //! refused: it finishes what a hold started, and refusing it would waste the seats held
@@ -266,8 +266,8 @@ impl Overload {
     }
 
     /// Lets a hold wait for a place if the holds waiting ahead of it and itself would be
-    /// answered within the target at the pace answers come: how long it may wait (twice
-    /// the target), counted as waiting. Never while a checkout waits.
+    /// let in within half the target at the pace answers come: how long it may wait (the
+    /// target), counted as waiting. Never while a checkout waits.
     fn queue(&self, path: Path) -> Option<Duration> {
         let settings = self.settings?;
         if self.checkouts_waiting.load(Ordering::Relaxed) > 0 {
@@ -275,11 +275,11 @@ impl Overload {
         }
         let mut w = self.lock(path);
         let expected = (w.waiting + 1) as f64 * w.latency.max(0.0) / w.limit.max(1) as f64;
-        if expected > settings.target.as_secs_f64() {
+        if expected > settings.target.as_secs_f64() / 2.0 {
             return None;
         }
         w.waiting += 1;
-        Some(2 * settings.target)
+        Some(settings.target)
     }
 
     /// Waits until `deadline` for a place under `path`'s limit, or refuses.
@@ -693,15 +693,16 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn past_the_limit_a_hold_waits_only_while_a_place_is_due_within_the_target() {
         // Two places; answers taken to need a quarter of the 50 ms target until they
-        // tell, so a place comes every 6.25 ms, and eight holds can expect one within it.
+        // tell, so a place comes every 6.25 ms, and four holds can expect one within half
+        // the target.
         let overload = Overload::new(Some(settings(2, 2)));
         let held: Vec<_> = (0..2)
             .map(|_| overload.enter(Path::Hold).unwrap())
             .collect();
-        let waiting: Vec<_> = (0..8).map(|_| hold_admitted(&overload)).collect();
+        let waiting: Vec<_> = (0..4).map(|_| hold_admitted(&overload)).collect();
         tokio::time::sleep(Duration::from_millis(1)).await;
-        assert_eq!(overload.waiting(Path::Hold), 8);
-        // A ninth is refused at once, with its turn.
+        assert_eq!(overload.waiting(Path::Hold), 4);
+        // A fifth is refused at once, with its turn.
         let started = tokio::time::Instant::now();
         let refused = overload.admit(Path::Hold).await.unwrap_err();
         assert_eq!(started.elapsed(), Duration::ZERO);
@@ -717,12 +718,12 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_hold_let_wait_is_refused_after_twice_the_target() {
+    async fn a_hold_let_wait_is_refused_after_the_target() {
         let overload = Overload::new(Some(settings(1, 1)));
         let held = overload.enter(Path::Hold).unwrap();
         let started = tokio::time::Instant::now();
         let refused = overload.admit(Path::Hold).await.unwrap_err();
-        assert_eq!(started.elapsed(), Duration::from_millis(100));
+        assert_eq!(started.elapsed(), Duration::from_millis(50));
         assert!(refused.retry_after >= MIN_TURN);
         assert_eq!(
             (

@@ -313,11 +313,11 @@ async fn past_its_limit_a_hold_waits_for_a_place_due_soon_and_is_refused_at_once
             .collect(),
     ));
     // One in flight, waiting on the lock. Until answers tell, they are taken to need a
-    // quarter of the 60 s target: four more can expect a place within it and wait for
-    // one; the other two are refused at once.
+    // quarter of the 60 s target: two more can expect a place within half of it and wait
+    // for one; the other four are refused at once.
     in_flight(&app, "hold", 1.0).await;
-    waiting(&app, "hold", 4.0).await;
-    shed(&app, "hold", 2.0).await;
+    waiting(&app, "hold", 2.0).await;
+    shed(&app, "hold", 4.0).await;
     // Refused at once, as by a store too busy: 503 with Retry-After.
     let refused = hold_request(&app, &event, "late", STALLS[7])
         .send()
@@ -337,12 +337,12 @@ async fn past_its_limit_a_hold_waits_for_a_place_due_soon_and_is_refused_at_once
 
     lock.commit().await.unwrap();
     let holds = holds.await.unwrap();
-    assert_eq!(tally(&holds), BTreeMap::from([(201, 5), (503, 2)]));
+    assert_eq!(tally(&holds), BTreeMap::from([(201, 3), (503, 4)]));
     assert!(holds
         .iter()
         .filter(|(s, _)| *s == StatusCode::SERVICE_UNAVAILABLE)
         .all(|(_, p)| p["code"] == "unavailable" && p["retry_after_ms"].is_u64()));
-    // What was refused changed nothing: the five that got a place hold their seats.
+    // What was refused changed nothing: the three that got a place hold their seats.
     let mut granted: Vec<String> = holds
         .iter()
         .filter(|(s, _)| *s == StatusCode::CREATED)
@@ -352,7 +352,7 @@ async fn past_its_limit_a_hold_waits_for_a_place_due_soon_and_is_refused_at_once
     assert_eq!(held(&app, &event).await, granted);
     assert_eq!(
         of_path(&app, "boxoffice_overload_shed_total", "hold").await,
-        3.0
+        5.0
     );
     assert_eq!(
         of_path(&app, "boxoffice_overload_in_flight", "hold").await,
