@@ -25,11 +25,11 @@
 //! again by everyone at once. No turn is set more than [`MAX_TURN`] ahead; past that the
 //! slots start again from the front.
 //!
-//! A hold past its limit waits for a place only while the wait it can expect is short: the
-//! holds already waiting, plus itself, over the limit, times the answers' mean latency,
-//! within half the target. A burst a little past the limit is then served within the
-//! target instead of refused, while a crowd far past it is refused at once. A hold that was
-//! let wait and still finds no place within the target is refused then.
+//! A hold past its limit that would be told to come back at the soonest turn ([`MIN_TURN`])
+//! waits that long for a place instead: when the holds already waiting, plus itself, over
+//! the limit, times the answers' mean latency, come within it. A burst a little past the
+//! limit is then served instead of refused, while a crowd far past it is refused at once,
+//! and no refusal takes longer than [`MIN_TURN`].
 //!
 //! A checkout past its limit waits for a place, up to [`CHECKOUT_PATIENCE`], before it is
 //! refused: it finishes what a hold started, and refusing it would waste the seats held
@@ -266,20 +266,20 @@ impl Overload {
     }
 
     /// Lets a hold wait for a place if the holds waiting ahead of it and itself would be
-    /// let in within half the target at the pace answers come: how long it may wait (the
-    /// target), counted as waiting. Never while a checkout waits.
+    /// let in within [`MIN_TURN`] at the pace answers come: how long it may wait (that
+    /// long), counted as waiting. Never while a checkout waits.
     fn queue(&self, path: Path) -> Option<Duration> {
-        let settings = self.settings?;
+        self.settings?;
         if self.checkouts_waiting.load(Ordering::Relaxed) > 0 {
             return None;
         }
         let mut w = self.lock(path);
         let expected = (w.waiting + 1) as f64 * w.latency.max(0.0) / w.limit.max(1) as f64;
-        if expected > settings.target.as_secs_f64() / 2.0 {
+        if expected > MIN_TURN.as_secs_f64() {
             return None;
         }
         w.waiting += 1;
-        Some(settings.target)
+        Some(MIN_TURN)
     }
 
     /// Waits until `deadline` for a place under `path`'s limit, or refuses.
@@ -692,23 +692,24 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn past_the_limit_a_hold_waits_only_while_a_place_is_due_within_the_target() {
-        // Two places; answers taken to need a quarter of the 50 ms target until they
-        // tell, so a place comes every 6.25 ms, and four holds can expect one within half
-        // the target.
-        let overload = Overload::new(Some(settings(2, 2)));
-        let held: Vec<_> = (0..2)
+        // Four places; answers taken to need a quarter of the 50 ms target until they
+        // tell, so a place comes every 3.125 ms, and three holds can expect one within the
+        // soonest turn (10 ms).
+        let overload = Overload::new(Some(settings(4, 4)));
+        let held: Vec<_> = (0..4)
             .map(|_| overload.enter(Path::Hold).unwrap())
             .collect();
-        let waiting: Vec<_> = (0..4).map(|_| hold_admitted(&overload)).collect();
+        let waiting: Vec<_> = (0..3).map(|_| hold_admitted(&overload)).collect();
         tokio::time::sleep(Duration::from_millis(1)).await;
-        assert_eq!(overload.waiting(Path::Hold), 4);
-        // A fifth is refused at once, with its turn.
+        assert_eq!(overload.waiting(Path::Hold), 3);
+        // A fourth is refused at once, with its turn.
         let started = tokio::time::Instant::now();
         let refused = overload.admit(Path::Hold).await.unwrap_err();
         assert_eq!(started.elapsed(), Duration::ZERO);
         assert!(refused.retry_after >= MIN_TURN);
         assert_eq!(overload.shed_total(Path::Hold), 1);
-        // Places freed: every one waiting gets one.
+        // Places freed within the soonest turn: every one waiting gets one.
+        tokio::time::sleep(Duration::from_millis(5)).await;
         drop(held);
         for hold in waiting {
             hold.await.unwrap().expect("a place");
@@ -718,12 +719,15 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_hold_let_wait_is_refused_after_the_target() {
-        let overload = Overload::new(Some(settings(1, 1)));
-        let held = overload.enter(Path::Hold).unwrap();
+    async fn a_hold_let_wait_is_refused_after_the_soonest_turn() {
+        // Eight places full, a place every 1.6 ms: a hold waits for one, which never comes.
+        let overload = Overload::new(Some(settings(8, 8)));
+        let held: Vec<_> = (0..8)
+            .map(|_| overload.enter(Path::Hold).unwrap())
+            .collect();
         let started = tokio::time::Instant::now();
         let refused = overload.admit(Path::Hold).await.unwrap_err();
-        assert_eq!(started.elapsed(), Duration::from_millis(50));
+        assert_eq!(started.elapsed(), MIN_TURN);
         assert!(refused.retry_after >= MIN_TURN);
         assert_eq!(
             (

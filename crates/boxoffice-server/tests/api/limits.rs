@@ -265,17 +265,6 @@ async fn in_flight(app: &TestApp, path: &str, n: f64) {
     .unwrap_or_else(|_| panic!("{path} never had {n} in flight"));
 }
 
-/// Waits until `path` has `n` requests waiting for a place under its limit.
-async fn waiting(app: &TestApp, path: &str, n: f64) {
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while of_path(app, "boxoffice_overload_waiting", path).await != n {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{path} never had {n} waiting"));
-}
-
 fn hold_request(app: &TestApp, event: &str, buyer: &str, seat: &str) -> reqwest::RequestBuilder {
     app.request(
         Method::POST,
@@ -300,7 +289,7 @@ fn checkout_request(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn past_its_limit_a_hold_waits_for_a_place_due_soon_and_is_refused_at_once_otherwise() {
+async fn past_its_limit_a_hold_is_refused_at_once_with_its_turn() {
     let app = spawn_app_with(fixed_limit(1)).await;
     let event = app.create_event().await;
     let lock = writes_wait(&app).await;
@@ -313,11 +302,14 @@ async fn past_its_limit_a_hold_waits_for_a_place_due_soon_and_is_refused_at_once
             .collect(),
     ));
     // One in flight, waiting on the lock. Until answers tell, they are taken to need a
-    // quarter of the 60 s target: two more can expect a place within half of it and wait
-    // for one; the other four are refused at once.
+    // quarter of the 60 s target, so no place is due within the soonest turn: the other
+    // six are refused at once, none waits.
     in_flight(&app, "hold", 1.0).await;
-    waiting(&app, "hold", 2.0).await;
-    shed(&app, "hold", 4.0).await;
+    shed(&app, "hold", 6.0).await;
+    assert_eq!(
+        of_path(&app, "boxoffice_overload_waiting", "hold").await,
+        0.0
+    );
     // Refused at once, as by a store too busy: 503 with Retry-After.
     let refused = hold_request(&app, &event, "late", STALLS[7])
         .send()
@@ -337,12 +329,12 @@ async fn past_its_limit_a_hold_waits_for_a_place_due_soon_and_is_refused_at_once
 
     lock.commit().await.unwrap();
     let holds = holds.await.unwrap();
-    assert_eq!(tally(&holds), BTreeMap::from([(201, 3), (503, 4)]));
+    assert_eq!(tally(&holds), BTreeMap::from([(201, 1), (503, 6)]));
     assert!(holds
         .iter()
         .filter(|(s, _)| *s == StatusCode::SERVICE_UNAVAILABLE)
         .all(|(_, p)| p["code"] == "unavailable" && p["retry_after_ms"].is_u64()));
-    // What was refused changed nothing: the three that got a place hold their seats.
+    // What was refused changed nothing: the one that got a place holds its seat.
     let mut granted: Vec<String> = holds
         .iter()
         .filter(|(s, _)| *s == StatusCode::CREATED)
@@ -352,7 +344,7 @@ async fn past_its_limit_a_hold_waits_for_a_place_due_soon_and_is_refused_at_once
     assert_eq!(held(&app, &event).await, granted);
     assert_eq!(
         of_path(&app, "boxoffice_overload_shed_total", "hold").await,
-        5.0
+        7.0
     );
     assert_eq!(
         of_path(&app, "boxoffice_overload_in_flight", "hold").await,
