@@ -141,6 +141,16 @@ pub async fn get_order(
     }
 }
 
+/// What writing an order answers: whether the offer its hold came from was still open (if
+/// it came from one), and the order's currency, creation and deadline (`None` but the
+/// first when no order was written).
+type Placed = (
+    Option<bool>,
+    Option<String>,
+    Option<DateTime<Utc>>,
+    Option<DateTime<Utc>>,
+);
+
 /// Writes the order `order_id` for `seats`, its seats and its outbox row, inside the
 /// caller's transaction. Without a payment window (`window_seconds` 0) the order is paid
 /// and its seats sold: the partial unique index `order_seat_sold` refuses a seat that is
@@ -157,49 +167,40 @@ pub async fn insert_order(
     order_id: Uuid,
     window_seconds: u32,
 ) -> Result<Order, StoreError> {
-    // A hold offered from the waiting list is bought only before the offer's deadline,
-    // judged by Postgres' clock, as every expiry is; the offer is recorded bought in the
-    // order's own transaction.
-    let offer_open: Option<bool> = sqlx::query_scalar(
-        "update waitlist_entry set status = 'B', ended_at = now()
-          where event_id = $1 and offer_token = $2 and status = 'O'
-         returning offer_expires_at > now()",
-    )
-    .bind(event.0)
-    .bind(token)
-    .fetch_optional(&mut *tx)
-    .await?;
-    if offer_open == Some(false) {
-        return Err(StoreError::Conflict {
-            constraint: Constraint::OfferLapsed,
-        });
-    }
+    // One statement: the waiting-list offer this hold came from (if any) recorded bought,
+    // the order and its seats. A hold offered from the waiting list is bought only before
+    // the offer's deadline, judged by Postgres' clock, as every expiry is: past it no order
+    // is written, and the caller's transaction, offer and all, is rolled back.
     let total_cents: i64 = seats.iter().map(|s| s.price_cents).sum();
-    let (currency, created_at, pay_by): (String, DateTime<Utc>, Option<DateTime<Utc>>) =
-        sqlx::query_as(
-            "insert into ticket_order (event_id, order_id, user_id, hold_token, total_cents,
+    let (offer_open, currency, created_at, pay_by): Placed = sqlx::query_as(
+        "with offer as (
+             update waitlist_entry set status = 'B', ended_at = now()
+              where event_id = $1 and offer_token = $4 and status = 'O'
+             returning offer_expires_at > now() as open
+         ), placed as (
+             insert into ticket_order (event_id, order_id, user_id, hold_token, total_cents,
                                        currency, status, pay_by)
-             values ($1, $2, $3, $4, $5,
-                     (select currency from ticket_type where event_id = $1 order by position limit 1),
-                     case when $6 > 0 then 'pending_payment' else 'confirmed' end,
-                     case when $6 > 0
-                          then date_trunc('milliseconds', now() + make_interval(secs => $6)) end)
-             returning currency, created_at, pay_by",
-        )
-        .bind(event.0)
-        .bind(order_id)
-        .bind(user.as_str())
-        .bind(token)
-        .bind(total_cents)
-        .bind(f64::from(window_seconds))
-        .fetch_one(&mut *tx)
-        .await?;
-    sqlx::query(
-        "insert into order_seat (event_id, order_id, seat_id, ticket_type, price_cents, released)
-         select $1, $2, s, t, p, $6 from unnest($3::text[], $4::text[], $5::int8[]) as u (s, t, p)",
+             select $1, $2, $3, $4, $5,
+                    (select currency from ticket_type where event_id = $1 order by position limit 1),
+                    case when $6 > 0 then 'pending_payment' else 'confirmed' end,
+                    case when $6 > 0
+                         then date_trunc('milliseconds', now() + make_interval(secs => $6)) end
+              where not exists (select 1 from offer where not open)
+             returning currency, created_at, pay_by
+         ), sold as (
+             insert into order_seat (event_id, order_id, seat_id, ticket_type, price_cents, released)
+             select $1, $2, s, t, p, $6 > 0
+               from placed, unnest($7::text[], $8::text[], $9::int8[]) as u (s, t, p)
+         )
+         select (select open from offer), placed.currency, placed.created_at, placed.pay_by
+           from (select) as one left join placed on true",
     )
     .bind(event.0)
     .bind(order_id)
+    .bind(user.as_str())
+    .bind(token)
+    .bind(total_cents)
+    .bind(f64::from(window_seconds))
     .bind(seats.iter().map(|s| s.seat_id.as_str()).collect::<Vec<_>>())
     .bind(
         seats
@@ -208,9 +209,18 @@ pub async fn insert_order(
             .collect::<Vec<_>>(),
     )
     .bind(seats.iter().map(|s| s.price_cents).collect::<Vec<_>>())
-    .bind(window_seconds > 0)
-    .execute(&mut *tx)
+    .fetch_one(&mut *tx)
     .await?;
+    let (Some(currency), Some(created_at)) = (currency, created_at) else {
+        debug_assert_eq!(
+            offer_open,
+            Some(false),
+            "only a lapsed offer writes no order"
+        );
+        return Err(StoreError::Conflict {
+            constraint: Constraint::OfferLapsed,
+        });
+    };
     let order = Order {
         order_id,
         event_id: event,
