@@ -15,6 +15,7 @@
 //! - [`mint_user_token`]: an HS256 user token with `sub` and `exp`.
 //! - [`live`]: the live stream of an event's seats as typed events.
 //! - [`release`]: many calls released at the same moment, as races are run.
+//! - [`turns`]: a call refused for now made again at the turn the server gave it.
 
 use boxoffice_api::{
     AddSeatsBody, AllocationsChanged, AllocationsRequest, AvailabilityView, BestAvailable,
@@ -36,6 +37,7 @@ pub use boxoffice_api as api;
 
 pub mod live;
 pub mod release;
+pub mod turns;
 
 /// Why a call did not answer what it was asked.
 #[derive(Debug, thiserror::Error)]

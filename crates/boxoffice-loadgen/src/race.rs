@@ -10,19 +10,20 @@ use crate::client::Server;
 /// Answers by HTTP status.
 pub type Tally = BTreeMap<u16, usize>;
 
-/// Runs `call` once per buyer, every one released at the same moment; returns each
-/// answer's status (a problem's status, or the call's success status).
+/// Runs `call` once per buyer, every one released at the same moment, each keeping the
+/// turns the server gives (as the buyer's page does); returns each final answer's status
+/// (a problem's status, or the call's success status).
 async fn release<F, Fut>(tokens: &[String], success: u16, call: F) -> anyhow::Result<Vec<u16>>
 where
-    F: Fn(String) -> Fut,
+    F: Fn(String) -> Fut + Clone + Send + Sync + 'static,
     Fut: std::future::Future<Output = boxoffice_client::Result<()>> + Send + 'static,
 {
     let calls = tokens
         .iter()
         .map(|token| {
-            let answer = call(token.clone());
+            let (call, token) = (call.clone(), token.clone());
             async move {
-                match answer.await {
+                match boxoffice_client::turns::kept(|| call(token.clone())).await {
                     Ok(()) => Ok(success),
                     Err(boxoffice_client::Error::Problem(p)) => Ok(p.status),
                     Err(e) => Err(anyhow::Error::from(e)),
@@ -57,8 +58,9 @@ async fn sessions(server: &Server, n: usize) -> anyhow::Result<Vec<String>> {
 pub async fn race_ga(server: &Server, buyers: usize, places: u32) -> anyhow::Result<String> {
     let event = server.create_race_event(1, places, 1).await?;
     let tokens = sessions(server, buyers).await?;
-    let answers = release(&tokens, 201, |token| {
-        let client = server.client.clone();
+    let client = server.client.clone();
+    let answers = release(&tokens, 201, move |token| {
+        let client = client.clone();
         async move {
             let body = BookingBody {
                 area: "floor".into(),
@@ -88,8 +90,9 @@ pub async fn race_ga(server: &Server, buyers: usize, places: u32) -> anyhow::Res
 pub async fn race_seat(server: &Server, buyers: usize) -> anyhow::Result<String> {
     let event = server.create_race_event(1, 1, 1).await?;
     let tokens = sessions(server, buyers).await?;
-    let answers = release(&tokens, 201, |token| {
-        let client = server.client.clone();
+    let client = server.client.clone();
+    let answers = release(&tokens, 201, move |token| {
+        let client = client.clone();
         async move {
             client
                 .hold_seats(event, &token, &["hall-A-1"])

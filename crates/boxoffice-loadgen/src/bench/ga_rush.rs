@@ -36,7 +36,9 @@ pub async fn run(target: &Target, places: u32, buyers: usize) -> anyhow::Result<
                     area: "field".into(),
                     quantity,
                 };
-                let answer = api.book(event, &token, &body, None).await;
+                // A refusal for now is asked again at its turn, as the page does.
+                let answer =
+                    boxoffice_client::turns::kept(|| api.book(event, &token, &body, None)).await;
                 (
                     status_of(&answer, 201),
                     answer.map(|b| b.quantity).unwrap_or(0),

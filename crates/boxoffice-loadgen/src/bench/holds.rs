@@ -69,7 +69,12 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
         };
         async move {
             let seat = layout.seat_id(seat);
-            let answer = api.hold_seats(event, &tokens[user], &[seat.as_str()]).await;
+            // A refusal for now is asked again at its turn, as the page does: what is
+            // counted is each buyer's final answer, and its time the whole wait.
+            let seats = [seat.as_str()];
+            let answer =
+                boxoffice_client::turns::kept(|| api.hold_seats(event, &tokens[user], &seats))
+                    .await;
             status_of(&answer, 201)
         }
     })
