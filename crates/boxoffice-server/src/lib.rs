@@ -7,8 +7,8 @@
 //! - [`app`]: [`app::Application`], which tests and `boxoffice serve` both run: the
 //!   services over the stores, the router on a socket, the workers, a clean stop.
 //! - [`router`]: every route, the OpenAPI document, and the layers in their order.
-//! - [`middleware`]: the adaptive limit, compression, request ids, CORS, the head-size
-//!   check and the request timeout.
+//! - [`middleware`]: compression, request ids, CORS, the head-size check and the request
+//!   timeout (the adaptive limit is the service's, around its store calls).
 //! - [`workers`]: upkeep, sweeps and expiries, each on its interval.
 //! - [`serve`]: the accept loop: header and idle timeouts, a cap on connections, shutdown
 //!   with a grace period.

@@ -34,8 +34,8 @@
 //!   bookings are checked against.
 //! - [`limits`]: abuse limits (sessions per client address, holds per user), in Redis
 //!   when it is configured.
-//! - [`overload`]: the adaptive concurrency limit in front of holds, bookings and
-//!   checkouts.
+//! - [`overload`]: the adaptive concurrency limit around the store calls of holds,
+//!   bookings, checkouts and payments.
 //! - [`replica`]: a streaming replica that reads deciding nothing may go to.
 //! - [`metrics`]: one server's Prometheus recorder.
 //! - [`error`]: [`Error`], why a service could not do what it was asked.
@@ -178,7 +178,8 @@ impl ServicesBuilder {
         self
     }
 
-    /// The adaptive concurrency limit (off by default).
+    /// The adaptive concurrency limit (none unless given: the server gives its settings,
+    /// on by default).
     pub fn overload(mut self, settings: Option<overload::OverloadSettings>) -> Self {
         self.overload = settings;
         self
