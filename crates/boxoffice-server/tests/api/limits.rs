@@ -357,6 +357,53 @@ async fn past_its_limit_a_hold_is_refused_at_once_with_its_turn() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn what_is_answered_without_a_store_never_meets_a_full_limit() {
+    let app = spawn_app_with(fixed_limit(1)).await;
+    let event = app.create_event().await;
+    let (status, _) = app
+        .post_holds(&event, &app.buyer("first"), &[STALLS[0]])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    // The one place taken by a hold waiting on the lock.
+    let lock = writes_wait(&app).await;
+    let waiting = tokio::spawn(hold_request(&app, &event, "stuck", STALLS[1]).send());
+    in_flight(&app, "hold", 1.0).await;
+    // A seat this instance knows taken: 409 without the store, so without the limit.
+    let (status, problem) = app
+        .post_holds(&event, &app.buyer("late"), &[STALLS[0]])
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::CONFLICT, Some("seat_unavailable"))
+    );
+    // A basket that breaks a rule: 422.
+    let (status, problem) = app
+        .post_holds(&event, &app.buyer("late"), &["nowhere-1"])
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("validation_failed"))
+    );
+    // A seat not known taken needs the store: refused for now, with a turn.
+    let (status, problem) = app
+        .post_holds(&event, &app.buyer("late"), &[STALLS[2]])
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{problem}");
+    assert!(problem["retry_after_ms"].is_u64());
+    assert_eq!(
+        of_path(&app, "boxoffice_overload_shed_total", "hold").await,
+        1.0,
+        "only the hold that needed the store was refused"
+    );
+    lock.commit().await.unwrap();
+    assert_eq!(
+        waiting.await.unwrap().unwrap().status(),
+        StatusCode::CREATED
+    );
+    assert_eq!(held(&app, &event).await, [STALLS[0], STALLS[1]]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn past_its_limit_a_checkout_waits_a_moment_for_a_place() {
     let app = spawn_app_with(fixed_limit(2)).await;
     let event = app.create_event().await;
