@@ -69,7 +69,8 @@ pub(crate) async fn sweeps(
 /// on the seats of waiting-list offers past theirs, every `interval`, until `stopped` turns
 /// true. Orders whose deadline comes within the next three intervals, in events where
 /// anyone waits, are kept past it so that their seats go to the waiting list. Every
-/// instance does; each skips the orders and offers another is doing.
+/// instance does; each skips the orders and offers another is doing. Each round done is
+/// counted (`boxoffice_expiry_rounds_total`).
 pub(crate) async fn expiries(
     state: Services,
     interval: Duration,
@@ -102,6 +103,7 @@ pub(crate) async fn expiries(
                 tracing::warn!(%error, "recording expired orders failed; trying again later")
             }
         }
+        state.metrics.increment("boxoffice_expiry_rounds_total");
     })
     .await
 }

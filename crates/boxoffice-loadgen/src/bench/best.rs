@@ -3,6 +3,7 @@
 //! same best seats at once. No seat may go to two buyers; every buyer gets seats while
 //! enough are left.
 
+use boxoffice_client::turns::kept;
 use std::collections::HashSet;
 
 use super::{checks, release_together, status_of, Check, Layout, Report, Stats, Target};
@@ -37,7 +38,8 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
                     target.buyer(&format!("best-{round}-{b}")),
                 );
                 let quantity = params.quantity;
-                async move { api.hold_best_available(event, &token, quantity, None).await }
+                // A refusal for now is asked again at its turn, as the page does.
+                async move { kept(|| api.hold_best_available(event, &token, quantity, None)).await }
             })
             .collect();
         let started = std::time::Instant::now();

@@ -2,6 +2,7 @@
 //! others read availability and hold seats. Reports the server's resident memory with the
 //! streams open (given its pid) and how long a change takes to reach every subscriber.
 
+use boxoffice_client::turns::kept;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -93,7 +94,8 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
     for change in 0..params.changes {
         let seat = layout.seat_id(change);
         let sent = Instant::now();
-        let answer = target.api.hold_seats(event, &token, &[seat.as_str()]).await;
+        let seats = [seat.as_str()];
+        let answer = kept(|| target.api.hold_seats(event, &token, &seats)).await;
         holds.record(status_of(&answer, 201), sent.elapsed());
         answer?;
         let mut got = 0;

@@ -8,6 +8,7 @@
 //! the live stream with `?snapshot=statuses` up to its first event; the bytes counted are
 //! both.
 
+use boxoffice_client::turns::kept;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,7 +51,9 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
         let seats: Vec<String> = seats.to_vec();
         async move {
             let seats: Vec<&str> = seats.iter().map(String::as_str).collect();
-            api.hold_seats(event, &token, &seats).await.map(drop)
+            kept(|| api.hold_seats(event, &token, &seats))
+                .await
+                .map(drop)
         }
     });
     futures::future::try_join_all(holds).await?;

@@ -3,6 +3,7 @@
 //! its own transaction, to the next buyer in line. Offers made a second, and the line's
 //! promises checked: every waiting buyer got one seat, no seat read available meanwhile.
 
+use boxoffice_client::turns::kept;
 use boxoffice_client::Error;
 use uuid::Uuid;
 
@@ -19,8 +20,10 @@ pub async fn run(target: &Target, orders: usize) -> anyhow::Result<Report> {
             let (api, token) = (target.api.clone(), target.buyer(&format!("owner-{i}")));
             let seat = layout.seat_id(i);
             async move {
-                let hold = api.hold_seats(event, &token, &[seat.as_str()]).await?;
-                let order = api.checkout(event, &token, hold.hold_token).await?;
+                // Refusals for now are asked again at their turns, as the page does.
+                let seats = [seat.as_str()];
+                let hold = kept(|| api.hold_seats(event, &token, &seats)).await?;
+                let order = kept(|| api.checkout(event, &token, hold.hold_token)).await?;
                 Ok::<_, Error>((token, order.order.order_id))
             }
         })

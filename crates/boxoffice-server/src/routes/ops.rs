@@ -62,7 +62,8 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
 /// with the adaptive concurrency limits on, by `path` (`hold`: holds, extensions and
 /// bookings; `checkout`), the limit (`boxoffice_overload_limit`), the requests in flight
 /// under it (`boxoffice_overload_in_flight`), those waiting for a place
-/// (`boxoffice_overload_waiting`) and those it refused (`boxoffice_overload_shed_total`). Also: the hold store's calls, by `store` and
+/// (`boxoffice_overload_waiting`) and those it refused (`boxoffice_overload_shed_total`);
+/// the rounds of the expiry worker done (`boxoffice_expiry_rounds_total`). Also: the hold store's calls, by `store` and
 /// `outcome` (`boxoffice_hold_duration_seconds`: granted, refused, retried, error;
 /// `boxoffice_checkout_duration_seconds`: sold, pending, repeated, refused, error); the
 /// Postgres pool (`boxoffice_db_pool_connections` by `state`, in_use or idle, and
