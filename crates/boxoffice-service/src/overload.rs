@@ -691,7 +691,7 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn past_the_limit_a_hold_waits_only_while_a_place_is_due_within_the_target() {
+    async fn past_the_limit_a_hold_waits_only_while_a_place_is_due_within_the_soonest_turn() {
         // Four places; answers taken to need a quarter of the 50 ms target until they
         // tell, so a place comes every 3.125 ms, and three holds can expect one within the
         // soonest turn (10 ms).
