@@ -214,16 +214,12 @@ pub fn router(
                 async move { axum::Json(doc.as_ref().clone()) }
             }),
         )
-        .route("/assets/app.js", axum::routing::get(page::script))
-        .route("/assets/hall.js", axum::routing::get(page::hall))
-        .route("/assets/app.css", axum::routing::get(page::style))
+        .route("/assets/{*file}", axum::routing::get(page::asset))
         .route("/admin", axum::routing::get(page::console))
         .route("/admin/{*screen}", axum::routing::get(page::console))
-        .route("/assets/admin.js", axum::routing::get(page::console_script))
         .route("/pay/{order}", axum::routing::get(pay::page).post(pay::act))
         .route("/embed.js", axum::routing::get(page::embed))
         .route("/embed.d.ts", axum::routing::get(page::embed_types))
-        .route("/assets/admin.css", axum::routing::get(page::console_style))
         .layer(compression)
         .merge(streams)
         .route_layer(middleware::from_fn_with_state(

@@ -1,25 +1,95 @@
-//! `GET /`: the seat-map page buyers use; `GET /admin`: the organizer console; and their
-//! scripts and style sheets. Plain HTML, CSS and JavaScript, embedded in the binary; no
-//! build step.
+//! `GET /`: the seat-map page buyers use; `GET /admin`: the organizer console; their ES
+//! modules and style sheets under `/assets/`; and `GET /embed.js`, the element platforms
+//! embed. Plain HTML, CSS and JavaScript modules, embedded in the binary; no build step.
+//!
+//! The web code lives in `web/`: `core/` is shared (`hall.js` draws a hall, `viewport.js`
+//! zooms, pans and moves with the keyboard, `stream.js` follows an event, `api.js` calls
+//! the API and waits out a busy server's turn, `format.js` writes money, dates and escaped
+//! text), `page/` is the buyer's page, `console/` the organizer console, `embed/` the
+//! element. `/embed.js` is one file for hosts: the element's modules joined in one
+//! function scope (see [`bundle`]), so it defines `<boxoffice-seat-map>` and nothing else
+//! in the host's page, loaded as a module or as a classic script.
 
-use axum::http::header;
-use axum::response::IntoResponse;
+use axum::extract::Path;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use std::sync::LazyLock;
+
+/// A file of `web/`, by its path there, embedded at build time.
+macro_rules! web {
+    ($path:literal) => {
+        ($path, include_str!(concat!("../../web/", $path)))
+    };
+}
 
 const INDEX: &str = include_str!("../../web/index.html");
-const SCRIPT: &str = include_str!("../../web/app.js");
-const HALL: &str = include_str!("../../web/hall.js");
-const STYLE: &str = include_str!("../../web/app.css");
 const CONSOLE: &str = include_str!("../../web/admin.html");
-const CONSOLE_SCRIPT: &str = include_str!("../../web/admin.js");
-const CONSOLE_STYLE: &str = include_str!("../../web/admin.css");
 /// The element's TypeScript declarations.
 const EMBED_TYPES: &str = include_str!("../../web/embed.d.ts");
-/// The element a platform embeds: the hall's drawing, then the element.
-const EMBED: &str = concat!(
-    include_str!("../../web/hall.js"),
-    "\n",
-    include_str!("../../web/embed.js")
-);
+
+/// Everything under `/assets/`: the style sheets and every module of the page and the
+/// console.
+const ASSETS: &[(&str, &str)] = &[
+    web!("app.css"),
+    web!("admin.css"),
+    web!("core/api.js"),
+    web!("core/format.js"),
+    web!("core/hall.js"),
+    web!("core/stream.js"),
+    web!("core/viewport.js"),
+    web!("page/basket.js"),
+    web!("page/extras.js"),
+    web!("page/line.js"),
+    web!("page/main.js"),
+    web!("page/map.js"),
+    web!("page/shared.js"),
+    web!("console/dashboard.js"),
+    web!("console/event-new.js"),
+    web!("console/main.js"),
+    web!("console/orders.js"),
+    web!("console/report.js"),
+    web!("console/seats.js"),
+    web!("console/shared.js"),
+    web!("console/venues.js"),
+];
+
+/// The element's modules, in the order [`bundle`] joins them: each after what it imports.
+const EMBED_MODULES: &[(&str, &str)] = &[
+    web!("core/format.js"),
+    web!("core/api.js"),
+    web!("core/stream.js"),
+    web!("core/hall.js"),
+    web!("core/viewport.js"),
+    web!("embed/strings.js"),
+    web!("embed/element.js"),
+];
+
+/// ES modules joined into one script for hosts: each module's `import` lines dropped (what
+/// they import is beside them in the same scope) and `export` taken off its declarations,
+/// all inside one function, so nothing reaches the host's global scope. The modules keep
+/// to what this needs: imports on single lines, `export` only before a declaration, and no
+/// two top-level names alike (a clash is a SyntaxError the embed's browser tests meet).
+pub fn bundle(modules: &[(&str, &str)]) -> String {
+    let mut out = String::from(
+        "// <boxoffice-seat-map>, the Boxoffice seat map for a platform's own pages.\n\
+         // Defines the element and nothing else; loading it twice defines it once.\n\
+         (() => {\n\"use strict\";\n",
+    );
+    for (path, text) in modules {
+        out.push_str("\n// ---- ");
+        out.push_str(path);
+        out.push_str(" ----\n");
+        for line in text.lines() {
+            if line.starts_with("import ") {
+                continue;
+            }
+            out.push_str(line.strip_prefix("export ").unwrap_or(line));
+            out.push('\n');
+        }
+    }
+    out.push_str("})();\n");
+    out
+}
 
 /// What every page asset is sent with: revalidated on every load (so a new server version
 /// is picked up at once), never sniffed, and allowed to load only from this server.
@@ -36,71 +106,61 @@ const HTML: &str = "text/html; charset=utf-8";
 const JAVASCRIPT: &str = "text/javascript; charset=utf-8";
 const CSS: &str = "text/css; charset=utf-8";
 
-fn asset(kind: &'static str, text: &'static str) -> impl IntoResponse {
-    (HEADERS, [(header::CONTENT_TYPE, kind)], text)
-}
-
 /// The seat-map page: the event list, or one event's map with `?event=<id>`.
 #[utoipa::path(get, path = "/", tag = "operations",
     params(("event" = Option<String>, Query, description = "Open this event's seat map directly")),
     responses((status = 200, description = "The seat-map page", content_type = "text/html")))]
 pub async fn index() -> impl IntoResponse {
-    asset(HTML, INDEX)
+    (HEADERS, [(header::CONTENT_TYPE, HTML)], INDEX)
 }
 
 /// The organizer console, at `/admin` and every path under it (the console routes in the
 /// browser).
 pub async fn console() -> impl IntoResponse {
-    asset(HTML, CONSOLE)
+    (HEADERS, [(header::CONTENT_TYPE, HTML)], CONSOLE)
 }
 
-/// The page's script.
-pub async fn script() -> impl IntoResponse {
-    asset(JAVASCRIPT, SCRIPT)
-}
-
-/// The drawing of a hall beside its seats, which the page and the console use.
-pub async fn hall() -> impl IntoResponse {
-    asset(JAVASCRIPT, HALL)
-}
-
-/// The page's style sheet.
-pub async fn style() -> impl IntoResponse {
-    asset(CSS, STYLE)
-}
-
-/// The console's script.
-pub async fn console_script() -> impl IntoResponse {
-    asset(JAVASCRIPT, CONSOLE_SCRIPT)
-}
-
-/// The console's style sheet (over the page's).
-pub async fn console_style() -> impl IntoResponse {
-    asset(CSS, CONSOLE_STYLE)
+/// `GET /assets/{file}`: a module or style sheet of the page or the console.
+pub async fn asset(Path(file): Path<String>) -> Response {
+    let Some((_, text)) = ASSETS.iter().find(|(path, _)| *path == file) else {
+        return crate::error::ApiError::NotFound {
+            code: "not_found",
+            detail: "no such asset".into(),
+        }
+        .into_response();
+    };
+    let kind = if file.ends_with(".css") {
+        CSS
+    } else {
+        JAVASCRIPT
+    };
+    (HEADERS, [(header::CONTENT_TYPE, kind)], *text).into_response()
 }
 
 /// `GET /embed.js`: the `<boxoffice-seat-map>` element, for a platform's own pages. Kept by
 /// browsers for five minutes, then revalidated by its ETag (a 304 while it is unchanged).
-pub async fn embed(headers: axum::http::HeaderMap) -> axum::response::Response {
+pub async fn embed(headers: axum::http::HeaderMap) -> Response {
     use sha2::{Digest, Sha256};
-    use std::sync::LazyLock;
-    static ETAG: LazyLock<String> = LazyLock::new(|| {
-        let digest = Sha256::digest(EMBED.as_bytes());
-        format!("\"{}\"", hex::encode(&digest[..12]))
+    static EMBED: LazyLock<(String, String)> = LazyLock::new(|| {
+        let script = bundle(EMBED_MODULES);
+        let digest = Sha256::digest(script.as_bytes());
+        let etag = format!("\"{}\"", hex::encode(&digest[..12]));
+        (script, etag)
     });
+    let (script, etag) = &*EMBED;
     let cache = [
         (header::CACHE_CONTROL, "public, max-age=300"),
-        (header::ETAG, ETAG.as_str()),
+        (header::ETAG, etag.as_str()),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
     ];
     let fresh = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|tag| tag.trim() == ETAG.as_str()));
+        .is_some_and(|v| v.split(',').any(|tag| tag.trim() == etag.as_str()));
     if fresh {
-        return (axum::http::StatusCode::NOT_MODIFIED, cache).into_response();
+        return (StatusCode::NOT_MODIFIED, cache).into_response();
     }
-    (cache, [(header::CONTENT_TYPE, JAVASCRIPT)], EMBED).into_response()
+    (cache, [(header::CONTENT_TYPE, JAVASCRIPT)], script.clone()).into_response()
 }
 
 /// `GET /embed.d.ts`: the element's TypeScript declarations (attributes, events, methods).
@@ -116,4 +176,71 @@ pub async fn embed_types() -> impl IntoResponse {
         )],
         EMBED_TYPES,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bundle_keeps_no_import_or_export_and_wraps_one_scope() {
+        let script = bundle(EMBED_MODULES);
+        assert!(script.trim_end().ends_with("})();"));
+        for line in script.lines() {
+            assert!(!line.starts_with("import "), "{line}");
+            assert!(!line.starts_with("export "), "{line}");
+        }
+        // Every module's imports are joined before it.
+        let order: Vec<&str> = EMBED_MODULES.iter().map(|(path, _)| *path).collect();
+        for (i, (path, text)) in EMBED_MODULES.iter().enumerate() {
+            let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+            for line in text.lines().filter(|l| l.starts_with("import ")) {
+                let from = line.split('"').nth(1).expect("an import names its module");
+                let target = normalize(dir, from);
+                let at = order.iter().position(|p| *p == target);
+                assert!(
+                    at.is_some_and(|at| at < i),
+                    "{path} imports {target}, which is not joined before it"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_module_a_module_imports_is_served() {
+        for (path, text) in ASSETS.iter().filter(|(p, _)| p.ends_with(".js")) {
+            let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+            for line in text.lines().filter(|l| l.starts_with("import ")) {
+                let from = line.split('"').nth(1).expect("an import names its module");
+                let target = normalize(dir, from);
+                assert!(
+                    ASSETS.iter().any(|(p, _)| *p == target),
+                    "{path} imports {target}, which is not served"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn no_web_file_is_longer_than_four_hundred_lines() {
+        for (path, text) in ASSETS.iter().chain(EMBED_MODULES) {
+            let lines = text.lines().count();
+            assert!(lines <= 400, "{path} has {lines} lines");
+        }
+    }
+
+    /// `from` (`./x.js`, `../core/x.js`) resolved against the directory `dir` of `web/`.
+    fn normalize(dir: &str, from: &str) -> String {
+        let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+        for part in from.split('/') {
+            match part {
+                "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                name => parts.push(name),
+            }
+        }
+        parts.join("/")
+    }
 }

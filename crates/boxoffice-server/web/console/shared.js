@@ -1,0 +1,123 @@
+// What the console's screens share: the admin's sign-in (the server's admin token, kept in
+// sessionStorage for this browser session only, never in localStorage or a URL), calls to
+// the API as the admin, moving between screens, problems shown as the organizer reads
+// them, the confirmation dialog and downloads.
+
+import { Problem, request } from "../core/api.js";
+import { esc, money as formatMoney, dateTime } from "../core/format.js";
+
+const TOKEN_KEY = "boxoffice.console.token";
+
+export const $ = (id) => document.getElementById(id);
+
+export const money = (cents, currency) => formatMoney(cents, currency, "en");
+export const when = (iso) => dateTime(iso, "en-GB");
+
+export function token() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+// A call to the API as the admin. A 401 signs out; any other failure throws the Problem.
+export async function api(method, path, options = {}) {
+  try {
+    return await request(method, path, { ...options, token: token() });
+  } catch (e) {
+    if (e instanceof Problem && e.status === 401) signOut("Your session has ended: sign in again.");
+    throw e;
+  }
+}
+
+// A problem document as the organizer reads it: what went wrong, and each field at fault.
+export function errorBox(e) {
+  const fields = (e.body && e.body.errors) || [];
+  const list = fields.length
+    ? `<ul>${fields.map((f) => `<li>${f.field ? `<code>${esc(f.field)}</code>: ` : ""}${esc(f.message)}</li>`).join("")}</ul>`
+    : "";
+  return `<div class="error" role="alert"><p>${esc(e.message)}</p>${list}</div>`;
+}
+
+// ---- screens ----
+
+// What the current screen must stop when another is shown (its event stream, timers).
+let leaving = null;
+
+export function onLeave(stop) {
+  leaving = stop;
+}
+
+export function leave() {
+  if (leaving) leaving();
+  leaving = null;
+}
+
+export function screen(title, html) {
+  document.title = `${title} · Boxoffice console`;
+  $("app").innerHTML = html;
+}
+
+// Moves to the console's `path`, as a link would.
+export function go(path) {
+  history.pushState(null, "", path);
+  window.dispatchEvent(new PopStateEvent("popstate"));
+}
+
+// ---- signing in ----
+
+export function signIn(message) {
+  $("nav").hidden = true;
+  screen("Sign in", `<section class="card signin" aria-labelledby="signin-title">
+    <h1 id="signin-title">Sign in</h1>
+    <p class="hint">The console signs in with this server's admin token. It is kept for this browser session only.</p>
+    <form id="signin" class="form">
+      <label>Admin token <input name="admin_token" type="password" autocomplete="off" required></label>
+      <p id="signin-error" class="error" role="alert" ${message ? "" : "hidden"}>${esc(message)}</p>
+      <button type="submit">Sign in</button>
+    </form></section>`);
+  $("signin").onsubmit = async (e) => {
+    e.preventDefault();
+    const value = e.target.admin_token.value.trim();
+    const error = $("signin-error");
+    try {
+      await request("GET", "/v1/venues", { token: value });
+      sessionStorage.setItem(TOKEN_KEY, value);
+      go(location.pathname + location.search);
+    } catch (err) {
+      error.hidden = false;
+      error.textContent = err instanceof Problem && (err.status === 401 || err.status === 403)
+        ? "That is not this server's admin token."
+        : "The server did not answer: try again.";
+    }
+  };
+}
+
+export function signOut(message) {
+  sessionStorage.removeItem(TOKEN_KEY);
+  leave();
+  if (location.pathname !== "/admin") history.pushState(null, "", "/admin");
+  signIn(message);
+}
+
+// ---- dialogs and files ----
+
+// Asks before an action that cannot be undone; resolves to whether the organizer agreed.
+export function confirmDialog(title, text, yes) {
+  const dialog = $("confirm");
+  $("confirm-title").textContent = title;
+  $("confirm-text").textContent = text;
+  $("confirm-yes").textContent = yes;
+  dialog.showModal();
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), { once: true });
+  });
+}
+
+export function download(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
