@@ -25,10 +25,20 @@ export interface Problem {
   type?: string;
   title?: string;
   status?: number;
-  /** A stable code: `seat_unavailable`, `hold_limit_exceeded`, `hold_not_live`, `unreachable`… */
+  /**
+   * A stable code: `seat_unavailable`, `hold_limit_exceeded`, `hold_not_live`,
+   * `nothing_selected`, `unavailable` (still busy after 30 s of waiting its turns),
+   * `unreachable`…
+   */
   code: string;
   detail?: string;
   errors?: { field: string; message: string }[];
+}
+
+/** A seat `select()` could not take, and why. */
+export interface SelectRefusal {
+  id: string;
+  reason: "taken" | "not_for_sale" | "unknown" | "limit";
 }
 
 /** A seat with the price quoted for it. */
@@ -84,14 +94,26 @@ export interface BoxofficeSeatMapEventMap {
   order: CustomEvent<Order>;
 }
 
-/** The element. No method throws: a failure is an event (and a `null` result). */
+/**
+ * The element. No method throws: a failure is an event (and a `null` result). A busy
+ * server's `503`/`429` with `retry_after_ms` is waited out and the call made again, for up
+ * to 30 s, with "busy, trying again in …" shown under the map (its `busy` part).
+ */
 export declare class BoxofficeSeatMap extends HTMLElement {
   /** The chosen seats. */
   readonly selection: SeatChoice[];
-  /** Chooses these seats (those free and of an offered type) instead of the selection. */
-  select(ids: string[]): void;
+  /**
+   * Chooses these seats instead of the selection: a programmatic change, so no
+   * `selectionchange`. Answers the seats it could not take, with why: `taken` (held or
+   * sold), `not_for_sale` (not on sale, or of a type the element does not offer), `unknown`
+   * (no such seat on the map), `limit` (past `max-seats`).
+   */
+  select(ids: string[]): SelectRefusal[];
   clearSelection(): void;
-  /** Holds the selection, all or none: `hold`, or `holdfailed` and `null`. */
+  /**
+   * Holds the selection, all or none: `hold`, or `holdfailed` and `null`; with nothing
+   * chosen, `holdfailed` with `{code: "nothing_selected"}` and no request sent.
+   */
   hold(): Promise<Hold | null>;
   /**
    * Holds the best `quantity` seats free now (of `ticketType`, if given), side by side

@@ -7,13 +7,14 @@
 
 use std::time::Duration;
 
+use fantoccini::key::Key;
 use fantoccini::Client;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use crate::helpers::{
     assert_accessible, browser, buy, driver, find, phone, press, screenshot, script, sign_in,
-    spawn_app, type_into, wait_for, As, LIVE_WITHIN, LOADS_WITHIN, ONE_AT_A_TIME,
+    spawn_app, type_into, wait_for, wait_until, As, LIVE_WITHIN, LOADS_WITHIN, ONE_AT_A_TIME,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -307,6 +308,63 @@ async fn the_dashboard_follows_a_sale_and_the_organizer_changes_seats_and_cancel
     )
     .await;
     wait_for(&page, LIVE_WITHIN, counters, json!(["3", "1", "10", "3"])).await;
+
+    // The keyboard: one seat in the tab order, arrows move, Enter picks, Shift with an arrow
+    // extends the pick, Space unpicks.
+    let tabbable = script(
+        &page,
+        "return [...document.querySelectorAll('#map .seat[tabindex=\"0\"]')].map((e) => e.dataset.seatId)",
+    )
+    .await;
+    assert_eq!(tabbable.as_array().unwrap().len(), 1, "{tabbable}");
+    script(
+        &page,
+        "document.querySelector('#map [data-seat-id=\"stalls-A-1\"]').focus(); return 0",
+    )
+    .await;
+    let keys = |k: Key| String::from(char::from(k));
+    let focused = page.active_element().await.unwrap();
+    focused.send_keys(&keys(Key::Right)).await.unwrap();
+    let focused = page.active_element().await.unwrap();
+    focused.send_keys(&keys(Key::Enter)).await.unwrap();
+    assert_eq!(
+        script(
+            &page,
+            "return document.getElementById('picked').textContent"
+        )
+        .await,
+        "1 seat selected"
+    );
+    let focused = page.active_element().await.unwrap();
+    focused
+        .send_keys(&format!(
+            "{}{}{}",
+            keys(Key::Shift),
+            keys(Key::Right),
+            keys(Key::Right)
+        ))
+        .await
+        .unwrap();
+    let picked = "return [...document.querySelectorAll('#map .seat[aria-checked=\"true\"]')].map((e) => e.dataset.seatId)";
+    assert_eq!(
+        script(&page, picked).await,
+        json!(["stalls-A-2", "stalls-A-3", "stalls-A-4"])
+    );
+    assert_eq!(
+        script(&page, "return document.activeElement.dataset.seatId").await,
+        "stalls-A-4"
+    );
+    let focused = page.active_element().await.unwrap();
+    focused
+        .send_keys(&format!("{} ", keys(Key::Null)))
+        .await
+        .unwrap();
+    assert_eq!(
+        script(&page, picked).await,
+        json!(["stalls-A-2", "stalls-A-3"])
+    );
+    assert_accessible(&page, "the organizer's map, picked with the keyboard").await;
+    press(&page, "#clear").await;
     script(
         &page,
         "document.getElementById('map-title').scrollIntoView(); return 0",
@@ -367,8 +425,48 @@ async fn the_dashboard_follows_a_sale_and_the_organizer_changes_seats_and_cancel
     page.close().await.unwrap();
 
     let page = phone(&driver).await;
+    page.goto(&format!("{}/admin", app.base)).await.unwrap();
+    find(&page, "input[name=admin_token]").await;
+    assert_accessible(&page, "the sign-in on a phone").await;
+    screenshot(&page, "console-09-sign-in-phone").await;
     sign_in(&page, &app).await;
     screenshot(&page, "console-09-home-phone").await;
+    // Every other screen at a phone's size too.
+    let (_, venues) = app
+        .send(reqwest::Method::GET, "/v1/venues", &As::Admin, None)
+        .await;
+    let venue = venues["venues"][0]["id"].as_str().unwrap().to_owned();
+    for (path, heading, name) in [
+        (
+            "/admin/venues/new".to_owned(),
+            "Import a venue",
+            "console-09-import-phone",
+        ),
+        (
+            format!("/admin/venues/{venue}"),
+            "",
+            "console-09-venue-phone",
+        ),
+        (
+            "/admin/events/new".to_owned(),
+            "New event",
+            "console-09-new-event-phone",
+        ),
+    ] {
+        page.goto(&format!("{}{path}", app.base)).await.unwrap();
+        wait_until(&page, LOADS_WITHIN, name, |p| async move {
+            let h1 = script(
+                &p,
+                "const h = document.querySelector('h1'); return h ? h.textContent : ''",
+            )
+            .await;
+            let h1 = h1.as_str().unwrap_or_default().to_owned();
+            !h1.is_empty() && h1 != "Sign in" && (heading.is_empty() || h1 == heading)
+        })
+        .await;
+        assert_accessible(&page, name).await;
+        screenshot(&page, name).await;
+    }
     page.goto(&format!("{}/admin/events/{event}", app.base))
         .await
         .unwrap();

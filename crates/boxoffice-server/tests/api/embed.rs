@@ -20,7 +20,7 @@ use crate::helpers::{
 use crate::helpers::{held, sell_directly, spawn_app_with, As, TestApp};
 
 /// A platform's web server: `page` at `/`, on a port of its own; its origin.
-async fn platform(listener: tokio::net::TcpListener, page: String) {
+pub(crate) async fn platform(listener: tokio::net::TcpListener, page: String) {
     let app = axum::Router::new().route(
         "/",
         axum::routing::get(move || {
@@ -31,7 +31,7 @@ async fn platform(listener: tokio::net::TcpListener, page: String) {
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
 }
 
-async fn listener() -> (tokio::net::TcpListener, String) {
+pub(crate) async fn listener() -> (tokio::net::TcpListener, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let origin = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
     (listener, origin)
@@ -39,7 +39,7 @@ async fn listener() -> (tokio::net::TcpListener, String) {
 
 /// The host page: the element with the platform's colour, and every event it dispatches
 /// kept in `window.seen`.
-fn host_page(base: &str, event: &str, token: &str, attributes: &str) -> String {
+pub(crate) fn host_page(base: &str, event: &str, token: &str, attributes: &str) -> String {
     format!(
         r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop checkout</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -59,10 +59,19 @@ for (const type of ['ready', 'selectionchange', 'hold', 'holdfailed', 'expired',
 /// A server that lets the shop's origin call it, an event, and the shop's page with the
 /// element (`attributes` added) for the user `shopper`: the server, the event, the shop.
 async fn shop_with_the_element(attributes: &str) -> (TestApp, String, String) {
+    shop_with(attributes, |_| {}).await
+}
+
+/// As [`shop_with_the_element`], with the server's settings changed by `configure` first.
+pub(crate) async fn shop_with(
+    attributes: &str,
+    configure: impl FnOnce(&mut boxoffice_server::Settings),
+) -> (TestApp, String, String) {
     let (shop_listener, shop) = listener().await;
     let origin = shop.clone();
     let app = spawn_app_with(move |s| {
-        s.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap()
+        s.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap();
+        configure(s);
     })
     .await;
     let event = app.create_event().await;
@@ -76,7 +85,7 @@ async fn shop_with_the_element(attributes: &str) -> (TestApp, String, String) {
 }
 
 /// Runs `call` (a method call on `map`, returning a promise) and answers what it resolved to.
-async fn call(page: &Client, call: &str) -> Value {
+pub(crate) async fn call(page: &Client, call: &str) -> Value {
     page.execute_async(
         &format!(
             "const done = arguments[arguments.length - 1];
@@ -92,17 +101,17 @@ async fn call(page: &Client, call: &str) -> Value {
 const SEEN: &str = "return window.seen.map((e) => e.type)";
 
 /// Clicks the seat `id` inside the element.
-fn click_seat(id: &str) -> String {
+pub(crate) fn click_seat(id: &str) -> String {
     format!("document.querySelector('boxoffice-seat-map').shadowRoot.querySelector('[data-seat-id=\"{id}\"]')
                .dispatchEvent(new MouseEvent('click', {{bubbles: true, composed: true}})); return 0")
 }
 
 /// How many events of `type` the element has dispatched.
-fn count_of(kind: &str) -> String {
+pub(crate) fn count_of(kind: &str) -> String {
     format!("return window.seen.filter((e) => e.type === '{kind}').length")
 }
 
-fn seat_status(id: &str) -> String {
+pub(crate) fn seat_status(id: &str) -> String {
     format!("return document.querySelector('boxoffice-seat-map').shadowRoot.querySelector('[data-seat-id=\"{id}\"]')?.dataset.status ?? null")
 }
 
@@ -373,6 +382,26 @@ async fn the_example_shop_takes_a_buyer_from_sign_in_to_order() {
             .await
             .unwrap();
         wait_for(&page, LOADS_WITHIN, ready, json!(17)).await;
+        // The element is all the script adds to the shop's page: no global of its own
+        // (`ret_nodes` is chromedriver's, left by its own script runs).
+        let added = script(
+            &page,
+            "const blank = document.createElement('iframe');
+             document.body.append(blank);
+             const before = new Set(Object.getOwnPropertyNames(blank.contentWindow));
+             blank.remove();
+             return Object.getOwnPropertyNames(window).filter((n) => !before.has(n) && n !== 'ret_nodes');",
+        )
+        .await;
+        assert_eq!(added, json!([]), "globals the shop's page gained");
+        assert_eq!(
+            script(
+                &page,
+                "return customElements.get('boxoffice-seat-map') !== undefined"
+            )
+            .await,
+            json!(true)
+        );
         let seat = if name == "desktop" {
             "stalls-B-2"
         } else {

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use boxoffice_server::config::HoldStoreKind;
 use boxoffice_server::Settings;
-use boxoffice_service::overload::OverloadSettings;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
+use crate::helpers::limit::{fixed_limit, in_flight, of_path, shed, writes_wait};
 use crate::helpers::stores::{test_redis, PrivateRedis};
 use crate::helpers::{held, spawn_app_with, As, TestApp};
 use crate::helpers::{race, tally};
@@ -212,57 +212,6 @@ async fn two_instances_sharing_redis_share_one_limit() {
     let client = fresh_address();
     let answers = race((0..8).map(|_| session_request(&one, &client)).collect()).await;
     assert_eq!(tally(&answers), BTreeMap::from([(201, 5), (429, 3)]));
-}
-
-/// An adaptive limit fixed at `n` in flight (floor and ceiling), every answer within its
-/// target, and writes that wait on a lock as long as a test holds it.
-fn fixed_limit(n: usize) -> impl FnOnce(&mut Settings) {
-    move |s| {
-        s.overload = Some(OverloadSettings {
-            target: Duration::from_secs(60),
-            floor: n,
-            ceiling: n,
-        });
-        s.database.lock_timeout = Duration::from_secs(60);
-    }
-}
-
-/// Locks `reservation` against writes until the transaction ends: holds and checkouts let
-/// in wait, in flight.
-async fn writes_wait(app: &TestApp) -> sqlx::Transaction<'static, sqlx::Postgres> {
-    let mut lock = app.db.begin().await.unwrap();
-    sqlx::query("LOCK TABLE reservation IN EXCLUSIVE MODE")
-        .execute(&mut *lock)
-        .await
-        .unwrap();
-    lock
-}
-
-/// `name{path="<path>"}` of the server's metrics.
-async fn of_path(app: &TestApp, name: &str, path: &str) -> f64 {
-    app.counter(&format!("{name}{{path=\"{path}\"}}")).await
-}
-
-/// Waits until the server has refused `n` requests on `path` at its adaptive limit.
-async fn shed(app: &TestApp, path: &str, n: f64) {
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while of_path(app, "boxoffice_overload_shed_total", path).await < n {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("the server never refused {n} requests on {path}"));
-}
-
-/// Waits until `path` has `n` requests in flight under its limit.
-async fn in_flight(app: &TestApp, path: &str, n: f64) {
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while of_path(app, "boxoffice_overload_in_flight", path).await != n {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .unwrap_or_else(|_| panic!("{path} never had {n} in flight"));
 }
 
 fn hold_request(app: &TestApp, event: &str, buyer: &str, seat: &str) -> reqwest::RequestBuilder {

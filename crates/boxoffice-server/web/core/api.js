@@ -48,26 +48,28 @@ export async function request(method, url, { token, json, body, type, headers = 
   return parsed;
 }
 
-// How many times a busy server's turn is waited out before its refusal stands.
-export const TURNS = 10;
+// How long, in all, a busy server's turns are waited out before its refusal stands.
+export const PATIENCE_MS = 30_000;
 
 // Makes `call` (a function returning a promise) and, while the server answers busy with a
-// turn, waits that turn and makes it again, up to TURNS times. `waiting(ms)` hears of each
-// wait before it starts (and `waiting(0)` once the call is answered), for the surface to
-// say it is busy. One call at a time: nothing is sent twice at once.
-export async function patiently(call, { waiting = () => {}, turns = TURNS } = {}) {
-  for (let turn = 1; ; turn++) {
+// turn, waits that turn and makes it again, for up to PATIENCE_MS in all. `waiting(ms)`
+// hears of each wait before it starts (and `waiting(0)` once the call is answered or given
+// up), for the surface to say it is busy. One call at a time: nothing is sent twice at once.
+export async function patiently(call, { waiting = () => {}, patience = PATIENCE_MS } = {}) {
+  let waited = 0;
+  for (;;) {
     try {
       const answer = await call();
       waiting(0);
       return answer;
     } catch (e) {
       const ms = e instanceof Problem ? e.turnMs : null;
-      if (ms === null || turn >= turns) {
+      if (ms === null || waited + ms > patience) {
         waiting(0);
         throw e;
       }
       waiting(ms);
+      waited += ms;
       await new Promise((resolve) => setTimeout(resolve, ms));
     }
   }

@@ -4,7 +4,7 @@
 
 import { Problem } from "../core/api.js";
 import { money } from "../core/format.js";
-import { $, state, api, say, fail, onChange, typeOf } from "./shared.js";
+import { $, state, buyer, api, say, fail, onChange, typeOf } from "./shared.js";
 import { setStatus, markMine, expireHolds, rove } from "./map.js";
 import { backInLine, passEnded, turnOver } from "./line.js";
 
@@ -35,8 +35,9 @@ export function renderBasket() {
   }
   $("total").textContent = ids.length ? "Total " + money(total, currency || "EUR") : "";
   const held = !!state.hold;
-  $("best").hidden = held;
-  $("hold").hidden = held;
+  // Without a buyer the page is for reading: nothing to hold with.
+  $("best").hidden = held || !buyer.token;
+  $("hold").hidden = held || !buyer.token;
   $("hold").disabled = !state.selected.size || state.pending.size > 0;
   for (const b of ["extend", "buy", "release"]) $(b).hidden = !held;
   // A waiting-list offer is bought by its deadline: it cannot be extended.

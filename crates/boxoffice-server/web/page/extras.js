@@ -103,7 +103,7 @@ export function renderGa(canBook) {
     input.max = a.max_per_booking;
     input.setAttribute("aria-label", "Places in " + a.name);
     const form = div.querySelector("form");
-    form.hidden = !canBook;
+    if (!canBook) form.remove();
     form.onsubmit = async (ev) => {
       ev.preventDefault();
       const result = div.querySelector(".ga-result");

@@ -66,7 +66,7 @@ async function showEvent(id) {
 // No buyer to hold seats for: the map is for reading, and the panel says why and how a
 // platform signs its buyer in.
 function readOnly() {
-  for (const id of ["hold", "best", "extend", "buy", "release", "hold-info", "waitlist"]) $(id).hidden = true;
+  for (const id of ["basket", "total", "hold", "best", "extend", "buy", "release", "hold-info", "waitlist"]) $(id).hidden = true;
   $("signin-needed").hidden = false;
 }
 

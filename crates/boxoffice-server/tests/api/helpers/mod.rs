@@ -22,6 +22,7 @@ use crate::helpers::stores::Store;
 
 mod browser;
 mod direct;
+pub(crate) mod limit;
 pub mod proxy;
 mod queue;
 mod race;
