@@ -163,6 +163,7 @@ async fn the_element_waits_out_a_busy_sale_and_its_hold_lands() {
     let said = script(&page, busy).await;
     assert!(said.as_str().unwrap().contains("Trying again in"), "{said}");
     assert_accessible(&page, "the element waiting its turn").await;
+    script(&page, "document.querySelector('boxoffice-seat-map').shadowRoot.querySelector('.busy').scrollIntoView({block: 'end'}); return 0").await;
     screenshot(&page, "embed-05-busy").await;
 
     lock.commit().await.unwrap();

@@ -34,11 +34,10 @@ export async function eventNew() {
   const addType = (code, name, price) => {
     const n = types.querySelectorAll(".row").length + 1;
     types.insertAdjacentHTML("beforeend", `<div class="row">
-      <label>Code <input name="type_code" value="${esc(code)}" pattern="[A-Za-z0-9_]{1,32}" aria-describedby="code-hint-${n}"></label>
+      <label>Code <input name="type_code" value="${esc(code)}" pattern="[A-Za-z0-9_]{1,32}" aria-describedby="code-hint-${n}"><span class="hint" id="code-hint-${n}">Letters, digits, _</span></label>
       <label>Name <input name="type_name" value="${esc(name)}"></label>
       <label>Price <input name="type_price" type="number" min="0" step="0.01" value="${esc(price)}"></label>
-      <label>Currency <input name="type_currency" value="EUR" maxlength="3" size="4"></label>
-      <span class="hint" id="code-hint-${n}">Letters, digits, _</span></div>`);
+      <label>Currency <input name="type_currency" value="EUR" maxlength="3" size="4"></label></div>`);
   };
   addType("standard", "Standard", "45.00");
   $("add-type").onclick = () => addType("", "", "");
