@@ -17,16 +17,26 @@ use fantoccini::{Client, Locator};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::stores::Store;
 use crate::helpers::{
     assert_accessible, attr, browser, click, click_seat, driver, hold_directly, open, phone, pick,
-    screenshot, script, seat, spawn_app, spawn_app_with, status, text, visible, wait_status,
-    wait_until, As, TestApp, LIVE_WITHIN, LOADS_WITHIN, ONE_AT_A_TIME,
+    screenshot, script, seat, spawn_app, spawn_app_on, spawn_app_with, status, text, visible,
+    wait_status, wait_until, As, TestApp, LIVE_WITHIN, LOADS_WITHIN, ONE_AT_A_TIME,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn two_buyers_see_each_others_holds_conflicts_and_sales_live() {
+async fn two_buyers_see_each_others_holds_conflicts_and_sales_live_postgres() {
+    two_buyers_see_each_others_holds_conflicts_and_sales_live(Store::Postgres).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_buyers_see_each_others_holds_conflicts_and_sales_live_redis() {
+    two_buyers_see_each_others_holds_conflicts_and_sales_live(Store::Redis).await;
+}
+
+async fn two_buyers_see_each_others_holds_conflicts_and_sales_live(store: Store) {
     let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
-    let app = spawn_app().await;
+    let app = spawn_app_on(store).await;
     let event = app.create_event().await;
     let driver = driver().await;
     let (alice, bob) = (browser(&driver).await, browser(&driver).await);
@@ -34,7 +44,7 @@ async fn two_buyers_see_each_others_holds_conflicts_and_sales_live() {
     open(&bob, &app, &event).await;
     assert_eq!(status(&bob, "stalls-B-1").await, "available");
     assert_eq!(status(&bob, "circle-A-1").await, "not_for_sale");
-    screenshot(&bob, "01-map").await;
+    screenshot(&bob, &format!("01-map-{store:?}")).await;
 
     // Bob picks B-2 and B-3; alice then holds B-1 and B-2.
     click_seat(&bob, "stalls-B-2").await;
@@ -55,8 +65,8 @@ async fn two_buyers_see_each_others_holds_conflicts_and_sales_live() {
         .contains("Stalls, Row B, Seat 2 just went"));
     assert_eq!(attr(&bob, "stalls-B-2", "aria-checked").await, "false");
     assert_eq!(attr(&bob, "stalls-B-3", "aria-checked").await, "true");
-    screenshot(&alice, "02-alice-holds").await;
-    screenshot(&bob, "03-bob-sees-held").await;
+    screenshot(&alice, &format!("02-alice-holds-{store:?}")).await;
+    screenshot(&bob, &format!("03-bob-sees-held-{store:?}")).await;
 
     // A held seat cannot be picked.
     click_seat(&bob, "stalls-B-1").await;
@@ -66,25 +76,29 @@ async fn two_buyers_see_each_others_holds_conflicts_and_sales_live() {
         .contains("Stalls, Row B, Seat 1 is held"));
 
     // A seat taken where this page could not see it: the hold's conflict names it and
-    // keeps the rest of the selection.
-    hold_directly(&app, &event, &["stalls-C-1"], chrono::Duration::minutes(5)).await;
-    click_seat(&bob, "stalls-C-1").await;
-    click(&bob, "hold").await;
-    wait_until(
-        &bob,
-        LOADS_WITHIN,
-        "bob hears of the conflict",
-        |p| async move {
-            text(&p, "message")
-                .await
-                .contains("Stalls, Row C, Seat 1 just went")
-        },
-    )
-    .await;
-    assert_eq!(attr(&bob, "stalls-C-1", "aria-checked").await, "false");
-    assert_eq!(attr(&bob, "stalls-B-3", "aria-checked").await, "true");
-    assert!(!visible(&bob, "hold-info").await, "nothing was held");
-    screenshot(&bob, "04-bob-conflict").await;
+    // keeps the rest of the selection. (The seat is taken by a reservation row written
+    // behind the service's back, which only the Postgres store reads; on Redis the page
+    // draws the same 409 the same way.)
+    if store == Store::Postgres {
+        hold_directly(&app, &event, &["stalls-C-1"], chrono::Duration::minutes(5)).await;
+        click_seat(&bob, "stalls-C-1").await;
+        click(&bob, "hold").await;
+        wait_until(
+            &bob,
+            LOADS_WITHIN,
+            "bob hears of the conflict",
+            |p| async move {
+                text(&p, "message")
+                    .await
+                    .contains("Stalls, Row C, Seat 1 just went")
+            },
+        )
+        .await;
+        assert_eq!(attr(&bob, "stalls-C-1", "aria-checked").await, "false");
+        assert_eq!(attr(&bob, "stalls-B-3", "aria-checked").await, "true");
+        assert!(!visible(&bob, "hold-info").await, "nothing was held");
+        screenshot(&bob, &format!("04-bob-conflict-{store:?}")).await;
+    }
 
     // Alice buys: sold on both pages.
     click(&alice, "buy").await;
@@ -100,8 +114,8 @@ async fn two_buyers_see_each_others_holds_conflicts_and_sales_live() {
         wait_status(page, "stalls-B-1", "sold", LIVE_WITHIN).await;
         wait_status(page, "stalls-B-2", "sold", LIVE_WITHIN).await;
     }
-    screenshot(&alice, "05-alice-bought").await;
-    screenshot(&bob, "06-bob-sees-sold").await;
+    screenshot(&alice, &format!("05-alice-bought-{store:?}")).await;
+    screenshot(&bob, &format!("06-bob-sees-sold-{store:?}")).await;
     alice.close().await.unwrap();
     bob.close().await.unwrap();
 }
@@ -348,7 +362,7 @@ async fn a_twenty_thousand_seat_map_draws_every_seat() {
     .await;
     eprintln!("20,000-seat map, ms since navigation: {timings}");
     for moment in ["start", "snapshotArrived", "parsed", "mapDrawn"] {
-        assert!(timings[moment].is_f64(), "{moment} in {timings}");
+        assert!(timings[moment].is_number(), "{moment} in {timings}");
     }
     // Nothing of the page's own reaches the global scope.
     assert_eq!(
