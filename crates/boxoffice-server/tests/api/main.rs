@@ -11,6 +11,7 @@ mod bookings;
 mod browser;
 mod buyer_page;
 mod channels;
+mod checkouts_together;
 mod claim_rules;
 mod claims_together;
 mod client;

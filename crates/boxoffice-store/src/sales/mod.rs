@@ -12,6 +12,7 @@
 //! - [`waitlist`]: the waiting list and its offers.
 //! - [`lapsing`]: unpaid orders whose seats pass to the waiting list at their deadline.
 //! - [`passes`]: the waiting-room passes a sale ends.
+//! - [`together`]: checkouts committed together, for the postgres store.
 
 use async_trait::async_trait;
 use boxoffice_core::hold::{CancelOutcome, CheckoutOutcome, ClaimedSeat, Offer, Order, PayOutcome};
@@ -26,6 +27,7 @@ use crate::StoreError;
 pub mod lapsing;
 pub mod orders;
 pub mod passes;
+pub mod together;
 pub mod waitlist;
 
 use orders::CancelStep;
@@ -107,6 +109,12 @@ pub trait SaleSeats: Send + Sync {
         sold: bool,
     ) {
         let _ = (event, token, user, seats, sold);
+    }
+
+    /// The lanes that commit checkouts together, for a store whose holds are rows of the
+    /// order's own transaction (the postgres store); `None` makes every checkout alone.
+    fn checkouts(&self) -> Option<&together::Checkouts> {
+        None
     }
 
     /// `order` is committed, paid or pending (a checkout, a payment, or the repeat of a
@@ -195,6 +203,18 @@ pub async fn checkout(
     user: &UserId,
     window_seconds: u32,
 ) -> Result<CheckoutOutcome, StoreError> {
+    if let Some(lanes) = seats.checkouts() {
+        let checkout = together::Checkout {
+            event,
+            token,
+            user: user.clone(),
+            window_seconds,
+        };
+        if let together::Together::Ordered(order) = lanes.checkout(pool, checkout).await? {
+            seats.ordered(&order).await;
+            return Ok(CheckoutOutcome::Created(order));
+        }
+    }
     let attempt = || try_checkout(pool, seats, event, token, user, window_seconds);
     match retry_contention(attempt).await {
         // Two checkouts of one token that both found no order insert under the same

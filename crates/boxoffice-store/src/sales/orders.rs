@@ -487,7 +487,7 @@ pub async fn expire_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
 }
 
 /// What an order's outbox row says of it.
-fn payload(order: &Order) -> serde_json::Value {
+pub(super) fn payload(order: &Order) -> serde_json::Value {
     let payment = order.payment.as_ref();
     json!({
         "order_id": order.order_id,

@@ -33,6 +33,8 @@ pub struct PgHoldStore {
     pool: PgPool,
     /// The lanes that send claims together.
     together: Arc<Together>,
+    /// The lanes that commit checkouts together.
+    checkouts: Arc<crate::sales::together::Checkouts>,
 }
 
 impl PgHoldStore {
@@ -41,6 +43,7 @@ impl PgHoldStore {
         Self {
             pool,
             together: Arc::default(),
+            checkouts: Arc::default(),
         }
     }
 }

@@ -14,6 +14,10 @@ use crate::StoreError;
 
 #[async_trait]
 impl SaleSeats for PgHoldStore {
+    fn checkouts(&self) -> Option<&crate::sales::together::Checkouts> {
+        Some(&self.checkouts)
+    }
+
     async fn take_for_order(
         &self,
         pool: &PgPool,

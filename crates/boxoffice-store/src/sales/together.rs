@@ -1,0 +1,445 @@
+//! Checkouts committed together, for the postgres store. Under load, many checkouts wait
+//! for a connection at once; a few lanes each take every checkout waiting (up to
+//! [`MOST`]) and make them in one transaction, a statement each for all of them: the
+//! holds' rows taken, the offer checks, the orders and their seats, the ended passes and
+//! the outbox rows, then one commit. With nothing else waiting, a checkout goes in a batch
+//! of its own, as soon as a lane is free.
+//!
+//! A batch commits whole or not at all, and only its plain cases: a checkout whose hold
+//! has no live row left for it (expired, another buyer's, already bought) wrote nothing
+//! and comes back as [`Together::Again`], to be made alone, where it is told why; so does
+//! every checkout of a batch that met anything else (a hold taken only in part, an offer
+//! past its deadline, a seat Postgres has sold, a lock waited on too long), once the
+//! batch rolled back, so that one checkout's trouble never answers for the others.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use boxoffice_core::hold::{ClaimedSeat, Order, OrderStatus, Payment};
+use boxoffice_core::ids::{EventId, UserId};
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgPool};
+use tokio::sync::{mpsc, oneshot, Mutex};
+use uuid::Uuid;
+
+use super::orders::payload;
+use crate::error::is_connection_failure;
+use crate::StoreError;
+
+/// Most checkouts in one batch.
+const MOST: usize = 32;
+
+/// Batches in flight at once, one per lane, each on a pool connection: one per core, as
+/// the claims' lanes.
+fn lanes() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+/// One checkout: `checkout`'s arguments.
+pub struct Checkout {
+    /// The event.
+    pub event: EventId,
+    /// The hold to buy.
+    pub token: Uuid,
+    /// Its buyer.
+    pub user: UserId,
+    /// The event's payment window, 0 for none.
+    pub window_seconds: u32,
+}
+
+/// What became of a checkout sent together.
+pub enum Together {
+    /// Its order, committed.
+    Ordered(Order),
+    /// Nothing was written for it: make it alone.
+    Again,
+}
+
+struct Waiting {
+    checkout: Checkout,
+    since: Instant,
+    answer: oneshot::Sender<Result<Together, StoreError>>,
+}
+
+/// The lanes of one store, started on the first checkout (inside the runtime that serves
+/// it).
+#[derive(Debug, Default)]
+pub struct Checkouts {
+    queue: OnceLock<mpsc::UnboundedSender<Waiting>>,
+    /// Checkouts sent and not yet taken by a lane.
+    waiting: Arc<AtomicUsize>,
+}
+
+impl Checkouts {
+    /// Makes `checkout` in the next batch a lane commits on `pool`.
+    pub async fn checkout(
+        &self,
+        pool: &PgPool,
+        checkout: Checkout,
+    ) -> Result<Together, StoreError> {
+        let queue = self
+            .queue
+            .get_or_init(|| start(pool.clone(), self.waiting.clone()));
+        let (answer, answered) = oneshot::channel();
+        let waiting = Waiting {
+            checkout,
+            since: Instant::now(),
+            answer,
+        };
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        if queue.send(waiting).is_err() {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            return Err(StoreError::unavailable("the checkout lanes have stopped"));
+        }
+        answered
+            .await
+            .unwrap_or_else(|_| Err(StoreError::unavailable("the checkout lanes have stopped")))
+    }
+
+    /// How many checkouts wait for a lane.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::SeqCst)
+    }
+}
+
+fn start(pool: PgPool, count: Arc<AtomicUsize>) -> mpsc::UnboundedSender<Waiting> {
+    let (queue, waiting) = mpsc::unbounded_channel();
+    let waiting = Arc::new(Mutex::new(waiting));
+    for _ in 0..lanes() {
+        tokio::spawn(lane(pool.clone(), waiting.clone(), count.clone()));
+    }
+    queue
+}
+
+/// Takes every checkout waiting (up to [`MOST`]), commits them together, answers each;
+/// again.
+async fn lane(
+    pool: PgPool,
+    waiting: Arc<Mutex<mpsc::UnboundedReceiver<Waiting>>>,
+    count: Arc<AtomicUsize>,
+) {
+    let patience = pool.options().get_acquire_timeout();
+    let (mut taken, mut batch) = (Vec::with_capacity(MOST), Vec::with_capacity(MOST));
+    loop {
+        {
+            let mut waiting = waiting.lock().await;
+            if waiting.recv_many(&mut taken, MOST).await == 0 {
+                return;
+            }
+        }
+        count.fetch_sub(taken.len(), Ordering::SeqCst);
+        for w in taken.drain(..) {
+            if w.since.elapsed() > patience {
+                let _ = w.answer.send(Err(StoreError::unavailable(
+                    "timed out waiting for a database connection",
+                )));
+            } else {
+                batch.push(w);
+            }
+        }
+        if batch.is_empty() {
+            continue;
+        }
+        let checkouts: Vec<&Checkout> = batch.iter().map(|w| &w.checkout).collect();
+        let answers = match commit(&pool, &checkouts).await {
+            Ok(answers) => answers.into_iter().map(Ok).collect(),
+            // The database could not serve the batch at all: alone, each would fare the
+            // same.
+            Err(Failed::Store(error)) => batch.iter().map(|_| Err(copy(&error))).collect(),
+            Err(Failed::Batch) => batch.iter().map(|_| Ok(Together::Again)).collect(),
+        };
+        let answers: Vec<Result<Together, StoreError>> = answers;
+        for (w, answer) in batch.drain(..).zip(answers) {
+            let _ = w.answer.send(answer);
+        }
+    }
+}
+
+enum Failed {
+    /// The batch rolled back for something one of its checkouts met: each goes alone.
+    Batch,
+    /// The database could not be reached.
+    Store(StoreError),
+}
+
+impl From<sqlx::Error> for Failed {
+    fn from(error: sqlx::Error) -> Self {
+        if is_connection_failure(&error) {
+            Failed::Store(StoreError::from(error))
+        } else {
+            Failed::Batch
+        }
+    }
+}
+
+/// A row the batch took for an order: its checkout's number, then the seat.
+#[derive(sqlx::FromRow)]
+struct TakenRow {
+    n: i32,
+    seat_id: String,
+    ticket_type: String,
+    price_cents: i64,
+    pass_ticket: Option<Uuid>,
+}
+
+/// An order the batch wrote: its checkout's number, and what Postgres gave it.
+#[derive(sqlx::FromRow)]
+struct PlacedRow {
+    n: i32,
+    currency: String,
+    created_at: DateTime<Utc>,
+    pay_by: Option<DateTime<Utc>>,
+}
+
+/// Commits `checkouts` in one transaction: each answered with its order, or `Again` when
+/// nothing was written for it.
+async fn commit(pool: &PgPool, checkouts: &[&Checkout]) -> Result<Vec<Together>, Failed> {
+    let mut tx = pool.begin().await?;
+    let answers = write(&mut tx, checkouts).await?;
+    tx.commit().await?;
+    Ok(answers)
+}
+
+async fn write(tx: &mut PgConnection, checkouts: &[&Checkout]) -> Result<Vec<Together>, Failed> {
+    // A hold asked for twice in one batch goes in once; the repeat is made alone, which
+    // finds the order.
+    let mut seen = std::collections::HashSet::new();
+    let first: Vec<bool> = checkouts
+        .iter()
+        .map(|c| seen.insert((c.event, c.token)))
+        .collect();
+    let numbers: Vec<i32> = (1..)
+        .take(checkouts.len())
+        .zip(&first)
+        .map(|(n, first)| if *first { n } else { 0 })
+        .collect();
+    let events: Vec<Uuid> = checkouts.iter().map(|c| c.event.0).collect();
+    let tokens: Vec<Uuid> = checkouts.iter().map(|c| c.token).collect();
+    let users: Vec<&str> = checkouts.iter().map(|c| c.user.as_str()).collect();
+    let order_ids: Vec<Uuid> = checkouts.iter().map(|_| Uuid::new_v4()).collect();
+    let windows: Vec<f64> = checkouts
+        .iter()
+        .map(|c| f64::from(c.window_seconds))
+        .collect();
+    // The rows of every hold, each live at this statement's start and its buyer's, as a
+    // checkout alone takes them (`SaleSeats::take_for_order` of the postgres store).
+    let taken: Vec<TakenRow> = sqlx::query_as(
+        "update reservation r
+            set status = case when u.w > 0 then 'H' else 'R' end,
+                hold_token = case when u.w > 0 then u.o else r.hold_token end,
+                expires_at = case when u.w > 0
+                                  then date_trunc('milliseconds', now() + make_interval(secs => u.w))
+                                  else r.expires_at end
+           from unnest($1::int4[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::float8[])
+                as u (n, e, t, usr, o, w)
+          where u.n > 0 and r.event_id = u.e and r.hold_token = u.t and r.user_id = u.usr
+            and r.status = 'H' and r.expires_at > statement_timestamp()
+         returning u.n, r.seat_id, r.ticket_type, r.price_cents, r.pass_ticket",
+    )
+    .bind(&numbers)
+    .bind(&events)
+    .bind(&tokens)
+    .bind(&users)
+    .bind(&order_ids)
+    .bind(&windows)
+    .fetch_all(&mut *tx)
+    .await?;
+    let mut seats: Vec<Vec<ClaimedSeat>> = checkouts.iter().map(|_| Vec::new()).collect();
+    let mut passes: Vec<Option<Uuid>> = checkouts.iter().map(|_| None).collect();
+    for row in taken {
+        let Some(i) = index(row.n, checkouts.len()) else {
+            return Err(Failed::Batch);
+        };
+        passes[i] = passes[i].or(row.pass_ticket);
+        seats[i].push(ClaimedSeat {
+            seat_id: row.seat_id,
+            ticket_type: row.ticket_type,
+            price_cents: row.price_cents,
+        });
+    }
+    for s in &mut seats {
+        s.sort_by(|a, b| a.seat_id.cmp(&b.seat_id));
+    }
+    let placing: Vec<usize> = (0..checkouts.len())
+        .filter(|&i| !seats[i].is_empty())
+        .collect();
+    if placing.is_empty() {
+        return Ok(checkouts.iter().map(|_| Together::Again).collect());
+    }
+    let pick = |f: &dyn Fn(usize) -> Uuid| placing.iter().map(|&i| f(i)).collect::<Vec<Uuid>>();
+    // All of a hold or nothing: a hold taken with a row left that was not live is made
+    // alone, which refuses it, so the batch does not happen.
+    let left: i64 = sqlx::query_scalar(
+        "select count(*) from reservation r
+           join unnest($1::uuid[], $2::uuid[]) as u (e, t) on r.event_id = u.e and r.hold_token = u.t
+          where r.status = 'H'",
+    )
+    .bind(pick(&|i| events[i]))
+    .bind(pick(&|i| tokens[i]))
+    .fetch_one(&mut *tx)
+    .await?;
+    if left > 0 {
+        return Err(Failed::Batch);
+    }
+    // The offers bought, the orders and their seats, in one statement, as a checkout alone
+    // writes them (`orders::insert_order`). An offer past its deadline writes no order:
+    // the batch rolls back and each goes alone.
+    let (p_numbers, p_users, p_windows, p_totals): (Vec<i32>, Vec<&str>, Vec<f64>, Vec<i64>) = {
+        let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for &i in &placing {
+            out.0.push(numbers[i]);
+            out.1.push(users[i]);
+            out.2.push(windows[i]);
+            out.3.push(seats[i].iter().map(|s| s.price_cents).sum());
+        }
+        out
+    };
+    let (s_numbers, s_seats, s_types, s_prices): (Vec<i32>, Vec<&str>, Vec<&str>, Vec<i64>) = {
+        let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for &i in &placing {
+            for s in &seats[i] {
+                out.0.push(numbers[i]);
+                out.1.push(s.seat_id.as_str());
+                out.2.push(s.ticket_type.as_str());
+                out.3.push(s.price_cents);
+            }
+        }
+        out
+    };
+    let placed: Vec<PlacedRow> = sqlx::query_as(
+        "with u as (
+             select * from unnest($1::int4[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[],
+                                  $6::float8[], $7::int8[]) as u (n, e, o, usr, t, w, total)
+         ), offer as (
+             update waitlist_entry we set status = 'B', ended_at = now()
+               from u
+              where we.event_id = u.e and we.offer_token = u.t and we.status = 'O'
+             returning we.offer_expires_at > now() as open
+         ), placed as (
+             insert into ticket_order (event_id, order_id, user_id, hold_token, total_cents,
+                                       currency, status, pay_by)
+             select u.e, u.o, u.usr, u.t, u.total,
+                    (select currency from ticket_type tt where tt.event_id = u.e
+                      order by position limit 1),
+                    case when u.w > 0 then 'pending_payment' else 'confirmed' end,
+                    case when u.w > 0
+                         then date_trunc('milliseconds', now() + make_interval(secs => u.w)) end
+               from u
+              where not exists (select 1 from offer where not open)
+             returning order_id, currency, created_at, pay_by
+         ), sold as (
+             insert into order_seat (event_id, order_id, seat_id, ticket_type, price_cents, released)
+             select u.e, u.o, s.seat, s.ty, s.price, u.w > 0
+               from unnest($8::int4[], $9::text[], $10::text[], $11::int8[]) as s (n, seat, ty, price)
+               join u on u.n = s.n
+              where exists (select 1 from placed)
+         )
+         select u.n, placed.currency, placed.created_at, placed.pay_by
+           from placed join u on u.o = placed.order_id",
+    )
+    .bind(&p_numbers)
+    .bind(pick(&|i| events[i]))
+    .bind(pick(&|i| order_ids[i]))
+    .bind(&p_users)
+    .bind(pick(&|i| tokens[i]))
+    .bind(&p_windows)
+    .bind(&p_totals)
+    .bind(&s_numbers)
+    .bind(&s_seats)
+    .bind(&s_types)
+    .bind(&s_prices)
+    .fetch_all(&mut *tx)
+    .await?;
+    if placed.len() != placing.len() {
+        return Err(Failed::Batch);
+    }
+    let mut orders: Vec<Option<Order>> = checkouts.iter().map(|_| None).collect();
+    for row in placed {
+        let Some(i) = index(row.n, checkouts.len()) else {
+            return Err(Failed::Batch);
+        };
+        let c = checkouts[i];
+        let total_cents = seats[i].iter().map(|s| s.price_cents).sum();
+        orders[i] = Some(Order {
+            order_id: order_ids[i],
+            event_id: c.event,
+            user_id: c.user.clone(),
+            hold_token: c.token,
+            seats: std::mem::take(&mut seats[i]),
+            total_cents,
+            currency: row.currency,
+            status: if row.pay_by.is_some() {
+                OrderStatus::PendingPayment
+            } else {
+                OrderStatus::Paid
+            },
+            created_at: row.created_at,
+            payment: row.pay_by.map(|pay_by| Payment {
+                pay_by,
+                paid_at: None,
+                reference: None,
+            }),
+        });
+    }
+    // The passes these checkouts end: a claim under one sees either its hold still held
+    // (and counts it) or the pass ended (`sql/claim.sql`).
+    let (pass_events, pass_tickets): (Vec<Uuid>, Vec<Uuid>) = placing
+        .iter()
+        .filter_map(|&i| passes[i].map(|ticket| (events[i], ticket)))
+        .unzip();
+    if !pass_tickets.is_empty() {
+        sqlx::query(
+            "insert into pass_ended (event_id, ticket)
+             select * from unnest($1::uuid[], $2::uuid[]) on conflict do nothing",
+        )
+        .bind(&pass_events)
+        .bind(&pass_tickets)
+        .execute(&mut *tx)
+        .await?;
+    }
+    let written: Vec<&Order> = orders.iter().flatten().collect();
+    let topics: Vec<&str> = written
+        .iter()
+        .map(|o| match o.status {
+            OrderStatus::PendingPayment => "order.pending",
+            _ => "order.created",
+        })
+        .collect();
+    let payloads: Vec<String> = written.iter().map(|o| payload(o).to_string()).collect();
+    sqlx::query(
+        "insert into outbox (event_id, topic, payload)
+         select e, t, p::jsonb from unnest($1::uuid[], $2::text[], $3::text[]) as u (e, t, p)",
+    )
+    .bind(written.iter().map(|o| o.event_id.0).collect::<Vec<_>>())
+    .bind(&topics)
+    .bind(&payloads)
+    .execute(&mut *tx)
+    .await?;
+    Ok(orders
+        .into_iter()
+        .map(|o| o.map_or(Together::Again, Together::Ordered))
+        .collect())
+}
+
+/// A batch number (from 1) as an index into a batch of `len`.
+fn index(n: i32, len: usize) -> Option<usize> {
+    usize::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .filter(|&i| i < len)
+}
+
+/// The same failure, for each checkout of a batch the database could not serve.
+fn copy(error: &StoreError) -> StoreError {
+    match error {
+        StoreError::Unavailable {
+            reason,
+            retry_after,
+        } => StoreError::Unavailable {
+            reason: reason.clone(),
+            retry_after: *retry_after,
+        },
+        other => StoreError::Other(other.to_string().into()),
+    }
+}
