@@ -14,6 +14,8 @@
 //!   and 503 instead of 500.
 //! - [`hold_store`]: the [`hold_store::HoldStore`] interface every hold store implements:
 //!   holds only (acquire, grow, shrink, extend, release, read, the allocation fences).
+//! - `lanes`: work of one kind sent to Postgres together (claims, checkouts), a batch a
+//!   lane.
 //! - [`sales`]: checkout, payment, cancellation and the waiting list's offers, written in
 //!   Postgres whichever store holds; each flow calls its hold store's part
 //!   ([`sales::SaleSeats`]) at the same steps. Neither backend imports the other: both
@@ -57,6 +59,7 @@
 
 pub mod error;
 pub mod hold_store;
+mod lanes;
 pub mod pg;
 pub mod redis;
 pub mod sales;

@@ -63,18 +63,21 @@ async fn lanes_stuck(
         .execute(&mut *lock)
         .await
         .unwrap();
-    let before = waiting_on_a_lock(app).await;
-    let stuck = tokens
-        .iter()
-        .zip(seats)
-        .enumerate()
-        .map(|(i, (token, seat))| {
-            let request = checkout_request(app, event, &format!("stuck-{seat}-{i}"), token);
-            tokio::spawn(async move { read(request.send().await.unwrap()).await.0 })
+    // One at a time, so each lane takes one (two sent at once could go in one batch).
+    let mut stuck = Vec::new();
+    for (i, (token, seat)) in tokens.iter().zip(seats).enumerate() {
+        let before = waiting_on_a_lock(app).await;
+        let request = checkout_request(app, event, &format!("stuck-{seat}-{i}"), token);
+        stuck.push(tokio::spawn(async move {
+            read(request.send().await.unwrap()).await.0
+        }));
+        tokio::time::timeout(Duration::from_secs(30), async {
+            while waiting_on_a_lock(app).await <= before {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
         })
-        .collect();
-    while waiting_on_a_lock(app).await < before + seats.len() as i64 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        .await
+        .expect("a lane waits on the locked rows");
     }
     (lock, stuck)
 }
@@ -140,8 +143,10 @@ fn server() -> impl FnOnce(&mut boxoffice_server::Settings) {
         s.database.pool_size = 8;
         s.database.acquire_timeout = Duration::from_secs(30);
         s.overload = None;
-        // Longer than the whole test: the stuck checkouts wait for the test.
+        // Longer than the whole test: the stuck checkouts wait for the test, however slow
+        // the machine.
         s.database.lock_timeout = Duration::from_secs(60);
+        s.database.statement_timeout = Duration::from_secs(60);
         s.request_timeout = Duration::from_secs(60);
     }
 }

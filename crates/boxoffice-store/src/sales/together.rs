@@ -12,29 +12,19 @@
 //! past its deadline, a seat Postgres has sold, a lock waited on too long), once the
 //! batch rolled back, so that one checkout's trouble never answers for the others.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::time::Instant;
-
 use boxoffice_core::hold::{ClaimedSeat, Order, OrderStatus, Payment};
 use boxoffice_core::ids::{EventId, UserId};
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
-use tokio::sync::{mpsc, oneshot, Mutex};
 use uuid::Uuid;
 
 use super::orders::payload;
 use crate::error::is_connection_failure;
+use crate::lanes::{copy, Answers, Lanes};
 use crate::StoreError;
 
 /// Most checkouts in one batch.
 const MOST: usize = 32;
-
-/// Batches in flight at once, one per lane, each on a pool connection: one per core, as
-/// the claims' lanes.
-fn lanes() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get())
-}
 
 /// One checkout: `checkout`'s arguments.
 pub struct Checkout {
@@ -56,19 +46,18 @@ pub enum Together {
     Again,
 }
 
-struct Waiting {
-    checkout: Checkout,
-    since: Instant,
-    answer: oneshot::Sender<Result<Together, StoreError>>,
+/// The lanes of one store.
+#[derive(Debug)]
+pub struct Checkouts {
+    lanes: Lanes<Checkout, Together>,
 }
 
-/// The lanes of one store, started on the first checkout (inside the runtime that serves
-/// it).
-#[derive(Debug, Default)]
-pub struct Checkouts {
-    queue: OnceLock<mpsc::UnboundedSender<Waiting>>,
-    /// Checkouts sent and not yet taken by a lane.
-    waiting: Arc<AtomicUsize>,
+impl Default for Checkouts {
+    fn default() -> Self {
+        Self {
+            lanes: Lanes::new(MOST, batch, "checkout"),
+        }
+    }
 }
 
 impl Checkouts {
@@ -78,82 +67,26 @@ impl Checkouts {
         pool: &PgPool,
         checkout: Checkout,
     ) -> Result<Together, StoreError> {
-        let queue = self
-            .queue
-            .get_or_init(|| start(pool.clone(), self.waiting.clone()));
-        let (answer, answered) = oneshot::channel();
-        let waiting = Waiting {
-            checkout,
-            since: Instant::now(),
-            answer,
-        };
-        self.waiting.fetch_add(1, Ordering::SeqCst);
-        if queue.send(waiting).is_err() {
-            self.waiting.fetch_sub(1, Ordering::SeqCst);
-            return Err(StoreError::unavailable("the checkout lanes have stopped"));
-        }
-        answered
-            .await
-            .unwrap_or_else(|_| Err(StoreError::unavailable("the checkout lanes have stopped")))
+        self.lanes.send(pool, checkout).await
     }
 
     /// How many checkouts wait for a lane.
     pub fn waiting(&self) -> usize {
-        self.waiting.load(Ordering::SeqCst)
+        self.lanes.waiting()
     }
 }
 
-fn start(pool: PgPool, count: Arc<AtomicUsize>) -> mpsc::UnboundedSender<Waiting> {
-    let (queue, waiting) = mpsc::unbounded_channel();
-    let waiting = Arc::new(Mutex::new(waiting));
-    for _ in 0..lanes() {
-        tokio::spawn(lane(pool.clone(), waiting.clone(), count.clone()));
-    }
-    queue
-}
-
-/// Takes every checkout waiting (up to [`MOST`]), commits them together, answers each;
-/// again.
-async fn lane(
-    pool: PgPool,
-    waiting: Arc<Mutex<mpsc::UnboundedReceiver<Waiting>>>,
-    count: Arc<AtomicUsize>,
-) {
-    let patience = pool.options().get_acquire_timeout();
-    let (mut taken, mut batch) = (Vec::with_capacity(MOST), Vec::with_capacity(MOST));
-    loop {
-        {
-            let mut waiting = waiting.lock().await;
-            if waiting.recv_many(&mut taken, MOST).await == 0 {
-                return;
-            }
-        }
-        count.fetch_sub(taken.len(), Ordering::SeqCst);
-        for w in taken.drain(..) {
-            if w.since.elapsed() > patience {
-                let _ = w.answer.send(Err(StoreError::unavailable(
-                    "timed out waiting for a database connection",
-                )));
-            } else {
-                batch.push(w);
-            }
-        }
-        if batch.is_empty() {
-            continue;
-        }
-        let checkouts: Vec<&Checkout> = batch.iter().map(|w| &w.checkout).collect();
-        let answers = match commit(&pool, &checkouts).await {
+fn batch(pool: PgPool, checkouts: Vec<Checkout>) -> Answers<Together> {
+    Box::pin(async move {
+        let batch: Vec<&Checkout> = checkouts.iter().collect();
+        match commit(&pool, &batch).await {
             Ok(answers) => answers.into_iter().map(Ok).collect(),
             // The database could not serve the batch at all: alone, each would fare the
             // same.
             Err(Failed::Store(error)) => batch.iter().map(|_| Err(copy(&error))).collect(),
             Err(Failed::Batch) => batch.iter().map(|_| Ok(Together::Again)).collect(),
-        };
-        let answers: Vec<Result<Together, StoreError>> = answers;
-        for (w, answer) in batch.drain(..).zip(answers) {
-            let _ = w.answer.send(answer);
         }
-    }
+    })
 }
 
 enum Failed {
@@ -428,18 +361,4 @@ fn index(n: i32, len: usize) -> Option<usize> {
         .ok()
         .and_then(|n| n.checked_sub(1))
         .filter(|&i| i < len)
-}
-
-/// The same failure, for each checkout of a batch the database could not serve.
-fn copy(error: &StoreError) -> StoreError {
-    match error {
-        StoreError::Unavailable {
-            reason,
-            retry_after,
-        } => StoreError::Unavailable {
-            reason: reason.clone(),
-            retry_after: *retry_after,
-        },
-        other => StoreError::Other(other.to_string().into()),
-    }
 }

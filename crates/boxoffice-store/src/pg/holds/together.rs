@@ -14,27 +14,17 @@
 //! failed as a whole while the database was reachable (a statement timeout, say), so that
 //! one slow claim never answers for the others.
 
-use std::sync::{Arc, OnceLock};
-use std::time::Instant;
-
 use boxoffice_core::ids::EventId;
 use sqlx::PgPool;
-use tokio::sync::{mpsc, oneshot, Mutex};
 use uuid::Uuid;
 
 use super::answer::ClaimRow;
 use crate::error::is_connection_failure;
+use crate::lanes::{copy, Answers, Lanes};
 use crate::StoreError;
 
 /// Most claims in one batch.
 const MOST: usize = 32;
-
-/// Batches in flight at once, one per lane, each on a pool connection: one per core of
-/// this machine, for Postgres on the same machine works one batch a core, and more lanes
-/// mean smaller batches, each costing a round trip and a commit (BENCHMARKS.md, "Lanes").
-fn lanes() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get())
-}
 
 /// One claim: `boxoffice_claim_hold`'s arguments.
 pub(super) struct Claim {
@@ -56,86 +46,42 @@ pub(super) enum Settled {
     Again,
 }
 
-struct Waiting {
-    claim: Claim,
-    since: Instant,
-    answer: oneshot::Sender<Result<Settled, StoreError>>,
+/// The lanes of one store.
+#[derive(Debug)]
+pub(super) struct Together {
+    lanes: Lanes<Claim, Settled>,
 }
 
-/// The lanes of one store, started on the first claim (inside the runtime that serves it).
-#[derive(Debug, Default)]
-pub(super) struct Together {
-    queue: OnceLock<mpsc::UnboundedSender<Waiting>>,
+impl Default for Together {
+    fn default() -> Self {
+        Self {
+            lanes: Lanes::new(MOST, batch, "claim"),
+        }
+    }
 }
 
 impl Together {
     /// Claims `claim` in the next batch a lane sends on `pool`.
     pub(super) async fn claim(&self, pool: &PgPool, claim: Claim) -> Result<Settled, StoreError> {
-        let queue = self.queue.get_or_init(|| start(pool.clone()));
-        let (answer, answered) = oneshot::channel();
-        let waiting = Waiting {
-            claim,
-            since: Instant::now(),
-            answer,
-        };
-        if queue.send(waiting).is_err() {
-            return Err(StoreError::unavailable("the claim lanes have stopped"));
-        }
-        answered
-            .await
-            .unwrap_or_else(|_| Err(StoreError::unavailable("the claim lanes have stopped")))
+        self.lanes.send(pool, claim).await
     }
 }
 
-/// Starts the lanes; they end once the sender answered is dropped.
-fn start(pool: PgPool) -> mpsc::UnboundedSender<Waiting> {
-    let (queue, waiting) = mpsc::unbounded_channel();
-    let waiting = Arc::new(Mutex::new(waiting));
-    for _ in 0..lanes() {
-        tokio::spawn(lane(pool.clone(), waiting.clone()));
-    }
-    queue
+fn batch(pool: PgPool, claims: Vec<Claim>) -> Answers<Settled> {
+    Box::pin(async move { send(&pool, &claims).await })
 }
 
-/// Takes every claim waiting (up to [`MOST`]), sends them together, answers each; again.
-async fn lane(pool: PgPool, waiting: Arc<Mutex<mpsc::UnboundedReceiver<Waiting>>>) {
-    // A claim that waited longer than a connection may be waited for is answered as a
-    // store that cannot keep up, as the pool would answer it.
-    let patience = pool.options().get_acquire_timeout();
-    let (mut taken, mut batch) = (Vec::with_capacity(MOST), Vec::with_capacity(MOST));
-    loop {
-        {
-            let mut waiting = waiting.lock().await;
-            if waiting.recv_many(&mut taken, MOST).await == 0 {
-                return;
-            }
-        }
-        for w in taken.drain(..) {
-            if w.since.elapsed() > patience {
-                let _ = w.answer.send(Err(StoreError::unavailable(
-                    "timed out waiting for a database connection",
-                )));
-            } else {
-                batch.push(w);
-            }
-        }
-        if !batch.is_empty() {
-            send(&pool, &mut batch).await;
-        }
-    }
-}
-
-/// Sends `batch` in one call and answers every claim of it; leaves `batch` empty.
-async fn send(pool: &PgPool, batch: &mut Vec<Waiting>) {
-    let claims = batch.iter().map(|w| &w.claim);
-    let events: Vec<Uuid> = claims.clone().map(|c| c.event.0).collect();
-    let tokens: Vec<Uuid> = claims.clone().map(|c| c.token).collect();
-    let users: Vec<&str> = claims.clone().map(|c| c.user.as_str()).collect();
-    let ttls: Vec<f64> = claims.clone().map(|c| c.ttl_seconds).collect();
-    let maxes: Vec<i64> = claims.clone().map(|c| c.max_seats).collect();
-    let passes: Vec<Option<Uuid>> = claims.clone().map(|c| c.pass).collect();
-    let channels: Vec<Option<&str>> = claims.clone().map(|c| c.channel.as_deref()).collect();
+/// Sends `claims` in one call; an answer for each.
+async fn send(pool: &PgPool, claims: &[Claim]) -> Vec<Result<Settled, StoreError>> {
+    let events: Vec<Uuid> = claims.iter().map(|c| c.event.0).collect();
+    let tokens: Vec<Uuid> = claims.iter().map(|c| c.token).collect();
+    let users: Vec<&str> = claims.iter().map(|c| c.user.as_str()).collect();
+    let ttls: Vec<f64> = claims.iter().map(|c| c.ttl_seconds).collect();
+    let maxes: Vec<i64> = claims.iter().map(|c| c.max_seats).collect();
+    let passes: Vec<Option<Uuid>> = claims.iter().map(|c| c.pass).collect();
+    let channels: Vec<Option<&str>> = claims.iter().map(|c| c.channel.as_deref()).collect();
     let (baskets, seats): (Vec<i32>, Vec<&str>) = claims
+        .iter()
         .zip(1..)
         .flat_map(|(c, n)| c.seats.iter().map(move |s| (n, s.as_str())))
         .unzip();
@@ -157,29 +103,23 @@ async fn send(pool: &PgPool, batch: &mut Vec<Waiting>) {
         // The batch failed as a whole, for something one of its claims met (a statement
         // timeout, a deadlock, an unexpected error): each is claimed again alone, where it
         // is judged on its own and the one that caused it fails by itself.
-        Err(error) if batch.len() > 1 && !is_connection_failure(&error) => {
-            for w in batch.drain(..) {
-                let _ = w.answer.send(Ok(Settled::Again));
-            }
-            return;
+        Err(error) if claims.len() > 1 && !is_connection_failure(&error) => {
+            return claims.iter().map(|_| Ok(Settled::Again)).collect();
         }
         // The database could not serve the batch at all: alone, each would fare the same.
         Err(error) => {
             let error = StoreError::from(error);
-            for w in batch.drain(..) {
-                let _ = w.answer.send(Err(copy(&error)));
-            }
-            return;
+            return claims.iter().map(|_| Err(copy(&error))).collect();
         }
     };
-    let mut answers: Vec<Vec<ClaimRow>> = batch.iter().map(|_| Vec::new()).collect();
-    let mut again = vec![false; batch.len()];
+    let mut answers: Vec<Vec<ClaimRow>> = claims.iter().map(|_| Vec::new()).collect();
+    let mut again = vec![false; claims.len()];
     for row in rows {
         // Numbered from 1, in the batch's order.
         let n = usize::try_from(row.hold)
             .ok()
             .and_then(|n| n.checked_sub(1));
-        let Some(n) = n.filter(|&n| n < batch.len()) else {
+        let Some(n) = n.filter(|&n| n < claims.len()) else {
             continue;
         };
         if row.claim.outcome == "retry" {
@@ -188,13 +128,17 @@ async fn send(pool: &PgPool, batch: &mut Vec<Waiting>) {
             answers[n].push(row.claim);
         }
     }
-    for ((w, rows), again) in batch.drain(..).zip(answers).zip(again) {
-        let _ = w.answer.send(Ok(if again || rows.is_empty() {
-            Settled::Again
-        } else {
-            Settled::Rows(rows)
-        }));
-    }
+    answers
+        .into_iter()
+        .zip(again)
+        .map(|(rows, again)| {
+            Ok(if again || rows.is_empty() {
+                Settled::Again
+            } else {
+                Settled::Rows(rows)
+            })
+        })
+        .collect()
 }
 
 /// One row of `boxoffice_claim_holds`' answer: the hold's number, then
@@ -204,23 +148,4 @@ struct BatchRow {
     hold: i32,
     #[sqlx(flatten)]
     claim: ClaimRow,
-}
-
-/// The same failure, for each claim of a batch that failed as a whole.
-fn copy(error: &StoreError) -> StoreError {
-    match error {
-        StoreError::NotFound => StoreError::NotFound,
-        StoreError::Conflict { constraint } => StoreError::Conflict {
-            constraint: constraint.clone(),
-        },
-        StoreError::Contention => StoreError::Contention,
-        StoreError::Unavailable {
-            reason,
-            retry_after,
-        } => StoreError::Unavailable {
-            reason: reason.clone(),
-            retry_after: *retry_after,
-        },
-        StoreError::Other(e) => StoreError::Other(e.to_string().into()),
-    }
 }
