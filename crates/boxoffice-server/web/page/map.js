@@ -5,7 +5,7 @@
 
 import { DEFS, PALETTE, draw, spoken } from "../core/hall.js";
 import { Viewport, SeatKeys } from "../core/viewport.js";
-import { esc, money } from "../core/format.js";
+import { countdown, esc, money } from "../core/format.js";
 import { $, state, say, changed, typeOf, buyer, timings, timed } from "./shared.js";
 
 function ariaLabel(s) {
@@ -102,7 +102,7 @@ export function expireHolds() {
   }
   if (!state.hold) return;
   const left = Math.max(0, Math.round((state.hold.expiresAt - now) / 1000));
-  $("countdown").textContent = Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0");
+  $("countdown").textContent = countdown(left);
   if (left === 0) {
     state.hold = null;
     say("Your hold expired; the seats are back on sale.", "warn");
