@@ -99,9 +99,10 @@ $$;
 --    claim, and claims its whole basket in one statement, inside a block: should the
 --    statement claim fewer seats than asked, the answer says why (judged while the lock is
 --    held) and the block is rolled back: all or nothing.
--- 4. In a batch, the holds of one seat whose seat and buyer come up in no other hold
---    cannot affect one another: they are claimed first, all at once, in one block (their
---    buyers' locks in key order, then one statement). Every other hold, and every hold that
+-- 4. In a batch, the holds whose seats and buyer come up in no other hold cannot affect
+--    one another: they are claimed first, all at once, in one block (their buyers' locks
+--    in key order, then one statement). Should that statement give a hold some of its seats
+--    and not all, the block is rolled back whole. Every other hold, and every hold that
 --    first claim did not make, is then claimed alone in the batch's order. So each hold is
 --    judged as if asked alone after the holds before it.
 -- 5. In a batch, a lock wait is cut short (lock_timeout 100 ms for the transaction): a
@@ -154,7 +155,6 @@ declare
     v_apart integer[] := '{}';
     v_held boolean[] := array_fill(false, array[v_holds]);
     v_these integer[];
-    v_asked integer;
     v_next integer := 1;
     v_basket text[];
     v_count bigint;
@@ -175,15 +175,22 @@ begin
     perform set_config('synchronous_commit', 'off', true);
     if not p_alone then
         perform set_config('lock_timeout', '100ms', true);
-        -- The holds of one seat whose seat and buyer come up in no other hold.
-        select coalesce(array_agg(b.hold), '{}')
+        -- The holds whose seats and buyer come up in no other hold.
+        with by_hold as (
+            select h.hold::integer as hold,
+                   count(*) over (partition by h.event_id, h.user_id) as by_buyer
+              from unnest(p_events, p_users) with ordinality as h(event_id, user_id, hold)
+        ), by_seat as (
+            select b.hold,
+                   count(*) over (partition by p_events[b.hold], b.seat_id) as asked
+              from unnest(p_baskets, p_seats) as b(hold, seat_id)
+        )
+        select coalesce(array_agg(h.hold order by h.hold), '{}')
           into v_apart
-          from (select b.hold,
-                       count(*) over (partition by b.hold) as seats,
-                       count(*) over (partition by p_events[b.hold], b.seat_id) as asked,
-                       count(*) over (partition by p_events[b.hold], p_users[b.hold]) as by_buyer
-                  from unnest(p_baskets, p_seats) as b(hold, seat_id)) b
-         where b.seats = 1 and b.asked = 1 and b.by_buyer = 1;
+          from by_hold h
+         where h.by_buyer = 1
+           and exists (select 1 from by_seat s where s.hold = h.hold)
+           and not exists (select 1 from by_seat s where s.hold = h.hold and s.asked > 1);
     end if;
 
     -- Step 0 claims those together (when there are two or more); step i claims hold i alone,
@@ -192,7 +199,6 @@ begin
         if step = 0 then
             continue when cardinality(v_apart) < 2;
             v_these := v_apart;
-            v_asked := 1;
         else
             v_basket := '{}';
             while v_next <= cardinality(p_baskets) and p_baskets[v_next] = step loop
@@ -201,7 +207,6 @@ begin
             end loop;
             continue when v_held[step];
             v_these := array[step];
-            v_asked := cardinality(v_basket);
             hold := step;
         end if;
         v_started := false;
@@ -225,7 +230,8 @@ begin
                 select p_events[b.hold] as event_id, p_tokens[b.hold] as token,
                        p_users[b.hold] as user_id, p_ttls[b.hold] as ttl,
                        p_maxes[b.hold] as most, p_passes[b.hold] as pass,
-                       p_channels[b.hold] as channel, b.seat_id
+                       p_channels[b.hold] as channel, b.seat_id,
+                       count(*) over (partition by b.hold) as asked
                   from unnest(p_baskets, p_seats) as b(hold, seat_id)
                  where b.hold = any(v_these)
             ), claimed as (
@@ -247,7 +253,7 @@ begin
                                                          want.most) lh
                  where e.starts_at > now()
                    and not st.taken
-                   and lh.live + v_asked <= want.most
+                   and lh.live + want.asked <= want.most
                    and not exists (select 1 from pass_ended pe
                                     where pe.event_id = want.event_id
                                       and pe.ticket = want.pass)
@@ -270,6 +276,20 @@ begin
                    array_agg(c.expires_at order by c.seat_id)
               into v_count, v_tokens, v_seats, v_types, v_prices, v_created, v_expires
               from claimed c;
+            if step = 0 and exists (
+                   select 1
+                     from (select b.hold, count(*) as asked
+                             from unnest(p_baskets) as b(hold)
+                            where b.hold = any(v_these)
+                            group by b.hold) a
+                     join (select array_position(p_tokens, t) as hold, count(*) as got
+                             from unnest(v_tokens) as t
+                            group by t) c on c.hold = a.hold
+                    where c.got < a.asked) then
+                -- A hold given some of its seats and not all: the first step is rolled back
+                -- whole and each of its holds claimed alone.
+                raise exception using errcode = 'BX002';
+            end if;
             if step > 0 and v_count < cardinality(v_basket) then
                 -- Said before the block is rolled back, under the buyer's lock. A partial
                 -- claim means some seats were taken; an empty one may also mean the event
@@ -314,7 +334,8 @@ begin
                 continue;
             when others then
                 -- Alone, the error is the hold's own. In a batch, step 0's holds are
-                -- claimed one by one instead; hold i is left to retry alone.
+                -- claimed one by one instead (so too after BX002, a hold given only some
+                -- of its seats); hold i is left to retry alone.
                 if p_alone then
                     raise;
                 end if;

@@ -191,9 +191,9 @@ async fn a_statement_timeout_in_a_batch_fails_only_the_claim_that_met_it() {
 }
 
 /// One call of `boxoffice_claim_holds`, as a lane of the postgres store sends it, made up
-/// so that every path of it runs: the holds of one seat whose seat and buyer come up
-/// nowhere else are claimed in one statement, every other hold one by one; each answers
-/// what it would alone, after the holds before it.
+/// so that every path of it runs: the holds whose seats and buyer come up nowhere else
+/// are claimed in one statement, every other hold one by one; each answers what it would
+/// alone, after the holds before it.
 #[tokio::test]
 async fn a_batch_answers_each_hold_as_if_alone_however_it_is_claimed() {
     let app = spawn_app().await;
@@ -264,6 +264,29 @@ async fn a_batch_answers_each_hold_as_if_alone_however_it_is_claimed() {
     ];
     assert_eq!(answers, answer_list(&expected));
 
+    // Baskets of two go in the one statement too, each counted whole against its buyer's
+    // limit (other holds one seat, of two); one that would get some of its seats and not
+    // all (floor-R0-18 is fan-3's) makes the statement roll back, and every hold of it is
+    // claimed alone: all or nothing for each.
+    let answers = claim_together(
+        &app,
+        &event,
+        &[
+            ("gus", &["floor-R0-14", "floor-R0-15"]),
+            ("hal", &["floor-R0-16", "floor-R0-18"]),
+            ("ivy", &["floor-R0-17"]),
+            ("other", &["floor-R0-20", "floor-R0-9"]),
+        ],
+    )
+    .await;
+    let expected = [
+        ("held", vec!["floor-R0-14", "floor-R0-15"]),
+        ("unavailable", vec!["floor-R0-18"]),
+        ("held", vec!["floor-R0-17"]),
+        ("limit", vec![]),
+    ];
+    assert_eq!(answers, answer_list(&expected));
+
     let owners: BTreeMap<String, String> =
         sqlx::query_as("select seat_id, user_id from reservation where status = 'H'")
             .fetch_all(&app.db)
@@ -280,6 +303,9 @@ async fn a_batch_answers_each_hold_as_if_alone_however_it_is_claimed() {
         ("10", "fan-4"),
         ("11", "fan-5"),
         ("13", "fan-6"),
+        ("14", "gus"),
+        ("15", "gus"),
+        ("17", "ivy"),
         ("18", "fan-3"),
         ("19", "fan-3"),
     ]

@@ -6,9 +6,8 @@
 //!
 //! What a claim answers does not depend on its company: each is judged by the steps of
 //! `boxoffice_claim_hold`, as if asked alone right after the ones before it in its batch.
-//! (The holds of one seat whose seat and buyer come up nowhere else in the batch cannot
-//! affect one another; the function claims those in one statement first, the others one
-//! by one.) The seats go in basket order: the first claim's, then the second's, and so on.
+//! (The holds whose seats and buyer come up nowhere else in the batch cannot affect one
+//! another; the function claims those in one statement first, the others one by one.) The seats go in basket order: the first claim's, then the second's, and so on.
 //! A claim the batch could not settle (it waited on a lock, or failed) comes back as
 //! [`Settled::Again`], for the caller to claim alone; so does every claim of a batch that
 //! failed as a whole while the database was reachable (a statement timeout, say), so that
