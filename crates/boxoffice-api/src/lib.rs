@@ -7,13 +7,14 @@
 //!
 //! One section per resource, in API.md's order: venues, events, availability (with the
 //! live stream's events), holds,
-//! orders, general admission, sessions, operations, and [`Problem`], the body of every
+//! orders, general admission, sessions, operations, seasons, and [`Problem`], the body of every
 //! error answer.
 
 use boxoffice_core::availability::{EventSeat, SeatCounts, SeatState, SeatStatus};
 use boxoffice_core::event::{AllocationEntry, Channel, GaArea, QueueSettings, TicketType};
 use boxoffice_core::hold::{OrderStatus, PricedSeat};
-use boxoffice_core::ids::{EventId, VenueId};
+use boxoffice_core::ids::{EventId, SeasonId, VenueId};
+use boxoffice_core::season::Season;
 use boxoffice_core::statuses;
 use boxoffice_core::validation::FieldError;
 use boxoffice_core::venue::{Shape, VenueLayout};
@@ -762,6 +763,50 @@ pub struct SessionCreated {
 pub struct Health {
     /// `ok` or `ready`.
     pub status: String,
+}
+
+// Seasons.
+
+/// Answer to `POST /v1/seasons`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SeasonCreated {
+    /// The new season's id.
+    pub id: SeasonId,
+}
+
+/// Answer to `GET /v1/seasons`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SeasonList {
+    /// Every season, newest first.
+    pub seasons: Vec<Season>,
+}
+
+/// One seat of `GET /v1/seasons/{id}/seats`: the venue seat with the season's ticket type
+/// and price (the partial's, when one is asked for), and its status across the events.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SeasonSeatView {
+    /// The seat, with the season's ticket type and price (none where the season does not
+    /// sell it).
+    #[serde(flatten)]
+    pub seat: EventSeat,
+    /// `available` where the season sells the seat and no event covered has it sold or
+    /// held; else `sold` if it is sold in any of them, `held` if held in any, else
+    /// `not_for_sale`.
+    pub status: SeatStatus,
+}
+
+/// Answer to `GET /v1/seasons/{id}/seats`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SeasonSeats {
+    /// The season.
+    pub season_id: SeasonId,
+    /// The partial asked for, if one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
+    /// The events covered: the season's, or the partial's.
+    pub event_ids: Vec<EventId>,
+    /// Every seat of the venue in venue order.
+    pub seats: Vec<SeasonSeatView>,
 }
 
 // Errors.

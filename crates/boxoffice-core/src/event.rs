@@ -352,16 +352,22 @@ fn check_starts_at(starts_at: DateTime<Utc>, now: DateTime<Utc>, errors: &mut Va
     }
 }
 
-/// The prices of one event: each a non-negative amount, all in one currency (the first
-/// valid one seen).
+/// The prices of one event (or season): each a non-negative amount, all in one currency
+/// (the first valid one seen).
 #[derive(Default)]
-struct Prices {
-    currency: Option<String>,
+pub(crate) struct Prices {
+    pub(crate) currency: Option<String>,
 }
 
 impl Prices {
     /// Checks the price at `at` (`<at>.price_cents`, `<at>.currency`).
-    fn check(&mut self, errors: &mut ValidationErrors, at: &str, price: i64, code: &str) {
+    pub(crate) fn check(
+        &mut self,
+        errors: &mut ValidationErrors,
+        at: &str,
+        price: i64,
+        code: &str,
+    ) {
         errors.check(
             (0..=MAX_PRICE_CENTS).contains(&price),
             format!("{at}.price_cents"),
@@ -403,7 +409,7 @@ impl EventSpec {
         let section_order =
             resolve_section_order(venue, &index, self.section_order.as_deref(), &mut errors);
         let mut prices = Prices::default();
-        let codes = self.check_ticket_types(&mut prices, &mut errors);
+        let codes = check_ticket_types(&self.ticket_types, &mut prices, &mut errors);
         let ga_areas = self.check_ga_areas(&mut prices, &mut errors);
         let channels = check_channels(&self.channels, &mut errors);
         let allocations =
@@ -460,24 +466,6 @@ impl EventSpec {
         );
     }
 
-    /// The ticket types; answers their codes, for the allocations to name.
-    fn check_ticket_types(
-        &self,
-        prices: &mut Prices,
-        errors: &mut ValidationErrors,
-    ) -> HashSet<&str> {
-        let mut codes = HashSet::new();
-        for (i, t) in self.ticket_types.iter().enumerate() {
-            let at = format!("ticket_types[{i}]");
-            errors.check_identifier(format!("{at}.code"), &t.code, 32, &mut codes, || {
-                format!("ticket type {:?} is defined twice", t.code)
-            });
-            errors.check_name(format!("{at}.name"), &t.name);
-            prices.check(errors, &at, t.price_cents, &t.currency);
-        }
-        codes
-    }
-
     /// The general-admission areas, with their `max_per_booking` and `max_per_user`
     /// resolved.
     fn check_ga_areas(&self, prices: &mut Prices, errors: &mut ValidationErrors) -> Vec<GaArea> {
@@ -522,6 +510,25 @@ impl EventSpec {
         }
         areas
     }
+}
+
+/// Checks ticket types (at `ticket_types[i]`); answers their codes, for the allocations to
+/// name.
+pub(crate) fn check_ticket_types<'t>(
+    types: &'t [TicketType],
+    prices: &mut Prices,
+    errors: &mut ValidationErrors,
+) -> HashSet<&'t str> {
+    let mut codes = HashSet::new();
+    for (i, t) in types.iter().enumerate() {
+        let at = format!("ticket_types[{i}]");
+        errors.check_identifier(format!("{at}.code"), &t.code, 32, &mut codes, || {
+            format!("ticket type {:?} is defined twice", t.code)
+        });
+        errors.check_name(format!("{at}.name"), &t.name);
+        prices.check(errors, &at, t.price_cents, &t.currency);
+    }
+    codes
 }
 
 fn resolve_section_order(

@@ -68,6 +68,10 @@ uuid_id!(
     /// Identifies an event on a venue.
     EventId
 );
+uuid_id!(
+    /// Identifies a season: events of one venue sold together, the same seat for each.
+    SeasonId
+);
 
 /// Identifies a buyer: the `sub` claim of their token, 1–128 characters.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -22,6 +22,7 @@ pub mod best_available;
 pub mod event;
 pub mod hold;
 pub mod ids;
+pub mod season;
 pub mod statuses;
 pub mod validation;
 pub mod venue;

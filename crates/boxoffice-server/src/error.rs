@@ -367,6 +367,8 @@ impl From<boxoffice_service::Error> for ApiError {
         match e {
             Error::EventNotFound => ApiError::event_not_found(),
             Error::AreaNotFound => not_found("area_not_found", "the event has no such area"),
+            Error::SeasonNotFound => not_found("not_found", "no such season"),
+            Error::PartialNotFound => not_found("not_found", "the season has no such partial"),
             Error::HoldNotFound => not_found("not_found", "no live hold with this token"),
             Error::SeatNotInHold => not_found("not_found", "this hold has no such seat"),
             Error::OrderNotFound => not_found("order_not_found", "no such order"),

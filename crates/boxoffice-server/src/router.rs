@@ -20,8 +20,8 @@ use utoipa_axum::routes;
 use crate::error::ApiError;
 use crate::middleware::{compression, cors, head_size, request_span, timeout, REQUEST_ID};
 use crate::routes::{
-    availability, bookings, console, events, holds, ops, orders, page, pay, queue, sessions,
-    stream, venues, waitlist,
+    availability, bookings, console, events, holds, ops, orders, page, pay, queue, seasons,
+    sessions, stream, venues, waitlist,
 };
 use crate::state::AppState;
 
@@ -86,6 +86,9 @@ fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) 
         .routes(routes!(queue::poll_queue))
         .routes(routes!(waitlist::join_waitlist))
         .routes(routes!(waitlist::get_entry, waitlist::leave_waitlist))
+        .routes(routes!(seasons::list_seasons, seasons::create_season).layer(import))
+        .routes(routes!(seasons::get_season))
+        .routes(routes!(seasons::get_season_seats))
         .routes(routes!(bookings::create_booking))
         .routes(routes!(bookings::cancel_booking))
         .routes(routes!(sessions::create_session))

@@ -16,6 +16,12 @@ pub enum Error {
     /// The event has no such general-admission area.
     #[error("the event has no such area")]
     AreaNotFound,
+    /// No such season.
+    #[error("no such season")]
+    SeasonNotFound,
+    /// The season has no such partial season.
+    #[error("the season has no such partial")]
+    PartialNotFound,
     /// No live hold with this token.
     #[error("no live hold with this token")]
     HoldNotFound,

@@ -59,6 +59,7 @@ pub mod overload;
 pub mod pass;
 pub mod queue;
 pub mod replica;
+pub mod seasons;
 pub mod seat_map;
 mod secret;
 pub mod venues;

@@ -26,6 +26,8 @@
 //!   - [`pg::venues`]: venues and their seat maps.
 //!   - [`pg::events`]: events, ticket types, general-admission areas, seat allocations
 //!     and the sold seats that availability composes.
+//!   - [`pg::seasons`]: seasons, their events, ticket types, allocations and partial
+//!     seasons.
 //!   - [`pg::holds`]: the postgres hold store (docs/design/holds-in-postgres.md): claims
 //!     one by one or sent together, the transaction recipe every path that makes or
 //!     extends holds uses, and its part in a sale (its rows change in the sale's

@@ -11,6 +11,7 @@ pub mod orders;
 pub mod page;
 pub mod pay;
 pub mod queue;
+pub mod seasons;
 pub mod sessions;
 pub mod stream;
 pub mod venues;

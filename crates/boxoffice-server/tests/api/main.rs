@@ -43,6 +43,7 @@ mod redis_store;
 mod relay;
 mod replica;
 mod schema;
+mod seasons;
 mod sessions;
 mod venues;
 mod waitlist;

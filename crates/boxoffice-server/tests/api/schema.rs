@@ -24,6 +24,8 @@ const EVENT_SCOPED: &[&str] = &[
     "outbox",
     "idempotency",
     "pass_ended",
+    "season_event",
+    "season_partial_event",
 ];
 
 /// Tables every event reads and none writes in a sale: reference tables, on every shard.
@@ -32,6 +34,11 @@ const GLOBAL: &[&str] = &[
     "venue_section",
     "venue_row",
     "seat",
+    "season",
+    "season_ticket_type",
+    "season_allocation",
+    "season_partial",
+    "season_partial_price",
     "_sqlx_migrations",
 ];
 

@@ -1,5 +1,5 @@
 //! PostgreSQL, the source of truth: connecting and migrating, the catalog (venues,
-//! events, allocations), general-admission bookings, the outbox, the sweeps, and the
+//! events, allocations, seasons), general-admission bookings, the outbox, the sweeps, and the
 //! postgres hold store. Sales of held seats are [`crate::sales`], whichever store holds.
 
 pub mod bookings;
@@ -8,5 +8,6 @@ pub mod db;
 pub mod events;
 pub mod holds;
 pub mod outbox;
+pub mod seasons;
 pub mod sweep;
 pub mod venues;

@@ -85,6 +85,45 @@ pub struct HoldPolicy {
     pub channels: Vec<String>,
 }
 
+/// Whose ticket types: an event's (table `ticket_type`) or a season's
+/// (`season_ticket_type`).
+pub(crate) enum TicketTypesOf {
+    Event,
+    Season,
+}
+
+/// Writes `types` as the ticket types of the event or season `id`, in the order given.
+pub(crate) async fn insert_ticket_types(
+    tx: &mut sqlx::PgConnection,
+    owner: TicketTypesOf,
+    id: uuid::Uuid,
+    types: &[TicketType],
+) -> Result<(), StoreError> {
+    let (table, key) = match owner {
+        TicketTypesOf::Event => ("ticket_type", "event_id"),
+        TicketTypesOf::Season => ("season_ticket_type", "season_id"),
+    };
+    sqlx::query(&format!(
+        "insert into {table} ({key}, code, name, price_cents, currency, position)
+         select $1, code, name, price, currency, ord - 1
+           from unnest($2::text[], $3::text[], $4::int8[], $5::text[])
+                with ordinality as t (code, name, price, currency, ord)"
+    ))
+    .bind(id)
+    .bind(types.iter().map(|t| t.code.as_str()).collect::<Vec<_>>())
+    .bind(types.iter().map(|t| t.name.as_str()).collect::<Vec<_>>())
+    .bind(types.iter().map(|t| t.price_cents).collect::<Vec<_>>())
+    .bind(
+        types
+            .iter()
+            .map(|t| t.currency.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .execute(tx)
+    .await?;
+    Ok(())
+}
+
 /// Stores a validated event with its ticket types, areas and allocations, in one transaction.
 pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Result<(), StoreError> {
     let mut tx = pool.begin().await?;
@@ -108,20 +147,7 @@ pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Resul
     .execute(&mut *tx)
     .await?;
 
-    let t = &event.ticket_types;
-    sqlx::query(
-        "insert into ticket_type (event_id, code, name, price_cents, currency, position)
-         select $1, code, name, price, currency, ord - 1
-           from unnest($2::text[], $3::text[], $4::int8[], $5::text[])
-                with ordinality as t (code, name, price, currency, ord)",
-    )
-    .bind(id.0)
-    .bind(t.iter().map(|t| t.code.as_str()).collect::<Vec<_>>())
-    .bind(t.iter().map(|t| t.name.as_str()).collect::<Vec<_>>())
-    .bind(t.iter().map(|t| t.price_cents).collect::<Vec<_>>())
-    .bind(t.iter().map(|t| t.currency.as_str()).collect::<Vec<_>>())
-    .execute(&mut *tx)
-    .await?;
+    insert_ticket_types(&mut tx, TicketTypesOf::Event, id.0, &event.ticket_types).await?;
 
     let a = &event.ga_areas;
     sqlx::query(
