@@ -781,6 +781,41 @@ pub struct SeasonList {
     pub seasons: Vec<Season>,
 }
 
+/// `POST /v1/seasons/{id}/holds`: the seats to hold in every event of the season (or of
+/// one partial of it).
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeasonHoldBody {
+    /// Seat ids (1 to the smallest `max_seats_per_user` of the events covered).
+    #[schema(min_items = 1)]
+    pub seats: Vec<String>,
+    /// A partial season's code: its events, at its prices.
+    #[serde(default)]
+    pub partial: Option<String>,
+}
+
+/// A season hold: the seats held in every event covered, under one token.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SeasonHoldView {
+    /// The hold's token: read, extend, release and buy it with this.
+    pub hold_token: Uuid,
+    /// The season.
+    pub season_id: SeasonId,
+    /// The partial held, if one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
+    /// The events the seats are held in.
+    pub event_ids: Vec<EventId>,
+    /// The seats, each at its price for the whole series (or the partial).
+    pub seats: Vec<PricedSeat>,
+    /// The seats' prices together.
+    pub total_cents: i64,
+    /// The season's currency.
+    pub currency: String,
+    /// When the hold lapses unless extended.
+    pub expires_at: DateTime<Utc>,
+}
+
 /// One seat of `GET /v1/seasons/{id}/seats`: the venue seat with the season's ticket type
 /// and price (the partial's, when one is asked for), and its status across the events.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -818,6 +853,9 @@ pub struct SeatRef {
     pub id: String,
     /// Seat label.
     pub label: String,
+    /// The event where the seat is taken, in a season hold's refusal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<EventId>,
 }
 
 /// The body of every error answer (`application/problem+json`, RFC 9457).

@@ -18,6 +18,9 @@ pub enum ApiError {
     /// 403 `forbidden`: valid credentials that may not do this.
     #[error("{0}")]
     Forbidden(&'static str),
+    /// 501 `not_implemented`: this server's configuration cannot do what was asked.
+    #[error("{0}")]
+    NotImplemented(&'static str),
     /// 403 `queue_required`: the event's waiting room is on, and the request shows no valid
     /// pass of this buyer.
     #[error("{0}")]
@@ -169,6 +172,7 @@ impl ApiError {
         match self {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) | ApiError::QueueRequired(_) => StatusCode::FORBIDDEN,
+            ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
@@ -198,6 +202,7 @@ impl ApiError {
         match self {
             ApiError::Unauthorized(_) => "unauthorized",
             ApiError::Forbidden(_) => "forbidden",
+            ApiError::NotImplemented(_) => "not_implemented",
             ApiError::QueueRequired(_) => "queue_required",
             ApiError::NotFound { code, .. } => code,
             ApiError::MethodNotAllowed => "method_not_allowed",
@@ -225,6 +230,7 @@ impl ApiError {
         match self {
             ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::Forbidden(_) => "Forbidden",
+            ApiError::NotImplemented(_) => "Not implemented",
             ApiError::QueueRequired(_) => "Waiting room",
             ApiError::NotFound { .. } => "Not found",
             ApiError::MethodNotAllowed => "Method not allowed",
@@ -383,6 +389,7 @@ impl From<boxoffice_service::Error> for ApiError {
                 "no such ticket in the waiting room (dropped for not polling?): join again",
             ),
             Error::Forbidden(why) => ApiError::Forbidden(why),
+            Error::NotImplemented(why) => ApiError::NotImplemented(why),
             Error::QueueRequired(why) => ApiError::QueueRequired(why),
             Error::Invalid(errors) => ApiError::Validation(errors),
             Error::EventStarted => ApiError::EventStarted,
@@ -422,6 +429,7 @@ mod tests {
         let cases = [
             (ApiError::Unauthorized("x"), 401, "unauthorized"),
             (ApiError::Forbidden("x"), 403, "forbidden"),
+            (ApiError::NotImplemented("x"), 501, "not_implemented"),
             (ApiError::QueueRequired("x"), 403, "queue_required"),
             (ApiError::event_not_found(), 404, "event_not_found"),
             (ApiError::MalformedJson("x".into()), 400, "malformed_json"),

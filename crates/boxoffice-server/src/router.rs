@@ -89,6 +89,11 @@ fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) 
         .routes(routes!(seasons::list_seasons, seasons::create_season).layer(import))
         .routes(routes!(seasons::get_season))
         .routes(routes!(seasons::get_season_seats))
+        .routes(routes!(seasons::create_season_hold))
+        .routes(routes!(
+            seasons::get_season_hold,
+            seasons::release_season_hold
+        ))
         .routes(routes!(bookings::create_booking))
         .routes(routes!(bookings::cancel_booking))
         .routes(routes!(sessions::create_session))

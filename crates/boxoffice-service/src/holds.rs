@@ -111,7 +111,7 @@ pub(crate) fn priced(map: &RenderedSeatMap, seats: &[ClaimedSeat]) -> Vec<Priced
         .collect()
 }
 
-fn label(map: &RenderedSeatMap, seat: &str) -> String {
+pub(crate) fn label(map: &RenderedSeatMap, seat: &str) -> String {
     map.map
         .get(seat)
         .map(|m| m.label.clone())
@@ -373,6 +373,7 @@ pub(super) async fn settle(
 pub(super) fn seat_refs(map: &RenderedSeatMap, ids: Vec<String>) -> Vec<SeatRef> {
     ids.into_iter()
         .map(|id| SeatRef {
+            event_id: None,
             label: label(map, &id),
             id,
         })

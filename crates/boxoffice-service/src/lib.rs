@@ -108,6 +108,8 @@ pub struct Parts {
     pub replica: Option<Arc<replica::Replica>>,
     /// The adaptive concurrency limit in front of holds, bookings and checkouts.
     pub overload: Arc<overload::Overload>,
+    /// Each event's token of a season hold, derived from the season hold's token.
+    pub season_tokens: seasons::SeasonTokens,
 }
 
 impl Services {
@@ -212,6 +214,7 @@ impl ServicesBuilder {
             // Connects on first use: an event without a waiting room never needs Redis.
             waiting_room: boxoffice_store::redis::queue::WaitingRoom::new(&self.redis)?,
             admission: admission::Admission::new(&self.jwt_secret),
+            season_tokens: seasons::SeasonTokens::new(&self.jwt_secret),
             overload: overload::Overload::new(self.overload),
             replica: self.replica,
         }))

@@ -4,14 +4,22 @@
 
 use std::collections::{HashMap, HashSet};
 
-use boxoffice_api::{SeasonSeatView, SeasonSeats};
+use boxoffice_api::{SeasonHoldBody, SeasonHoldView, SeasonSeatView, SeasonSeats, SeatRef};
 use boxoffice_core::availability::SeatStatus;
-use boxoffice_core::ids::{EventId, SeasonId};
+use boxoffice_core::hold::{validate_basket, PricedSeat};
+use boxoffice_core::ids::{EventId, SeasonId, UserId};
 use boxoffice_core::season::{Season, SeasonSpec};
 use boxoffice_store::pg::seasons;
 use boxoffice_store::pg::{events, venues};
+use boxoffice_store::season_holds::{
+    SeasonAcquire, SeasonEventHold, SeasonHoldRequest, SeasonHolds, SeasonRelease, SeasonSeatHeld,
+};
 use boxoffice_store::StoreError;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use uuid::Uuid;
 
+use crate::live::Change;
 use crate::{availability, Error, Services};
 
 /// Creates a season from `spec`, checked against its events and their venue; answers its
@@ -151,4 +159,261 @@ async fn taken_in(state: &Services, event: EventId) -> Result<Taken, Error> {
         held,
         holds_unknown,
     })
+}
+
+/// Each event's token of a season hold: an HMAC of the season hold's token and the event,
+/// under a key derived from the JWT secret, so every instance derives the same tokens and
+/// no buyer can: a season hold's seats are reached only through the season, whole.
+pub struct SeasonTokens {
+    key: [u8; 32],
+}
+
+impl SeasonTokens {
+    /// Tokens keyed by a key derived from `jwt_secret`.
+    pub fn new(jwt_secret: &crate::Secret) -> Self {
+        let mut mac = Hmac::<Sha256>::new_from_slice(jwt_secret.expose().as_bytes())
+            .expect("HMAC takes a key of any length");
+        mac.update(b"boxoffice.season-hold");
+        Self {
+            key: mac.finalize().into_bytes().into(),
+        }
+    }
+
+    /// The season hold `token`'s token in `event`.
+    pub fn in_event(&self, token: Uuid, event: EventId) -> Uuid {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.key).expect("a 32-byte key");
+        mac.update(token.as_bytes());
+        mac.update(event.0.as_bytes());
+        let digest = mac.finalize().into_bytes();
+        let mut bytes = [0u8; 16];
+        bytes.copy_from_slice(&digest[..16]);
+        uuid::Builder::from_random_bytes(bytes).into_uuid()
+    }
+
+    /// The season hold `token`'s token in each of `events`.
+    fn in_events(&self, token: Uuid, events: &[EventId]) -> Vec<(EventId, Uuid)> {
+        events
+            .iter()
+            .map(|&event| (event, self.in_event(token, event)))
+            .collect()
+    }
+}
+
+/// The store's season holds; a store without them cannot hold a season.
+fn season_holds(state: &Services) -> Result<&dyn SeasonHolds, Error> {
+    state.holds.season_holds().ok_or(Error::NotImplemented(
+        "season holds need the postgres hold store (BOXOFFICE_HOLD_STORE=postgres) in this version",
+    ))
+}
+
+/// Holds `body.seats` for `user` in every event the season (or the partial) covers, under
+/// one new token, all or nothing. Where a covered event's waiting room is on, one of
+/// `passes` must be the buyer's pass of that event.
+pub async fn hold_seats(
+    state: &Services,
+    id: SeasonId,
+    user: &UserId,
+    body: &SeasonHoldBody,
+    passes: &[&str],
+) -> Result<SeasonHoldView, Error> {
+    let store = season_holds(state)?;
+    let season = view(state, id).await?;
+    let partial = body.partial.as_deref();
+    let event_ids = covered(&season, partial)?;
+    let mut events = Vec::with_capacity(event_ids.len());
+    let mut ttl = u32::MAX;
+    let mut most = u32::MAX;
+    for &event in &event_ids {
+        admitted(state, event, user, passes).await?;
+        let policy = crate::holds::event_policy(state, event).await?;
+        ttl = ttl.min(policy.hold_ttl_seconds);
+        most = most.min(policy.max_seats_per_user);
+        events.push(SeasonEventHold {
+            event,
+            token: Uuid::nil(),
+            max_seats_per_user: policy.max_seats_per_user,
+        });
+    }
+    let seats = checked_seats(state, &season, &body.seats, most).await?;
+    let token = Uuid::new_v4();
+    for hold in &mut events {
+        hold.token = state.season_tokens.in_event(token, hold.event);
+    }
+    let request = SeasonHoldRequest {
+        season: id,
+        partial,
+        user,
+        events: &events,
+        seats: &seats,
+        ttl_seconds: ttl,
+    };
+    let held = match store.acquire_season(&request).await? {
+        SeasonAcquire::Held(held) => held,
+        SeasonAcquire::Started(_) => return Err(Error::EventStarted),
+        SeasonAcquire::LimitExceeded(_) => return Err(Error::HoldLimitExceeded(most)),
+        SeasonAcquire::Unavailable(taken) => {
+            let map = availability::layout(state, event_ids[0], None, 0).await?;
+            let refs = taken
+                .into_iter()
+                .map(|(event, id)| SeatRef {
+                    label: crate::holds::label(&map, &id),
+                    id,
+                    event_id: Some(event),
+                })
+                .collect();
+            return Err(Error::SeatsUnavailable(refs));
+        }
+    };
+    publish(state, &held).await;
+    hold_view(state, &season, token, partial, event_ids, &held).await
+}
+
+/// Each event's seats of `held` shown held to its followers.
+async fn publish(state: &Services, held: &[SeasonSeatHeld]) {
+    for event in distinct_events(held.iter().map(|s| s.event)) {
+        let seats = held.iter().filter(|s| s.event == event);
+        let expires_at = held[0].expires_at;
+        let change = Change::held(seats.map(|s| s.seat_id.as_str()), expires_at);
+        state.live.publish(event, change).await;
+    }
+}
+
+fn distinct_events(events: impl Iterator<Item = EventId>) -> Vec<EventId> {
+    let mut distinct: Vec<EventId> = Vec::new();
+    for event in events {
+        if !distinct.contains(&event) {
+            distinct.push(event);
+        }
+    }
+    distinct
+}
+
+/// Refuses a buyer without a pass of theirs for `event`, where its waiting room is on.
+async fn admitted(
+    state: &Services,
+    event: EventId,
+    user: &UserId,
+    passes: &[&str],
+) -> Result<(), Error> {
+    let mut refusal = match crate::queue::admit(state, event, user, None).await {
+        Ok(_) => return Ok(()),
+        Err(e) => e,
+    };
+    for pass in passes {
+        match crate::queue::admit(state, event, user, Some(pass)).await {
+            Ok(_) => return Ok(()),
+            Err(e) => refusal = e,
+        }
+    }
+    Err(refusal)
+}
+
+/// The basket checked against the venue and the smallest per-buyer limit, sorted.
+async fn checked_seats(
+    state: &Services,
+    season: &Season,
+    seats: &[String],
+    most: u32,
+) -> Result<Vec<String>, Error> {
+    let map = availability::layout(state, season.event_ids[0], None, 0).await?;
+    Ok(validate_basket(seats, &map.map, most)?)
+}
+
+/// The hold as answered: its seats (once each, with their labels) and total.
+async fn hold_view(
+    state: &Services,
+    season: &Season,
+    token: Uuid,
+    partial: Option<&str>,
+    event_ids: Vec<EventId>,
+    held: &[SeasonSeatHeld],
+) -> Result<SeasonHoldView, Error> {
+    let map = availability::layout(state, season.event_ids[0], None, 0).await?;
+    let first = held.first().map(|s| s.event);
+    let seats: Vec<PricedSeat> = held
+        .iter()
+        .filter(|s| Some(s.event) == first)
+        .map(|s| PricedSeat {
+            id: s.seat_id.clone(),
+            label: crate::holds::label(&map, &s.seat_id),
+            ticket_type: s.ticket_type.clone(),
+            price_cents: s.price_cents,
+        })
+        .collect();
+    let currency = season
+        .ticket_types
+        .first()
+        .map(|t| t.currency.clone())
+        .unwrap_or_default();
+    Ok(SeasonHoldView {
+        hold_token: token,
+        season_id: season.id,
+        partial: partial.map(str::to_owned),
+        event_ids,
+        total_cents: seats.iter().map(|s| s.price_cents).sum(),
+        seats,
+        currency,
+        expires_at: held.iter().map(|s| s.expires_at).min().unwrap_or_default(),
+    })
+}
+
+/// The live season hold `token`, if it is `user`'s.
+pub async fn get_hold(
+    state: &Services,
+    id: SeasonId,
+    token: Uuid,
+    user: &UserId,
+) -> Result<SeasonHoldView, Error> {
+    let store = season_holds(state)?;
+    let season = view(state, id).await?;
+    let events = state.season_tokens.in_events(token, &season.event_ids);
+    let rows = store.season_hold(&events).await?;
+    if rows.is_empty() {
+        return Err(Error::HoldNotFound);
+    }
+    if rows.iter().any(|(owner, _)| owner != user) {
+        return Err(Error::Forbidden("this hold belongs to another user"));
+    }
+    let held: Vec<SeasonSeatHeld> = rows.into_iter().map(|(_, seat)| seat).collect();
+    // The events held in, in the season's order; a partial's if they are exactly its.
+    let present: HashSet<EventId> = held.iter().map(|s| s.event).collect();
+    let event_ids: Vec<EventId> = season
+        .event_ids
+        .iter()
+        .copied()
+        .filter(|e| present.contains(e))
+        .collect();
+    let partial = season
+        .partials
+        .iter()
+        .find(|p| {
+            p.event_ids.len() == present.len()
+                && present.len() < season.event_ids.len()
+                && p.event_ids.iter().all(|e| present.contains(e))
+        })
+        .map(|p| p.code.clone());
+    hold_view(state, &season, token, partial.as_deref(), event_ids, &held).await
+}
+
+/// Frees the seats the season hold `token` still owns in every event (compare-and-delete).
+pub async fn release_hold(
+    state: &Services,
+    id: SeasonId,
+    token: Uuid,
+    user: &UserId,
+) -> Result<(), Error> {
+    let store = season_holds(state)?;
+    let season = view(state, id).await?;
+    let events = state.season_tokens.in_events(token, &season.event_ids);
+    match store.release_season(&events, user).await? {
+        SeasonRelease::Released(freed) => {
+            for (event, seats) in freed {
+                let change = Change::now(seats.iter().map(String::as_str), SeatStatus::Available);
+                state.live.publish(event, change).await;
+            }
+            Ok(())
+        }
+        SeasonRelease::NotLive => Err(Error::HoldNotFound),
+        SeasonRelease::Forbidden => Err(Error::Forbidden("this hold belongs to another user")),
+    }
 }

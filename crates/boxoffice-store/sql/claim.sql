@@ -18,6 +18,7 @@
 --   2. boxoffice_claim, which claims holds, a batch of them or one alone, and says why not.
 --      boxoffice_claim_holds (a batch, as the store's lanes send it) and
 --      boxoffice_claim_hold (one hold alone; a hold that grows is claimed by it too) call it.
+--      boxoffice_claim_season claims one seat basket in every event of a season at once.
 --   3. boxoffice_waitlist_offer: seats free again offered to the waiting list, as holds.
 --   4. boxoffice_hold_refusal, which no server of this version calls, kept while servers
 --      of the previous version may run beside it.
@@ -402,6 +403,135 @@ as $$
       from boxoffice_claim(array[p_event], array[p_token], array[p_user],
                            array[p_ttl_seconds], array[p_max], array[p_pass],
                            array[p_channel], array_fill(1, array[cardinality(p_seats)]), p_seats, true) c
+$$;
+
+
+-- 2b. A season's claim.
+--
+-- Claims the seats `p_seats` for `p_user` in every event of `p_events` at once, all or
+-- nothing, in the caller's (implicit) transaction: each event's rows under that event's
+-- token (`p_tokens`, one per event, as the server derives them from the season hold's
+-- token), as holds of the season's ticket types and prices (`p_partial`'s price where it
+-- sets one). Each (event, seat) is judged by the rules of an event's claim: allocated to
+-- the season (the season's allocations, not the event's: where an event sells the same
+-- seat on its own, the first claim wins), not taken in that event, a row taken over only
+-- if it is a lapsed hold, the buyer's live held seats in that event plus these within
+-- `p_maxes` (per event), the event not started. The buyer's locks, one per event, in the
+-- order of their keys, then one statement, rows in (event, seat) order, the order every
+-- claim of one event keeps too: a season claim and an event's claim, or two season claims,
+-- wait in one direction.
+--
+-- Rows answered: 'held' (a row per event and seat), or what stopped it, judged under the
+-- locks once the claim is rolled back: 'started' (a row per started event), 'limit' (a row
+-- per event whose limit it would pass), 'unavailable' (a row per event and seat not to be
+-- had: not the season's, or taken); 'retry' if nothing could be blamed by then (a
+-- competing hold that lapsed or was released meanwhile).
+create or replace function boxoffice_claim_season(
+    p_season uuid,
+    p_events uuid[],
+    p_tokens uuid[],
+    p_user text,
+    p_ttl double precision,
+    p_maxes bigint[],
+    p_seats text[],
+    p_partial text)
+returns table (event_id uuid, outcome text, seat_id text, ticket_type text, price_cents bigint,
+               created_at timestamptz, expires_at timestamptz)
+language plpgsql volatile
+as $$
+#variable_conflict use_column
+declare
+    v_count bigint;
+begin
+    if current_setting('transaction_isolation') <> 'read committed' then
+        raise exception 'boxoffice_claim_season needs READ COMMITTED, not %',
+            current_setting('transaction_isolation');
+    end if;
+    perform set_config('synchronous_commit', 'off', true);
+    perform pg_advisory_xact_lock(k.key)
+       from (select hashtextextended('boxoffice.hold:' || e::text || ':' || p_user, 0) as key
+               from unnest(p_events) as e) k
+      order by k.key;
+    begin
+        with want as (
+            select w.event_id, w.token, w.most, s.seat_id
+              from unnest(p_events, p_tokens, p_maxes) as w(event_id, token, most)
+             cross join unnest(p_seats) as s(seat_id)
+        ), claimed as (
+            insert into reservation
+                   (event_id, seat_id, hold_token, user_id, status, ticket_type, price_cents,
+                    created_at, expires_at, pass_ticket)
+            select want.event_id, want.seat_id, want.token, p_user, 'H', a.ticket_type,
+                   coalesce(pp.price_cents, t.price_cents), now(),
+                   now() + make_interval(secs => p_ttl), null
+              from want
+              join season_allocation a on a.season_id = p_season and a.seat_id = want.seat_id
+              join season_ticket_type t on t.season_id = a.season_id and t.code = a.ticket_type
+              left join season_partial_price pp
+                     on pp.season_id = a.season_id and pp.code = p_partial
+                    and pp.ticket_type = a.ticket_type
+              join event e on e.event_id = want.event_id
+             cross join lateral boxoffice_seat_taken(want.event_id, want.seat_id) st
+             cross join lateral boxoffice_live_holds(want.event_id, p_user, want.most) lh
+             where e.starts_at > now()
+               and not st.taken
+               and lh.live + cardinality(p_seats) <= want.most
+             order by want.event_id, want.seat_id
+            on conflict on constraint reservation_pkey do update
+               set hold_token = excluded.hold_token, user_id = excluded.user_id,
+                   status = 'H', ticket_type = excluded.ticket_type,
+                   price_cents = excluded.price_cents, created_at = excluded.created_at,
+                   expires_at = excluded.expires_at, pass_ticket = null
+             where boxoffice_lapsed(reservation.status, reservation.expires_at)
+            returning 1)
+        select count(*) into v_count from claimed;
+        if v_count < cardinality(p_events) * cardinality(p_seats) then
+            raise exception using errcode = 'BX001';
+        end if;
+    exception
+        when sqlstate 'BX001' then
+            return query
+                select e.event_id, 'started', null::text, null::text, null::bigint,
+                       null::timestamptz, null::timestamptz
+                  from event e where e.event_id = any(p_events) and e.starts_at <= now();
+            if found then
+                return;
+            end if;
+            return query
+                select w.event_id, 'limit', null::text, null::text, null::bigint,
+                       null::timestamptz, null::timestamptz
+                  from unnest(p_events, p_maxes) as w(event_id, most)
+                 cross join lateral boxoffice_live_holds(w.event_id, p_user, w.most) lh
+                 where lh.live + cardinality(p_seats) > w.most;
+            if found then
+                return;
+            end if;
+            return query
+                select w.event_id, 'unavailable', s.seat_id, null::text, null::bigint,
+                       null::timestamptz, null::timestamptz
+                  from unnest(p_events) as w(event_id)
+                 cross join unnest(p_seats) as s(seat_id)
+                 cross join lateral boxoffice_seat_taken(w.event_id, s.seat_id) st
+                 where st.taken
+                    or not exists (select 1 from season_allocation a
+                                    where a.season_id = p_season and a.seat_id = s.seat_id)
+                 order by w.event_id, s.seat_id;
+            if found then
+                return;
+            end if;
+            return query
+                select null::uuid, 'retry', null::text, null::text, null::bigint,
+                       null::timestamptz, null::timestamptz;
+            return;
+    end;
+    return query
+        select r.event_id, 'held', r.seat_id, r.ticket_type, r.price_cents, r.created_at,
+               r.expires_at
+          from reservation r
+          join unnest(p_events, p_tokens) as w(event_id, token)
+            on r.event_id = w.event_id and r.hold_token = w.token
+         order by r.event_id, r.seat_id;
+end;
 $$;
 
 

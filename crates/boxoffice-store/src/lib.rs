@@ -14,6 +14,9 @@
 //!   and 503 instead of 500.
 //! - [`hold_store`]: the [`hold_store::HoldStore`] interface every hold store implements:
 //!   holds only (acquire, grow, shrink, extend, release, read, the allocation fences).
+//! - [`season_holds`]: one basket held in every event of a season at once
+//!   ([`season_holds::SeasonHolds`]; the postgres store's claim is
+//!   `boxoffice_claim_season`, `sql/claim.sql`).
 //! - `lanes`: work of one kind sent to Postgres together (claims, checkouts), a batch a
 //!   lane.
 //! - [`sales`]: checkout, payment, cancellation and the waiting list's offers, written in
@@ -52,6 +55,7 @@
 //! | rule | postgres store | redis store |
 //! | --- | --- | --- |
 //! | a seat can be held (on sale to the buyer's channel, not taken, the buyer's limit, the event not started, the pass not ended) | `boxoffice_claim`, `sql/claim.sql` | `scripts/hold_acquire.lua` and `hold_grow.lua` (`prelude.lua` for the limit and the pass) |
+//! | a season's basket is held in every event it covers at once, or nowhere | `boxoffice_claim_season`, `sql/claim.sql` | not built: `HoldStore::season_holds` is `None` (the server answers 501) |
 //! | a hold lapses | Postgres' clock, in every statement that reads a hold | Redis' clock: the keys' TTL |
 //! | a release or a taken-out seat frees only the hold's own seats | a compare-and-delete statement under the buyer's lock | `hold_release.lua`, `hold_shrink.lua` |
 //! | a seat is sold once | the `order_seat_sold` unique index, in the order's transaction (`sales::checkout`, `sales::orders`) | the same index: Redis protects the seats while Postgres commits the order |
@@ -65,5 +69,6 @@ mod lanes;
 pub mod pg;
 pub mod redis;
 pub mod sales;
+pub mod season_holds;
 
 pub use error::StoreError;

@@ -1,19 +1,20 @@
-//! Seasons: create (admin), list, read, and a season's seats.
+//! Seasons: create (admin), list, read, a season's seats, and season holds (buyer).
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
-use boxoffice_api::{SeasonCreated, SeasonList, SeasonSeats};
+use boxoffice_api::{SeasonCreated, SeasonHoldBody, SeasonHoldView, SeasonList, SeasonSeats};
 use boxoffice_core::ids::SeasonId;
 use boxoffice_core::season::{Season, SeasonSpec};
 use boxoffice_service::seasons;
 use serde::Deserialize;
 use utoipa::IntoParams;
+use uuid::Uuid;
 
-use crate::auth::Admin;
+use crate::auth::{Admin, Buyer};
 use crate::error::{ApiError, Problem};
-use crate::extract::Json;
+use crate::extract::{Json, PassHeader};
 use crate::state::AppState;
 
 /// The season a path names; a malformed id is as unknown as a missing one (404).
@@ -105,4 +106,90 @@ pub async fn get_season_seats(
         super::availability::holds_unknown(holds_unknown),
         axum::Json(seats),
     ))
+}
+
+/// A season hold's token from a path; a malformed one names no hold.
+fn hold_token(text: &str) -> Result<Uuid, ApiError> {
+    boxoffice_core::ids::parse_canonical_uuid(text).ok_or(ApiError::NotFound {
+        code: "not_found",
+        detail: "no live hold with this token".into(),
+    })
+}
+
+/// Holds the seats in every event the season (or the partial) covers, under one token,
+/// all or nothing. Where a covered event's waiting room is on, `Boxoffice-Pass` carries
+/// the buyer's pass of it (several passes comma-separated).
+#[utoipa::path(post, path = "/v1/seasons/{id}/holds", tag = "seasons", request_body = SeasonHoldBody,
+    params(("id" = String, Path, description = "Season id"),
+           ("Boxoffice-Pass" = Option<String>, Header, description = "The buyer's waiting-room passes of the covered events whose queue is on, comma-separated")),
+    security(("user" = [])),
+    responses(
+        (status = 201, description = "Held in every event covered", body = SeasonHoldView),
+        (status = 400, description = "Malformed JSON, or an event covered has started", body = Problem),
+        (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 403, description = "`queue_required`: a covered event's waiting room is on, and no valid pass of this buyer for it was shown", body = Problem),
+        (status = 404, description = "No such season, or no such partial of it", body = Problem),
+        (status = 409, description = "`seat_unavailable` (each seat with the event where it is not to be had) or `hold_limit_exceeded` (a covered event's limit); nothing is held anywhere", body = Problem),
+        (status = 422, description = "Empty, repeated, unknown or too many seats", body = Problem),
+        (status = 501, description = "The server's hold store cannot hold seasons", body = Problem),
+    ))]
+pub async fn create_season_hold(
+    Buyer(user): Buyer,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    PassHeader(passes): PassHeader,
+    Json(body): Json<SeasonHoldBody>,
+) -> Result<(StatusCode, axum::Json<SeasonHoldView>), ApiError> {
+    let id = season_id(&id)?;
+    let passes: Vec<&str> = passes
+        .as_deref()
+        .map(|p| p.split(',').map(str::trim).collect())
+        .unwrap_or_default();
+    let hold = seasons::hold_seats(&state, id, &user, &body, &passes).await?;
+    Ok((StatusCode::CREATED, axum::Json(hold)))
+}
+
+/// A live season hold of the caller's.
+#[utoipa::path(get, path = "/v1/seasons/{id}/holds/{token}", tag = "seasons",
+    params(("id" = String, Path, description = "Season id"), ("token" = String, Path, description = "Hold token")),
+    security(("user" = [])),
+    responses(
+        (status = 200, description = "The hold", body = SeasonHoldView),
+        (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 403, description = "Another user's hold", body = Problem),
+        (status = 404, description = "No such season, or the token holds nothing live", body = Problem),
+        (status = 501, description = "The server's hold store cannot hold seasons", body = Problem),
+    ))]
+pub async fn get_season_hold(
+    Buyer(user): Buyer,
+    State(state): State<AppState>,
+    Path((id, token)): Path<(String, String)>,
+) -> Result<axum::Json<SeasonHoldView>, ApiError> {
+    let id = season_id(&id)?;
+    let token = hold_token(&token)?;
+    Ok(axum::Json(
+        seasons::get_hold(&state, id, token, &user).await?,
+    ))
+}
+
+/// Frees the seats the season hold still owns in every event (compare-and-delete).
+#[utoipa::path(delete, path = "/v1/seasons/{id}/holds/{token}", tag = "seasons",
+    params(("id" = String, Path, description = "Season id"), ("token" = String, Path, description = "Hold token")),
+    security(("user" = [])),
+    responses(
+        (status = 204, description = "Released"),
+        (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 403, description = "Another user's hold", body = Problem),
+        (status = 404, description = "No such season, or the token holds nothing live", body = Problem),
+        (status = 501, description = "The server's hold store cannot hold seasons", body = Problem),
+    ))]
+pub async fn release_season_hold(
+    Buyer(user): Buyer,
+    State(state): State<AppState>,
+    Path((id, token)): Path<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    let id = season_id(&id)?;
+    let token = hold_token(&token)?;
+    seasons::release_hold(&state, id, token, &user).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -43,6 +43,7 @@ mod redis_store;
 mod relay;
 mod replica;
 mod schema;
+mod season_holds;
 mod seasons;
 mod sessions;
 mod venues;

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use crate::helpers::{buy, gala, spawn_app, As, TestApp};
 
 /// Three events on one venue (Riverside Hall); their ids.
-async fn three_nights(app: &TestApp) -> (String, Vec<String>) {
+pub(crate) async fn three_nights(app: &TestApp) -> (String, Vec<String>) {
     let venue = app.create_venue().await;
     let mut events = Vec::new();
     for night in 1..=3 {

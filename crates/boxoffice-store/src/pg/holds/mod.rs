@@ -22,6 +22,7 @@ mod answer;
 mod basket;
 mod claim;
 mod sale;
+mod season;
 mod together;
 mod tx;
 use together::Together;
@@ -94,6 +95,10 @@ impl PgHoldStore {
 impl HoldStore for PgHoldStore {
     fn kind(&self) -> &'static str {
         "postgres"
+    }
+
+    fn season_holds(&self) -> Option<&dyn crate::season_holds::SeasonHolds> {
+        Some(self)
     }
 
     async fn acquire(&self, request: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError> {

@@ -1,0 +1,234 @@
+//! Season holds on the postgres store: a season's claim (`boxoffice_claim_season`,
+//! `sql/claim.sql`) writes the seats as `reservation` rows of every event it covers in one
+//! statement; reading and releasing go by each event's token.
+
+use async_trait::async_trait;
+use boxoffice_core::ids::{EventId, UserId};
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::PgHoldStore;
+use crate::error::retry_contention;
+use crate::season_holds::{
+    SeasonAcquire, SeasonHoldRequest, SeasonHolds, SeasonRelease, SeasonSeatHeld,
+};
+use crate::StoreError;
+
+/// One row of `boxoffice_claim_season`'s answer.
+#[derive(sqlx::FromRow)]
+struct SeasonClaimRow {
+    event_id: Option<Uuid>,
+    outcome: String,
+    seat_id: Option<String>,
+    ticket_type: Option<String>,
+    price_cents: Option<i64>,
+    created_at: Option<DateTime<Utc>>,
+    expires_at: Option<DateTime<Utc>>,
+}
+
+/// How often a claim that could blame nothing (a competing hold gone meanwhile) is made
+/// again before it is answered as not to be had.
+const RETRIES: usize = 2;
+
+#[async_trait]
+impl SeasonHolds for PgHoldStore {
+    async fn acquire_season(&self, r: &SeasonHoldRequest<'_>) -> Result<SeasonAcquire, StoreError> {
+        let events: Vec<Uuid> = r.events.iter().map(|e| e.event.0).collect();
+        let tokens: Vec<Uuid> = r.events.iter().map(|e| e.token).collect();
+        let maxes: Vec<i64> = r
+            .events
+            .iter()
+            .map(|e| i64::from(e.max_seats_per_user))
+            .collect();
+        for _ in 0..RETRIES {
+            let rows: Vec<SeasonClaimRow> = sqlx::query_as(
+                "select * from boxoffice_claim_season($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(r.season.0)
+            .bind(&events)
+            .bind(&tokens)
+            .bind(r.user.as_str())
+            .bind(f64::from(r.ttl_seconds))
+            .bind(&maxes)
+            .bind(r.seats)
+            .bind(r.partial)
+            .fetch_all(&self.pool)
+            .await?;
+            if let Some(outcome) = season_outcome(rows)? {
+                return Ok(outcome);
+            }
+        }
+        Ok(SeasonAcquire::Unavailable(Vec::new()))
+    }
+
+    async fn season_hold(
+        &self,
+        events: &[(EventId, Uuid)],
+    ) -> Result<Vec<(UserId, SeasonSeatHeld)>, StoreError> {
+        let (ids, tokens) = unzip(events);
+        let rows: Vec<HeldRow> = sqlx::query_as(
+            "select r.user_id, r.event_id, r.seat_id, r.ticket_type, r.price_cents,
+                    r.created_at, r.expires_at
+               from reservation r
+               join unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
+                 on r.event_id = w.event_id and r.hold_token = w.token
+              where r.status = 'H' and r.expires_at > now()
+              order by r.event_id, r.seat_id",
+        )
+        .bind(&ids)
+        .bind(&tokens)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                let user = UserId::parse(&row.0)
+                    .ok_or_else(|| StoreError::Other("a hold of no valid user".into()))?;
+                let seat = SeasonSeatHeld {
+                    event: row.1.into(),
+                    seat_id: row.2,
+                    ticket_type: row.3,
+                    price_cents: row.4,
+                    created_at: row.5,
+                    expires_at: row.6,
+                };
+                Ok((user, seat))
+            })
+            .collect()
+    }
+
+    async fn release_season(
+        &self,
+        events: &[(EventId, Uuid)],
+        user: &UserId,
+    ) -> Result<SeasonRelease, StoreError> {
+        let (ids, tokens) = unzip(events);
+        let (ids, tokens) = (&ids, &tokens);
+        // Compare-and-delete in every event at once, under the buyer's lock of each (the
+        // key recipe of `tx::begin_locked`, taken in key order as a season's claim takes
+        // them).
+        retry_contention(|| async move {
+            let mut tx = self
+                .pool
+                .begin_with(
+                    "begin isolation level read committed; set local synchronous_commit = off",
+                )
+                .await?;
+            sqlx::query(
+                "select pg_advisory_xact_lock(k.key)
+                   from (select hashtextextended('boxoffice.hold:' || e::text || ':' || $2, 0)
+                                as key
+                           from unnest($1::uuid[]) as e) k
+                  order by k.key",
+            )
+            .bind(ids)
+            .bind(user.as_str())
+            .execute(&mut *tx)
+            .await?;
+            let freed: Vec<(Uuid, String)> = sqlx::query_as(
+                "delete from reservation r
+                  using unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
+                  where r.event_id = w.event_id and r.hold_token = w.token and r.user_id = $3
+                    and r.status = 'H' and r.expires_at > now()
+              returning r.event_id, r.seat_id",
+            )
+            .bind(ids)
+            .bind(tokens)
+            .bind(user.as_str())
+            .fetch_all(&mut *tx)
+            .await?;
+            let outcome = if freed.is_empty() {
+                let other: bool = sqlx::query_scalar(
+                    "select exists (select 1 from reservation r
+                                      join unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
+                                        on r.event_id = w.event_id and r.hold_token = w.token
+                                     where r.user_id <> $3 and r.status = 'H'
+                                       and r.expires_at > now())",
+                )
+                .bind(ids)
+                .bind(tokens)
+                .bind(user.as_str())
+                .fetch_one(&mut *tx)
+                .await?;
+                if other {
+                    SeasonRelease::Forbidden
+                } else {
+                    SeasonRelease::NotLive
+                }
+            } else {
+                let mut by_event: Vec<(EventId, Vec<String>)> = Vec::new();
+                for (event, seat) in freed {
+                    match by_event.iter_mut().find(|(e, _)| e.0 == event) {
+                        Some((_, seats)) => seats.push(seat),
+                        None => by_event.push((event.into(), vec![seat])),
+                    }
+                }
+                SeasonRelease::Released(by_event)
+            };
+            tx.commit().await?;
+            Ok(outcome)
+        })
+        .await
+    }
+}
+
+/// A held row of a season hold: user, event, seat, ticket type, price, made, lapses.
+type HeldRow = (
+    String,
+    Uuid,
+    String,
+    String,
+    i64,
+    DateTime<Utc>,
+    DateTime<Utc>,
+);
+
+fn unzip(events: &[(EventId, Uuid)]) -> (Vec<Uuid>, Vec<Uuid>) {
+    events
+        .iter()
+        .map(|(event, token)| (event.0, *token))
+        .unzip()
+}
+
+/// What the claim's rows say; `None` for a claim to make again.
+fn season_outcome(rows: Vec<SeasonClaimRow>) -> Result<Option<SeasonAcquire>, StoreError> {
+    let Some(first) = rows.first() else {
+        return Err(StoreError::Other(
+            "the season claim answered nothing".into(),
+        ));
+    };
+    let events = |rows: Vec<SeasonClaimRow>| -> Vec<EventId> {
+        rows.into_iter()
+            .filter_map(|r| r.event_id.map(EventId))
+            .collect()
+    };
+    Ok(Some(match first.outcome.as_str() {
+        "held" => SeasonAcquire::Held(
+            rows.into_iter()
+                .map(|row| {
+                    Some(SeasonSeatHeld {
+                        event: EventId(row.event_id?),
+                        seat_id: row.seat_id?,
+                        ticket_type: row.ticket_type?,
+                        price_cents: row.price_cents?,
+                        created_at: row.created_at?,
+                        expires_at: row.expires_at?,
+                    })
+                })
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| StoreError::Other("a held seat came back blank".into()))?,
+        ),
+        "started" => SeasonAcquire::Started(events(rows)),
+        "limit" => SeasonAcquire::LimitExceeded(events(rows)),
+        "unavailable" => SeasonAcquire::Unavailable(
+            rows.into_iter()
+                .filter_map(|r| Some((EventId(r.event_id?), r.seat_id?)))
+                .collect(),
+        ),
+        "retry" => return Ok(None),
+        other => {
+            return Err(StoreError::Other(
+                format!("the season claim answered {other:?}").into(),
+            ))
+        }
+    }))
+}

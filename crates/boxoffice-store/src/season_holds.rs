@@ -1,0 +1,108 @@
+//! Season holds: one seat basket held in every event a season covers at once, all or
+//! nothing, by the same rules as an event's hold. In each event the season's seats are
+//! ordinary holds of the buyer, under a token of that event's own (the server derives
+//! them from the season hold's token with a key of its own, so no event route ever
+//! reaches one of them: a season hold is read, extended and released whole, through the
+//! season). A store that can claim a season at once implements [`SeasonHolds`].
+
+use async_trait::async_trait;
+use boxoffice_core::ids::{EventId, SeasonId, UserId};
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::StoreError;
+
+/// One event a season hold covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeasonEventHold {
+    /// The event.
+    pub event: EventId,
+    /// The season hold's token in that event.
+    pub token: Uuid,
+    /// The event's limit of live held seats per buyer.
+    pub max_seats_per_user: u32,
+}
+
+/// A season hold to claim.
+#[derive(Clone, Copy, Debug)]
+pub struct SeasonHoldRequest<'a> {
+    /// The season, whose allocations and prices the seats are held at.
+    pub season: SeasonId,
+    /// The partial season asked for, whose prices apply where it sets one.
+    pub partial: Option<&'a str>,
+    /// The buyer.
+    pub user: &'a UserId,
+    /// Every event covered, each with its token.
+    pub events: &'a [SeasonEventHold],
+    /// Seat ids, sorted and distinct.
+    pub seats: &'a [String],
+    /// Lifetime of the hold in every event.
+    pub ttl_seconds: u32,
+}
+
+/// One seat held in one event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeasonSeatHeld {
+    /// The event.
+    pub event: EventId,
+    /// The seat.
+    pub seat_id: String,
+    /// The season's ticket type of the seat.
+    pub ticket_type: String,
+    /// The season's (or the partial's) price of the seat, for the whole series.
+    pub price_cents: i64,
+    /// When the hold was made.
+    pub created_at: DateTime<Utc>,
+    /// When it lapses.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// What a season claim did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SeasonAcquire {
+    /// Every seat in every event, in (event, seat) order.
+    Held(Vec<SeasonSeatHeld>),
+    /// Nothing: these events have started.
+    Started(Vec<EventId>),
+    /// Nothing: the buyer's live held seats in these events would pass their limit.
+    LimitExceeded(Vec<EventId>),
+    /// Nothing: these seats are not to be had in these events (not the season's, or
+    /// taken there).
+    Unavailable(Vec<(EventId, String)>),
+}
+
+/// What releasing a season hold did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SeasonRelease {
+    /// These seats were freed, per event.
+    Released(Vec<(EventId, Vec<String>)>),
+    /// No live seat of the hold was left to free.
+    NotLive,
+    /// The hold is another buyer's; nothing was freed.
+    Forbidden,
+}
+
+/// A store that holds seats across a season's events at once.
+#[async_trait]
+pub trait SeasonHolds: Send + Sync {
+    /// Holds every seat of `request` in every event of it, or nothing anywhere.
+    async fn acquire_season(
+        &self,
+        request: &SeasonHoldRequest<'_>,
+    ) -> Result<SeasonAcquire, StoreError>;
+
+    /// The live seats of the season hold whose tokens in its events are `events`, whoever
+    /// holds them, with the buyer.
+    async fn season_hold(
+        &self,
+        events: &[(EventId, Uuid)],
+    ) -> Result<Vec<(UserId, SeasonSeatHeld)>, StoreError>;
+
+    /// Frees the seats the season hold still owns in every event, if it is `user`'s
+    /// (compare-and-delete in each), in one transaction.
+    async fn release_season(
+        &self,
+        events: &[(EventId, Uuid)],
+        user: &UserId,
+    ) -> Result<SeasonRelease, StoreError>;
+}
