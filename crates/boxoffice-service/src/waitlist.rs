@@ -98,12 +98,26 @@ pub async fn publish(state: &Services, event: EventId, offers: &[Offer]) {
 pub async fn pass_on_lapsed(state: &Services) -> Result<usize, Error> {
     let mut passed = lapsing::pass_on_lapsed(&state.pool, state.holds.as_ref()).await?;
     passed.extend(lapsing::pass_on_lapsed_orders(&state.pool, state.holds.as_ref()).await?);
-    for p in &passed {
-        publish(state, p.event, &p.offers).await;
-        if !p.freed.is_empty() {
-            let change = Change::now(p.freed.iter().map(String::as_str), SeatStatus::Available);
-            state.live.publish(p.event, change).await;
-        }
+    // Every change counts on this instance at once; each then waits its turn for the bus.
+    let changes: Vec<(EventId, Change)> = passed
+        .iter()
+        .flat_map(|p| {
+            let offers = p.offers.iter().map(|offer| {
+                let seats = offer.hold.seats.iter().map(|s| s.seat_id.as_str());
+                (p.event, Change::held(seats, offer.hold.expires_at))
+            });
+            let freed = (!p.freed.is_empty()).then(|| {
+                let seats = p.freed.iter().map(String::as_str);
+                (p.event, Change::now(seats, SeatStatus::Available))
+            });
+            offers.chain(freed).collect::<Vec<_>>()
+        })
+        .collect();
+    for (event, change) in &changes {
+        state.live.apply_here(*event, change);
+    }
+    for (event, change) in changes {
+        state.live.publish(event, change).await;
     }
     Ok(passed.len())
 }

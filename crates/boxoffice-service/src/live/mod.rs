@@ -206,11 +206,7 @@ impl Live {
     /// The change counts in this instance's [`Taken`] view at once, before it is even on
     /// the bus, so that a buyer answered after it is never refused by an older view.
     pub async fn publish(&self, event: EventId, change: Change) {
-        match &change {
-            Change::Seats(seats) => self.taken.apply(event, seats),
-            Change::Layout => self.taken.forget(event),
-            _ => {}
-        }
+        self.apply_here(event, &change);
         let mut waits = Vec::new();
         for payload in change.messages(event) {
             let (sent, done) = oneshot::channel();
@@ -226,6 +222,18 @@ impl Live {
             }
         }
         let _ = tokio::time::timeout(PUBLISH_WAIT, futures::future::join_all(waits)).await;
+    }
+
+    /// Counts `change` in this instance's [`Taken`] view now, ahead of [`Live::publish`]
+    /// (which counts it again, to no further effect): for a flow that made several changes
+    /// and publishes them one after another, so that no buyer answered after the changes
+    /// were made is refused by the view while an earlier one waits for the bus.
+    pub fn apply_here(&self, event: EventId, change: &Change) {
+        match change {
+            Change::Seats(seats) => self.taken.apply(event, seats),
+            Change::Layout => self.taken.forget(event),
+            _ => {}
+        }
     }
 
     /// Seats this instance knows to be taken.
