@@ -816,6 +816,54 @@ pub struct SeasonHoldView {
     pub expires_at: DateTime<Utc>,
 }
 
+/// A season order: a season hold bought, its seats sold in every event it covers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SeasonOrderView {
+    /// The season order's id.
+    pub order_id: Uuid,
+    /// The season.
+    pub season_id: SeasonId,
+    /// The partial bought, if not the whole season.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
+    /// The events covered, in the season's order (released ones too).
+    pub event_ids: Vec<EventId>,
+    /// The buyer.
+    pub user_id: String,
+    /// The seats, each at its price for the whole series (or the partial).
+    pub seats: Vec<PricedSeat>,
+    /// The seats' prices together.
+    pub total_cents: i64,
+    /// The season's currency.
+    pub currency: String,
+    /// `paid` (season orders are paid at once), or `cancelled`.
+    pub status: OrderStatus,
+    /// When it was bought.
+    pub created_at: DateTime<Utc>,
+    /// The events the seats were released for, each on sale again there alone.
+    pub released: Vec<ReleasedNight>,
+}
+
+/// A season order's seats released for one event (`POST
+/// /v1/orders/{id}/events/{event_id}/release`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ReleasedNight {
+    /// The event.
+    pub event_id: EventId,
+    /// The seats, on sale again in that event.
+    pub seats: Vec<SeatRef>,
+}
+
+/// `GET /v1/orders/{id}` and its cancellation: an event's order, or a season's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum AnyOrder {
+    /// A season order (it has `season_id`).
+    Season(SeasonOrderView),
+    /// An event's order (it has `event_id`).
+    Event(OrderView),
+}
+
 /// One seat of `GET /v1/seasons/{id}/seats`: the venue seat with the season's ticket type
 /// and price (the partial's, when one is asked for), and its status across the events.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]

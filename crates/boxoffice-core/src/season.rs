@@ -343,3 +343,74 @@ mod tests {
         assert_eq!(fields(errors), ["event_ids"]);
     }
 }
+
+/// A season hold bought: its seats sold in every event it covered, each event's share an
+/// ordinary order of that event ([`SeasonNight`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeasonOrder {
+    /// The season order's id.
+    pub order_id: uuid::Uuid,
+    /// The season.
+    pub season_id: SeasonId,
+    /// The partial season bought, if not the whole.
+    pub partial: Option<String>,
+    /// The buyer.
+    pub user_id: crate::ids::UserId,
+    /// The season hold's token it was bought with.
+    pub hold_token: uuid::Uuid,
+    /// The seats at their season prices, sorted by id.
+    pub seats: Vec<crate::hold::ClaimedSeat>,
+    /// Sum of the seat prices.
+    pub total_cents: i64,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// `Paid`, or `Cancelled` (every night not released before was put on sale again).
+    pub status: crate::hold::OrderStatus,
+    /// When it was bought.
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// Each event covered, in the season's order.
+    pub nights: Vec<SeasonNight>,
+}
+
+/// One event of a season order: the event's own order of the seats.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeasonNight {
+    /// The event.
+    pub event_id: EventId,
+    /// The event's order of the season's seats.
+    pub order_id: uuid::Uuid,
+    /// Whether the seats were released for this event alone (on sale again in it).
+    pub released: bool,
+}
+
+impl SeasonOrder {
+    /// The events covered, in the season's order.
+    pub fn event_ids(&self) -> Vec<EventId> {
+        self.nights.iter().map(|n| n.event_id).collect()
+    }
+}
+
+/// A season seat's price split over the `nights` events it is sold in: the parts differ
+/// by a cent at most, the first ones larger, and sum to the price.
+pub fn split_price(price_cents: i64, nights: usize) -> Vec<i64> {
+    let n = nights.max(1) as i64;
+    let (base, rest) = (price_cents / n, price_cents % n);
+    (0..n).map(|i| base + i64::from(i < rest)).collect()
+}
+
+#[cfg(test)]
+mod split_tests {
+    use super::split_price;
+
+    #[test]
+    fn parts_sum_to_the_price_and_differ_by_a_cent_at_most() {
+        for (price, nights) in [(36000, 20), (100, 3), (1, 4), (0, 5), (99_999, 7)] {
+            let parts = split_price(price, nights);
+            assert_eq!(parts.len(), nights);
+            assert_eq!(parts.iter().sum::<i64>(), price);
+            let (lo, hi) = (parts.iter().min().unwrap(), parts.iter().max().unwrap());
+            assert!(hi - lo <= 1, "{parts:?}");
+        }
+        assert_eq!(split_price(100, 3), vec![34, 33, 33]);
+    }
+}

@@ -76,6 +76,10 @@ pub enum ApiError {
     /// 409 `already_paid`: the order was paid before, with another reference.
     #[error("this order was paid before, with another reference")]
     AlreadyPaid,
+    /// 409 `already_released`: the season order's seats were released for the event
+    /// before, or the order was cancelled.
+    #[error("this season order's seats were released for this event before")]
+    AlreadyReleased,
     /// 409 `payment_window_closed`: the order's `pay_by` passed (it expired), or it was
     /// cancelled; nothing was paid.
     #[error("{0}")]
@@ -186,6 +190,7 @@ impl ApiError {
             | ApiError::LimitExceeded(..)
             | ApiError::HoldNotLive
             | ApiError::AlreadyPaid
+            | ApiError::AlreadyReleased
             | ApiError::PaymentWindowClosed(_)
             | ApiError::SoldOut(_) => StatusCode::CONFLICT,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
@@ -217,6 +222,7 @@ impl ApiError {
             ApiError::LimitExceeded(..) => "limit_exceeded",
             ApiError::HoldNotLive => "hold_not_live",
             ApiError::AlreadyPaid => "already_paid",
+            ApiError::AlreadyReleased => "already_released",
             ApiError::PaymentWindowClosed(_) => "payment_window_closed",
             ApiError::SoldOut(_) => "sold_out",
             ApiError::RequestTimeout => "request_timeout",
@@ -245,6 +251,7 @@ impl ApiError {
             ApiError::LimitExceeded(..) => "Limit exceeded",
             ApiError::HoldNotLive => "Hold not live",
             ApiError::AlreadyPaid => "Already paid",
+            ApiError::AlreadyReleased => "Already released",
             ApiError::PaymentWindowClosed(_) => "Payment window closed",
             ApiError::SoldOut(_) => "Sold out",
             ApiError::RequestTimeout => "Request timeout",
@@ -398,6 +405,7 @@ impl From<boxoffice_service::Error> for ApiError {
             Error::AreaLimitExceeded(max, booked) => ApiError::LimitExceeded(max, booked),
             Error::HoldNotLive => ApiError::HoldNotLive,
             Error::AlreadyPaid => ApiError::AlreadyPaid,
+            Error::AlreadyReleased => ApiError::AlreadyReleased,
             Error::PaymentWindowClosed(why) => ApiError::PaymentWindowClosed(why),
             Error::SoldOut(left) => ApiError::SoldOut(left),
             Error::RateLimited(wait) => ApiError::RateLimited(wait),
@@ -442,6 +450,7 @@ mod tests {
             (ApiError::LimitExceeded(4, 2), 409, "limit_exceeded"),
             (ApiError::HoldNotLive, 409, "hold_not_live"),
             (ApiError::AlreadyPaid, 409, "already_paid"),
+            (ApiError::AlreadyReleased, 409, "already_released"),
             (
                 ApiError::PaymentWindowClosed("x"),
                 409,

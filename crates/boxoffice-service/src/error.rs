@@ -78,6 +78,10 @@ pub enum Error {
     /// The order was paid before, with another reference.
     #[error("this order was paid before, with another reference")]
     AlreadyPaid,
+    /// The season order's seats were released for this event before (or the order was
+    /// cancelled).
+    #[error("this season order's seats were released for this event before")]
+    AlreadyReleased,
     /// The order can no longer be paid: why (its window closed, or it was cancelled).
     #[error("{0}")]
     PaymentWindowClosed(&'static str),

@@ -1,7 +1,7 @@
 //! Orders: checkout of a live hold, reading and cancelling orders.
 
 use boxoffice_core::hold::{
-    CancelOutcome, CheckoutOutcome, Order, OrderStatus, PayOutcome, PricedSeat,
+    CancelOutcome, CheckoutOutcome, Offer, Order, OrderStatus, PayOutcome, PricedSeat,
 };
 use boxoffice_core::ids::{EventId, UserId};
 use boxoffice_store::sales;
@@ -131,40 +131,48 @@ pub async fn cancel_order(
             labelled(state, order).await
         }
         CancelOutcome::Cancelled(order, offers) => {
-            let map = event_layout(state, order.event_id).await?;
-            let offered = |seat: &str| {
-                offers
-                    .iter()
-                    .any(|o| o.hold.seats.iter().any(|s| s.seat_id == seat))
-            };
-            // Back on sale (in its channel, for a channel's seat), unless the seat has
-            // since been taken off sale, or it went to the waiting list.
-            let change = Change::Seats(
-                order
-                    .seats
-                    .iter()
-                    .filter(|s| !offered(&s.seat_id))
-                    .map(|s| SeatChange {
-                        id: s.seat_id.clone(),
-                        status: match map.map.get(&s.seat_id) {
-                            Some(seat)
-                                if seat.ticket_type.is_some() || map.is_elsewhere(&seat.id) =>
-                            {
-                                SeatStatus::Available
-                            }
-                            _ => SeatStatus::NotForSale,
-                        },
-                        held_until: None,
-                    })
-                    .collect(),
-            );
-            state.live.publish(order.event_id, change).await;
-            crate::waitlist::publish(state, order.event_id, &offers).await;
+            let seats = order.seats.iter().map(|s| s.seat_id.as_str());
+            put_back(state, order.event_id, seats, &offers).await?;
             labelled(state, order).await
         }
         CancelOutcome::NotFound => Err(Error::OrderNotFound),
         CancelOutcome::Forbidden => Err(Error::Forbidden("this order belongs to another user")),
     }
+}
+
+/// Tells `event`'s followers that `seats` are back on sale (in their channel, for a
+/// channel's seat), unless taken off sale since, or offered to the waiting list (`offers`,
+/// whose holds are published too).
+pub(crate) async fn put_back(
+    state: &Services,
+    event: EventId,
+    seats: impl Iterator<Item = &str>,
+    offers: &[Offer],
+) -> Result<(), Error> {
+    let map = event_layout(state, event).await?;
+    let offered = |seat: &str| {
+        offers
+            .iter()
+            .any(|o| o.hold.seats.iter().any(|s| s.seat_id == seat))
+    };
+    let change = Change::Seats(
+        seats
+            .filter(|s| !offered(s))
+            .map(|s| SeatChange {
+                id: s.to_owned(),
+                status: match map.map.get(s) {
+                    Some(seat) if seat.ticket_type.is_some() || map.is_elsewhere(&seat.id) => {
+                        SeatStatus::Available
+                    }
+                    _ => SeatStatus::NotForSale,
+                },
+                held_until: None,
+            })
+            .collect(),
+    );
+    state.live.publish(event, change).await;
+    crate::waitlist::publish(state, event, offers).await;
+    Ok(())
 }
 
 /// Records that the pending order `id` was paid (by the platform's server, once its

@@ -8,6 +8,7 @@
 use async_trait::async_trait;
 use boxoffice_core::ids::{EventId, SeasonId, UserId};
 use chrono::{DateTime, Utc};
+use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::StoreError;
@@ -105,4 +106,30 @@ pub trait SeasonHolds: Send + Sync {
         events: &[(EventId, Uuid)],
         user: &UserId,
     ) -> Result<SeasonRelease, StoreError>;
+
+    /// Makes the live seats of `user`'s season hold (whose tokens in its events are among
+    /// `events`) the season order's, in every event it holds them in or none, and begins
+    /// the order's transaction on `pool` (see [`crate::sales::SaleSeats::take_for_order`]).
+    async fn take_for_season_order(
+        &self,
+        pool: &PgPool,
+        events: &[(EventId, Uuid)],
+        user: &UserId,
+    ) -> Result<SeasonTaken, StoreError>;
+}
+
+/// What a season hold store answers when a season checkout asks for the hold's seats.
+pub enum SeasonTaken {
+    /// The hold was live and these are its seats in every event it covers, in (event,
+    /// seat) order: the checkout's until the order's transaction `tx` ends.
+    Seats {
+        /// The seats held, each in each event.
+        seats: Vec<SeasonSeatHeld>,
+        /// The order's transaction.
+        tx: sqlx::Transaction<'static, sqlx::Postgres>,
+    },
+    /// No live season hold has these tokens.
+    NotLive,
+    /// The hold is another buyer's.
+    Forbidden,
 }

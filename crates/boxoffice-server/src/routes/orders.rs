@@ -2,13 +2,15 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use boxoffice_api::{CheckoutBody, OrderView, PaymentBody};
+use boxoffice_api::{AnyOrder, CheckoutBody, OrderView, PaymentBody, ReleasedNight};
+use boxoffice_core::ids::EventId;
 
 use crate::auth::{Admin, Buyer, Caller};
 use crate::error::{ApiError, Problem};
 use crate::extract::Json;
 use crate::state::AppState;
 use boxoffice_service::orders::{self, Checkout};
+use boxoffice_service::seasons;
 
 /// Checks out a live hold: its seats are sold, with the order and its outbox row, in one
 /// transaction. The same token again finds the same order (200).
@@ -39,12 +41,13 @@ pub async fn create_order(
     )
 }
 
-/// An order, for its owner or an admin.
+/// An order, for its owner or an admin: an event's, or a season's (also found by the id of
+/// one of its events' orders).
 #[utoipa::path(get, path = "/v1/orders/{id}", tag = "orders",
     params(("id" = String, Path, description = "Order id")),
     security(("user" = []), ("admin" = [])),
     responses(
-        (status = 200, description = "The order", body = OrderView),
+        (status = 200, description = "The order", body = AnyOrder),
         (status = 401, description = "Missing or invalid token", body = Problem),
         (status = 403, description = "Another user's order", body = Problem),
         (status = 404, description = "No such order", body = Problem),
@@ -53,11 +56,16 @@ pub async fn get_order(
     caller: Caller,
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<axum::Json<OrderView>, ApiError> {
+) -> Result<axum::Json<AnyOrder>, ApiError> {
     let id = boxoffice_core::ids::parse_canonical_uuid(&id);
-    Ok(axum::Json(
+    if let Some(id) = id {
+        if let Some(season) = seasons::find_order(&state, id, caller.user()).await? {
+            return Ok(axum::Json(AnyOrder::Season(season)));
+        }
+    }
+    Ok(axum::Json(AnyOrder::Event(
         orders::get_order(&state, id, caller.user()).await?.into(),
-    ))
+    )))
 }
 
 /// Records an order's payment (the platform's server, once its payment provider
@@ -87,13 +95,14 @@ pub async fn pay_order(
     ))
 }
 
-/// Cancels an order (owner or admin); its seats are on sale again. Cancelling a cancelled
-/// order answers the order as it is.
+/// Cancels an order (owner or admin); its seats are on sale again (a season order's in
+/// every event where they were not released). Cancelling a cancelled order answers the
+/// order as it is.
 #[utoipa::path(post, path = "/v1/orders/{id}/cancel", tag = "orders",
     params(("id" = String, Path, description = "Order id")),
     security(("user" = []), ("admin" = [])),
     responses(
-        (status = 200, description = "Cancelled", body = OrderView),
+        (status = 200, description = "Cancelled", body = AnyOrder),
         (status = 401, description = "Missing or invalid token", body = Problem),
         (status = 403, description = "Another user's order", body = Problem),
         (status = 404, description = "No such order", body = Problem),
@@ -102,11 +111,43 @@ pub async fn cancel_order(
     caller: Caller,
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<axum::Json<OrderView>, ApiError> {
+) -> Result<axum::Json<AnyOrder>, ApiError> {
     let id = boxoffice_core::ids::parse_canonical_uuid(&id);
-    Ok(axum::Json(
+    if let Some(id) = id {
+        if let Some(season) = seasons::cancel_order(&state, id, caller.user()).await? {
+            return Ok(axum::Json(AnyOrder::Season(season)));
+        }
+    }
+    Ok(axum::Json(AnyOrder::Event(
         orders::cancel_order(&state, id, caller.user())
             .await?
             .into(),
+    )))
+}
+
+/// Releases a season order's seats for one event (owner or admin): they go on sale in
+/// that event alone, offered first to its waiting list; the order keeps every other event.
+#[utoipa::path(post, path = "/v1/orders/{id}/events/{event_id}/release", tag = "orders",
+    params(
+        ("id" = String, Path, description = "Season order id"),
+        ("event_id" = String, Path, description = "One of the events it covers"),
+    ),
+    security(("user" = []), ("admin" = [])),
+    responses(
+        (status = 200, description = "Released: the seats, on sale again in that event", body = ReleasedNight),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "Another user's order", body = Problem),
+        (status = 404, description = "No such season order, or it covers no such event", body = Problem),
+        (status = 409, description = "`already_released`: released for this event before, or the order was cancelled", body = Problem),
+    ))]
+pub async fn release_night(
+    caller: Caller,
+    State(state): State<AppState>,
+    Path((id, event_id)): Path<(String, String)>,
+) -> Result<axum::Json<ReleasedNight>, ApiError> {
+    let id = boxoffice_core::ids::parse_canonical_uuid(&id);
+    let event = boxoffice_core::ids::parse_canonical_uuid(&event_id).map(EventId);
+    Ok(axum::Json(
+        seasons::release_night(&state, id, event, caller.user()).await?,
     ))
 }

@@ -1,10 +1,13 @@
-//! Seasons: create (admin), list, read, a season's seats, and season holds (buyer).
+//! Seasons: create (admin), list, read, a season's seats, season holds and orders (buyer).
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
-use boxoffice_api::{SeasonCreated, SeasonHoldBody, SeasonHoldView, SeasonList, SeasonSeats};
+use boxoffice_api::{
+    CheckoutBody, SeasonCreated, SeasonHoldBody, SeasonHoldView, SeasonList, SeasonOrderView,
+    SeasonSeats,
+};
 use boxoffice_core::ids::SeasonId;
 use boxoffice_core::season::{Season, SeasonSpec};
 use boxoffice_service::seasons;
@@ -192,4 +195,36 @@ pub async fn release_season_hold(
     let token = hold_token(&token)?;
     seasons::release_hold(&state, id, token, &user).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Buys a live season hold of the caller's: its seats are sold in every event it holds
+/// them in, in one transaction, paid at once. The same token again finds the same order
+/// (200).
+#[utoipa::path(post, path = "/v1/seasons/{id}/orders", tag = "seasons", request_body = CheckoutBody,
+    params(("id" = String, Path, description = "Season id")),
+    security(("user" = [])),
+    responses(
+        (status = 201, description = "Ordered", body = SeasonOrderView),
+        (status = 200, description = "This hold was bought before: that order", body = SeasonOrderView),
+        (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 403, description = "Another user's hold", body = Problem),
+        (status = 404, description = "No such season", body = Problem),
+        (status = 409, description = "`hold_not_live`: the hold lapsed or was released", body = Problem),
+        (status = 422, description = "Invalid body", body = Problem),
+        (status = 501, description = "The server's hold store cannot hold seasons", body = Problem),
+    ))]
+pub async fn create_season_order(
+    Buyer(user): Buyer,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(body): Json<CheckoutBody>,
+) -> Result<(StatusCode, axum::Json<SeasonOrderView>), ApiError> {
+    let id = season_id(&id)?;
+    let bought = seasons::checkout(&state, id, body.hold_token, &user).await?;
+    let status = if bought.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, axum::Json(bought.order)))
 }

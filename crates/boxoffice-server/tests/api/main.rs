@@ -44,6 +44,7 @@ mod relay;
 mod replica;
 mod schema;
 mod season_holds;
+mod season_orders;
 mod seasons;
 mod sessions;
 mod venues;

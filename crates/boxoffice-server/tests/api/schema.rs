@@ -39,6 +39,7 @@ const GLOBAL: &[&str] = &[
     "season_allocation",
     "season_partial",
     "season_partial_price",
+    "season_order",
     "_sqlx_migrations",
 ];
 

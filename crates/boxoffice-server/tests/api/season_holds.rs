@@ -13,7 +13,7 @@ use crate::helpers::{race_riding_out, spawn_race_app, tally};
 
 /// Three nights on Riverside Hall and their season (stalls row A and the circle; a partial
 /// of the first two nights at 200.00 a season seat); the nights and the season's id.
-async fn season(app: &TestApp) -> (Vec<String>, String) {
+pub(crate) async fn season(app: &TestApp) -> (Vec<String>, String) {
     let (_, events) = crate::seasons::three_nights(app).await;
     let (status, body) = app
         .send(

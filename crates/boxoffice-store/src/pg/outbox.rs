@@ -15,7 +15,9 @@ pub struct OutboxRow {
     pub outbox_id: i64,
     /// The event the change belongs to.
     pub event_id: Uuid,
-    /// What happened: `order.created`, `order.cancelled`, `booking.created`, `booking.cancelled`.
+    /// What happened: `order.created`, `order.cancelled`, `booking.created`,
+    /// `booking.cancelled`, `season_order.created`, `season_order.released`, … (under the
+    /// season order's first event, or the event released).
     pub topic: String,
     /// The change, as committed.
     pub payload: sqlx::types::Json<Value>,

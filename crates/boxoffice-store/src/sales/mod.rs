@@ -12,6 +12,7 @@
 //! - [`waitlist`]: the waiting list and its offers.
 //! - [`lapsing`]: unpaid orders whose seats pass to the waiting list at their deadline.
 //! - [`passes`]: the waiting-room passes a sale ends.
+//! - [`seasons`]: season orders, their cancellation and their nights released.
 //! - [`together`]: checkouts committed together, for the postgres store.
 
 use async_trait::async_trait;
@@ -27,6 +28,7 @@ use crate::StoreError;
 pub mod lapsing;
 pub mod orders;
 pub mod passes;
+pub mod seasons;
 pub mod together;
 pub mod waitlist;
 

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use super::PgHoldStore;
 use crate::error::retry_contention;
 use crate::season_holds::{
-    SeasonAcquire, SeasonHoldRequest, SeasonHolds, SeasonRelease, SeasonSeatHeld,
+    SeasonAcquire, SeasonHoldRequest, SeasonHolds, SeasonRelease, SeasonSeatHeld, SeasonTaken,
 };
 use crate::StoreError;
 
@@ -83,15 +83,7 @@ impl SeasonHolds for PgHoldStore {
             .map(|row| {
                 let user = UserId::parse(&row.0)
                     .ok_or_else(|| StoreError::Other("a hold of no valid user".into()))?;
-                let seat = SeasonSeatHeld {
-                    event: row.1.into(),
-                    seat_id: row.2,
-                    ticket_type: row.3,
-                    price_cents: row.4,
-                    created_at: row.5,
-                    expires_at: row.6,
-                };
-                Ok((user, seat))
+                Ok((user, held_seat(row)))
             })
             .collect()
     }
@@ -137,19 +129,7 @@ impl SeasonHolds for PgHoldStore {
             .fetch_all(&mut *tx)
             .await?;
             let outcome = if freed.is_empty() {
-                let other: bool = sqlx::query_scalar(
-                    "select exists (select 1 from reservation r
-                                      join unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
-                                        on r.event_id = w.event_id and r.hold_token = w.token
-                                     where r.user_id <> $3 and r.status = 'H'
-                                       and r.expires_at > now())",
-                )
-                .bind(ids)
-                .bind(tokens)
-                .bind(user.as_str())
-                .fetch_one(&mut *tx)
-                .await?;
-                if other {
+                if held_by_other(&mut tx, ids, tokens, user).await? {
                     SeasonRelease::Forbidden
                 } else {
                     SeasonRelease::NotLive
@@ -168,6 +148,90 @@ impl SeasonHolds for PgHoldStore {
             Ok(outcome)
         })
         .await
+    }
+
+    async fn take_for_season_order(
+        &self,
+        pool: &sqlx::PgPool,
+        events: &[(EventId, Uuid)],
+        user: &UserId,
+    ) -> Result<SeasonTaken, StoreError> {
+        // As an event's checkout takes its hold (`sale.rs`): every precondition in the
+        // WHERE, the rows reserved for the sale in the order's own transaction.
+        let (ids, tokens) = unzip(events);
+        let mut tx = pool.begin().await?;
+        let rows: Vec<HeldRow> = sqlx::query_as(
+            "update reservation r set status = 'R'
+               from unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
+              where r.event_id = w.event_id and r.hold_token = w.token and r.user_id = $3
+                and r.status = 'H' and r.expires_at > statement_timestamp()
+             returning r.user_id, r.event_id, r.seat_id, r.ticket_type, r.price_cents,
+                       r.created_at, r.expires_at",
+        )
+        .bind(&ids)
+        .bind(&tokens)
+        .bind(user.as_str())
+        .fetch_all(&mut *tx)
+        .await?;
+        if rows.is_empty() {
+            return Ok(if held_by_other(&mut tx, &ids, &tokens, user).await? {
+                SeasonTaken::Forbidden
+            } else {
+                SeasonTaken::NotLive
+            });
+        }
+        // All of the hold or nothing: no row of it left a hold, and the same seats in
+        // every event it holds.
+        let left: i64 = sqlx::query_scalar(
+            "select count(*) from reservation r
+               join unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
+                 on r.event_id = w.event_id and r.hold_token = w.token
+              where r.status = 'H'",
+        )
+        .bind(&ids)
+        .bind(&tokens)
+        .fetch_one(&mut *tx)
+        .await?;
+        let mut seats: Vec<SeasonSeatHeld> = rows.into_iter().map(held_seat).collect();
+        seats.sort_by(|a, b| (a.event.0, &a.seat_id).cmp(&(b.event.0, &b.seat_id)));
+        let first = seats[0].event;
+        let per_event = seats.iter().filter(|s| s.event == first).count();
+        let nights = seats.len() / per_event;
+        if left > 0 || nights * per_event != seats.len() {
+            return Ok(SeasonTaken::NotLive);
+        }
+        Ok(SeasonTaken::Seats { seats, tx })
+    }
+}
+
+/// Whether another buyer than `user` holds live seats under these (event, token) pairs.
+async fn held_by_other(
+    tx: &mut sqlx::PgConnection,
+    ids: &[Uuid],
+    tokens: &[Uuid],
+    user: &UserId,
+) -> Result<bool, StoreError> {
+    Ok(sqlx::query_scalar(
+        "select exists (select 1 from reservation r
+                          join unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
+                            on r.event_id = w.event_id and r.hold_token = w.token
+                         where r.user_id <> $3 and r.status = 'H' and r.expires_at > now())",
+    )
+    .bind(ids)
+    .bind(tokens)
+    .bind(user.as_str())
+    .fetch_one(&mut *tx)
+    .await?)
+}
+
+fn held_seat(row: HeldRow) -> SeasonSeatHeld {
+    SeasonSeatHeld {
+        event: row.1.into(),
+        seat_id: row.2,
+        ticket_type: row.3,
+        price_cents: row.4,
+        created_at: row.5,
+        expires_at: row.6,
     }
 }
 
