@@ -786,9 +786,16 @@ pub struct SeasonList {
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SeasonHoldBody {
-    /// Seat ids (1 to the smallest `max_seats_per_user` of the events covered).
+    /// Seat ids (1 to the smallest `max_seats_per_user` of the events covered), all or
+    /// none; or `best_available`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(min_items = 1)]
-    pub seats: Vec<String>,
+    pub seats: Option<Vec<String>>,
+    /// Let the server pick seats free in every event covered, by an event's rules
+    /// (`quantity` up to the smallest `max_seats_per_user`; `ticket_type` one of the
+    /// season's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_available: Option<BestAvailable>,
     /// A partial season's code: its events, at its prices.
     #[serde(default)]
     pub partial: Option<String>,
@@ -814,6 +821,9 @@ pub struct SeasonHoldView {
     pub currency: String,
     /// When the hold lapses unless extended.
     pub expires_at: DateTime<Utc>,
+    /// For a best-available hold: whether the seats are all in one row, side by side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adjacent: Option<bool>,
 }
 
 /// A season order: a season hold bought, its seats sold in every event it covers.

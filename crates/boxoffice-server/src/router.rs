@@ -95,6 +95,7 @@ fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) 
             seasons::get_season_hold,
             seasons::release_season_hold
         ))
+        .routes(routes!(seasons::extend_season_hold))
         .routes(routes!(seasons::create_season_order))
         .routes(routes!(bookings::create_booking))
         .routes(routes!(bookings::cancel_booking))

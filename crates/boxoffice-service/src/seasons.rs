@@ -5,20 +5,24 @@
 use std::collections::{HashMap, HashSet};
 
 use boxoffice_api::{
-    ReleasedNight, SeasonHoldBody, SeasonHoldView, SeasonOrderView, SeasonSeatView, SeasonSeats,
-    SeatRef,
+    BestAvailable, ReleasedNight, SeasonHoldBody, SeasonHoldView, SeasonOrderView, SeasonSeatView,
+    SeasonSeats, SeatRef,
 };
 use boxoffice_core::availability::SeatStatus;
+use boxoffice_core::best_available;
 use boxoffice_core::hold::{validate_basket, ClaimedSeat, PricedSeat};
 use boxoffice_core::ids::{EventId, SeasonId, UserId};
 use boxoffice_core::season::{Season, SeasonOrder, SeasonSpec};
+use boxoffice_core::validation::ValidationErrors;
 use boxoffice_store::pg::seasons;
 use boxoffice_store::pg::{events, venues};
 use boxoffice_store::sales::{self, seasons::SeasonPurchase};
 use boxoffice_store::season_holds::{
-    SeasonAcquire, SeasonEventHold, SeasonHoldRequest, SeasonHolds, SeasonRelease, SeasonSeatHeld,
+    SeasonAcquire, SeasonEventHold, SeasonExtend, SeasonHoldRequest, SeasonHolds, SeasonRelease,
+    SeasonSeatHeld,
 };
 use boxoffice_store::StoreError;
+use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use uuid::Uuid;
@@ -211,9 +215,14 @@ fn season_holds(state: &Services) -> Result<&dyn SeasonHolds, Error> {
     ))
 }
 
-/// Holds `body.seats` for `user` in every event the season (or the partial) covers, under
-/// one new token, all or nothing. Where a covered event's waiting room is on, one of
-/// `passes` must be the buyer's pass of that event.
+/// How many times a best-available season hold chooses again when a chosen seat was taken
+/// meanwhile.
+const MAX_CHOICES: usize = 3;
+
+/// Holds `body.seats` (or the best seats free in every event, for `body.best_available`)
+/// for `user` in every event the season (or the partial) covers, under one new token, all
+/// or nothing, under the server's limit of holds. Where a covered event's waiting room is
+/// on, one of `passes` must be the buyer's pass of that event.
 pub async fn hold_seats(
     state: &Services,
     id: SeasonId,
@@ -239,38 +248,142 @@ pub async fn hold_seats(
             max_seats_per_user: policy.max_seats_per_user,
         });
     }
-    let seats = checked_seats(state, &season, &body.seats, most).await?;
-    let token = Uuid::new_v4();
-    for hold in &mut events {
-        hold.token = state.season_tokens.in_event(token, hold.event);
-    }
-    let request = SeasonHoldRequest {
-        season: id,
-        partial,
-        user,
-        events: &events,
-        seats: &seats,
-        ttl_seconds: ttl,
-    };
-    let held = match store.acquire_season(&request).await? {
-        SeasonAcquire::Held(held) => held,
-        SeasonAcquire::Started(_) => return Err(Error::EventStarted),
-        SeasonAcquire::LimitExceeded(_) => return Err(Error::HoldLimitExceeded(most)),
-        SeasonAcquire::Unavailable(taken) => {
-            let map = availability::layout(state, event_ids[0], None, 0).await?;
-            let refs = taken
-                .into_iter()
-                .map(|(event, id)| SeatRef {
-                    label: crate::holds::label(&map, &id),
-                    id,
-                    event_id: Some(event),
-                })
-                .collect();
-            return Err(Error::SeatsUnavailable(refs));
+    let (given, best) = match (&body.seats, &body.best_available) {
+        (Some(seats), None) => (
+            Some(checked_seats(state, &season, seats, most).await?),
+            None,
+        ),
+        (None, Some(best)) => (None, Some(checked_ask(&season, best, most)?)),
+        _ => {
+            return Err(Error::invalid(
+                "seats",
+                "give either seats or best_available",
+            ))
         }
     };
-    publish(state, &held).await;
-    hold_view(state, &season, token, partial, event_ids, &held).await
+    let mut taken = Vec::new();
+    for _ in 0..MAX_CHOICES {
+        let (seats, adjacent) = match (&given, best) {
+            (Some(seats), _) => (seats.clone(), None),
+            (None, Some(ask)) => match choose_best(state, id, partial, ask).await? {
+                Some((seats, adjacent)) => (seats, Some(adjacent)),
+                None => return Err(Error::SeatsUnavailable(Vec::new())),
+            },
+            (None, None) => unreachable!("one of the two was given"),
+        };
+        let token = Uuid::new_v4();
+        for hold in &mut events {
+            hold.token = state.season_tokens.in_event(token, hold.event);
+        }
+        let request = SeasonHoldRequest {
+            season: id,
+            partial,
+            user,
+            events: &events,
+            seats: &seats,
+            ttl_seconds: ttl,
+        };
+        let acquired = limited(&state.overload, Path::Hold, async {
+            Ok(store.acquire_season(&request).await?)
+        })
+        .await?;
+        match acquired {
+            SeasonAcquire::Held(held) => {
+                publish(state, &held).await;
+                let view = hold_view(state, &season, token, partial, event_ids, &held).await?;
+                return Ok(SeasonHoldView { adjacent, ..view });
+            }
+            SeasonAcquire::Started(_) => return Err(Error::EventStarted),
+            SeasonAcquire::LimitExceeded(_) => return Err(Error::HoldLimitExceeded(most)),
+            SeasonAcquire::Unavailable(refused) => {
+                let map = availability::layout(state, event_ids[0], None, 0).await?;
+                taken = refused
+                    .into_iter()
+                    .map(|(event, id)| SeatRef {
+                        label: crate::holds::label(&map, &id),
+                        id,
+                        event_id: Some(event),
+                    })
+                    .collect();
+                // Seats named by the buyer are not chosen again; best available is, from
+                // what is free now.
+                if given.is_some() {
+                    break;
+                }
+            }
+        }
+    }
+    Err(Error::SeatsUnavailable(taken))
+}
+
+/// A best-available ask checked against the season and the smallest per-buyer limit.
+fn checked_ask<'a>(
+    season: &Season,
+    ask: &'a BestAvailable,
+    most: u32,
+) -> Result<best_available::Ask<'a>, Error> {
+    let mut errors = ValidationErrors::default();
+    errors.check(
+        (1..=most).contains(&ask.quantity),
+        "best_available.quantity",
+        format!("ask for 1 to {most} seats (the smallest max_seats_per_user of the events)"),
+    );
+    if let Some(code) = &ask.ticket_type {
+        errors.check(
+            season.ticket_types.iter().any(|t| &t.code == code),
+            "best_available.ticket_type",
+            format!("the season has no ticket type {code:?}"),
+        );
+    }
+    errors.into_result(()).map_err(Error::Invalid)?;
+    Ok(best_available::Ask {
+        quantity: ask.quantity as usize,
+        ticket_type: ask.ticket_type.as_deref(),
+        section_order: &[],
+        accessible: ask.accessible,
+    })
+}
+
+/// The best seats free in every event covered, by an event's rules (the venue's order of
+/// sections), sorted; and whether they are side by side. `None` when too few are free.
+async fn choose_best(
+    state: &Services,
+    id: SeasonId,
+    partial: Option<&str>,
+    ask: best_available::Ask<'_>,
+) -> Result<Option<(Vec<String>, bool)>, Error> {
+    let (view, _) = seats(state, id, partial).await?;
+    let mut sections: Vec<String> = Vec::new();
+    for s in &view.seats {
+        if !sections.contains(&s.seat.section) {
+            sections.push(s.seat.section.clone());
+        }
+    }
+    let slots: Vec<best_available::Slot<'_>> = view
+        .seats
+        .iter()
+        .map(|s| best_available::Slot {
+            section: &s.seat.section,
+            row: &s.seat.row,
+            ticket_type: s.seat.ticket_type.as_deref(),
+            free: s.status == SeatStatus::Available,
+            accessible: s.seat.attributes.accessible,
+            companion: s.seat.attributes.companion,
+        })
+        .collect();
+    let ask = best_available::Ask {
+        section_order: &sections,
+        ..ask
+    };
+    Ok(best_available::choose(&slots, &ask).map(|choice| {
+        let mut ids: Vec<String> = choice
+            .seats
+            .iter()
+            .map(|&i| view.seats[i].seat.id.clone())
+            .collect();
+        ids.sort();
+        (ids, choice.adjacent)
+    }))
 }
 
 /// Each event's seats of `held` shown held to its followers.
@@ -359,6 +472,7 @@ async fn hold_view(
         seats,
         currency,
         expires_at: held.iter().map(|s| s.expires_at).min().unwrap_or_default(),
+        adjacent: None,
     })
 }
 
@@ -625,4 +739,45 @@ async fn order_view(
         created_at: order.created_at,
         released,
     })
+}
+
+/// Extends the live season hold `token` of `user` in every event it holds seats in, at
+/// once: to now + the shortest `hold_ttl_seconds` of those events, never past its creation
+/// + their shortest `max_hold_seconds`.
+pub async fn extend_hold(
+    state: &Services,
+    id: SeasonId,
+    token: Uuid,
+    user: &UserId,
+) -> Result<DateTime<Utc>, Error> {
+    let store = season_holds(state)?;
+    let season = view(state, id).await?;
+    let events = state.season_tokens.in_events(token, &season.event_ids);
+    let rows = store.season_hold(&events).await?;
+    let present: HashSet<EventId> = rows.iter().map(|(_, s)| s.event).collect();
+    if present.is_empty() {
+        return Err(Error::HoldNotLive);
+    }
+    let (mut ttl, mut most) = (u32::MAX, u32::MAX);
+    for &event in &present {
+        let policy = crate::holds::event_policy(state, event).await?;
+        ttl = ttl.min(policy.hold_ttl_seconds);
+        most = most.min(policy.max_hold_seconds);
+    }
+    let held: Vec<(EventId, Uuid)> = events
+        .into_iter()
+        .filter(|(e, _)| present.contains(e))
+        .collect();
+    let extend = store.extend_season(&held, user, ttl, most);
+    match limited(&state.overload, Path::Hold, async { Ok(extend.await?) }).await? {
+        SeasonExtend::Extended { expires_at, seats } => {
+            for (event, seats) in seats {
+                let change = Change::held(seats.iter().map(String::as_str), expires_at);
+                state.live.publish(event, change).await;
+            }
+            Ok(expires_at)
+        }
+        SeasonExtend::NotLive => Err(Error::HoldNotLive),
+        SeasonExtend::Forbidden => Err(Error::Forbidden("this hold belongs to another user")),
+    }
 }

@@ -107,6 +107,16 @@ pub trait SeasonHolds: Send + Sync {
         user: &UserId,
     ) -> Result<SeasonRelease, StoreError>;
 
+    /// Extends the season hold in every event at once, if it is `user`'s: to now +
+    /// `ttl_seconds`, never past its creation + `max_hold_seconds`, nor shorter than it was.
+    async fn extend_season(
+        &self,
+        events: &[(EventId, Uuid)],
+        user: &UserId,
+        ttl_seconds: u32,
+        max_hold_seconds: u32,
+    ) -> Result<SeasonExtend, StoreError>;
+
     /// Makes the live seats of `user`'s season hold (whose tokens in its events are among
     /// `events`) the season order's, in every event it holds them in or none, and begins
     /// the order's transaction on `pool` (see [`crate::sales::SaleSeats::take_for_order`]).
@@ -116,6 +126,22 @@ pub trait SeasonHolds: Send + Sync {
         events: &[(EventId, Uuid)],
         user: &UserId,
     ) -> Result<SeasonTaken, StoreError>;
+}
+
+/// What extending a season hold did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SeasonExtend {
+    /// Extended until `expires_at` in every event; the seats, per event.
+    Extended {
+        /// The new expiry.
+        expires_at: DateTime<Utc>,
+        /// The seats extended, per event.
+        seats: Vec<(EventId, Vec<String>)>,
+    },
+    /// No live seat of the hold was left.
+    NotLive,
+    /// The hold is another buyer's.
+    Forbidden,
 }
 
 /// What a season hold store answers when a season checkout asks for the hold's seats.

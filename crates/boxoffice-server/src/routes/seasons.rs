@@ -5,8 +5,8 @@ use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use boxoffice_api::{
-    CheckoutBody, SeasonCreated, SeasonHoldBody, SeasonHoldView, SeasonList, SeasonOrderView,
-    SeasonSeats,
+    CheckoutBody, Extended, SeasonCreated, SeasonHoldBody, SeasonHoldView, SeasonList,
+    SeasonOrderView, SeasonSeats,
 };
 use boxoffice_core::ids::SeasonId;
 use boxoffice_core::season::{Season, SeasonSpec};
@@ -195,6 +195,31 @@ pub async fn release_season_hold(
     let token = hold_token(&token)?;
     seasons::release_hold(&state, id, token, &user).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Extends a live season hold of the caller's in every event at once: by the shortest
+/// `hold_ttl_seconds` of its events, capped at creation + their shortest
+/// `max_hold_seconds`.
+#[utoipa::path(post, path = "/v1/seasons/{id}/holds/{token}/extend", tag = "seasons",
+    params(("id" = String, Path, description = "Season id"), ("token" = String, Path, description = "Hold token")),
+    security(("user" = [])),
+    responses(
+        (status = 200, description = "Extended", body = Extended),
+        (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 403, description = "Another user's hold", body = Problem),
+        (status = 404, description = "No such season", body = Problem),
+        (status = 409, description = "`hold_not_live`: the hold expired or was used", body = Problem),
+        (status = 501, description = "The server's hold store cannot hold seasons", body = Problem),
+    ))]
+pub async fn extend_season_hold(
+    Buyer(user): Buyer,
+    State(state): State<AppState>,
+    Path((id, token)): Path<(String, String)>,
+) -> Result<axum::Json<Extended>, ApiError> {
+    let id = season_id(&id)?;
+    let token = boxoffice_core::ids::parse_canonical_uuid(&token).ok_or(ApiError::HoldNotLive)?;
+    let expires_at = seasons::extend_hold(&state, id, token, &user).await?;
+    Ok(axum::Json(Extended { expires_at }))
 }
 
 /// Buys a live season hold of the caller's: its seats are sold in every event it holds

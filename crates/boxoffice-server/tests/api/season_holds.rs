@@ -383,3 +383,142 @@ async fn overlapping_season_baskets_have_one_winner_and_losers_hold_nothing() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_season_hold_is_extended_in_every_event_at_once() {
+    let app = spawn_app().await;
+    let (events, season) = season(&app).await;
+    let (status, held) = hold(&app, &season, "sam", json!({"seats": ["stalls-A-2"]})).await;
+    assert_eq!(status, StatusCode::CREATED, "{held}");
+    let token = held["hold_token"].as_str().unwrap();
+    // Close to lapsing everywhere.
+    sqlx::query("update reservation set expires_at = now() + interval '5 seconds'")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    let path = format!("/v1/seasons/{season}/holds/{token}/extend");
+    let (status, _) = app.send(Method::POST, &path, &app.buyer("eve"), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, extended) = app.send(Method::POST, &path, &app.buyer("sam"), None).await;
+    assert_eq!(status, StatusCode::OK, "{extended}");
+    let expires_at: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(extended["expires_at"].clone()).unwrap();
+    assert!(expires_at > chrono::Utc::now() + chrono::Duration::seconds(60));
+    let rows: Vec<(String, chrono::DateTime<chrono::Utc>)> =
+        sqlx::query_as("select event_id::text, expires_at from reservation order by event_id")
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(|(_, at)| *at == expires_at), "{rows:?}");
+    let mut nights: Vec<String> = rows.into_iter().map(|(e, _)| e).collect();
+    nights.sort();
+    let mut expected = events.clone();
+    expected.sort();
+    assert_eq!(nights, expected);
+
+    let (_, read) = app
+        .send(
+            Method::GET,
+            &format!("/v1/seasons/{season}/holds/{token}"),
+            &app.buyer("sam"),
+            None,
+        )
+        .await;
+    assert_eq!(read["expires_at"], extended["expires_at"]);
+    let other = format!("/v1/seasons/{season}/holds/{}/extend", uuid::Uuid::new_v4());
+    let (status, problem) = app
+        .send(Method::POST, &other, &app.buyer("sam"), None)
+        .await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::CONFLICT, Some("hold_not_live"))
+    );
+}
+
+#[tokio::test]
+async fn best_available_for_a_season_picks_seats_free_in_every_event() {
+    let app = spawn_app().await;
+    let (events, season) = season(&app).await;
+    // The middle of stalls row A is taken on the second night alone.
+    let row: Vec<String> = app
+        .seat_statuses(&events[1])
+        .await
+        .into_keys()
+        .filter(|id| id.starts_with("stalls-A-"))
+        .collect();
+    for seat in &row {
+        let (status, _) = app
+            .post_holds(&events[1], &app.buyer(&format!("night-{seat}")), &[seat])
+            .await;
+        assert_eq!(status, StatusCode::CREATED);
+        if app
+            .seat_statuses(&events[1])
+            .await
+            .values()
+            .filter(|s| *s == "held")
+            .count()
+            * 2
+            >= row.len()
+        {
+            break;
+        }
+    }
+    let taken: BTreeSet<String> = app
+        .seat_statuses(&events[1])
+        .await
+        .into_iter()
+        .filter(|(_, status)| status == "held")
+        .map(|(id, _)| id)
+        .collect();
+
+    let (status, held) = hold(
+        &app,
+        &season,
+        "sam",
+        json!({"best_available": {"quantity": 2, "ticket_type": "season"}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{held}");
+    assert_eq!(held["adjacent"], true);
+    let seats: Vec<String> = held["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(seats.len(), 2);
+    for seat in &seats {
+        assert!(seat.starts_with("stalls-A-"), "{seats:?}");
+        assert!(!taken.contains(seat), "{seat} is taken on the second night");
+        assert_eq!(
+            holders(&app, &events, seat).await,
+            vec![Some("sam".to_owned()); 3]
+        );
+    }
+
+    for (body, field) in [
+        (
+            json!({"best_available": {"quantity": 0}}),
+            "best_available.quantity",
+        ),
+        (
+            json!({"best_available": {"quantity": 1, "ticket_type": "nope"}}),
+            "best_available.ticket_type",
+        ),
+        (
+            json!({"seats": ["stalls-A-1"], "best_available": {"quantity": 1}}),
+            "seats",
+        ),
+        (json!({"partial": "autumn"}), "seats"),
+    ] {
+        let (status, problem) = hold(&app, &season, "ivy", body).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+        assert_eq!(problem["errors"][0]["field"], field, "{problem}");
+    }
+    let rows: i64 = sqlx::query_scalar("select count(*) from reservation where user_id = 'ivy'")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(rows, 0);
+}

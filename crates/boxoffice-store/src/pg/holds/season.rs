@@ -10,7 +10,8 @@ use uuid::Uuid;
 use super::PgHoldStore;
 use crate::error::retry_contention;
 use crate::season_holds::{
-    SeasonAcquire, SeasonHoldRequest, SeasonHolds, SeasonRelease, SeasonSeatHeld, SeasonTaken,
+    SeasonAcquire, SeasonExtend, SeasonHoldRequest, SeasonHolds, SeasonRelease, SeasonSeatHeld,
+    SeasonTaken,
 };
 use crate::StoreError;
 
@@ -95,27 +96,9 @@ impl SeasonHolds for PgHoldStore {
     ) -> Result<SeasonRelease, StoreError> {
         let (ids, tokens) = unzip(events);
         let (ids, tokens) = (&ids, &tokens);
-        // Compare-and-delete in every event at once, under the buyer's lock of each (the
-        // key recipe of `tx::begin_locked`, taken in key order as a season's claim takes
-        // them).
+        // Compare-and-delete in every event at once, under the buyer's lock of each.
         retry_contention(|| async move {
-            let mut tx = self
-                .pool
-                .begin_with(
-                    "begin isolation level read committed; set local synchronous_commit = off",
-                )
-                .await?;
-            sqlx::query(
-                "select pg_advisory_xact_lock(k.key)
-                   from (select hashtextextended('boxoffice.hold:' || e::text || ':' || $2, 0)
-                                as key
-                           from unnest($1::uuid[]) as e) k
-                  order by k.key",
-            )
-            .bind(ids)
-            .bind(user.as_str())
-            .execute(&mut *tx)
-            .await?;
+            let mut tx = self.begin_locked_in(ids, user).await?;
             let freed: Vec<(Uuid, String)> = sqlx::query_as(
                 "delete from reservation r
                   using unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
@@ -135,14 +118,50 @@ impl SeasonHolds for PgHoldStore {
                     SeasonRelease::NotLive
                 }
             } else {
-                let mut by_event: Vec<(EventId, Vec<String>)> = Vec::new();
-                for (event, seat) in freed {
-                    match by_event.iter_mut().find(|(e, _)| e.0 == event) {
-                        Some((_, seats)) => seats.push(seat),
-                        None => by_event.push((event.into(), vec![seat])),
-                    }
-                }
-                SeasonRelease::Released(by_event)
+                SeasonRelease::Released(by_event(freed))
+            };
+            tx.commit().await?;
+            Ok(outcome)
+        })
+        .await
+    }
+
+    async fn extend_season(
+        &self,
+        events: &[(EventId, Uuid)],
+        user: &UserId,
+        ttl_seconds: u32,
+        max_hold_seconds: u32,
+    ) -> Result<SeasonExtend, StoreError> {
+        let (ids, tokens) = unzip(events);
+        let (ids, tokens) = (&ids, &tokens);
+        // As an event's extension, in every event at once, under the buyer's lock of each.
+        retry_contention(|| async move {
+            let mut tx = self.begin_locked_in(ids, user).await?;
+            let extended: Vec<(Uuid, String, DateTime<Utc>)> = sqlx::query_as(
+                "update reservation r
+                    set expires_at = greatest(r.expires_at,
+                                              least(now() + make_interval(secs => $4),
+                                                    r.created_at + make_interval(secs => $5)))
+                   from unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
+                  where r.event_id = w.event_id and r.hold_token = w.token and r.user_id = $3
+                    and r.status = 'H' and r.expires_at > now()
+                 returning r.event_id, r.seat_id, r.expires_at",
+            )
+            .bind(ids)
+            .bind(tokens)
+            .bind(user.as_str())
+            .bind(f64::from(ttl_seconds))
+            .bind(f64::from(max_hold_seconds))
+            .fetch_all(&mut *tx)
+            .await?;
+            let outcome = match extended.iter().map(|(.., at)| *at).min() {
+                Some(expires_at) => SeasonExtend::Extended {
+                    expires_at,
+                    seats: by_event(extended.into_iter().map(|(e, seat, _)| (e, seat))),
+                },
+                None if held_by_other(&mut tx, ids, tokens, user).await? => SeasonExtend::Forbidden,
+                None => SeasonExtend::NotLive,
             };
             tx.commit().await?;
             Ok(outcome)
@@ -201,6 +220,44 @@ impl SeasonHolds for PgHoldStore {
             return Ok(SeasonTaken::NotLive);
         }
         Ok(SeasonTaken::Seats { seats, tx })
+    }
+}
+
+/// Seats by event, in the order the events first come.
+fn by_event(seats: impl IntoIterator<Item = (Uuid, String)>) -> Vec<(EventId, Vec<String>)> {
+    let mut by_event: Vec<(EventId, Vec<String>)> = Vec::new();
+    for (event, seat) in seats {
+        match by_event.iter_mut().find(|(e, _)| e.0 == event) {
+            Some((_, seats)) => seats.push(seat),
+            None => by_event.push((event.into(), vec![seat])),
+        }
+    }
+    by_event
+}
+
+impl PgHoldStore {
+    /// A transaction holding the buyer's lock of each of `events` (the key recipe of
+    /// `tx::begin_locked`, taken in key order as a season's claim takes them).
+    async fn begin_locked_in(
+        &self,
+        events: &[Uuid],
+        user: &UserId,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
+        let mut tx = self
+            .pool
+            .begin_with("begin isolation level read committed; set local synchronous_commit = off")
+            .await?;
+        sqlx::query(
+            "select pg_advisory_xact_lock(k.key)
+               from (select hashtextextended('boxoffice.hold:' || e::text || ':' || $2, 0) as key
+                       from unnest($1::uuid[]) as e) k
+              order by k.key",
+        )
+        .bind(events)
+        .bind(user.as_str())
+        .execute(&mut *tx)
+        .await?;
+        Ok(tx)
     }
 }
 
