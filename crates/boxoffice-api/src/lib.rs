@@ -942,6 +942,9 @@ pub struct Problem {
     /// Places left (`sold_out` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left: Option<u32>,
+    /// The events still needing a waiting-room pass (`queue_required` for a season hold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_ids: Option<Vec<EventId>>,
     /// With 429 and 503: how long to wait before asking again, in milliseconds. The
     /// `Retry-After` header says the same rounded up to whole seconds (at least one); a
     /// hold refused by the server's adaptive limit is given its turn here, often well

@@ -25,6 +25,12 @@ pub enum ApiError {
     /// pass of this buyer.
     #[error("{0}")]
     QueueRequired(&'static str),
+    /// 403 `queue_required`, for a season hold: these events' waiting rooms are on, and no
+    /// valid pass of the buyer's was shown for them (`event_ids`).
+    #[error(
+        "these events' waiting rooms are on: show a pass of each (Boxoffice-Pass, comma-separated)"
+    )]
+    PassesRequired(Vec<boxoffice_core::ids::EventId>),
     /// 404 with a specific code (`not_found`, `event_not_found`, …).
     #[error("{detail}")]
     NotFound {
@@ -175,7 +181,9 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden(_) | ApiError::QueueRequired(_) => StatusCode::FORBIDDEN,
+            ApiError::Forbidden(_) | ApiError::QueueRequired(_) | ApiError::PassesRequired(_) => {
+                StatusCode::FORBIDDEN
+            }
             ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
@@ -208,7 +216,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => "unauthorized",
             ApiError::Forbidden(_) => "forbidden",
             ApiError::NotImplemented(_) => "not_implemented",
-            ApiError::QueueRequired(_) => "queue_required",
+            ApiError::QueueRequired(_) | ApiError::PassesRequired(_) => "queue_required",
             ApiError::NotFound { code, .. } => code,
             ApiError::MethodNotAllowed => "method_not_allowed",
             ApiError::MalformedJson(_) => "malformed_json",
@@ -237,7 +245,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::Forbidden(_) => "Forbidden",
             ApiError::NotImplemented(_) => "Not implemented",
-            ApiError::QueueRequired(_) => "Waiting room",
+            ApiError::QueueRequired(_) | ApiError::PassesRequired(_) => "Waiting room",
             ApiError::NotFound { .. } => "Not found",
             ApiError::MethodNotAllowed => "Method not allowed",
             ApiError::MalformedJson(_) => "Malformed JSON",
@@ -272,6 +280,10 @@ impl ApiError {
             ApiError::SoldOut(left) => Some(*left),
             _ => None,
         };
+        let event_ids = match &self {
+            ApiError::PassesRequired(events) => Some(events.clone()),
+            _ => None,
+        };
         let retry_after_ms = self.retry_after().map(|d| d.as_millis() as u64);
         let detail = match self {
             ApiError::Validation(e) => {
@@ -302,6 +314,7 @@ impl ApiError {
             errors_omitted,
             seats,
             left,
+            event_ids,
             retry_after_ms,
         }
     }
@@ -398,6 +411,7 @@ impl From<boxoffice_service::Error> for ApiError {
             Error::Forbidden(why) => ApiError::Forbidden(why),
             Error::NotImplemented(why) => ApiError::NotImplemented(why),
             Error::QueueRequired(why) => ApiError::QueueRequired(why),
+            Error::PassesRequired(events) => ApiError::PassesRequired(events),
             Error::Invalid(errors) => ApiError::Validation(errors),
             Error::EventStarted => ApiError::EventStarted,
             Error::SeatsUnavailable(seats) => ApiError::SeatUnavailable(seats),
@@ -439,6 +453,7 @@ mod tests {
             (ApiError::Forbidden("x"), 403, "forbidden"),
             (ApiError::NotImplemented("x"), 501, "not_implemented"),
             (ApiError::QueueRequired("x"), 403, "queue_required"),
+            (ApiError::PassesRequired(vec![]), 403, "queue_required"),
             (ApiError::event_not_found(), 404, "event_not_found"),
             (ApiError::MalformedJson("x".into()), 400, "malformed_json"),
             (ApiError::PayloadTooLarge, 413, "payload_too_large"),

@@ -53,6 +53,12 @@ pub enum Error {
     /// The event's waiting room is on, and the buyer shows no valid pass of theirs.
     #[error("{0}")]
     QueueRequired(&'static str),
+    /// A season hold covers events whose waiting room is on, and no valid pass of the
+    /// buyer's was shown for these.
+    #[error(
+        "these events' waiting rooms are on: show a pass of each (Boxoffice-Pass, comma-separated)"
+    )]
+    PassesRequired(Vec<boxoffice_core::ids::EventId>),
     /// The caller may not act on this (another user's hold, order or booking).
     #[error("{0}")]
     Forbidden(&'static str),

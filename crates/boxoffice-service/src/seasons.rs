@@ -237,8 +237,13 @@ pub async fn hold_seats(
     let mut events = Vec::with_capacity(event_ids.len());
     let mut ttl = u32::MAX;
     let mut most = u32::MAX;
+    let mut unadmitted = Vec::new();
     for &event in &event_ids {
-        admitted(state, event, user, passes).await?;
+        match admitted(state, event, user, passes).await {
+            Ok(()) => {}
+            Err(Error::QueueRequired(_)) => unadmitted.push(event),
+            Err(e) => return Err(e),
+        }
         let policy = crate::holds::event_policy(state, event).await?;
         ttl = ttl.min(policy.hold_ttl_seconds);
         most = most.min(policy.max_seats_per_user);
@@ -247,6 +252,9 @@ pub async fn hold_seats(
             token: Uuid::nil(),
             max_seats_per_user: policy.max_seats_per_user,
         });
+    }
+    if !unadmitted.is_empty() {
+        return Err(Error::PassesRequired(unadmitted));
     }
     let (given, best) = match (&body.seats, &body.best_available) {
         (Some(seats), None) => (

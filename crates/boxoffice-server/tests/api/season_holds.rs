@@ -522,3 +522,59 @@ async fn best_available_for_a_season_picks_seats_free_in_every_event() {
         .unwrap();
     assert_eq!(rows, 0);
 }
+
+/// Where covered events have their waiting room on, a season hold needs the buyer's pass
+/// of each: the refusal names the events still lacking one, and nothing is held.
+#[tokio::test]
+async fn a_season_hold_needs_a_pass_of_each_event_whose_waiting_room_is_on() {
+    use crate::helpers::join_and_wait;
+    let app = spawn_app().await;
+    let (events, season) = season(&app).await;
+    for event in [&events[0], &events[2]] {
+        let queue = json!({"queue": {"enabled": true, "opens_at": chrono::Utc::now(),
+                                     "admit_per_minute": 6000, "session_seconds": 300}});
+        let (status, body) = app
+            .send(
+                Method::PATCH,
+                &format!("/v1/events/{event}"),
+                &As::Admin,
+                Some(&queue),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let sam = app.buyer("sam");
+    let with_passes = |passes: Vec<String>| {
+        let mut request = app
+            .request(Method::POST, &format!("/v1/seasons/{season}/holds"), &sam)
+            .json(&json!({"seats": ["stalls-A-2"]}));
+        if !passes.is_empty() {
+            request = request.header("Boxoffice-Pass", passes.join(", "));
+        }
+        async move { crate::helpers::read(request.send().await.unwrap()).await }
+    };
+    let (status, problem) = with_passes(vec![]).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("queue_required")),
+        "{problem}"
+    );
+    assert_eq!(problem["event_ids"], json!([events[0], events[2]]));
+    let (_, first) = join_and_wait(&app, &events[0], &sam).await;
+    let (status, problem) = with_passes(vec![first.clone()]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{problem}");
+    assert_eq!(problem["event_ids"], json!([events[2]]));
+    let none: i64 = sqlx::query_scalar("select count(*) from reservation")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(none, 0);
+
+    let (_, third) = join_and_wait(&app, &events[2], &sam).await;
+    let (status, held) = with_passes(vec![first, third]).await;
+    assert_eq!(status, StatusCode::CREATED, "{held}");
+    assert_eq!(
+        holders(&app, &events, "stalls-A-2").await,
+        vec![Some("sam".to_owned()); 3]
+    );
+}
