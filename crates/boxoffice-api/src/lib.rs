@@ -854,6 +854,44 @@ pub struct SeasonOrderView {
     pub released: Vec<ReleasedNight>,
 }
 
+/// `GET /v1/seasons/{id}/orders` (admin): the season's orders, newest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SeasonOrderList {
+    /// The orders.
+    pub orders: Vec<SeasonOrderView>,
+}
+
+/// `GET /v1/seasons/{id}/sales` (admin): the season's sales, orders not cancelled.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SeasonSales {
+    /// The season's currency.
+    pub currency: String,
+    /// Orders, seats and revenue of the whole season and every partial together.
+    pub orders: i64,
+    /// Seats sold (each once, however many events it covers).
+    pub seats: i64,
+    /// Revenue, minor units.
+    pub revenue_cents: i64,
+    /// The whole season (`partial` absent) and each partial, in the season's order.
+    pub lines: Vec<SeasonSalesLine>,
+}
+
+/// One line of a season's sales.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SeasonSalesLine {
+    /// The partial's code; absent for the whole season.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
+    /// The partial's name, or the season's.
+    pub name: String,
+    /// Orders not cancelled.
+    pub orders: i64,
+    /// Their seats.
+    pub seats: i64,
+    /// Their totals together, minor units.
+    pub revenue_cents: i64,
+}
+
 /// A season order's seats released for one event (`POST
 /// /v1/orders/{id}/events/{event_id}/release`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]

@@ -5,8 +5,8 @@
 use std::collections::{HashMap, HashSet};
 
 use boxoffice_api::{
-    BestAvailable, ReleasedNight, SeasonHoldBody, SeasonHoldView, SeasonOrderView, SeasonSeatView,
-    SeasonSeats, SeatRef,
+    BestAvailable, ReleasedNight, SeasonHoldBody, SeasonHoldView, SeasonOrderList, SeasonOrderView,
+    SeasonSales, SeasonSalesLine, SeasonSeatView, SeasonSeats, SeatRef,
 };
 use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::best_available;
@@ -788,4 +788,55 @@ pub async fn extend_hold(
         SeasonExtend::NotLive => Err(Error::HoldNotLive),
         SeasonExtend::Forbidden => Err(Error::Forbidden("this hold belongs to another user")),
     }
+}
+
+/// Most season orders one list answers.
+pub const MAX_ORDERS_LISTED: i64 = 200;
+
+/// The season's orders, newest first (`limit` of them, at most [`MAX_ORDERS_LISTED`]);
+/// with `q`, those whose id, buyer or a seat it names.
+pub async fn list_orders(
+    state: &Services,
+    id: SeasonId,
+    q: Option<&str>,
+    limit: i64,
+) -> Result<SeasonOrderList, Error> {
+    let season = view(state, id).await?;
+    let q = q.map(str::trim).filter(|q| !q.is_empty());
+    let limit = limit.clamp(1, MAX_ORDERS_LISTED);
+    let orders = sales::seasons::list(&state.pool, id, q, limit).await?;
+    let mut views = Vec::with_capacity(orders.len());
+    for order in orders {
+        views.push(order_view(state, &season, order).await?);
+    }
+    Ok(SeasonOrderList { orders: views })
+}
+
+/// The season's sales: the whole season and each partial (those with none sold too).
+pub async fn sales_of(state: &Services, id: SeasonId) -> Result<SeasonSales, Error> {
+    let season = view(state, id).await?;
+    let sold = sales::seasons::sales(&state.pool, id).await?;
+    let line = |partial: Option<&str>, name: &str| {
+        let found = sold.iter().find(|l| l.partial.as_deref() == partial);
+        SeasonSalesLine {
+            partial: partial.map(str::to_owned),
+            name: name.to_owned(),
+            orders: found.map_or(0, |l| l.orders),
+            seats: found.map_or(0, |l| l.seats),
+            revenue_cents: found.map_or(0, |l| l.revenue_cents),
+        }
+    };
+    let mut lines = vec![line(None, &season.name)];
+    lines.extend(season.partials.iter().map(|p| line(Some(&p.code), &p.name)));
+    Ok(SeasonSales {
+        currency: season
+            .ticket_types
+            .first()
+            .map(|t| t.currency.clone())
+            .unwrap_or_default(),
+        orders: lines.iter().map(|l| l.orders).sum(),
+        seats: lines.iter().map(|l| l.seats).sum(),
+        revenue_cents: lines.iter().map(|l| l.revenue_cents).sum(),
+        lines,
+    })
 }

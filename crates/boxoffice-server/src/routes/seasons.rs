@@ -6,7 +6,7 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use boxoffice_api::{
     CheckoutBody, Extended, SeasonCreated, SeasonHoldBody, SeasonHoldView, SeasonList,
-    SeasonOrderView, SeasonSeats,
+    SeasonOrderList, SeasonOrderView, SeasonSales, SeasonSeats,
 };
 use boxoffice_core::ids::SeasonId;
 use boxoffice_core::season::{Season, SeasonSpec};
@@ -252,4 +252,68 @@ pub async fn create_season_order(
         StatusCode::OK
     };
     Ok((status, axum::Json(bought.order)))
+}
+
+/// The query of `GET /v1/seasons/{id}/orders`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SeasonOrdersQuery {
+    /// An order id (the season's, or one of its events' orders), a buyer's user id or a
+    /// seat id (buyer and seat also by their beginning).
+    #[param(max_length = 200)]
+    q: Option<String>,
+    /// Orders answered, 1 to 200 (default 50).
+    #[param(minimum = 1, maximum = 200)]
+    limit: Option<u32>,
+}
+
+/// The season's orders, newest first, each with its seats and the events released.
+#[utoipa::path(get, path = "/v1/seasons/{id}/orders", tag = "seasons",
+    params(("id" = String, Path, description = "Season id"), SeasonOrdersQuery),
+    security(("admin" = [])),
+    responses(
+        (status = 200, description = "Orders", body = SeasonOrderList),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "A user token", body = Problem),
+        (status = 404, description = "No such season", body = Problem),
+        (status = 422, description = "`limit` or `q` invalid", body = Problem),
+    ))]
+pub async fn list_season_orders(
+    _: Admin,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    query: Result<Query<SeasonOrdersQuery>, QueryRejection>,
+) -> Result<axum::Json<SeasonOrderList>, ApiError> {
+    let id = season_id(&id)?;
+    let Query(query) =
+        query.map_err(|e| ApiError::invalid("limit", &format!("cannot read the query: {e}")))?;
+    let limit = query.limit.unwrap_or(50);
+    if !(1..=200).contains(&limit) {
+        return Err(ApiError::invalid("limit", "must be 1 to 200"));
+    }
+    if query.q.as_ref().is_some_and(|q| q.chars().count() > 200) {
+        return Err(ApiError::invalid("q", "must be at most 200 characters"));
+    }
+    Ok(axum::Json(
+        seasons::list_orders(&state, id, query.q.as_deref(), i64::from(limit)).await?,
+    ))
+}
+
+/// The season's sales, orders not cancelled: the whole season and each partial.
+#[utoipa::path(get, path = "/v1/seasons/{id}/sales", tag = "seasons",
+    params(("id" = String, Path, description = "Season id")),
+    security(("admin" = [])),
+    responses(
+        (status = 200, description = "Sales", body = SeasonSales),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "A user token", body = Problem),
+        (status = 404, description = "No such season", body = Problem),
+    ))]
+pub async fn get_season_sales(
+    _: Admin,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<axum::Json<SeasonSales>, ApiError> {
+    let id = season_id(&id)?;
+    Ok(axum::Json(seasons::sales_of(&state, id).await?))
 }

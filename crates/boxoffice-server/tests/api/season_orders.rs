@@ -336,3 +336,83 @@ async fn a_season_hold_bought_many_times_at_once_makes_one_order() {
     assert_eq!(sold_in(&app, &events, "stalls-A-1").await, vec![1, 1, 1]);
     assert_eq!(topics(&app).await, ["season_order.created"]);
 }
+
+#[tokio::test]
+async fn the_organizer_lists_a_seasons_orders_and_its_sales_by_partial() {
+    let app = spawn_app().await;
+    let (_, season) = season(&app).await;
+    for (who, body) in [
+        ("ann", json!({"seats": ["stalls-A-1", "stalls-A-2"]})),
+        ("bob", json!({"seats": ["stalls-A-3"], "partial": "autumn"})),
+        ("cyd", json!({"seats": ["circle-A-1"]})),
+    ] {
+        let token = hold(&app, &season, who, body).await;
+        let (status, _) = order(&app, &season, &app.buyer(who), &token).await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+    let cyd: String =
+        sqlx::query_scalar("select season_order_id::text from season_order where user_id = 'cyd'")
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    let (status, _) = app
+        .send(
+            Method::POST,
+            &format!("/v1/orders/{cyd}/cancel"),
+            &As::Admin,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    let path = format!("/v1/seasons/{season}/orders");
+    let (status, list) = app.send(Method::GET, &path, &As::Admin, None).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let buyers: Vec<&str> = list["orders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["user_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(buyers, ["cyd", "bob", "ann"], "newest first");
+    for (q, want) in [
+        ("bob", vec!["bob"]),
+        ("stalls-A-1", vec!["ann"]),
+        (cyd.as_str(), vec!["cyd"]),
+    ] {
+        let (_, found) = app
+            .send(Method::GET, &format!("{path}?q={q}"), &As::Admin, None)
+            .await;
+        let users: Vec<&str> = found["orders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["user_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(users, want, "q={q}");
+    }
+    let (status, _) = app.send(Method::GET, &path, &app.buyer("ann"), None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, _) = app
+        .send(Method::GET, &format!("{path}?limit=0"), &As::Admin, None)
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+
+    let (status, sales) = app
+        .send(
+            Method::GET,
+            &format!("/v1/seasons/{season}/sales"),
+            &As::Admin,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{sales}");
+    assert_eq!(
+        sales,
+        json!({"currency": "EUR", "orders": 2, "seats": 3, "revenue_cents": 92000,
+               "lines": [
+                   {"name": "2027 Season", "orders": 1, "seats": 2, "revenue_cents": 72000},
+                   {"partial": "autumn", "name": "Autumn half", "orders": 1, "seats": 1,
+                    "revenue_cents": 20000}]})
+    );
+}

@@ -544,3 +544,82 @@ async fn write_outbox(
         .await?;
     Ok(())
 }
+
+/// The season's orders, newest first, up to `limit`; with `q`, those whose id, buyer or a
+/// seat is `q` (a buyer or seat also by its beginning).
+pub async fn list(
+    pool: &PgPool,
+    season: SeasonId,
+    q: Option<&str>,
+    limit: i64,
+) -> Result<Vec<SeasonOrder>, StoreError> {
+    let mut conn = pool.acquire().await?;
+    let ids: Vec<Uuid> = sqlx::query_scalar(
+        "select s.season_order_id from season_order s
+          where s.season_id = $1
+            and ($2::text is null
+                 or s.season_order_id::text = $2
+                 or s.user_id like $2 || '%'
+                 or exists (select 1 from ticket_order o
+                              join order_seat t on t.event_id = o.event_id
+                                               and t.order_id = o.order_id
+                             where o.season_order_id = s.season_order_id
+                               and t.seat_id like $2 || '%'))
+          order by s.created_at desc, s.season_order_id desc
+          limit $3",
+    )
+    .bind(season.0)
+    .bind(q.map(|q| q.replace(['%', '_'], "")))
+    .bind(limit)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut orders = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(order) = get(&mut conn, id).await? {
+            orders.push(order);
+        }
+    }
+    Ok(orders)
+}
+
+/// One line of a season's sales: the whole season (`partial` None) or one partial.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SalesLine {
+    /// The partial, or `None` for the whole season.
+    pub partial: Option<String>,
+    /// Orders not cancelled.
+    pub orders: i64,
+    /// Their seats.
+    pub seats: i64,
+    /// Their totals together.
+    pub revenue_cents: i64,
+}
+
+/// The season's sales (orders not cancelled), the whole season first, then each partial
+/// sold.
+pub async fn sales(pool: &PgPool, season: SeasonId) -> Result<Vec<SalesLine>, StoreError> {
+    let rows: Vec<(Option<String>, i64, i64, i64)> = sqlx::query_as(
+        "select s.partial, count(*)::int8, sum(n.seats)::int8, sum(s.total_cents)::int8
+           from season_order s
+           cross join lateral (
+                 select count(distinct t.seat_id) as seats
+                   from ticket_order o
+                   join order_seat t on t.event_id = o.event_id and t.order_id = o.order_id
+                  where o.season_order_id = s.season_order_id) n
+          where s.season_id = $1 and s.status = 'confirmed'
+          group by s.partial
+          order by s.partial nulls first",
+    )
+    .bind(season.0)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(partial, orders, seats, revenue_cents)| SalesLine {
+            partial,
+            orders,
+            seats,
+            revenue_cents,
+        })
+        .collect())
+}
