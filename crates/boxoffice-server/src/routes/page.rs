@@ -48,6 +48,7 @@ const ASSETS: &[(&str, &str)] = &[
     web!("console/main.js"),
     web!("console/orders.js"),
     web!("console/report.js"),
+    web!("console/seasons.js"),
     web!("console/seats.js"),
     web!("console/shared.js"),
     web!("console/venues.js"),

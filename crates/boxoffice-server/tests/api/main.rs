@@ -18,6 +18,7 @@ mod client;
 mod connections;
 mod console;
 mod console_page;
+mod console_seasons;
 mod cors;
 mod embed;
 mod embed_edges;

@@ -2,7 +2,7 @@
 // first type (or none), holds and buyers' limits, sales channels and a waiting room.
 
 import { esc } from "../core/format.js";
-import { $, api, errorBox, screen, go } from "./shared.js";
+import { $, api, errorBox, screen, go, addTicketType, ticketTypes as readTicketTypes } from "./shared.js";
 
 export async function eventNew() {
   const venues = (await api("GET", "/v1/venues")).venues;
@@ -31,23 +31,13 @@ export async function eventNew() {
     <div id="event-error" aria-live="polite"></div>
     <button type="submit">Create event</button></form></div>`);
   const types = $("types");
-  const addType = (code, name, price) => {
-    const n = types.querySelectorAll(".row").length + 1;
-    types.insertAdjacentHTML("beforeend", `<div class="row">
-      <label>Code <input name="type_code" value="${esc(code)}" pattern="[A-Za-z0-9_]{1,32}" aria-describedby="code-hint-${n}"><span class="hint" id="code-hint-${n}">Letters, digits, _</span></label>
-      <label>Name <input name="type_name" value="${esc(name)}"></label>
-      <label>Price <input name="type_price" type="number" min="0" step="0.01" value="${esc(price)}"></label>
-      <label>Currency <input name="type_currency" value="EUR" maxlength="3" size="4"></label></div>`);
-  };
+  const addType = (code, name, price) => addTicketType(types, code, name, price, "code-hint");
   addType("standard", "Standard", "45.00");
   $("add-type").onclick = () => addType("", "", "");
   $("event-form").onsubmit = async (e) => {
     e.preventDefault();
     const f = e.target;
-    const all = (name) => [...f.querySelectorAll(`[name=${name}]`)].map((i) => i.value.trim());
-    const [codes, names, prices, currencies] = ["type_code", "type_name", "type_price", "type_currency"].map(all);
-    const ticketTypes = codes.map((code, i) => ({ code, name: names[i], price_cents: Math.round(Number(prices[i]) * 100), currency: currencies[i].toUpperCase() }))
-      .filter((t) => t.code || t.name);
+    const ticketTypes = readTicketTypes(f);
     const spec = {
       venue_id: f.venue_id.value, name: f.name.value.trim(),
       starts_at: f.starts_at.value ? new Date(f.starts_at.value).toISOString() : "",

@@ -1,13 +1,15 @@
 // The organizer console: venues (imported from a pretix plan or a CSV file, previewed on
 // the map before they are saved, exported again), events (created with a form, and each
-// one's live dashboard), routed in the browser under /admin. Each screen is a module of
-// its own; this one routes between them.
+// one's live dashboard), seasons (created from events; each one's sales and orders),
+// routed in the browser under /admin. Each screen is a module of its own; this one routes
+// between them.
 
 import { esc } from "../core/format.js";
 import { $, api, errorBox, screen, go, leave, token, signIn, signOut, when } from "./shared.js";
 import { venueNew, venueShow } from "./venues.js";
 import { eventNew } from "./event-new.js";
 import { dashboard } from "./dashboard.js";
+import { seasonsCard, seasonNew, seasonShow } from "./seasons.js";
 
 document.addEventListener("click", (e) => {
   const a = e.target.closest("a[data-nav]");
@@ -30,6 +32,8 @@ async function route() {
     else if ((m = path.match(/^\/admin\/venues\/([^/]+)$/))) await venueShow(decodeURIComponent(m[1]));
     else if (path === "/admin/events/new") await eventNew();
     else if ((m = path.match(/^\/admin\/events\/([^/]+)$/))) await dashboard(decodeURIComponent(m[1]));
+    else if (path === "/admin/seasons/new") await seasonNew();
+    else if ((m = path.match(/^\/admin\/seasons\/([^/]+)$/))) await seasonShow(decodeURIComponent(m[1]));
     else screen("Not found", `<h1>Not found</h1><p><a href="/admin" data-nav>Back to the console</a></p>`);
   } catch (e) {
     if (e.status !== 401) screen("Error", `<h1>That did not work</h1>${errorBox(e)}<p><a href="/admin" data-nav>Back to the console</a></p>`);
@@ -37,7 +41,7 @@ async function route() {
 }
 
 async function home() {
-  const [venues, events] = await Promise.all([api("GET", "/v1/venues"), api("GET", "/v1/events")]);
+  const [venues, events, seasons] = await Promise.all([api("GET", "/v1/venues"), api("GET", "/v1/events"), api("GET", "/v1/seasons")]);
   const venueItems = venues.venues.map((v) => `<li data-venue-id="${esc(v.id)}">
       <a href="/admin/venues/${esc(v.id)}" data-nav>${esc(v.name)}</a>
       <span class="meta">${v.seat_count.toLocaleString("en")} seats</span></li>`).join("");
@@ -52,7 +56,8 @@ async function home() {
     <section class="card" aria-labelledby="events-title">
       <div class="head"><h2 id="events-title">Events</h2><a href="/admin/events/new" data-nav>New event</a></div>
       ${eventItems ? `<ul class="list">${eventItems}</ul>` : `<p class="hint">No events yet.</p>`}
-    </section></div>`);
+    </section>
+    ${seasonsCard(seasons.seasons)}</div>`);
 }
 
 route();

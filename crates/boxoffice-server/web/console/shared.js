@@ -121,3 +121,24 @@ export function download(blob, name) {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
+
+// ---- ticket types ----
+
+// Adds a row for one ticket type (code, name, price in major units, currency) to the
+// fieldset `types`; `hint` names the code's hint uniquely on the page.
+export function addTicketType(types, code, name, price, hint) {
+  const n = types.querySelectorAll(".row").length + 1;
+  types.insertAdjacentHTML("beforeend", `<div class="row">
+    <label>Code <input name="type_code" value="${esc(code)}" pattern="[A-Za-z0-9_]{1,32}" aria-describedby="${hint}-${n}"><span class="hint" id="${hint}-${n}">Letters, digits, _</span></label>
+    <label>Name <input name="type_name" value="${esc(name)}"></label>
+    <label>Price <input name="type_price" type="number" min="0" step="0.01" value="${esc(price)}"></label>
+    <label>Currency <input name="type_currency" value="EUR" maxlength="3" size="4"></label></div>`);
+}
+
+// The ticket types of `form`'s rows, as the API takes them (rows left empty skipped).
+export function ticketTypes(form) {
+  const all = (name) => [...form.querySelectorAll(`[name=${name}]`)].map((i) => i.value.trim());
+  const [codes, names, prices, currencies] = ["type_code", "type_name", "type_price", "type_currency"].map(all);
+  return codes.map((code, i) => ({ code, name: names[i], price_cents: Math.round(Number(prices[i]) * 100), currency: currencies[i].toUpperCase() }))
+    .filter((t) => t.code || t.name);
+}
