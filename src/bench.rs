@@ -57,6 +57,29 @@ pub enum Scenario {
         #[arg(long)]
         channels: bool,
     },
+    /// One-seat season holds on random seats by random buyers, each held in every event
+    /// of one season at once (beside `holds`, the same on one event).
+    SeasonHolds {
+        /// Events in the season.
+        #[arg(long, default_value_t = 20)]
+        events: usize,
+        /// Seats in the venue.
+        #[arg(long, default_value_t = 10_000)]
+        seats: usize,
+        /// How long to send (`10s`, `500ms`, `2m`; plain numbers are seconds).
+        #[arg(long, default_value = "10s", value_parser = duration)]
+        duration: Duration,
+        /// Concurrent workers, each sending its next request when the last is answered.
+        #[arg(long, default_value_t = 64)]
+        workers: usize,
+        /// Distinct buyers, one chosen at random per request.
+        #[arg(long, default_value_t = 50_000)]
+        users: usize,
+        /// The events' hold lifetime in seconds: longer than the run, so that the check
+        /// after it sees every hold.
+        #[arg(long, default_value_t = 120)]
+        hold_ttl: u32,
+    },
     /// Buyers arriving at once for 1–4 seats together: best available, think, check out.
     FlashSale {
         /// Seats in the event.
@@ -237,6 +260,24 @@ pub async fn run_bench(
                 channels,
             };
             bench::holds::run(target, params).await
+        }
+        Scenario::SeasonHolds {
+            events,
+            seats,
+            duration,
+            workers,
+            users,
+            hold_ttl,
+        } => {
+            let params = bench::seasons::Params {
+                events,
+                seats,
+                duration,
+                pace: Pace::Closed { workers },
+                users,
+                hold_ttl_seconds: hold_ttl,
+            };
+            bench::seasons::run(target, params).await
         }
         Scenario::FlashSale {
             seats,

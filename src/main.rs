@@ -3,9 +3,9 @@
 //! - `boxoffice serve [--demo]`: run the HTTP server (creating and migrating its database).
 //! - `boxoffice race ga|seat`: race demos against a running server (`ga --unsafe` shows the
 //!   naive booking overselling, on a scratch table).
-//! - `boxoffice bench hot-seat|best|holds|flash-sale|ga-rush|browse|seat-map|floor`: the load generator
-//!   against a running server; exits non-zero if an invariant check fails. `bench plot`
-//!   draws saved reports.
+//! - `boxoffice bench hot-seat|best|holds|season-holds|flash-sale|ga-rush|browse|seat-map|floor`:
+//!   the load generator against a running server; exits non-zero if an invariant check
+//!   fails. `bench plot` draws saved reports.
 //! - `boxoffice relay`: deliver outbox rows to webhooks, alongside or instead of `serve`'s.
 //! - `boxoffice migrate`: create the database if missing and apply the migrations.
 //! - `boxoffice doctor [--instances N] [--relays N]`: check what a server needs (its

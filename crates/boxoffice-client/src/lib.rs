@@ -21,11 +21,12 @@ use boxoffice_api::{
     AddSeatsBody, AllocationsChanged, AllocationsRequest, AvailabilityView, BestAvailable,
     BookingBody, BookingView, ChannelReleased, CheckoutBody, EventCreated, EventList, EventPatch,
     EventView, Extended, Health, HoldBody, HoldView, LayoutView, OrderView, PaymentBody, Problem,
-    QueueJoined, QueueStatus, SeatsView, SessionCreated, VenueCreated, VenueList, VenueView,
-    WaitlistEntryView, WaitlistJoin,
+    QueueJoined, QueueStatus, SeasonCreated, SeasonHoldBody, SeasonHoldView, SeatsView,
+    SessionCreated, VenueCreated, VenueList, VenueView, WaitlistEntryView, WaitlistJoin,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
-use boxoffice_core::ids::{EventId, VenueId};
+use boxoffice_core::ids::{EventId, SeasonId, VenueId};
+use boxoffice_core::season::SeasonSpec;
 use boxoffice_core::venue::VenueSpec;
 use chrono::{DateTime, Utc};
 use reqwest::{Method, RequestBuilder, StatusCode};
@@ -361,6 +362,38 @@ impl Client {
             best_available: None,
         };
         self.hold(event, buyer, &body).await
+    }
+
+    /// `POST /v1/seasons` (admin).
+    pub async fn create_season(&self, season: &SeasonSpec) -> Result<SeasonCreated> {
+        self.send(
+            Method::POST,
+            "/v1/seasons",
+            self.admin_token(),
+            Some(season),
+        )
+        .await
+    }
+
+    /// `POST /v1/seasons/{id}/holds` for these seats (in every event the season covers).
+    pub async fn hold_season_seats(
+        &self,
+        season: SeasonId,
+        buyer: &str,
+        seats: &[&str],
+    ) -> Result<SeasonHoldView> {
+        let body = SeasonHoldBody {
+            seats: Some(seats.iter().map(|s| (*s).to_owned()).collect()),
+            best_available: None,
+            partial: None,
+        };
+        self.send(
+            Method::POST,
+            &format!("/v1/seasons/{season}/holds"),
+            Some(buyer),
+            Some(&body),
+        )
+        .await
     }
 
     /// `POST /v1/events/{id}/holds` asking the server for the best `quantity` seats (of

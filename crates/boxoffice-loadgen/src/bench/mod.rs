@@ -32,6 +32,7 @@ pub mod hot_seat;
 pub mod plot;
 pub mod queue;
 mod report;
+pub mod seasons;
 pub mod seat_map;
 pub mod waitlist;
 
@@ -143,6 +144,15 @@ impl Target {
     /// `floor-R<row>-<n>`), and an event selling all of it at one price (its first
     /// `channel_rows` rows in the sales channel [`CHANNEL`] alone).
     pub async fn seated_event(&self, layout: &Layout) -> anyhow::Result<EventId> {
+        Ok(self.seated_events(layout, 1).await?[0])
+    }
+
+    /// As [`Target::seated_event`], `count` events (at least one) in the one venue.
+    pub async fn seated_events(
+        &self,
+        layout: &Layout,
+        count: usize,
+    ) -> anyhow::Result<Vec<EventId>> {
         let rows: Vec<_> = (0..layout.rows)
             .map(|r| json!({"label": format!("R{r}"), "seats": layout.per_row}))
             .collect();
@@ -161,18 +171,23 @@ impl Target {
                                     "rows": rows, "channel": CHANNEL}));
             channels.push(json!({"code": CHANNEL, "name": "Partner"}));
         }
-        let event = self
-            .api
-            .create_event(&serde_json::from_value(json!({
-                "venue_id": venue.id, "name": "Bench", "starts_at": "2099-01-01T20:00:00Z",
-                "hold_ttl_seconds": layout.hold_ttl_seconds,
-                "max_hold_seconds": layout.hold_ttl_seconds.max(900),
-                "max_seats_per_user": layout.max_seats_per_user,
-                "payment_window_seconds": layout.payment_window_seconds,
-                "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
-                "channels": channels, "allocations": allocations}))?)
-            .await?;
-        Ok(event.id)
+        let mut events = Vec::with_capacity(count.max(1));
+        for n in 0..count.max(1) {
+            let event = self
+                .api
+                .create_event(&serde_json::from_value(json!({
+                    "venue_id": venue.id, "name": format!("Bench {}", n + 1),
+                    "starts_at": "2099-01-01T20:00:00Z",
+                    "hold_ttl_seconds": layout.hold_ttl_seconds,
+                    "max_hold_seconds": layout.hold_ttl_seconds.max(900),
+                    "max_seats_per_user": layout.max_seats_per_user,
+                    "payment_window_seconds": layout.payment_window_seconds,
+                    "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
+                    "channels": channels, "allocations": allocations}))?)
+                .await?;
+            events.push(event.id);
+        }
+        Ok(events)
     }
 }
 

@@ -317,3 +317,27 @@ async fn the_checks_fail_when_the_store_is_broken() {
 }
 
 crate::helpers::stores::conformance!(every_scenario_runs_and_its_checks_pass);
+
+/// Season holds (the postgres store's): granted, and every seat held in all the season's
+/// events or in none after the run.
+#[tokio::test]
+async fn the_season_holds_scenario_runs_and_its_check_passes() {
+    let app = spawn_race_app_on(Store::Postgres).await;
+    let params = bench::seasons::Params {
+        events: 4,
+        seats: 200,
+        duration: Duration::from_millis(800),
+        pace: Pace::Closed { workers: 4 },
+        users: 50,
+        hold_ttl_seconds: 120,
+    };
+    let report = bench::seasons::run(&target(&app), params).await.unwrap();
+    assert_passed(&report);
+    let granted = report.operations[0].statuses["201"];
+    assert!(granted > 0, "{}", report.text());
+    let rows: i64 = sqlx::query_scalar("select count(*) from reservation")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(rows, 4 * granted as i64, "each season hold a row in each event");
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Season holds beside event holds, on the postgres store: `boxoffice bench season-holds`
+# (one-seat holds, each in every event of a season of <events>) and `boxoffice bench holds`
+# (one-seat holds in one event), alternating <runs> times, each on a fresh database, 10 s
+# at 64 workers over 10,000 seats, holds living 120 s.
+#   bench/seasons.sh [events] [runs]      (defaults: 20 2)
+# With $bin set, that build is measured; else this tree's release build (built first).
+# Needs psql, curl and jq.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+events=${1:-20} runs=${2:-2}
+given=${bin:-}
+. bench/lib.sh
+[[ -n $given ]] || bench_build
+out=target/bench/seasons-$(date -u +%Y%m%dT%H%M%SZ)
+mkdir -p "$out"
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+for run in $(seq "$runs"); do
+  for scenario in season-holds holds; do
+    BOXOFFICE_HOLDS_PER_MINUTE=1000000 RUST_LOG=error \
+      bench_serve "boxoffice_seasons_$$" 3996 "$out/server.log"
+    bench_settle
+    case $scenario in
+      season-holds) bench_run "$out/$scenario-$run.json" season-holds --events "$events" --seats 10000 ;;
+      holds) bench_run "$out/$scenario-$run.json" holds --seats 10000 --hold-ttl 120 ;;
+    esac
+    jq -r --arg s "$scenario" '
+      "\($s): \(.operations[0].statuses["201"] // 0) granted in \(.elapsed_seconds * 10 | round / 10) s, \((.operations[0].statuses["201"] // 0) / .elapsed_seconds | round)/s, p50 \(.operations[0].latency_ms.p50) ms, p99 \(.operations[0].latency_ms.p99) ms, checks \([.checks[] | .passed] | all)"' \
+      "$out/$scenario-$run.json"
+    bench_stop
+  done
+done
+echo "reports in $out"
