@@ -2,7 +2,8 @@
 # Season holds beside event holds, on the postgres store: `boxoffice bench season-holds`
 # (one-seat holds, each in every event of a season of <events>) and `boxoffice bench holds`
 # (one-seat holds in one event), alternating <runs> times, each on a fresh database, 10 s
-# at 64 workers over 10,000 seats, holds living 120 s.
+# at 64 workers, holds living 120 s: season holds over 10,000 seats, event holds over
+# 100,000 (so that they do not run out of seats within the run).
 #   bench/seasons.sh [events] [runs]      (defaults: 20 2)
 # With $bin set, that build is measured; else this tree's release build (built first).
 # Needs psql, curl and jq.
@@ -22,7 +23,7 @@ for run in $(seq "$runs"); do
     bench_settle
     case $scenario in
       season-holds) bench_run "$out/$scenario-$run.json" season-holds --events "$events" --seats 10000 ;;
-      holds) bench_run "$out/$scenario-$run.json" holds --seats 10000 --hold-ttl 120 ;;
+      holds) bench_run "$out/$scenario-$run.json" holds --seats 100000 --hold-ttl 120 ;;
     esac
     jq -r --arg s "$scenario" '
       "\($s): \(.operations[0].statuses["201"] // 0) granted in \(.elapsed_seconds * 10 | round / 10) s, \((.operations[0].statuses["201"] // 0) / .elapsed_seconds | round)/s, p50 \(.operations[0].latency_ms.p50) ms, p99 \(.operations[0].latency_ms.p99) ms, checks \([.checks[] | .passed] | all)"' \

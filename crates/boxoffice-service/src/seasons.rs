@@ -238,13 +238,19 @@ pub async fn hold_seats(
     let mut ttl = u32::MAX;
     let mut most = u32::MAX;
     let mut unadmitted = Vec::new();
-    for &event in &event_ids {
-        match admitted(state, event, user, passes).await {
+    // Each event's admission and rules, read for all the events at once.
+    let reads = event_ids.iter().map(|&event| async move {
+        let admission = admitted(state, event, user, passes).await;
+        let policy = crate::holds::event_policy(state, event).await;
+        (event, admission, policy)
+    });
+    for (event, admission, policy) in futures::future::join_all(reads).await {
+        match admission {
             Ok(()) => {}
             Err(Error::QueueRequired(_)) => unadmitted.push(event),
             Err(e) => return Err(e),
         }
-        let policy = crate::holds::event_policy(state, event).await?;
+        let policy = policy?;
         ttl = ttl.min(policy.hold_ttl_seconds);
         most = most.min(policy.max_seats_per_user);
         events.push(SeasonEventHold {
@@ -396,12 +402,30 @@ async fn choose_best(
 
 /// Each event's seats of `held` shown held to its followers.
 async fn publish(state: &Services, held: &[SeasonSeatHeld]) {
-    for event in distinct_events(held.iter().map(|s| s.event)) {
-        let seats = held.iter().filter(|s| s.event == event);
-        let expires_at = held[0].expires_at;
-        let change = Change::held(seats.map(|s| s.seat_id.as_str()), expires_at);
-        state.live.publish(event, change).await;
+    let expires_at = held[0].expires_at;
+    let changes = distinct_events(held.iter().map(|s| s.event))
+        .into_iter()
+        .map(|event| {
+            let seats = held.iter().filter(|s| s.event == event);
+            (
+                event,
+                Change::held(seats.map(|s| s.seat_id.as_str()), expires_at),
+            )
+        })
+        .collect();
+    publish_all(state, changes).await;
+}
+
+/// Publishes a change in each of several events: counted in this instance's view at once,
+/// then sent to the bus together rather than one event after another.
+async fn publish_all(state: &Services, changes: Vec<(EventId, Change)>) {
+    for (event, change) in &changes {
+        state.live.apply_here(*event, change);
     }
+    let sends = changes
+        .into_iter()
+        .map(|(event, change)| state.live.publish(event, change));
+    futures::future::join_all(sends).await;
 }
 
 fn distinct_events(events: impl Iterator<Item = EventId>) -> Vec<EventId> {
@@ -534,10 +558,14 @@ pub async fn release_hold(
     let events = state.season_tokens.in_events(token, &season.event_ids);
     match store.release_season(&events, user).await? {
         SeasonRelease::Released(freed) => {
-            for (event, seats) in freed {
-                let change = Change::now(seats.iter().map(String::as_str), SeatStatus::Available);
-                state.live.publish(event, change).await;
-            }
+            let changes = freed
+                .into_iter()
+                .map(|(event, seats)| {
+                    let seats = seats.iter().map(String::as_str);
+                    (event, Change::now(seats, SeatStatus::Available))
+                })
+                .collect();
+            publish_all(state, changes).await;
             Ok(())
         }
         SeasonRelease::NotLive => Err(Error::HoldNotFound),
@@ -590,11 +618,15 @@ pub async fn checkout(
         }
     };
     if created {
-        for night in &order.nights {
-            let seats = order.seats.iter().map(|s| s.seat_id.as_str());
-            let change = Change::now(seats, SeatStatus::Sold);
-            state.live.publish(night.event_id, change).await;
-        }
+        let changes = order
+            .nights
+            .iter()
+            .map(|night| {
+                let seats = order.seats.iter().map(|s| s.seat_id.as_str());
+                (night.event_id, Change::now(seats, SeatStatus::Sold))
+            })
+            .collect();
+        publish_all(state, changes).await;
     }
     Ok(SeasonCheckout {
         order: order_view(state, &season, order).await?,
@@ -779,10 +811,14 @@ pub async fn extend_hold(
     let extend = store.extend_season(&held, user, ttl, most);
     match limited(&state.overload, Path::Hold, async { Ok(extend.await?) }).await? {
         SeasonExtend::Extended { expires_at, seats } => {
-            for (event, seats) in seats {
-                let change = Change::held(seats.iter().map(String::as_str), expires_at);
-                state.live.publish(event, change).await;
-            }
+            let changes = seats
+                .into_iter()
+                .map(|(event, seats)| {
+                    let seats = seats.iter().map(String::as_str);
+                    (event, Change::held(seats, expires_at))
+                })
+                .collect();
+            publish_all(state, changes).await;
             Ok(expires_at)
         }
         SeasonExtend::NotLive => Err(Error::HoldNotLive),

@@ -438,6 +438,10 @@ create or replace function boxoffice_claim_season(
 returns table (event_id uuid, outcome text, seat_id text, ticket_type text, price_cents bigint,
                created_at timestamptz, expires_at timestamptz)
 language plpgsql volatile
+-- Planned for each call's arrays: a cached generic plan, which cannot know how many events
+-- and seats they hold, costs five times the custom plan's time (a season of 20 events:
+-- 25-30 ms against 4-5 ms a claim).
+set plan_cache_mode = force_custom_plan
 as $$
 #variable_conflict use_column
 declare

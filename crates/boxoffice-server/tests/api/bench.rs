@@ -339,5 +339,9 @@ async fn the_season_holds_scenario_runs_and_its_check_passes() {
         .fetch_one(&app.db)
         .await
         .unwrap();
-    assert_eq!(rows, 4 * granted as i64, "each season hold a row in each event");
+    assert_eq!(
+        rows,
+        4 * granted as i64,
+        "each season hold a row in each event"
+    );
 }

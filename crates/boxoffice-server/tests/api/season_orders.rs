@@ -416,3 +416,84 @@ async fn the_organizer_lists_a_seasons_orders_and_its_sales_by_partial() {
                     "revenue_cents": 20000}]})
     );
 }
+
+/// One buyer's whole purchase: hold (riding out turns), then buy at once; answers the
+/// order's status (0 when the hold was refused).
+async fn hold_and_buy(app: &TestApp, hold_path: String, order_path: String, who: String) -> u16 {
+    let buyer = app.buyer(&who);
+    let held = crate::helpers::race_riding_out(vec![app
+        .request(Method::POST, &hold_path, &buyer)
+        .json(&json!({"seats": ["stalls-A-3"]}))])
+    .await
+    .remove(0);
+    if held.0 != StatusCode::CREATED {
+        return 0;
+    }
+    let (status, _) = app
+        .send(
+            Method::POST,
+            &order_path,
+            &buyer,
+            Some(&json!({"hold_token": held.1["hold_token"]})),
+        )
+        .await;
+    status.as_u16()
+}
+
+/// 60 season buyers and 60 single-night buyers each hold and buy one seat at once,
+/// repeated: each night's seat ends in exactly one live order, never a season order and a
+/// night's order for the same night, and a season order covers every night or none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn season_and_night_buyers_racing_to_buy_leave_one_order_per_night() {
+    let app = spawn_race_app().await;
+    let mut season_won = 0;
+    for round in 0..5 {
+        let (events, season) = season(&app).await;
+        let mut buyers = Vec::new();
+        for b in 0..60 {
+            buyers.push(hold_and_buy(
+                &app,
+                format!("/v1/seasons/{season}/holds"),
+                format!("/v1/seasons/{season}/orders"),
+                format!("season-{round}-{b}"),
+            ));
+            let night = &events[b % 3];
+            buyers.push(hold_and_buy(
+                &app,
+                format!("/v1/events/{night}/holds"),
+                format!("/v1/events/{night}/orders"),
+                format!("night-{round}-{b}"),
+            ));
+        }
+        let answers = futures::future::join_all(buyers).await;
+        let bought = answers.iter().filter(|&&s| s == 201).count();
+        assert_eq!(sold_in(&app, &events, "stalls-A-3").await, vec![1, 1, 1]);
+        let owners: Vec<(String, Option<uuid::Uuid>)> = sqlx::query_as(
+            "select o.user_id, o.season_order_id
+               from order_seat s join ticket_order o using (event_id, order_id)
+              where s.seat_id = 'stalls-A-3' and not s.released
+                and o.event_id = any($1::uuid[])",
+        )
+        .bind(
+            events
+                .iter()
+                .map(|e| e.parse::<uuid::Uuid>().unwrap())
+                .collect::<Vec<_>>(),
+        )
+        .fetch_all(&app.db)
+        .await
+        .unwrap();
+        let seasons: std::collections::BTreeSet<_> =
+            owners.iter().filter_map(|(_, s)| *s).collect();
+        if seasons.is_empty() {
+            assert_eq!(bought, 3, "a night's buyer in each night");
+            assert!(owners.iter().all(|(u, _)| u.starts_with("night-")));
+        } else {
+            season_won += 1;
+            assert_eq!(bought, 1, "one season buyer, no night's buyer");
+            assert_eq!(seasons.len(), 1);
+            assert!(owners.iter().all(|(_, s)| s.is_some()), "{owners:?}");
+        }
+    }
+    eprintln!("the season won {season_won} of 5 rounds");
+}
