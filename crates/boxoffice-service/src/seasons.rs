@@ -652,8 +652,9 @@ pub async fn find_order(
 }
 
 /// Cancels the season order `id` (its owner `by`, or an admin): its seats go on sale again
-/// in every event where they were not released, the waiting list first. `None` when there
-/// is no such season order; a cancelled order is answered as it is.
+/// in every event where they were not released, the waiting list first; with the id of one
+/// of its events' orders, in that event alone (released for that night). `None` when there
+/// is no such season order; a cancelled order (or night released) is answered as it is.
 pub async fn cancel_order(
     state: &Services,
     id: Uuid,

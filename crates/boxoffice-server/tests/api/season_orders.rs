@@ -497,3 +497,66 @@ async fn season_and_night_buyers_racing_to_buy_leave_one_order_per_night() {
     }
     eprintln!("the season won {season_won} of 5 rounds");
 }
+
+/// An event's order of a season's seats, cancelled by its own id (as the event's console
+/// list offers), releases that night alone; read by its id, it answers the season order.
+#[tokio::test]
+async fn cancelling_one_events_order_of_a_season_releases_that_night_alone() {
+    let app = spawn_app().await;
+    let (events, season) = season(&app).await;
+    let token = hold(&app, &season, "sam", json!({"seats": ["stalls-A-1"]})).await;
+    let (_, bought) = order(&app, &season, &app.buyer("sam"), &token).await;
+    let night: String =
+        sqlx::query_scalar("select order_id::text from ticket_order where event_id = $1::uuid")
+            .bind(&events[2])
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    let (status, read) = app
+        .send(
+            Method::GET,
+            &format!("/v1/orders/{night}"),
+            &app.buyer("sam"),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (status, &read["order_id"]),
+        (StatusCode::OK, &bought["order_id"])
+    );
+
+    let (status, after) = app
+        .send(
+            Method::POST,
+            &format!("/v1/orders/{night}/cancel"),
+            &As::Admin,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{after}");
+    assert_eq!(after["status"], "paid");
+    assert_eq!(after["released"][0]["event_id"], events[2].as_str());
+    assert_eq!(sold_in(&app, &events, "stalls-A-1").await, vec![1, 1, 0]);
+    assert_eq!(
+        app.seat_statuses(&events[2]).await["stalls-A-1"],
+        "available"
+    );
+    // Again: answered as it is, nothing more released.
+    let (status, again) = app
+        .send(
+            Method::POST,
+            &format!("/v1/orders/{night}/cancel"),
+            &As::Admin,
+            None,
+        )
+        .await;
+    assert_eq!(
+        (status, &again["released"]),
+        (StatusCode::OK, &after["released"])
+    );
+    assert_eq!(sold_in(&app, &events, "stalls-A-1").await, vec![1, 1, 0]);
+    assert_eq!(
+        topics(&app).await,
+        ["season_order.created", "season_order.released"]
+    );
+}

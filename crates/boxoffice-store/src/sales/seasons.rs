@@ -383,7 +383,8 @@ pub struct Returned {
 
 /// Cancels the season order `id` (its owner `by`, or an admin: `None`): every event it
 /// still covers (not released before) has its seats put on sale again, offered first to
-/// that event's waiting list, in one transaction.
+/// that event's waiting list, in one transaction. With the id of one of its events'
+/// orders, that night alone is released ([`release_night`]).
 pub async fn cancel(
     pool: &PgPool,
     store: &dyn SaleSeats,
@@ -421,6 +422,14 @@ async fn give_back(
     if by.is_some_and(|u| u != &order.user_id) {
         return Ok(SeasonCancel::Forbidden);
     }
+    // Cancelling one event's order of a season releases that night alone.
+    let night = night.or_else(|| {
+        order
+            .nights
+            .iter()
+            .find(|n| n.order_id == id)
+            .map(|n| n.event_id)
+    });
     let going: Vec<SeasonNight> = match night {
         Some(event) => match order.nights.iter().find(|n| n.event_id == event) {
             None => return Ok(SeasonCancel::NotFound),
