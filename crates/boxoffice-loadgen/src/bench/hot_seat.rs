@@ -1,7 +1,12 @@
 //! `hot-seat --buyers N [--connected]`: N buyers released together on one seat; exactly one
 //! must win. Each buyer's request opens a connection of its own, unless `--connected`: then
 //! every buyer has first loaded the event's availability (as the seat-map page does), all
-//! at once, so each is released with a connection already open.
+//! at once, so each is released with a connection already open. A buyer refused for now
+//! (`503` with a turn, the server's adaptive limit) asks again at its turn, as the page
+//! does: what is checked is each buyer's final answer, and the turns kept are reported.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use super::{checks, release_together, status_of, Check, Layout, Report, Stats, Target};
 
@@ -16,6 +21,7 @@ pub async fn run(target: &Target, buyers: usize, connected: bool) -> anyhow::Res
         }
     }
     let seat = layout.seat_id(0);
+    let asked = Arc::new(AtomicU64::new(0));
     let calls = (0..buyers)
         .map(|b| {
             let (api, token, seat) = (
@@ -23,7 +29,15 @@ pub async fn run(target: &Target, buyers: usize, connected: bool) -> anyhow::Res
                 target.buyer(&format!("hot-{b}")),
                 seat.clone(),
             );
-            async move { api.hold_seats(event, &token, &[seat.as_str()]).await }
+            let asked = asked.clone();
+            async move {
+                let seats = [seat.as_str()];
+                boxoffice_client::turns::kept(|| {
+                    asked.fetch_add(1, Ordering::Relaxed);
+                    api.hold_seats(event, &token, &seats)
+                })
+                .await
+            }
         })
         .collect();
     let started = std::time::Instant::now();
@@ -40,6 +54,8 @@ pub async fn run(target: &Target, buyers: usize, connected: bool) -> anyhow::Res
     }
     report.elapsed_seconds = elapsed.as_secs_f64();
     report.operations.push(stats.report("hold", elapsed));
+    let turns = asked.load(Ordering::Relaxed).saturating_sub(buyers as u64);
+    report.figure("turns_kept", turns as f64);
     let (won, refused) = (stats.of(201), stats.of(409));
     report.checks.push(Check::new(
         "exactly one buyer holds the seat",
