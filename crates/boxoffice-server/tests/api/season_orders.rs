@@ -418,7 +418,7 @@ async fn the_organizer_lists_a_seasons_orders_and_its_sales_by_partial() {
 }
 
 /// One buyer's whole purchase: hold (riding out turns), then buy at once; answers the
-/// order's status (0 when the hold was refused).
+/// order's status, or the hold's refusal.
 async fn hold_and_buy(app: &TestApp, hold_path: String, order_path: String, who: String) -> u16 {
     let buyer = app.buyer(&who);
     let held = crate::helpers::race_riding_out(vec![app
@@ -427,7 +427,7 @@ async fn hold_and_buy(app: &TestApp, hold_path: String, order_path: String, who:
     .await
     .remove(0);
     if held.0 != StatusCode::CREATED {
-        return 0;
+        return held.0.as_u16();
     }
     let (status, _) = app
         .send(
@@ -467,6 +467,12 @@ async fn season_and_night_buyers_racing_to_buy_leave_one_order_per_night() {
         }
         let answers = futures::future::join_all(buyers).await;
         let bought = answers.iter().filter(|&&s| s == 201).count();
+        let refused = answers.iter().filter(|&&s| s == 409).count();
+        assert_eq!(
+            bought + refused,
+            120,
+            "every buyer bought or was refused: {answers:?}"
+        );
         assert_eq!(sold_in(&app, &events, "stalls-A-3").await, vec![1, 1, 1]);
         let owners: Vec<(String, Option<uuid::Uuid>)> = sqlx::query_as(
             "select o.user_id, o.season_order_id
