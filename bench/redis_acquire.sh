@@ -12,19 +12,20 @@ redis-cli -p "$port" HSET "sync:{$event}" v 1 s "$far" r "$far" >/dev/null
 # Loaded as the store loads it: the shared prelude first.
 scripts="$here/crates/boxoffice-store/scripts"
 sha=$(redis-cli -p "$port" SCRIPT LOAD "$(cat "$scripts/prelude.lua"; echo; cat "$scripts/hold_acquire.lua")")
-head="sync:{$event} fence:{$event} sold:{$event} held:{$event} holduser:{$event}:u__rand_int__ holdtok:{$event}:t__rand_int__ holdrate:{$event}:u__rand_int__"
-# The hold rate on, as the service runs it (a rate no user reaches: the limiter's cost is in).
-args='tok user 30000 100 1 [] 0.00001 4294967295'
+head="sync:{$event} fence:{$event} sold:{$event} held:{$event} holduser:{$event}:u__rand_int__ holdtok:{$event}:t__rand_int__ holdrate:{$event}:u__rand_int__ passend:{$event}:-"
+# ARGV as the service sends it for a hold of one event: the hold rate on (a rate no user
+# reaches: the limiter's cost is in), no pass, no season claim.
+args=(tok user 30000 100 1 '[]' 0.00001 4294967295 '' 0 '' '')
 run() { # name, key count, seat keys, seat args
   local rps
   # shellcheck disable=SC2086
-  rps=$(redis-benchmark -p "$port" -n 300000 -c 50 -r 100000 -q EVALSHA "$sha" "$2" $head $3 $args $4 2>/dev/null \
+  rps=$(redis-benchmark -p "$port" -n 300000 -c 50 -r 100000 -q EVALSHA "$sha" "$2" $head $3 "${args[@]}" $4 2>/dev/null \
     | tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1)
   echo "redis-benchmark hold_acquire.lua $1: $rps"
 }
-run spread 8 "hold:{$event}:s__rand_int__" "s__rand_int__ 1"
-run hot 8 "hold:{$event}:s0" "s0 1"
-run basket4 11 "hold:{$event}:a__rand_int__ hold:{$event}:b__rand_int__ hold:{$event}:c__rand_int__ hold:{$event}:d__rand_int__" \
+run spread 9 "hold:{$event}:s__rand_int__" "s__rand_int__ 1"
+run hot 9 "hold:{$event}:s0" "s0 1"
+run basket4 12 "hold:{$event}:a__rand_int__ hold:{$event}:b__rand_int__ hold:{$event}:c__rand_int__ hold:{$event}:d__rand_int__" \
   "a__rand_int__ 1 b__rand_int__ 1 c__rand_int__ 1 d__rand_int__ 1"
 # Leave nothing behind.
 redis-cli -p "$port" --scan --pattern "*{$event}*" | xargs -r -n 1000 redis-cli -p "$port" DEL >/dev/null

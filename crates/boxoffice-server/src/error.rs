@@ -18,9 +18,6 @@ pub enum ApiError {
     /// 403 `forbidden`: valid credentials that may not do this.
     #[error("{0}")]
     Forbidden(&'static str),
-    /// 501 `not_implemented`: this server's configuration cannot do what was asked.
-    #[error("{0}")]
-    NotImplemented(&'static str),
     /// 403 `queue_required`: the event's waiting room is on, and the request shows no valid
     /// pass of this buyer.
     #[error("{0}")]
@@ -184,7 +181,6 @@ impl ApiError {
             ApiError::Forbidden(_) | ApiError::QueueRequired(_) | ApiError::PassesRequired(_) => {
                 StatusCode::FORBIDDEN
             }
-            ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
@@ -215,7 +211,6 @@ impl ApiError {
         match self {
             ApiError::Unauthorized(_) => "unauthorized",
             ApiError::Forbidden(_) => "forbidden",
-            ApiError::NotImplemented(_) => "not_implemented",
             ApiError::QueueRequired(_) | ApiError::PassesRequired(_) => "queue_required",
             ApiError::NotFound { code, .. } => code,
             ApiError::MethodNotAllowed => "method_not_allowed",
@@ -244,7 +239,6 @@ impl ApiError {
         match self {
             ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::Forbidden(_) => "Forbidden",
-            ApiError::NotImplemented(_) => "Not implemented",
             ApiError::QueueRequired(_) | ApiError::PassesRequired(_) => "Waiting room",
             ApiError::NotFound { .. } => "Not found",
             ApiError::MethodNotAllowed => "Method not allowed",
@@ -409,7 +403,6 @@ impl From<boxoffice_service::Error> for ApiError {
                 "no such ticket in the waiting room (dropped for not polling?): join again",
             ),
             Error::Forbidden(why) => ApiError::Forbidden(why),
-            Error::NotImplemented(why) => ApiError::NotImplemented(why),
             Error::QueueRequired(why) => ApiError::QueueRequired(why),
             Error::PassesRequired(events) => ApiError::PassesRequired(events),
             Error::Invalid(errors) => ApiError::Validation(errors),
@@ -451,7 +444,6 @@ mod tests {
         let cases = [
             (ApiError::Unauthorized("x"), 401, "unauthorized"),
             (ApiError::Forbidden("x"), 403, "forbidden"),
-            (ApiError::NotImplemented("x"), 501, "not_implemented"),
             (ApiError::QueueRequired("x"), 403, "queue_required"),
             (ApiError::PassesRequired(vec![]), 403, "queue_required"),
             (ApiError::event_not_found(), 404, "event_not_found"),

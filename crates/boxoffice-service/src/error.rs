@@ -16,9 +16,6 @@ pub enum Error {
     /// The event has no such general-admission area.
     #[error("the event has no such area")]
     AreaNotFound,
-    /// This server's configuration cannot do what was asked (its hold store, say).
-    #[error("{0}")]
-    NotImplemented(&'static str),
     /// No such season.
     #[error("no such season")]
     SeasonNotFound,

@@ -1,5 +1,8 @@
 -- Holds a whole basket of seats under one new token, or none of them: every seat is
 -- checked before any is set, inside one script, so no other client can interleave.
+-- A season's claim runs it twice in each event it covers (src/redis/holds/season.rs):
+-- first to mark the seats for a moment ('prepare'), then, once every event is marked, to
+-- hold them, its own marks counting as free.
 --
 -- KEYS[1]    sync:{<event>}              the event's state as loaded from Postgres: layout
 --                                        version `v`, start time `s` (ms), time `r` (ms)
@@ -20,7 +23,7 @@
 --                                        a live hold's key holds its token
 -- ARGV[1]    the new token
 -- ARGV[2]    the user id
--- ARGV[3]    time to live (ms)
+-- ARGV[3]    time to live (ms): of the hold, or of the marks when preparing
 -- ARGV[4]    the event's limit of live held seats per user
 -- ARGV[5]    the layout version the seats were quoted from
 -- ARGV[6]    the seats with their ticket types and prices (JSON), kept with the hold
@@ -29,7 +32,12 @@
 -- ARGV[8]    how many holds the user may ask for at once (a minute's worth)
 -- ARGV[9]    the waiting-room ticket of the pass the hold is asked under, or ''
 -- ARGV[10]   when that pass expires (ms), or 0
--- ARGV[11..] per seat of KEYS[9..], two values: its id, then '1' if that layout version
+-- ARGV[11]   a season claim's mark in this event ('p:' and the token), or '' for a hold
+--            of this event alone
+-- ARGV[12]   '' for a hold of this event alone; 'prepare' to check the basket as a hold
+--            is checked and then only mark its seats; for a season claim's hold, how many
+--            events the claim holds seats in (kept with the hold as `n`)
+-- ARGV[13..] per seat of KEYS[9..], two values: its id, then '1' if that layout version
 --            has it on sale, else '0'
 --
 -- Returns {'held', created ms, expires ms, 1 if the loaded state is due for a refresh
@@ -49,7 +57,10 @@
 --         {'stale', version}       the allocations changed since the seats were quoted
 --         {'load'}                 the event's state must first be loaded from Postgres
 --                                  (never loaded, due for a refresh, or lost with Redis' data)
---         {'busy'}                 the event's allocations are changing; try again shortly
+--         {'busy'}                 the event's allocations are changing, or another
+--                                  season claim has marked one of the seats; try again
+--                                  shortly
+--         {'prepared'}             (when preparing) the seats are marked, nothing else
 -- No hold is written unless the answer is 'held'. Two writes come before the answer is
 -- known, and stand whatever it is: the rate key counts every ask the event's state lets
 -- through ('unavailable' and 'limit' too, as the server's own limiter does), and the user's
@@ -57,7 +68,7 @@
 -- keys (held, user) expire with their latest hold, and the rate key once the user is back
 -- to a full minute's worth, so nothing outlives a sale.
 
--- outlive(key, at) and claim_refusal(...) come from prelude.lua,
+-- outlive(key, at), claim_refusal(...) and marked_by_other(...) come from prelude.lua,
 -- prepended when the script is loaded.
 local sync = redis.call('HMGET', KEYS[1], 'v', 's', 'r')
 if not sync[1] then
@@ -79,6 +90,13 @@ end
 -- in the hold's own round trip, so limiting costs Redis no extra call. Then the pass and
 -- the buyer's limit.
 local count = #KEYS - 8
+local holders = {}
+for i = 1, count do
+  holders[i] = redis.call('GET', KEYS[8 + i])
+  if marked_by_other(holders[i], ARGV[11]) then
+    return {'busy'}
+  end
+end
 local refused = claim_refusal(KEYS[7], tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9], KEYS[8],
                               KEYS[5], count, tonumber(ARGV[4]), now)
 if refused then
@@ -87,20 +105,26 @@ end
 
 local taken = {'unavailable'}
 for i = 1, count do
-  local seat = ARGV[9 + 2 * i]
-  if ARGV[10 + 2 * i] ~= '1'
+  local seat = ARGV[11 + 2 * i]
+  if ARGV[12 + 2 * i] ~= '1'
       or redis.call('SISMEMBER', KEYS[3], seat) == 1
-      or redis.call('EXISTS', KEYS[8 + i]) == 1 then
+      or (holders[i] and holders[i] ~= ARGV[11]) then
     taken[#taken + 1] = seat
   end
 end
 if #taken > 1 then
   return taken
 end
+if ARGV[12] == 'prepare' then
+  for i = 1, count do
+    redis.call('SET', KEYS[8 + i], ARGV[11], 'PX', ARGV[3])
+  end
+  return {'prepared'}
+end
 
 local expires = now + tonumber(ARGV[3])
 for i = 1, count do
-  local seat = ARGV[9 + 2 * i]
+  local seat = ARGV[11 + 2 * i]
   redis.call('SET', KEYS[8 + i], ARGV[1], 'PXAT', expires)
   redis.call('ZADD', KEYS[4], expires, seat)
   redis.call('ZADD', KEYS[5], expires, seat)
@@ -108,6 +132,9 @@ end
 redis.call('HSET', KEYS[6], 'u', ARGV[2], 'c', now, 'x', expires, 's', ARGV[6])
 if ARGV[9] ~= '' then
   redis.call('HSET', KEYS[6], 'p', ARGV[9], 'pe', ARGV[10])
+end
+if ARGV[12] ~= '' then
+  redis.call('HSET', KEYS[6], 'n', ARGV[12])
 end
 redis.call('PEXPIREAT', KEYS[6], expires)
 outlive(KEYS[4], expires)

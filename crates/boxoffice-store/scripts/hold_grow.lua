@@ -26,7 +26,7 @@
 -- hold_acquire.lua but 'held', or {'gone'} (not live: expired, released, unknown, or
 -- being checked out) or {'other'} (another user's hold). Nothing is written unless the
 -- answer is 'held', but for the rate key and the user's lapsed entries, as there.
--- claim_refusal(...) comes from prelude.lua.
+-- claim_refusal(...) and marked_by_other(...) come from prelude.lua.
 local sync = redis.call('HMGET', KEYS[1], 'v', 's')
 if not sync[1] then
   if redis.call('EXISTS', KEYS[2]) == 1 then
@@ -57,7 +57,11 @@ end
 -- The seats to add: those the hold has not already.
 local adding = {}
 for i = 1, #KEYS - 8 do
-  if redis.call('GET', KEYS[8 + i]) ~= ARGV[1] then
+  local holder = redis.call('GET', KEYS[8 + i])
+  if marked_by_other(holder, '') then
+    return {'busy'}
+  end
+  if holder ~= ARGV[1] then
     adding[#adding + 1] = i
   end
 end

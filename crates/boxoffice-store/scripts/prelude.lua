@@ -51,3 +51,12 @@ local function claim_refusal(rate_key, interval, burst, pass, pass_key, user_key
   end
   return nil
 end
+
+-- A season's claim (src/redis/holds/season.rs) marks its seats in each event for a moment
+-- before it holds them: the seat's key holds 'p:' followed by the claim's token in that
+-- event. Whether `holder` (a seat key's value, or false) is another claim's mark than
+-- `own` (the caller's mark, or ''): such a seat is neither free nor taken until that claim
+-- holds it or lets it go, so the caller answers 'busy' and asks again shortly.
+local function marked_by_other(holder, own)
+  return holder and holder ~= own and string.sub(holder, 1, 2) == 'p:'
+end

@@ -167,11 +167,8 @@ pub trait HoldStore: SaleSeats + Send + Sync + 'static {
     /// committed or not. Called after the change's transaction ends.
     async fn lift_fence(&self, _event: EventId, _fence: AllocationFence) {}
 
-    /// Season holds, for a store that can claim a season's events at once; `None` for one
-    /// that cannot (yet).
-    fn season_holds(&self) -> Option<&dyn crate::season_holds::SeasonHolds> {
-        None
-    }
+    /// The store's season holds: one basket claimed in every event of a season at once.
+    fn season_holds(&self) -> &dyn crate::season_holds::SeasonHolds;
 
     /// Whether the store answers; `Unavailable` if not.
     async fn ping(&self) -> Result<(), StoreError>;

@@ -55,7 +55,7 @@
 //! | rule | postgres store | redis store |
 //! | --- | --- | --- |
 //! | a seat can be held (on sale to the buyer's channel, not taken, the buyer's limit, the event not started, the pass not ended) | `boxoffice_claim`, `sql/claim.sql` | `scripts/hold_acquire.lua` and `hold_grow.lua` (`prelude.lua` for the limit and the pass) |
-//! | a season's basket is held in every event it covers at once, or nowhere | `boxoffice_claim_season`, `sql/claim.sql` | not built: `HoldStore::season_holds` is `None` (the server answers 501) |
+//! | a season's basket is held in every event it covers at once, or nowhere | `boxoffice_claim_season`, `sql/claim.sql` | `hold_acquire.lua` in each event, twice: the seats marked in every event in event-id order, then held (`redis::holds::season`) |
 //! | a hold lapses | Postgres' clock, in every statement that reads a hold | Redis' clock: the keys' TTL |
 //! | a release or a taken-out seat frees only the hold's own seats | a compare-and-delete statement under the buyer's lock | `hold_release.lua`, `hold_shrink.lua` |
 //! | a seat is sold once | the `order_seat_sold` unique index, in the order's transaction (`sales::checkout`, `sales::orders`) | the same index: Redis protects the seats while Postgres commits the order |

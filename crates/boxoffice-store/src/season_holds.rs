@@ -3,7 +3,9 @@
 //! ordinary holds of the buyer, under a token of that event's own (the server derives
 //! them from the season hold's token with a key of its own, so no event route ever
 //! reaches one of them: a season hold is read, extended and released whole, through the
-//! season). A store that can claim a season at once implements [`SeasonHolds`].
+//! season). Each hold store implements [`SeasonHolds`]: the postgres store claims every
+//! event in one statement, the redis store marks the seats in each event and then holds
+//! them (`redis::holds::season`).
 
 use async_trait::async_trait;
 use boxoffice_core::ids::{EventId, SeasonId, UserId};
@@ -126,6 +128,32 @@ pub trait SeasonHolds: Send + Sync {
         events: &[(EventId, Uuid)],
         user: &UserId,
     ) -> Result<SeasonTaken, StoreError>;
+
+    /// The season order of `seats` (taken by [`SeasonHolds::take_for_season_order`] under
+    /// `events`) committed: the seats are sold in every event. A store whose holds are rows
+    /// of the order's transaction has nothing left to do; a failure here is logged, as an
+    /// event order's (see [`crate::sales::SaleSeats::ordered`]).
+    async fn season_sold(
+        &self,
+        events: &[(EventId, Uuid)],
+        user: &UserId,
+        seats: &[SeasonSeatHeld],
+    ) {
+        let _ = (events, user, seats);
+    }
+
+    /// The season order's transaction did not commit: the hold is given back as it was in
+    /// every event, or dropped when Postgres refused the order because a seat is sold
+    /// (`sold`).
+    async fn season_given_back(
+        &self,
+        events: &[(EventId, Uuid)],
+        user: &UserId,
+        seats: &[SeasonSeatHeld],
+        sold: bool,
+    ) {
+        let _ = (events, user, seats, sold);
+    }
 }
 
 /// What extending a season hold did.

@@ -134,7 +134,6 @@ fn hold_token(text: &str) -> Result<Uuid, ApiError> {
         (status = 404, description = "No such season, or no such partial of it", body = Problem),
         (status = 409, description = "`seat_unavailable` (each seat with the event where it is not to be had) or `hold_limit_exceeded` (a covered event's limit); nothing is held anywhere", body = Problem),
         (status = 422, description = "Empty, repeated, unknown or too many seats", body = Problem),
-        (status = 501, description = "The server's hold store cannot hold seasons", body = Problem),
     ))]
 pub async fn create_season_hold(
     Buyer(user): Buyer,
@@ -161,7 +160,6 @@ pub async fn create_season_hold(
         (status = 401, description = "Missing or invalid user token", body = Problem),
         (status = 403, description = "Another user's hold", body = Problem),
         (status = 404, description = "No such season, or the token holds nothing live", body = Problem),
-        (status = 501, description = "The server's hold store cannot hold seasons", body = Problem),
     ))]
 pub async fn get_season_hold(
     Buyer(user): Buyer,
@@ -184,7 +182,6 @@ pub async fn get_season_hold(
         (status = 401, description = "Missing or invalid user token", body = Problem),
         (status = 403, description = "Another user's hold", body = Problem),
         (status = 404, description = "No such season, or the token holds nothing live", body = Problem),
-        (status = 501, description = "The server's hold store cannot hold seasons", body = Problem),
     ))]
 pub async fn release_season_hold(
     Buyer(user): Buyer,
@@ -209,7 +206,6 @@ pub async fn release_season_hold(
         (status = 403, description = "Another user's hold", body = Problem),
         (status = 404, description = "No such season", body = Problem),
         (status = 409, description = "`hold_not_live`: the hold expired or was used", body = Problem),
-        (status = 501, description = "The server's hold store cannot hold seasons", body = Problem),
     ))]
 pub async fn extend_season_hold(
     Buyer(user): Buyer,
@@ -236,7 +232,6 @@ pub async fn extend_season_hold(
         (status = 404, description = "No such season", body = Problem),
         (status = 409, description = "`hold_not_live`: the hold lapsed or was released", body = Problem),
         (status = 422, description = "Invalid body", body = Problem),
-        (status = 501, description = "The server's hold store cannot hold seasons", body = Problem),
     ))]
 pub async fn create_season_order(
     Buyer(user): Buyer,

@@ -1,4 +1,4 @@
-//! Season holds on the postgres store: one basket held in every event a season covers, all
+//! Season holds on every hold store: one basket held in every event a season covers, all
 //! or nothing; read and released whole through the season, never through an event; and
 //! the race of season buyers and single-event buyers on one seat.
 
@@ -7,9 +7,14 @@ use std::collections::BTreeSet;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use boxoffice_core::ids::{EventId, UserId};
+use boxoffice_server::config::HoldStoreKind;
+use boxoffice_store::redis::holds::keys;
+use boxoffice_store::redis::link::RedisLink;
+
 use crate::helpers::stores::Store;
-use crate::helpers::{buy, spawn_app, spawn_app_on, As, TestApp};
-use crate::helpers::{race_riding_out, spawn_race_app, tally};
+use crate::helpers::{buy, spawn_app_on, As, TestApp};
+use crate::helpers::{race_riding_out, spawn_race_app_on, tally};
 
 /// Three nights on Riverside Hall and their season (stalls row A and the circle; a partial
 /// of the first two nights at 200.00 a season seat); the nights and the season's id.
@@ -46,11 +51,19 @@ async fn hold(app: &TestApp, season: &str, who: &str, body: Value) -> (StatusCod
     .await
 }
 
-/// Each event's holder of `seat` (from the reservation rows), in the events' order.
-async fn holders(app: &TestApp, events: &[String], seat: &str) -> Vec<Option<String>> {
+/// Each event's holder of `seat` (a live hold's buyer), in the events' order, read from the
+/// store itself: the reservation rows, or the seat's key and its hold's in Redis.
+pub(crate) async fn holders(app: &TestApp, events: &[String], seat: &str) -> Vec<Option<String>> {
     let mut owners = Vec::new();
     for event in events {
-        let owner: Option<String> = sqlx::query_scalar(
+        owners.push(holder(app, event, seat).await);
+    }
+    owners
+}
+
+async fn holder(app: &TestApp, event: &str, seat: &str) -> Option<String> {
+    if app.hold_store == HoldStoreKind::Postgres {
+        return sqlx::query_scalar(
             "select user_id from reservation
               where event_id = $1::uuid and seat_id = $2 and status = 'H' and expires_at > now()",
         )
@@ -59,14 +72,51 @@ async fn holders(app: &TestApp, events: &[String], seat: &str) -> Vec<Option<Str
         .fetch_optional(&app.db)
         .await
         .unwrap();
-        owners.push(owner);
     }
-    owners
+    let event = EventId(event.parse().unwrap());
+    let mut conn = RedisLink::new(&app.redis)
+        .unwrap()
+        .connection()
+        .await
+        .unwrap();
+    let token: Option<String> = ::redis::cmd("GET")
+        .arg(keys::seat(event, seat))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    // A season claim's passing mark ("p:...") is nobody's hold.
+    let token: uuid::Uuid = token?.parse().ok()?;
+    ::redis::cmd("HGET")
+        .arg(keys::hold(event, token))
+        .arg("u")
+        .query_async(&mut conn)
+        .await
+        .unwrap()
 }
 
-#[tokio::test]
-async fn a_season_hold_holds_the_seats_in_every_event_and_is_released_whole() {
-    let app = spawn_app().await;
+/// How many seats are held, live, in `events` altogether, as the store counts them.
+pub(crate) async fn held_in(app: &TestApp, events: &[String]) -> usize {
+    let mut held = 0;
+    for event in events {
+        let event = EventId(event.parse().unwrap());
+        held += app.holds.held_seats(event).await.unwrap().len();
+    }
+    held
+}
+
+/// How many seats `user` holds, live, in `events` altogether.
+async fn held_by(app: &TestApp, events: &[String], user: &str) -> u32 {
+    let user = UserId::parse(user).unwrap();
+    let mut held = 0;
+    for event in events {
+        let event = EventId(event.parse().unwrap());
+        held += app.holds.seats_held_by(event, &user).await.unwrap();
+    }
+    held
+}
+
+async fn a_season_hold_holds_the_seats_in_every_event_and_is_released_whole(store: Store) {
+    let app = spawn_app_on(store).await;
     let (events, season) = season(&app).await;
     let (status, held) = hold(
         &app,
@@ -138,7 +188,7 @@ async fn a_season_hold_holds_the_seats_in_every_event_and_is_released_whole() {
         .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
     assert_eq!(holders(&app, &events, "stalls-A-2").await, vec![None; 3]);
-    assert_eq!(app.count("reservation").await, 0);
+    assert_eq!(held_in(&app, &events).await, 0);
     let (status, _) = app.send(Method::GET, &path, &app.buyer("sam"), None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, _) = app
@@ -147,9 +197,8 @@ async fn a_season_hold_holds_the_seats_in_every_event_and_is_released_whole() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
-#[tokio::test]
-async fn a_season_hold_is_all_or_nothing_across_its_events() {
-    let app = spawn_app().await;
+async fn a_season_hold_is_all_or_nothing_across_its_events(store: Store) {
+    let app = spawn_app_on(store).await;
     let (events, season) = season(&app).await;
     // Night 2 has sold stalls-A-1; night 3's buyer holds three seats of four.
     buy(&app, &events[1], "nia", &["stalls-A-1"]).await;
@@ -161,7 +210,7 @@ async fn a_season_hold_is_all_or_nothing_across_its_events() {
         )
         .await;
     assert_eq!(status, StatusCode::CREATED);
-    let before = app.count("reservation").await;
+    let before = held_in(&app, &events).await;
 
     let (status, problem) = hold(
         &app,
@@ -191,7 +240,7 @@ async fn a_season_hold_is_all_or_nothing_across_its_events() {
     assert_eq!(status, StatusCode::CONFLICT, "{problem}");
     assert_eq!(problem["code"], "hold_limit_exceeded");
     assert_eq!(
-        app.count("reservation").await,
+        held_in(&app, &events).await,
         before,
         "nothing held anywhere"
     );
@@ -244,28 +293,13 @@ async fn a_season_hold_is_all_or_nothing_across_its_events() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
-#[tokio::test]
-async fn the_redis_store_says_it_cannot_hold_a_season() {
-    let app = spawn_app_on(Store::Redis).await;
-    let (events, season) = season(&app).await;
-    let (status, problem) = hold(&app, &season, "sam", json!({"seats": ["stalls-A-2"]})).await;
-    assert_eq!(status, StatusCode::NOT_IMPLEMENTED, "{problem}");
-    assert_eq!(problem["code"], "not_implemented");
-    assert_eq!(app.count("reservation").await, 0);
-    assert_eq!(
-        app.seat_statuses(&events[0]).await["stalls-A-2"],
-        "available"
-    );
-}
-
 /// 100 season buyers and 100 single-night buyers (spread over the three nights) on one
 /// seat at once, for several seats (each refused with a turn asks again at it, as pages
 /// do): each night's seat has exactly one holder, either one
 /// season buyer in every night and no night's buyer, or no season buyer and one night's
 /// buyer in each night; never a season held in some nights and not others.
-#[tokio::test]
-async fn season_buyers_and_night_buyers_on_one_seat_leave_one_owner_per_night() {
-    let app = spawn_race_app().await;
+async fn season_buyers_and_night_buyers_on_one_seat_leave_one_owner_per_night(store: Store) {
+    let app = spawn_race_app_on(store).await;
     let (events, season) = season(&app).await;
     let mut season_wins = 0;
     for (round, seat) in [
@@ -334,12 +368,6 @@ async fn season_buyers_and_night_buyers_on_one_seat_leave_one_owner_per_night() 
                 );
             }
         }
-        let rows: i64 = sqlx::query_scalar("select count(*) from reservation where seat_id = $1")
-            .bind(seat)
-            .fetch_one(&app.db)
-            .await
-            .unwrap();
-        assert_eq!(rows, 3, "one row per night for {seat}");
     }
     // Which side wins is the race's; the assertions above hold for either.
     eprintln!("season buyers won {season_wins} of 5 seats");
@@ -347,9 +375,8 @@ async fn season_buyers_and_night_buyers_on_one_seat_leave_one_owner_per_night() 
 
 /// Season baskets that overlap (one seat in common) race as event baskets do: one winner,
 /// and every loser holds nothing anywhere.
-#[tokio::test]
-async fn overlapping_season_baskets_have_one_winner_and_losers_hold_nothing() {
-    let app = spawn_race_app().await;
+async fn overlapping_season_baskets_have_one_winner_and_losers_hold_nothing(store: Store) {
+    let app = spawn_race_app_on(store).await;
     let (events, season) = season(&app).await;
     let requests = (0..60)
         .map(|b| {
@@ -368,34 +395,32 @@ async fn overlapping_season_baskets_have_one_winner_and_losers_hold_nothing() {
         .collect();
     let answers = race_riding_out(requests).await;
     assert_eq!(tally(&answers), [(201, 1), (409, 59)].into());
-    let users: Vec<(String, i64)> =
-        sqlx::query_as("select user_id, count(*) from reservation group by user_id")
-            .fetch_all(&app.db)
-            .await
-            .unwrap();
-    assert_eq!(users.len(), 1, "{users:?}");
-    assert_eq!(users[0].1, 6, "two seats in each of three nights");
-    let winner = &users[0].0;
-    for seat in ["stalls-A-2"] {
-        assert_eq!(
-            holders(&app, &events, seat).await,
-            vec![Some(winner.clone()); 3]
-        );
-    }
+    let won = answers
+        .iter()
+        .position(|(status, _)| *status == StatusCode::CREATED)
+        .unwrap();
+    let winner = format!("fan-{won}");
+    assert_eq!(
+        held_in(&app, &events).await,
+        6,
+        "two seats in each of three nights"
+    );
+    assert_eq!(held_by(&app, &events, &winner).await, 6);
+    assert_eq!(
+        holders(&app, &events, "stalls-A-2").await,
+        vec![Some(winner.clone()); 3]
+    );
 }
 
-#[tokio::test]
-async fn a_season_hold_is_extended_in_every_event_at_once() {
-    let app = spawn_app().await;
+async fn a_season_hold_is_extended_in_every_event_at_once(store: Store) {
+    let app = spawn_app_on(store).await;
     let (events, season) = season(&app).await;
     let (status, held) = hold(&app, &season, "sam", json!({"seats": ["stalls-A-2"]})).await;
     assert_eq!(status, StatusCode::CREATED, "{held}");
     let token = held["hold_token"].as_str().unwrap();
-    // Close to lapsing everywhere.
-    sqlx::query("update reservation set expires_at = now() + interval '5 seconds'")
-        .execute(&app.db)
-        .await
-        .unwrap();
+    let before: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(held["expires_at"].clone()).unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     let path = format!("/v1/seasons/{season}/holds/{token}/extend");
     let (status, _) = app.send(Method::POST, &path, &app.buyer("eve"), None).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
@@ -403,19 +428,14 @@ async fn a_season_hold_is_extended_in_every_event_at_once() {
     assert_eq!(status, StatusCode::OK, "{extended}");
     let expires_at: chrono::DateTime<chrono::Utc> =
         serde_json::from_value(extended["expires_at"].clone()).unwrap();
-    assert!(expires_at > chrono::Utc::now() + chrono::Duration::seconds(60));
-    let rows: Vec<(String, chrono::DateTime<chrono::Utc>)> =
-        sqlx::query_as("select event_id::text, expires_at from reservation order by event_id")
-            .fetch_all(&app.db)
-            .await
-            .unwrap();
-    assert_eq!(rows.len(), 3);
-    assert!(rows.iter().all(|(_, at)| *at == expires_at), "{rows:?}");
-    let mut nights: Vec<String> = rows.into_iter().map(|(e, _)| e).collect();
-    nights.sort();
-    let mut expected = events.clone();
-    expected.sort();
-    assert_eq!(nights, expected);
+    assert!(
+        expires_at >= before + chrono::Duration::seconds(1),
+        "{before} -> {expires_at}"
+    );
+    assert_eq!(
+        holders(&app, &events, "stalls-A-2").await,
+        vec![Some("sam".to_owned()); 3]
+    );
 
     let (_, read) = app
         .send(
@@ -436,9 +456,8 @@ async fn a_season_hold_is_extended_in_every_event_at_once() {
     );
 }
 
-#[tokio::test]
-async fn best_available_for_a_season_picks_seats_free_in_every_event() {
-    let app = spawn_app().await;
+async fn best_available_for_a_season_picks_seats_free_in_every_event(store: Store) {
+    let app = spawn_app_on(store).await;
     let (events, season) = season(&app).await;
     // The middle of stalls row A is taken on the second night alone.
     let row: Vec<String> = app
@@ -516,19 +535,14 @@ async fn best_available_for_a_season_picks_seats_free_in_every_event() {
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
         assert_eq!(problem["errors"][0]["field"], field, "{problem}");
     }
-    let rows: i64 = sqlx::query_scalar("select count(*) from reservation where user_id = 'ivy'")
-        .fetch_one(&app.db)
-        .await
-        .unwrap();
-    assert_eq!(rows, 0);
+    assert_eq!(held_by(&app, &events, "ivy").await, 0);
 }
 
 /// Where covered events have their waiting room on, a season hold needs the buyer's pass
 /// of each: the refusal names the events still lacking one, and nothing is held.
-#[tokio::test]
-async fn a_season_hold_needs_a_pass_of_each_event_whose_waiting_room_is_on() {
+async fn a_season_hold_needs_a_pass_of_each_event_whose_waiting_room_is_on(store: Store) {
     use crate::helpers::join_and_wait;
-    let app = spawn_app().await;
+    let app = spawn_app_on(store).await;
     let (events, season) = season(&app).await;
     for event in [&events[0], &events[2]] {
         let queue = json!({"queue": {"enabled": true, "opens_at": chrono::Utc::now(),
@@ -564,11 +578,7 @@ async fn a_season_hold_needs_a_pass_of_each_event_whose_waiting_room_is_on() {
     let (status, problem) = with_passes(vec![first.clone()]).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{problem}");
     assert_eq!(problem["event_ids"], json!([events[2]]));
-    let none: i64 = sqlx::query_scalar("select count(*) from reservation")
-        .fetch_one(&app.db)
-        .await
-        .unwrap();
-    assert_eq!(none, 0);
+    assert_eq!(held_in(&app, &events).await, 0);
 
     let (_, third) = join_and_wait(&app, &events[2], &sam).await;
     let (status, held) = with_passes(vec![first, third]).await;
@@ -578,3 +588,88 @@ async fn a_season_hold_needs_a_pass_of_each_event_whose_waiting_room_is_on() {
         vec![Some("sam".to_owned()); 3]
     );
 }
+
+/// On the redis store a seat a season claim has marked (between the claim's two rounds) is
+/// neither free nor taken: an event's buyer, or another season's, waits for the claim's
+/// outcome and holds the seat once the claim lets it go; a mark that outlives the wait (its
+/// claim's server gone) answers 503 and holds nothing, until it lapses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_seat_a_season_claim_has_marked_waits_for_the_claims_outcome() {
+    let app = spawn_app_on(Store::Redis).await;
+    let (events, season) = season(&app).await;
+    let night = EventId(events[0].parse().unwrap());
+    let mut conn = RedisLink::new(&app.redis)
+        .unwrap()
+        .connection()
+        .await
+        .unwrap();
+    let mark = |seat: &'static str, ms: u64| {
+        let mut set = ::redis::cmd("SET");
+        set.arg(keys::seat(night, seat))
+            .arg(format!("p:{}", uuid::Uuid::new_v4()))
+            .arg("PX")
+            .arg(ms);
+        set
+    };
+    // The event's state loaded, as in any sale.
+    let (status, _) = app
+        .post_holds(&events[0], &app.buyer("ann"), &["stalls-B-1"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+
+    let _: () = mark("stalls-A-1", 600)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let asked = std::time::Instant::now();
+    let (status, body) = app
+        .post_holds(&events[0], &app.buyer("eve"), &["stalls-A-1"])
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert!(
+        asked.elapsed() >= std::time::Duration::from_millis(300),
+        "held only once the mark went"
+    );
+    assert_eq!(
+        holder(&app, &events[0], "stalls-A-1").await.as_deref(),
+        Some("eve")
+    );
+
+    let _: () = mark("stalls-A-2", 600)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let (status, held) = hold(&app, &season, "sam", json!({"seats": ["stalls-A-2"]})).await;
+    assert_eq!(status, StatusCode::CREATED, "{held}");
+    assert_eq!(
+        holders(&app, &events, "stalls-A-2").await,
+        vec![Some("sam".to_owned()); 3]
+    );
+
+    let _: () = mark("stalls-A-3", 20_000)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let (status, problem) = app
+        .post_holds(&events[0], &app.buyer("eve"), &["stalls-A-3"])
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{problem}");
+    let (status, problem) = hold(&app, &season, "tom", json!({"seats": ["stalls-A-3"]})).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{problem}");
+    assert_eq!(
+        held_by(&app, &events, "tom").await,
+        0,
+        "nothing held anywhere"
+    );
+    assert_eq!(holders(&app, &events, "stalls-A-3").await, vec![None; 3]);
+}
+
+crate::helpers::stores::conformance!(
+    a_season_hold_holds_the_seats_in_every_event_and_is_released_whole,
+    a_season_hold_is_all_or_nothing_across_its_events,
+    season_buyers_and_night_buyers_on_one_seat_leave_one_owner_per_night,
+    overlapping_season_baskets_have_one_winner_and_losers_hold_nothing,
+    a_season_hold_is_extended_in_every_event_at_once,
+    best_available_for_a_season_picks_seats_free_in_every_event,
+    a_season_hold_needs_a_pass_of_each_event_whose_waiting_room_is_on,
+);

@@ -1,4 +1,4 @@
-//! Season orders on the postgres store: a season hold bought sells its seats in every
+//! Season orders on every hold store: a season hold bought sells its seats in every
 //! event it covers in one transaction (one order for the buyer, one outbox row), a night
 //! released goes on sale in that event alone (its waiting list first), and a cancellation
 //! frees the rest.
@@ -6,7 +6,8 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{race, spawn_app, spawn_race_app, tally, As, TestApp};
+use crate::helpers::stores::Store;
+use crate::helpers::{race, spawn_app_on, spawn_race_app_on, tally, As, TestApp};
 use crate::season_holds::season;
 
 async fn hold(app: &TestApp, season: &str, who: &str, body: Value) -> String {
@@ -68,9 +69,8 @@ async fn sold_in(app: &TestApp, events: &[String], seat: &str) -> Vec<i64> {
     counts
 }
 
-#[tokio::test]
-async fn a_season_order_sells_the_seats_in_every_night_once() {
-    let app = spawn_app().await;
+async fn a_season_order_sells_the_seats_in_every_night_once(store: Store) {
+    let app = spawn_app_on(store).await;
     let (events, season) = season(&app).await;
     let token = hold(
         &app,
@@ -164,9 +164,8 @@ async fn a_season_order_sells_the_seats_in_every_night_once() {
     assert_eq!(status, StatusCode::FORBIDDEN);
 }
 
-#[tokio::test]
-async fn a_partial_season_order_covers_its_events_at_its_prices() {
-    let app = spawn_app().await;
+async fn a_partial_season_order_covers_its_events_at_its_prices(store: Store) {
+    let app = spawn_app_on(store).await;
     let (events, season) = season(&app).await;
     let token = hold(
         &app,
@@ -187,9 +186,8 @@ async fn a_partial_season_order_covers_its_events_at_its_prices() {
     );
 }
 
-#[tokio::test]
-async fn a_night_released_goes_on_sale_there_alone_and_a_cancel_frees_the_rest() {
-    let app = spawn_app().await;
+async fn a_night_released_goes_on_sale_there_alone_and_a_cancel_frees_the_rest(store: Store) {
+    let app = spawn_app_on(store).await;
     let (events, season) = season(&app).await;
     let token = hold(&app, &season, "sam", json!({"seats": ["stalls-A-2"]})).await;
     let sam = app.buyer("sam");
@@ -300,9 +298,8 @@ async fn a_night_released_goes_on_sale_there_alone_and_a_cancel_frees_the_rest()
 }
 
 /// The same season hold bought twenty times at once: one order, made once.
-#[tokio::test]
-async fn a_season_hold_bought_many_times_at_once_makes_one_order() {
-    let app = spawn_race_app().await;
+async fn a_season_hold_bought_many_times_at_once_makes_one_order(store: Store) {
+    let app = spawn_race_app_on(store).await;
     let (events, season) = season(&app).await;
     let token = hold(
         &app,
@@ -337,9 +334,8 @@ async fn a_season_hold_bought_many_times_at_once_makes_one_order() {
     assert_eq!(topics(&app).await, ["season_order.created"]);
 }
 
-#[tokio::test]
-async fn the_organizer_lists_a_seasons_orders_and_its_sales_by_partial() {
-    let app = spawn_app().await;
+async fn the_organizer_lists_a_seasons_orders_and_its_sales_by_partial(store: Store) {
+    let app = spawn_app_on(store).await;
     let (_, season) = season(&app).await;
     for (who, body) in [
         ("ann", json!({"seats": ["stalls-A-1", "stalls-A-2"]})),
@@ -443,9 +439,8 @@ async fn hold_and_buy(app: &TestApp, hold_path: String, order_path: String, who:
 /// 60 season buyers and 60 single-night buyers each hold and buy one seat at once,
 /// repeated: each night's seat ends in exactly one live order, never a season order and a
 /// night's order for the same night, and a season order covers every night or none.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn season_and_night_buyers_racing_to_buy_leave_one_order_per_night() {
-    let app = spawn_race_app().await;
+async fn season_and_night_buyers_racing_to_buy_leave_one_order_per_night(store: Store) {
+    let app = spawn_race_app_on(store).await;
     let mut season_won = 0;
     for round in 0..5 {
         let (events, season) = season(&app).await;
@@ -506,9 +501,8 @@ async fn season_and_night_buyers_racing_to_buy_leave_one_order_per_night() {
 
 /// An event's order of a season's seats, cancelled by its own id (as the event's console
 /// list offers), releases that night alone; read by its id, it answers the season order.
-#[tokio::test]
-async fn cancelling_one_events_order_of_a_season_releases_that_night_alone() {
-    let app = spawn_app().await;
+async fn cancelling_one_events_order_of_a_season_releases_that_night_alone(store: Store) {
+    let app = spawn_app_on(store).await;
     let (events, season) = season(&app).await;
     let token = hold(&app, &season, "sam", json!({"seats": ["stalls-A-1"]})).await;
     let (_, bought) = order(&app, &season, &app.buyer("sam"), &token).await;
@@ -566,3 +560,13 @@ async fn cancelling_one_events_order_of_a_season_releases_that_night_alone() {
         ["season_order.created", "season_order.released"]
     );
 }
+
+crate::helpers::stores::conformance!(
+    a_season_order_sells_the_seats_in_every_night_once,
+    a_partial_season_order_covers_its_events_at_its_prices,
+    a_night_released_goes_on_sale_there_alone_and_a_cancel_frees_the_rest,
+    a_season_hold_bought_many_times_at_once_makes_one_order,
+    the_organizer_lists_a_seasons_orders_and_its_sales_by_partial,
+    season_and_night_buyers_racing_to_buy_leave_one_order_per_night,
+    cancelling_one_events_order_of_a_season_releases_that_night_alone,
+);

@@ -12,8 +12,7 @@ use boxoffice_core::ids::{EventId, SeasonId, UserId};
 use boxoffice_core::season::Season;
 use boxoffice_core::validation::ValidationErrors;
 use boxoffice_store::season_holds::{
-    SeasonAcquire, SeasonEventHold, SeasonExtend, SeasonHoldRequest, SeasonHolds, SeasonRelease,
-    SeasonSeatHeld,
+    SeasonAcquire, SeasonEventHold, SeasonExtend, SeasonHoldRequest, SeasonRelease, SeasonSeatHeld,
 };
 use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
@@ -64,13 +63,6 @@ impl SeasonTokens {
     }
 }
 
-/// The store's season holds; a store without them cannot hold a season.
-pub(super) fn season_holds(state: &Services) -> Result<&dyn SeasonHolds, Error> {
-    state.holds.season_holds().ok_or(Error::NotImplemented(
-        "season holds need the postgres hold store (BOXOFFICE_HOLD_STORE=postgres) in this version",
-    ))
-}
-
 /// How many times a best-available season hold chooses again when a chosen seat was taken
 /// meanwhile.
 const MAX_CHOICES: usize = 3;
@@ -86,7 +78,7 @@ pub async fn hold_seats(
     body: &SeasonHoldBody,
     passes: &[&str],
 ) -> Result<SeasonHoldView, Error> {
-    let store = season_holds(state)?;
+    let store = state.holds.season_holds();
     let season = view(state, id).await?;
     let partial = body.partial.as_deref();
     let event_ids = covered(&season, partial)?;
@@ -349,7 +341,7 @@ pub async fn get_hold(
     token: Uuid,
     user: &UserId,
 ) -> Result<SeasonHoldView, Error> {
-    let store = season_holds(state)?;
+    let store = state.holds.season_holds();
     let season = view(state, id).await?;
     let events = state.season_tokens.in_events(token, &season.event_ids);
     let rows = store.season_hold(&events).await?;
@@ -387,7 +379,7 @@ pub async fn release_hold(
     token: Uuid,
     user: &UserId,
 ) -> Result<(), Error> {
-    let store = season_holds(state)?;
+    let store = state.holds.season_holds();
     let season = view(state, id).await?;
     let events = state.season_tokens.in_events(token, &season.event_ids);
     match store.release_season(&events, user).await? {
@@ -416,7 +408,7 @@ pub async fn extend_hold(
     token: Uuid,
     user: &UserId,
 ) -> Result<DateTime<Utc>, Error> {
-    let store = season_holds(state)?;
+    let store = state.holds.season_holds();
     let season = view(state, id).await?;
     let events = state.season_tokens.in_events(token, &season.event_ids);
     let rows = store.season_hold(&events).await?;

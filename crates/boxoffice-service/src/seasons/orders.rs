@@ -15,7 +15,6 @@ use crate::live::Change;
 use crate::overload::{limited, Path};
 use crate::{availability, Error, Services};
 
-use super::holds::season_holds;
 use super::{publish_all, view};
 
 /// made before from the same hold).
@@ -34,7 +33,7 @@ pub async fn checkout(
     token: Uuid,
     user: &UserId,
 ) -> Result<SeasonCheckout, Error> {
-    let store = season_holds(state)?;
+    let store = state.holds.season_holds();
     let season = view(state, id).await?;
     let events = state.season_tokens.in_events(token, &season.event_ids);
     let currency = season

@@ -107,10 +107,14 @@ async fn try_checkout(
         SeasonTaken::Forbidden => return Ok(SeasonCheckout::Forbidden),
         SeasonTaken::NotLive => return existing(pool, purchase).await,
     };
-    let order = insert(&mut tx, purchase, &seats).await;
+    let order = match insert(&mut tx, purchase, &seats).await {
+        Ok(order) => tx.commit().await.map(|()| order).map_err(StoreError::from),
+        Err(e) => Err(e),
+    };
+    let taken = purchase.events;
     match order {
         Ok(order) => {
-            tx.commit().await?;
+            store.season_sold(taken, purchase.user, &seats).await;
             Ok(SeasonCheckout::Created(order))
         }
         // A seat sold in one of the events meanwhile (by a store that disagreed with
@@ -119,9 +123,17 @@ async fn try_checkout(
             constraint: Constraint::SeatSold,
         }) => {
             tracing::warn!(season = %purchase.season, "a season hold held a seat postgres has sold");
+            store
+                .season_given_back(taken, purchase.user, &seats, true)
+                .await;
             Ok(SeasonCheckout::NotLive)
         }
-        Err(e) => Err(e),
+        Err(e) => {
+            store
+                .season_given_back(taken, purchase.user, &seats, false)
+                .await;
+            Err(e)
+        }
     }
 }
 

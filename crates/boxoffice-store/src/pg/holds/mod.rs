@@ -97,8 +97,8 @@ impl HoldStore for PgHoldStore {
         "postgres"
     }
 
-    fn season_holds(&self) -> Option<&dyn crate::season_holds::SeasonHolds> {
-        Some(self)
+    fn season_holds(&self) -> &dyn crate::season_holds::SeasonHolds {
+        self
     }
 
     async fn acquire(&self, request: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError> {

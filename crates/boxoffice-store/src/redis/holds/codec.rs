@@ -34,6 +34,8 @@ pub(super) struct StoredHold {
     pub(super) now_ms: i64,
     /// The waiting-room ticket of the pass the hold was made under.
     pub(super) pass: Option<Uuid>,
+    /// For a season claim's hold, how many events the claim holds seats in.
+    pub(super) season_events: Option<usize>,
 }
 
 pub(super) fn millis(ms: i64) -> Result<DateTime<Utc>, StoreError> {

@@ -60,6 +60,7 @@ mod event_state;
 pub mod keys;
 mod sale;
 mod scripts;
+mod season;
 mod undo;
 
 use codec::{decode, decode_seats, encode_seats, held_pairs, millis, StoredHold};
@@ -130,14 +131,15 @@ impl RedisHoldStore {
             Option<i64>,
             i64,
             Option<String>,
+            Option<usize>,
         );
-        let (user, created, expires, seats, checking_out, now_ms, pass): Fields = self
-            .scripts
-            .read
-            .key(keys::hold(event, token))
-            .invoke_async(conn)
-            .await
-            .map_err(redis_error)?;
+        let (user, created, expires, seats, checking_out, now_ms, pass, season_events): Fields =
+            self.scripts
+                .read
+                .key(keys::hold(event, token))
+                .invoke_async(conn)
+                .await
+                .map_err(redis_error)?;
         match (user, created, expires, seats) {
             (Some(user), Some(created_ms), Some(expires_ms), Some(seats)) => Ok(Some(StoredHold {
                 user,
@@ -148,6 +150,7 @@ impl RedisHoldStore {
                 checking_out: checking_out.is_some(),
                 now_ms,
                 pass: pass.and_then(|p| p.parse().ok()),
+                season_events,
             })),
             _ => Ok(None),
         }
@@ -198,6 +201,125 @@ impl RedisHoldStore {
     }
 }
 
+/// How a run of `hold_acquire.lua` claims a basket.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Mode<'a> {
+    /// A hold of the event alone.
+    Hold,
+    /// A season claim checking the basket as a hold is checked, then marking its seats with
+    /// `mark` for the request's time to live, nothing else.
+    Prepare {
+        /// `p:` and the claim's token in the event.
+        mark: &'a str,
+    },
+    /// A season claim holding the seats it marked with `mark` (its marks count as free),
+    /// one of `events` the claim holds seats in.
+    Season {
+        /// `p:` and the claim's token in the event.
+        mark: &'a str,
+        /// How many events the season claim holds seats in.
+        events: usize,
+    },
+}
+
+/// What a run of `hold_acquire.lua` did.
+#[derive(Debug)]
+pub(super) enum Claimed {
+    /// The basket is held.
+    Held(Hold),
+    /// (Preparing) the seats are marked.
+    Prepared,
+    /// Nothing was written, for this reason.
+    Refused(AcquireOutcome),
+}
+
+impl RedisHoldStore {
+    /// Claims `r`'s basket under `token` as `mode` says, loading the event's state first
+    /// where Redis lacks it and waiting (up to [`WAIT_FOR_EVENT`]) while another server
+    /// loads it, its allocations change or another season claim has a seat marked.
+    pub(super) async fn claim(
+        &self,
+        r: &HoldRequest<'_>,
+        token: Uuid,
+        mode: Mode<'_>,
+    ) -> Result<Claimed, StoreError> {
+        let quoted: Vec<ClaimedSeat> = r.quotes.iter().flatten().cloned().collect();
+        let seats_json = encode_seats(&quoted);
+        let (mark, phase) = match mode {
+            Mode::Hold => ("", String::new()),
+            Mode::Prepare { mark } => (mark, "prepare".to_owned()),
+            Mode::Season { mark, events } => (mark, events.to_string()),
+        };
+        let mut conn = self.conn().await?;
+        let deadline = tokio::time::Instant::now() + WAIT_FOR_EVENT;
+        loop {
+            let mut call = basket::claim_call(&self.scripts.acquire, r, token);
+            call.arg(token.to_string())
+                .arg(r.user.as_str())
+                .arg(u64::from(r.ttl_seconds) * 1000)
+                .arg(r.max_seats_per_user)
+                .arg(r.layout_version)
+                .arg(&seats_json)
+                .arg(basket::rate_interval(r.holds_per_minute))
+                .arg(r.holds_per_minute)
+                .arg(r.pass.map_or_else(String::new, |p| p.ticket.to_string()))
+                .arg(r.pass.map_or(0, |p| p.expires_at.timestamp_millis()))
+                .arg(mark)
+                .arg(&phase);
+            for (seat, quote) in r.seats.iter().zip(r.quotes) {
+                call.arg(seat).arg(if quote.is_some() { "1" } else { "0" });
+            }
+            let reply: Vec<Value> = match call.invoke_async(&mut conn).await {
+                Ok(reply) => reply,
+                Err(e) => {
+                    let e = redis_error(e);
+                    // Marks lapse by themselves within moments; a hold is released.
+                    if matches!(e, StoreError::Unavailable { .. })
+                        && !matches!(mode, Mode::Prepare { .. })
+                    {
+                        self.undo_later(r, token);
+                    }
+                    return Err(e);
+                }
+            };
+            let what: String = decode(reply.first().unwrap_or(&Value::Nil))?;
+            let wait = match what.as_str() {
+                "held" => {
+                    let (created, expires): (i64, i64) = (decode(&reply[1])?, decode(&reply[2])?);
+                    let refresh: i64 = decode(&reply[3])?;
+                    if refresh == 1 {
+                        // Refresh before the state lapses, so no hold ever waits for a load
+                        // in an event that is selling.
+                        if let Err(e) = self.load(r.event, true).await {
+                            tracing::warn!(event = %r.event, error = %e, "could not refresh the event's state in redis");
+                        }
+                    }
+                    return Ok(Claimed::Held(Hold {
+                        token,
+                        event_id: r.event,
+                        user_id: r.user.clone(),
+                        seats: quoted,
+                        created_at: millis(created)?,
+                        expires_at: millis(expires)?,
+                    }));
+                }
+                "prepared" => return Ok(Claimed::Prepared),
+                "load" => matches!(self.load(r.event, false).await?, Load::Busy),
+                "busy" => true,
+                _ => return basket::refusal(&what, &reply).map(Claimed::Refused),
+            };
+            if wait {
+                if tokio::time::Instant::now() >= deadline {
+                    return Err(StoreError::unavailable(
+                        "the event's state is being loaded, its allocations are changing or a season claim has its seats",
+                    ));
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    }
+}
+
 /// The answer when a hold's seats kept changing under a script that acts on them.
 fn still_changing() -> StoreError {
     StoreError::unavailable("the hold's seats keep changing")
@@ -227,6 +349,10 @@ impl HoldStore for RedisHoldStore {
         true
     }
 
+    fn season_holds(&self) -> &dyn crate::season_holds::SeasonHolds {
+        self
+    }
+
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![
             (
@@ -241,70 +367,15 @@ impl HoldStore for RedisHoldStore {
     }
 
     async fn acquire(&self, r: &HoldRequest<'_>) -> Result<AcquireOutcome, StoreError> {
-        let token = Uuid::new_v4();
-        let quoted: Vec<ClaimedSeat> = r.quotes.iter().flatten().cloned().collect();
-        let seats_json = encode_seats(&quoted);
-        let mut conn = self.conn().await?;
-        let deadline = tokio::time::Instant::now() + WAIT_FOR_EVENT;
-        loop {
-            let mut call = basket::claim_call(&self.scripts.acquire, r, token);
-            call.arg(token.to_string())
-                .arg(r.user.as_str())
-                .arg(u64::from(r.ttl_seconds) * 1000)
-                .arg(r.max_seats_per_user)
-                .arg(r.layout_version)
-                .arg(&seats_json)
-                .arg(basket::rate_interval(r.holds_per_minute))
-                .arg(r.holds_per_minute)
-                .arg(r.pass.map_or_else(String::new, |p| p.ticket.to_string()))
-                .arg(r.pass.map_or(0, |p| p.expires_at.timestamp_millis()));
-            for (seat, quote) in r.seats.iter().zip(r.quotes) {
-                call.arg(seat).arg(if quote.is_some() { "1" } else { "0" });
+        Ok(match self.claim(r, Uuid::new_v4(), Mode::Hold).await? {
+            Claimed::Held(hold) => AcquireOutcome::Held(hold),
+            Claimed::Refused(refusal) => refusal,
+            Claimed::Prepared => {
+                return Err(StoreError::Other(
+                    "a hold's claim answered as a season's".into(),
+                ))
             }
-            let reply: Vec<Value> = match call.invoke_async(&mut conn).await {
-                Ok(reply) => reply,
-                Err(e) => {
-                    let e = redis_error(e);
-                    if matches!(e, StoreError::Unavailable { .. }) {
-                        self.undo_later(r, token);
-                    }
-                    return Err(e);
-                }
-            };
-            let what: String = decode(reply.first().unwrap_or(&Value::Nil))?;
-            let wait = match what.as_str() {
-                "held" => {
-                    let (created, expires): (i64, i64) = (decode(&reply[1])?, decode(&reply[2])?);
-                    let refresh: i64 = decode(&reply[3])?;
-                    if refresh == 1 {
-                        // Refresh before the state lapses, so no hold ever waits for a load
-                        // in an event that is selling.
-                        if let Err(e) = self.load(r.event, true).await {
-                            tracing::warn!(event = %r.event, error = %e, "could not refresh the event's state in redis");
-                        }
-                    }
-                    return Ok(AcquireOutcome::Held(Hold {
-                        token,
-                        event_id: r.event,
-                        user_id: r.user.clone(),
-                        seats: quoted,
-                        created_at: millis(created)?,
-                        expires_at: millis(expires)?,
-                    }));
-                }
-                "load" => matches!(self.load(r.event, false).await?, Load::Busy),
-                "busy" => true,
-                _ => return basket::refusal(&what, &reply),
-            };
-            if wait {
-                if tokio::time::Instant::now() >= deadline {
-                    return Err(StoreError::unavailable(
-                        "the event's state is being loaded or its allocations are changing",
-                    ));
-                }
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        }
+        })
     }
 
     async fn get(&self, event: EventId, token: Uuid) -> Result<Option<Hold>, StoreError> {

@@ -277,17 +277,33 @@ impl RedisHoldStore {
     /// [`SYNC_TTL`]) refuses them; a hold taken on one meanwhile fails at checkout, where
     /// Postgres decides.
     async fn finish_sold(&self, order: &Order) {
-        let event = order.event_id;
-        let token = order.hold_token;
+        self.mark_sold(
+            order.event_id,
+            order.hold_token,
+            &order.user_id,
+            &order.seats,
+        )
+        .await;
+    }
+
+    /// Marks `seats` of `user`'s hold `token` sold in `event` and ends the hold (see
+    /// [`RedisHoldStore::finish_sold`]).
+    pub(super) async fn mark_sold(
+        &self,
+        event: EventId,
+        token: Uuid,
+        user: &UserId,
+        seats: &[ClaimedSeat],
+    ) {
         let head = [
             keys::held(event),
-            keys::user(event, order.user_id.as_str()),
+            keys::user(event, user.as_str()),
             keys::sold(event),
             keys::sold_new(event),
         ];
         let keep = [(2 * SYNC_TTL.as_millis()).to_string()];
         let result = self
-            .run_hold_script(&self.scripts.sold, event, token, &head, &keep, &order.seats)
+            .run_hold_script(&self.scripts.sold, event, token, &head, &keep, seats)
             .await;
         if let Err(e) = result {
             tracing::warn!(%event, %token, error = %e, "could not mark sold seats in redis; postgres has the order, and the event's next load from postgres will refuse them");
