@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Season holds beside event holds, on the postgres store: `boxoffice bench season-holds`
+# Season holds beside event holds, on one hold store: `boxoffice bench season-holds`
 # (one-seat holds, each in every event of a season of <events>) and `boxoffice bench holds`
 # (one-seat holds in one event), alternating <runs> times, each on a fresh database, 10 s
 # at 64 workers, holds living 120 s: season holds over 10,000 seats, event holds over
 # 100,000 (so that they do not run out of seats within the run).
 #   bench/seasons.sh [events] [runs]      (defaults: 20 2)
+# The postgres store unless store=redis (the machine's Redis, or $BOXOFFICE_REDIS_URL).
 # With $bin set, that build is measured; else this tree's release build (built first).
 # Needs psql, curl and jq.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 events=${1:-20} runs=${2:-2}
+export BOXOFFICE_HOLD_STORE=${store:-postgres}
 given=${bin:-}
 . bench/lib.sh
 [[ -n $given ]] || bench_build

@@ -421,11 +421,19 @@ $$;
 -- claim of one event keeps too: a season claim and an event's claim, or two season claims,
 -- wait in one direction.
 --
+-- `p_passes` (per event, null where the event's waiting room is off) are the buyer's
+-- waiting-room passes the seats are claimed under, kept with each event's rows as an
+-- event's claim keeps its pass: nothing is claimed in an event whose pass has ended.
+--
 -- Rows answered: 'held' (a row per event and seat), or what stopped it, judged under the
--- locks once the claim is rolled back: 'started' (a row per started event), 'limit' (a row
--- per event whose limit it would pass), 'unavailable' (a row per event and seat not to be
--- had: not the season's, or taken); 'retry' if nothing could be blamed by then (a
--- competing hold that lapsed or was released meanwhile).
+-- locks once the claim is rolled back: 'started' (a row per started event), 'pass_ended'
+-- (a row per event whose pass has ended), 'limit' (a row per event whose limit it would
+-- pass), 'unavailable' (a row per event and seat not to be had: not the season's, or
+-- taken); 'retry' if nothing could be blamed by then (a competing hold that lapsed or was
+-- released meanwhile).
+--
+-- The form without `p_passes` (no pass anywhere, defined after this one, which it calls)
+-- is the one servers of the previous version call.
 create or replace function boxoffice_claim_season(
     p_season uuid,
     p_events uuid[],
@@ -434,7 +442,8 @@ create or replace function boxoffice_claim_season(
     p_ttl double precision,
     p_maxes bigint[],
     p_seats text[],
-    p_partial text)
+    p_partial text,
+    p_passes uuid[])
 returns table (event_id uuid, outcome text, seat_id text, ticket_type text, price_cents bigint,
                created_at timestamptz, expires_at timestamptz)
 language plpgsql volatile
@@ -458,8 +467,8 @@ begin
       order by k.key;
     begin
         with want as (
-            select w.event_id, w.token, w.most, s.seat_id
-              from unnest(p_events, p_tokens, p_maxes) as w(event_id, token, most)
+            select w.event_id, w.token, w.most, w.pass, s.seat_id
+              from unnest(p_events, p_tokens, p_maxes, p_passes) as w(event_id, token, most, pass)
              cross join unnest(p_seats) as s(seat_id)
         ), claimed as (
             insert into reservation
@@ -467,7 +476,7 @@ begin
                     created_at, expires_at, pass_ticket)
             select want.event_id, want.seat_id, want.token, p_user, 'H', a.ticket_type,
                    coalesce(pp.price_cents, t.price_cents), now(),
-                   now() + make_interval(secs => p_ttl), null
+                   now() + make_interval(secs => p_ttl), want.pass
               from want
               join season_allocation a on a.season_id = p_season and a.seat_id = want.seat_id
               join season_ticket_type t on t.season_id = a.season_id and t.code = a.ticket_type
@@ -480,12 +489,14 @@ begin
              where e.starts_at > now()
                and not st.taken
                and lh.live + cardinality(p_seats) <= want.most
+               and not exists (select 1 from pass_ended pe
+                                where pe.event_id = want.event_id and pe.ticket = want.pass)
              order by want.event_id, want.seat_id
             on conflict on constraint reservation_pkey do update
                set hold_token = excluded.hold_token, user_id = excluded.user_id,
                    status = 'H', ticket_type = excluded.ticket_type,
                    price_cents = excluded.price_cents, created_at = excluded.created_at,
-                   expires_at = excluded.expires_at, pass_ticket = null
+                   expires_at = excluded.expires_at, pass_ticket = excluded.pass_ticket
              where boxoffice_lapsed(reservation.status, reservation.expires_at)
             returning 1)
         select count(*) into v_count from claimed;
@@ -498,6 +509,15 @@ begin
                 select e.event_id, 'started', null::text, null::text, null::bigint,
                        null::timestamptz, null::timestamptz
                   from event e where e.event_id = any(p_events) and e.starts_at <= now();
+            if found then
+                return;
+            end if;
+            return query
+                select w.event_id, 'pass_ended', null::text, null::text, null::bigint,
+                       null::timestamptz, null::timestamptz
+                  from unnest(p_events, p_passes) as w(event_id, pass)
+                 where exists (select 1 from pass_ended pe
+                                where pe.event_id = w.event_id and pe.ticket = w.pass);
             if found then
                 return;
             end if;
@@ -536,6 +556,24 @@ begin
             on r.event_id = w.event_id and r.hold_token = w.token
          order by r.event_id, r.seat_id;
 end;
+$$;
+
+create or replace function boxoffice_claim_season(
+    p_season uuid,
+    p_events uuid[],
+    p_tokens uuid[],
+    p_user text,
+    p_ttl double precision,
+    p_maxes bigint[],
+    p_seats text[],
+    p_partial text)
+returns table (event_id uuid, outcome text, seat_id text, ticket_type text, price_cents bigint,
+               created_at timestamptz, expires_at timestamptz)
+language sql volatile
+as $$
+    select * from boxoffice_claim_season(p_season, p_events, p_tokens, p_user, p_ttl, p_maxes,
+                                         p_seats, p_partial,
+                                         array_fill(null::uuid, array[cardinality(p_events)]))
 $$;
 
 

@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use crate::hold_store::HoldPass;
 use crate::StoreError;
 
 /// One event a season hold covers.
@@ -24,6 +25,10 @@ pub struct SeasonEventHold {
     pub token: Uuid,
     /// The event's limit of live held seats per buyer.
     pub max_seats_per_user: u32,
+    /// The buyer's waiting-room pass of the event, where its waiting room is on: kept with
+    /// the seats as an event's hold keeps it (its checkout ends the pass, and nothing is
+    /// held under a pass that has ended).
+    pub pass: Option<HoldPass>,
 }
 
 /// A season hold to claim.
@@ -69,6 +74,8 @@ pub enum SeasonAcquire {
     Started(Vec<EventId>),
     /// Nothing: the buyer's live held seats in these events would pass their limit.
     LimitExceeded(Vec<EventId>),
+    /// Nothing: the buyer's waiting-room passes of these events have ended.
+    PassEnded(Vec<EventId>),
     /// Nothing: these seats are not to be had in these events (not the season's, or
     /// taken there).
     Unavailable(Vec<(EventId, String)>),
@@ -179,6 +186,9 @@ pub enum SeasonTaken {
     Seats {
         /// The seats held, each in each event.
         seats: Vec<SeasonSeatHeld>,
+        /// The waiting-room pass each event's seats were held under, where there was
+        /// one: the order ends them in its transaction.
+        passes: Vec<(EventId, Uuid)>,
         /// The order's transaction.
         tx: sqlx::Transaction<'static, sqlx::Postgres>,
     },

@@ -539,7 +539,8 @@ async fn best_available_for_a_season_picks_seats_free_in_every_event(store: Stor
 }
 
 /// Where covered events have their waiting room on, a season hold needs the buyer's pass
-/// of each: the refusal names the events still lacking one, and nothing is held.
+/// of each: the refusal names the events still lacking one, and nothing is held. The hold
+/// keeps the passes, and its checkout ends them, as an event's does.
 async fn a_season_hold_needs_a_pass_of_each_event_whose_waiting_room_is_on(store: Store) {
     use crate::helpers::join_and_wait;
     let app = spawn_app_on(store).await;
@@ -581,12 +582,52 @@ async fn a_season_hold_needs_a_pass_of_each_event_whose_waiting_room_is_on(store
     assert_eq!(held_in(&app, &events).await, 0);
 
     let (_, third) = join_and_wait(&app, &events[2], &sam).await;
-    let (status, held) = with_passes(vec![first, third]).await;
+    let (status, held) = with_passes(vec![first.clone(), third.clone()]).await;
     assert_eq!(status, StatusCode::CREATED, "{held}");
     assert_eq!(
         holders(&app, &events, "stalls-A-2").await,
         vec![Some("sam".to_owned()); 3]
     );
+
+    // One pass, one share: the season bought, its passes have ended, in each event.
+    let (status, order) = app
+        .send(
+            Method::POST,
+            &format!("/v1/seasons/{season}/orders"),
+            &sam,
+            Some(&json!({"hold_token": held["hold_token"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{order}");
+    let ended: Vec<String> =
+        sqlx::query_scalar("select event_id::text from pass_ended order by event_id::text")
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    let mut queued = vec![events[0].clone(), events[2].clone()];
+    queued.sort();
+    assert_eq!(ended, queued);
+    let again = app
+        .request(Method::POST, &format!("/v1/seasons/{season}/holds"), &sam)
+        .header("Boxoffice-Pass", format!("{first}, {third}"))
+        .json(&json!({"seats": ["stalls-A-3"]}));
+    let (status, problem) = crate::helpers::read(again.send().await.unwrap()).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("queue_required")),
+        "{problem}"
+    );
+    let night = app
+        .request(
+            Method::POST,
+            &format!("/v1/events/{}/holds", events[0]),
+            &sam,
+        )
+        .header("Boxoffice-Pass", first)
+        .json(&json!({"seats": ["stalls-A-3"]}));
+    let (status, problem) = crate::helpers::read(night.send().await.unwrap()).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{problem}");
+    assert_eq!(held_by(&app, &events, "sam").await, 0, "nothing held since");
 }
 
 /// On the redis store a seat a season claim has marked (between the claim's two rounds) is

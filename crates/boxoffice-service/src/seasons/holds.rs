@@ -11,6 +11,7 @@ use boxoffice_core::hold::{validate_basket, PricedSeat};
 use boxoffice_core::ids::{EventId, SeasonId, UserId};
 use boxoffice_core::season::Season;
 use boxoffice_core::validation::ValidationErrors;
+use boxoffice_store::hold_store::HoldPass;
 use boxoffice_store::season_holds::{
     SeasonAcquire, SeasonEventHold, SeasonExtend, SeasonHoldRequest, SeasonRelease, SeasonSeatHeld,
 };
@@ -93,11 +94,14 @@ pub async fn hold_seats(
         (event, admission, policy)
     });
     for (event, admission, policy) in futures::future::join_all(reads).await {
-        match admission {
-            Ok(()) => {}
-            Err(Error::QueueRequired(_)) => unadmitted.push(event),
+        let pass = match admission {
+            Ok(pass) => pass,
+            Err(Error::QueueRequired(_)) => {
+                unadmitted.push(event);
+                None
+            }
             Err(e) => return Err(e),
-        }
+        };
         let policy = policy?;
         ttl = ttl.min(policy.hold_ttl_seconds);
         most = most.min(policy.max_seats_per_user);
@@ -105,6 +109,7 @@ pub async fn hold_seats(
             event,
             token: Uuid::nil(),
             max_seats_per_user: policy.max_seats_per_user,
+            pass,
         });
     }
     if !unadmitted.is_empty() {
@@ -157,6 +162,7 @@ pub async fn hold_seats(
             }
             SeasonAcquire::Started(_) => return Err(Error::EventStarted),
             SeasonAcquire::LimitExceeded(_) => return Err(Error::HoldLimitExceeded(most)),
+            SeasonAcquire::PassEnded(_) => return Err(crate::queue::pass_ended()),
             SeasonAcquire::Unavailable(refused) => {
                 let map = availability::layout(state, event_ids[0], None, 0).await?;
                 taken = refused
@@ -264,20 +270,21 @@ async fn publish(state: &Services, held: &[SeasonSeatHeld]) {
     publish_all(state, changes).await;
 }
 
-/// Refuses a buyer without a pass of theirs for `event`, where its waiting room is on.
+/// The buyer's pass of `event` among `passes`, where its waiting room is on (`None` where
+/// it is off); refuses a buyer without one.
 async fn admitted(
     state: &Services,
     event: EventId,
     user: &UserId,
     passes: &[&str],
-) -> Result<(), Error> {
+) -> Result<Option<HoldPass>, Error> {
     let mut refusal = match crate::queue::admit(state, event, user, None).await {
-        Ok(_) => return Ok(()),
+        Ok(pass) => return Ok(pass),
         Err(e) => e,
     };
     for pass in passes {
         match crate::queue::admit(state, event, user, Some(pass)).await {
-            Ok(_) => return Ok(()),
+            Ok(pass) => return Ok(pass),
             Err(e) => refusal = e,
         }
     }

@@ -99,18 +99,25 @@ async fn try_checkout(
     store: &dyn SeasonHolds,
     purchase: SeasonPurchase<'_>,
 ) -> Result<SeasonCheckout, StoreError> {
-    let (seats, mut tx) = match store
+    let (seats, passes, mut tx) = match store
         .take_for_season_order(pool, purchase.events, purchase.user)
         .await?
     {
-        SeasonTaken::Seats { seats, tx } => (seats, tx),
+        SeasonTaken::Seats { seats, passes, tx } => (seats, passes, tx),
         SeasonTaken::Forbidden => return Ok(SeasonCheckout::Forbidden),
         SeasonTaken::NotLive => return existing(pool, purchase).await,
     };
-    let order = match insert(&mut tx, purchase, &seats).await {
-        Ok(order) => tx.commit().await.map(|()| order).map_err(StoreError::from),
-        Err(e) => Err(e),
-    };
+    let order = async {
+        let order = insert(&mut tx, purchase, &seats).await?;
+        // As an event's checkout: a claim under one of these passes sees either this hold
+        // still held (and counts it) or the pass ended.
+        for &(event, ticket) in &passes {
+            super::passes::end_pass(&mut tx, event, ticket).await?;
+        }
+        tx.commit().await?;
+        Ok::<_, StoreError>(order)
+    }
+    .await;
     let taken = purchase.events;
     match order {
         Ok(order) => {

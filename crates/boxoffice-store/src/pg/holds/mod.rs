@@ -270,7 +270,7 @@ impl HoldStore for PgHoldStore {
 /// now. Run in the release's transaction under the buyer's lock, after its delete: of two
 /// releases of a buyer's last holds, the later one waited for the earlier one to commit,
 /// and its statement sees both gone.
-async fn end_pass_unless_holding(
+pub(super) async fn end_pass_unless_holding(
     conn: &mut PgConnection,
     event: EventId,
     user: &UserId,

@@ -41,9 +41,10 @@ impl SeasonHolds for PgHoldStore {
             .iter()
             .map(|e| i64::from(e.max_seats_per_user))
             .collect();
+        let passes: Vec<Option<Uuid>> = r.events.iter().map(|e| e.pass.map(|p| p.ticket)).collect();
         for _ in 0..RETRIES {
             let rows: Vec<SeasonClaimRow> = sqlx::query_as(
-                "select * from boxoffice_claim_season($1, $2, $3, $4, $5, $6, $7, $8)",
+                "select * from boxoffice_claim_season($1, $2, $3, $4, $5, $6, $7, $8, $9)",
             )
             .bind(r.season.0)
             .bind(&events)
@@ -53,6 +54,7 @@ impl SeasonHolds for PgHoldStore {
             .bind(&maxes)
             .bind(r.seats)
             .bind(r.partial)
+            .bind(&passes)
             .fetch_all(&self.pool)
             .await?;
             if let Some(outcome) = season_outcome(rows)? {
@@ -99,18 +101,31 @@ impl SeasonHolds for PgHoldStore {
         // Compare-and-delete in every event at once, under the buyer's lock of each.
         retry_contention(|| async move {
             let mut tx = self.begin_locked_in(ids, user).await?;
-            let freed: Vec<(Uuid, String)> = sqlx::query_as(
+            let freed: Vec<(Uuid, String, Option<Uuid>)> = sqlx::query_as(
                 "delete from reservation r
                   using unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
                   where r.event_id = w.event_id and r.hold_token = w.token and r.user_id = $3
                     and r.status = 'H' and r.expires_at > now()
-              returning r.event_id, r.seat_id",
+              returning r.event_id, r.seat_id, r.pass_ticket",
             )
             .bind(ids)
             .bind(tokens)
             .bind(user.as_str())
             .fetch_all(&mut *tx)
             .await?;
+            // As an event's release: a pass ends with the buyer's last hold of its event.
+            let mut passes: Vec<(Uuid, Uuid)> = freed
+                .iter()
+                .filter_map(|(event, _, pass)| Some((*event, (*pass)?)))
+                .collect();
+            passes.dedup();
+            for (event, ticket) in passes {
+                super::end_pass_unless_holding(&mut tx, EventId(event), user, ticket).await?;
+            }
+            let freed: Vec<(Uuid, String)> = freed
+                .into_iter()
+                .map(|(event, seat, _)| (event, seat))
+                .collect();
             let outcome = if freed.is_empty() {
                 if held_by_other(&mut tx, ids, tokens, user).await? {
                     SeasonRelease::Forbidden
@@ -179,13 +194,13 @@ impl SeasonHolds for PgHoldStore {
         // WHERE, the rows reserved for the sale in the order's own transaction.
         let (ids, tokens) = unzip(events);
         let mut tx = pool.begin().await?;
-        let rows: Vec<HeldRow> = sqlx::query_as(
+        let rows: Vec<TakenRow> = sqlx::query_as(
             "update reservation r set status = 'R'
                from unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
               where r.event_id = w.event_id and r.hold_token = w.token and r.user_id = $3
                 and r.status = 'H' and r.expires_at > statement_timestamp()
              returning r.user_id, r.event_id, r.seat_id, r.ticket_type, r.price_cents,
-                       r.created_at, r.expires_at",
+                       r.created_at, r.expires_at, r.pass_ticket",
         )
         .bind(&ids)
         .bind(&tokens)
@@ -211,7 +226,16 @@ impl SeasonHolds for PgHoldStore {
         .bind(&tokens)
         .fetch_one(&mut *tx)
         .await?;
-        let mut seats: Vec<SeasonSeatHeld> = rows.into_iter().map(held_seat).collect();
+        let mut passes: Vec<(EventId, Uuid)> = rows
+            .iter()
+            .filter_map(|row| Some((EventId(row.1), row.7?)))
+            .collect();
+        passes.sort_by_key(|(event, _)| event.0);
+        passes.dedup();
+        let mut seats: Vec<SeasonSeatHeld> = rows
+            .into_iter()
+            .map(|r| held_seat((r.0, r.1, r.2, r.3, r.4, r.5, r.6)))
+            .collect();
         seats.sort_by(|a, b| (a.event.0, &a.seat_id).cmp(&(b.event.0, &b.seat_id)));
         let first = seats[0].event;
         let per_event = seats.iter().filter(|s| s.event == first).count();
@@ -219,7 +243,7 @@ impl SeasonHolds for PgHoldStore {
         if left > 0 || nights * per_event != seats.len() {
             return Ok(SeasonTaken::NotLive);
         }
-        Ok(SeasonTaken::Seats { seats, tx })
+        Ok(SeasonTaken::Seats { seats, passes, tx })
     }
 }
 
@@ -303,6 +327,18 @@ type HeldRow = (
     DateTime<Utc>,
 );
 
+/// A row a season checkout takes: a held row and the pass it was held under.
+type TakenRow = (
+    String,
+    Uuid,
+    String,
+    String,
+    i64,
+    DateTime<Utc>,
+    DateTime<Utc>,
+    Option<Uuid>,
+);
+
 fn unzip(events: &[(EventId, Uuid)]) -> (Vec<Uuid>, Vec<Uuid>) {
     events
         .iter()
@@ -340,6 +376,7 @@ fn season_outcome(rows: Vec<SeasonClaimRow>) -> Result<Option<SeasonAcquire>, St
         ),
         "started" => SeasonAcquire::Started(events(rows)),
         "limit" => SeasonAcquire::LimitExceeded(events(rows)),
+        "pass_ended" => SeasonAcquire::PassEnded(events(rows)),
         "unavailable" => SeasonAcquire::Unavailable(
             rows.into_iter()
                 .filter_map(|r| Some((EventId(r.event_id?), r.seat_id?)))

@@ -10,9 +10,10 @@
 //!    the claim's token in that event, for [`MARK_TTL`]. A marked seat is neither free nor
 //!    taken: any other claim of it, an event's hold or another season's, answers `busy`
 //!    and asks again a few milliseconds later, until the mark becomes a hold or goes.
-//! 2. **Hold.** Once every event is marked, the same script holds the seats in each event,
-//!    the claim's own marks counting as free, and records with each event's hold how many
-//!    events the claim holds seats in.
+//! 2. **Hold.** Once every event is marked, the same script holds the seats in each event
+//!    (in all of them at once: every seat is the claim's by then), the claim's own marks
+//!    counting as free, and records with each event's hold how many events the claim holds
+//!    seats in.
 //!
 //! A refusal in either round takes back what the claim did (its holds released and its
 //! marks deleted, each compare-and-delete on its own token), and the claim answers the
@@ -83,7 +84,7 @@ impl EventClaim<'_> {
             ttl_seconds,
             max_seats_per_user: self.hold.max_seats_per_user,
             holds_per_minute: 0,
-            pass: None,
+            pass: self.hold.pass,
             channel: None,
         }
     }
@@ -211,6 +212,7 @@ fn refused_in(event: EventId, why: AcquireOutcome) -> Result<SeasonAcquire, Stor
         }
         AcquireOutcome::LimitExceeded => SeasonAcquire::LimitExceeded(vec![event]),
         AcquireOutcome::EventStarted => SeasonAcquire::Started(vec![event]),
+        AcquireOutcome::PassEnded => SeasonAcquire::PassEnded(vec![event]),
         other => {
             return Err(StoreError::Other(
                 format!("a season claim was refused as no season is: {other:?}").into(),
@@ -326,29 +328,39 @@ impl SeasonHolds for RedisHoldStore {
             }
         }
 
-        // 2. Hold them in every event, the claim's marks counting as free.
-        let mut held = Vec::with_capacity(count * r.seats.len());
-        for i in 0..count {
-            let mark = claims[i].mark.clone();
+        // 2. Hold them in every event at once, the claim's marks counting as free: every
+        //    seat is the claim's by now, so the events no longer need an order.
+        let quotes = &quotes;
+        let claimed = futures::future::join_all(claims.iter_mut().map(|claim| async move {
+            let mark = claim.mark.clone();
             let mode = Mode::Season {
                 mark: &mark,
                 events: count,
             };
-            let claimed = self.claim_event(r, &quotes, &mut claims[i], mode).await;
-            let refusal = match claimed {
+            self.claim_event(r, quotes, claim, mode).await
+        }))
+        .await;
+        let mut held = Vec::with_capacity(count * r.seats.len());
+        let mut refusal = None;
+        let (mut done, mut rest) = (Vec::new(), Vec::new());
+        for (claim, claimed) in claims.iter().zip(claimed) {
+            let why = match claimed {
                 Ok(Claimed::Held(hold)) => {
-                    held.extend(seats_of(claims[i].hold.event, &hold));
+                    held.extend(seats_of(claim.hold.event, &hold));
+                    done.push(claim);
                     continue;
                 }
-                Ok(Claimed::Refused(why)) => refused_in(claims[i].hold.event, why),
+                Ok(Claimed::Refused(why)) => refused_in(claim.hold.event, why),
                 Ok(Claimed::Prepared) => {
                     Err(StoreError::Other("a season's hold answered marked".into()))
                 }
                 Err(e) => Err(e),
             };
-            let done: Vec<&EventClaim<'_>> = claims[..i].iter().collect();
-            let rest: Vec<&EventClaim<'_>> = claims[i..].iter().collect();
-            self.take_back(r, &quotes, &done, &rest).await;
+            rest.push(claim);
+            refusal.get_or_insert(why);
+        }
+        if let Some(refusal) = refusal {
+            self.take_back(r, quotes, &done, &rest).await;
             return refusal;
         }
         held.sort_by(|a, b| (a.event.0, &a.seat_id).cmp(&(b.event.0, &b.seat_id)));
@@ -459,6 +471,7 @@ impl SeasonHolds for RedisHoldStore {
         // Protect each event's seats for the commit, as an event's checkout does.
         let mut conn = self.conn().await?;
         let mut seats = Vec::new();
+        let mut passes = Vec::new();
         let mut protected: Vec<(EventId, Uuid)> = Vec::new();
         for (event, token, hold) in &live {
             let args = [
@@ -493,11 +506,12 @@ impl SeasonHolds for RedisHoldStore {
             let reply = reply?;
             let taken = decode_seats(&decode::<String>(&reply[2])?)?;
             seats.extend(stored_seats(*event, hold, &taken)?);
+            passes.extend(hold.pass.map(|ticket| (*event, ticket)));
             protected.push((*event, *token));
         }
         seats.sort_by(|a, b| (a.event.0, &a.seat_id).cmp(&(b.event.0, &b.seat_id)));
         match pool.begin().await {
-            Ok(tx) => Ok(SeasonTaken::Seats { seats, tx }),
+            Ok(tx) => Ok(SeasonTaken::Seats { seats, passes, tx }),
             Err(e) => {
                 self.season_given_back(&protected, user, &seats, false)
                     .await;
