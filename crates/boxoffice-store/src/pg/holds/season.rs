@@ -71,7 +71,7 @@ impl SeasonHolds for PgHoldStore {
         let (ids, tokens) = unzip(events);
         let rows: Vec<HeldRow> = sqlx::query_as(
             "select r.user_id, r.event_id, r.seat_id, r.ticket_type, r.price_cents,
-                    r.created_at, r.expires_at
+                    r.created_at, r.expires_at, r.pass_ticket
                from reservation r
                join unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
                  on r.event_id = w.event_id and r.hold_token = w.token
@@ -194,7 +194,7 @@ impl SeasonHolds for PgHoldStore {
         // WHERE, the rows reserved for the sale in the order's own transaction.
         let (ids, tokens) = unzip(events);
         let mut tx = pool.begin().await?;
-        let rows: Vec<TakenRow> = sqlx::query_as(
+        let rows: Vec<HeldRow> = sqlx::query_as(
             "update reservation r set status = 'R'
                from unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
               where r.event_id = w.event_id and r.hold_token = w.token and r.user_id = $3
@@ -234,7 +234,7 @@ impl SeasonHolds for PgHoldStore {
         passes.dedup();
         let mut seats: Vec<SeasonSeatHeld> = rows
             .into_iter()
-            .map(|r| held_seat((r.0, r.1, r.2, r.3, r.4, r.5, r.6)))
+            .map(held_seat)
             .collect();
         seats.sort_by(|a, b| (a.event.0, &a.seat_id).cmp(&(b.event.0, &b.seat_id)));
         let first = seats[0].event;
@@ -316,19 +316,9 @@ fn held_seat(row: HeldRow) -> SeasonSeatHeld {
     }
 }
 
-/// A held row of a season hold: user, event, seat, ticket type, price, made, lapses.
+/// A held row of a season hold: user, event, seat, ticket type, price, made, lapses, and
+/// the waiting-room pass it was held under.
 type HeldRow = (
-    String,
-    Uuid,
-    String,
-    String,
-    i64,
-    DateTime<Utc>,
-    DateTime<Utc>,
-);
-
-/// A row a season checkout takes: a held row and the pass it was held under.
-type TakenRow = (
     String,
     Uuid,
     String,
