@@ -232,10 +232,7 @@ impl SeasonHolds for PgHoldStore {
             .collect();
         passes.sort_by_key(|(event, _)| event.0);
         passes.dedup();
-        let mut seats: Vec<SeasonSeatHeld> = rows
-            .into_iter()
-            .map(held_seat)
-            .collect();
+        let mut seats: Vec<SeasonSeatHeld> = rows.into_iter().map(held_seat).collect();
         seats.sort_by(|a, b| (a.event.0, &a.seat_id).cmp(&(b.event.0, &b.seat_id)));
         let first = seats[0].event;
         let per_event = seats.iter().filter(|s| s.event == first).count();

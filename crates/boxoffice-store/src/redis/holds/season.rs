@@ -186,15 +186,23 @@ impl RedisHoldStore {
         }
     }
 
-    /// The live holds among `events`, each with its event and token.
+    /// The live holds among `events`, each with its event and token (read in every event
+    /// at once).
     async fn live_holds(
         &self,
         events: &[(EventId, Uuid)],
     ) -> Result<Vec<(EventId, Uuid, StoredHold)>, StoreError> {
-        let mut conn = self.conn().await?;
+        let conn = self.conn().await?;
+        let reads = events.iter().map(|&(event, token)| {
+            let mut conn = conn.clone();
+            async move {
+                let hold = self.stored(&mut conn, event, token).await?;
+                Ok::<_, StoreError>(hold.map(|hold| (event, token, hold)))
+            }
+        });
         let mut live = Vec::new();
-        for &(event, token) in events {
-            if let Some(hold) = self.stored(&mut conn, event, token).await? {
+        for read in futures::future::join_all(reads).await {
+            if let Some((event, token, hold)) = read? {
                 if !hold.checking_out || hold.expires_ms > hold.now_ms {
                     live.push((event, token, hold));
                 }
