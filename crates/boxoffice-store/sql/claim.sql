@@ -432,8 +432,7 @@ $$;
 -- taken); 'retry' if nothing could be blamed by then (a competing hold that lapsed or was
 -- released meanwhile).
 --
--- The form without `p_passes` (no pass anywhere, defined after this one, which it calls)
--- is the one servers of the previous version call.
+-- (Migration 0021 dropped the form without `p_passes`.)
 create or replace function boxoffice_claim_season(
     p_season uuid,
     p_events uuid[],
@@ -556,24 +555,6 @@ begin
             on r.event_id = w.event_id and r.hold_token = w.token
          order by r.event_id, r.seat_id;
 end;
-$$;
-
-create or replace function boxoffice_claim_season(
-    p_season uuid,
-    p_events uuid[],
-    p_tokens uuid[],
-    p_user text,
-    p_ttl double precision,
-    p_maxes bigint[],
-    p_seats text[],
-    p_partial text)
-returns table (event_id uuid, outcome text, seat_id text, ticket_type text, price_cents bigint,
-               created_at timestamptz, expires_at timestamptz)
-language sql volatile
-as $$
-    select * from boxoffice_claim_season(p_season, p_events, p_tokens, p_user, p_ttl, p_maxes,
-                                         p_seats, p_partial,
-                                         array_fill(null::uuid, array[cardinality(p_events)]))
 $$;
 
 
