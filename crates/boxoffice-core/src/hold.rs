@@ -12,6 +12,16 @@ use crate::availability::SeatMap;
 use crate::ids::{EventId, UserId};
 use crate::validation::ValidationErrors;
 
+/// A waiting-room pass, as a hold keeps it: the hold is refused once the pass has ended,
+/// and its checkout ends the pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HoldPass {
+    /// The waiting-room ticket the pass was issued for.
+    pub ticket: Uuid,
+    /// When the pass stops being valid anyway.
+    pub expires_at: DateTime<Utc>,
+}
+
 /// A seat as a hold or an order carries it: what the buyer was quoted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct PricedSeat {

@@ -56,13 +56,7 @@ pub struct HoldRequest<'a> {
 }
 
 /// A waiting-room pass, as the hold store knows it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HoldPass {
-    /// The waiting-room ticket the pass was issued for.
-    pub ticket: Uuid,
-    /// When the pass stops being valid anyway.
-    pub expires_at: chrono::DateTime<chrono::Utc>,
-}
+pub use boxoffice_core::hold::HoldPass;
 
 /// The live holds of an event as an allocation change begins, and what ends the change's
 /// hold on the store.

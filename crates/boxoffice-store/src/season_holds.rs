@@ -8,12 +8,12 @@
 //! them (`redis::holds::season`).
 
 use async_trait::async_trait;
+use boxoffice_core::hold::HoldPass;
 use boxoffice_core::ids::{EventId, SeasonId, UserId};
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::hold_store::HoldPass;
 use crate::StoreError;
 
 /// One event a season hold covers.
