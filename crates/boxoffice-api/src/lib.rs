@@ -361,8 +361,9 @@ pub struct GaChanged {
 /// Answer to `POST /v1/events/{id}/queue`: the buyer's ticket and where it stands.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct QueueJoined {
-    /// The ticket to poll with.
-    pub ticket: Uuid,
+    /// The ticket to poll with: opaque, URL-safe, signed by the server; it carries the
+    /// event, the buyer, the place and when it joined.
+    pub ticket: String,
     /// Place in the line (1 is next; 0 once admitted); `null` before the waiting room
     /// opens, when the order of everyone who joined by then is not drawn yet.
     pub position: Option<u64>,
@@ -375,6 +376,10 @@ pub struct QueueJoined {
 pub struct QueueStatus {
     /// Whether the ticket's turn has come.
     pub admitted: bool,
+    /// The ticket re-issued with its place, when the one polled was issued before the
+    /// opening (the old one keeps working).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ticket: Option<String>,
     /// Place in the line while waiting; `null` before opening.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub position: Option<u64>,
@@ -387,6 +392,29 @@ pub struct QueueStatus {
     /// Once admitted: when the pass stops being valid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass_expires_at: Option<DateTime<Utc>>,
+}
+
+/// Answer to `GET /v1/events/{id}/queue/status`: the line's public figures, the same
+/// bytes for everyone until one changes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct QueueLine {
+    /// `before_open`, `admitting`, `slowed` (below the setting while the hold path is
+    /// saturated), `paused` (the hold store is unavailable) or `closed` (the event has
+    /// started).
+    #[schema(pattern = "^(before_open|admitting|slowed|paused|closed)$")]
+    pub state: String,
+    /// Every place up to this one is admitted.
+    pub admitted_up_to: u64,
+    /// The event's admission rate.
+    pub admit_per_minute: u32,
+    /// The rate in force.
+    pub admitting_per_minute: u32,
+    /// Why the rate in force is below the setting: `overload` or `hold_latency`.
+    pub slowed_because: Option<String>,
+    /// Places waiting.
+    pub waiting: u64,
+    /// When a figure last changed.
+    pub updated_at: DateTime<Utc>,
 }
 
 // Holds.
@@ -634,6 +662,11 @@ pub struct QueueReport {
     pub waiting: u64,
     /// Buyers let through so far.
     pub admitted: u64,
+    /// Admissions a minute in force (below the event's setting while the hold path is
+    /// saturated).
+    pub admitting_per_minute: u32,
+    /// Why the rate in force is below the setting: `overload` or `hold_latency`.
+    pub slowed_because: Option<String>,
 }
 
 /// One section in an [`EventReport`].

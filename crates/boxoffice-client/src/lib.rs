@@ -21,7 +21,7 @@ use boxoffice_api::{
     AddSeatsBody, AllocationsChanged, AllocationsRequest, AvailabilityView, BestAvailable,
     BookingBody, BookingView, ChannelReleased, CheckoutBody, EventCreated, EventList, EventPatch,
     EventView, Extended, Health, HoldBody, HoldView, LayoutView, OrderView, PaymentBody, Problem,
-    QueueJoined, QueueStatus, SeasonCreated, SeasonHoldBody, SeasonHoldView, SeatsView,
+    QueueJoined, QueueLine, QueueStatus, SeasonCreated, SeasonHoldBody, SeasonHoldView, SeatsView,
     SessionCreated, VenueCreated, VenueList, VenueView, WaitlistEntryView, WaitlistJoin,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
@@ -590,14 +590,27 @@ impl Client {
     }
 
     /// `GET /v1/events/{id}/queue/{ticket}`: where the ticket stands, or the pass once
-    /// admitted. Polling keeps the ticket in the line.
+    /// admitted.
     pub async fn queue_status(
         &self,
         event: EventId,
         buyer: &str,
-        ticket: Uuid,
+        ticket: &str,
     ) -> Result<QueueStatus> {
         self.get(&format!("/v1/events/{event}/queue/{ticket}"), Some(buyer))
+            .await
+    }
+
+    /// `DELETE /v1/events/{id}/queue/{ticket}`: gives the ticket's place up.
+    pub async fn leave_queue(&self, event: EventId, buyer: &str, ticket: &str) -> Result<()> {
+        let path = format!("/v1/events/{event}/queue/{ticket}");
+        self.send::<(), ()>(Method::DELETE, &path, Some(buyer), None)
+            .await
+    }
+
+    /// `GET /v1/events/{id}/queue/status` (public): the line's figures.
+    pub async fn line_status(&self, event: EventId) -> Result<QueueLine> {
+        self.get(&format!("/v1/events/{event}/queue/status"), None)
             .await
     }
 

@@ -22,6 +22,10 @@ pub enum ApiError {
     /// pass of this buyer.
     #[error("{0}")]
     QueueRequired(&'static str),
+    /// 403 `ticket_invalid`: not a waiting-room ticket the server signed (altered,
+    /// truncated or forged).
+    #[error("the ticket is not valid: join the waiting room again")]
+    TicketInvalid,
     /// 403 `queue_required`, for a season hold: these events' waiting rooms are on, and no
     /// valid pass of the buyer's was shown for them (`event_ids`).
     #[error(
@@ -178,9 +182,10 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden(_) | ApiError::QueueRequired(_) | ApiError::PassesRequired(_) => {
-                StatusCode::FORBIDDEN
-            }
+            ApiError::Forbidden(_)
+            | ApiError::QueueRequired(_)
+            | ApiError::PassesRequired(_)
+            | ApiError::TicketInvalid => StatusCode::FORBIDDEN,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
@@ -211,6 +216,7 @@ impl ApiError {
         match self {
             ApiError::Unauthorized(_) => "unauthorized",
             ApiError::Forbidden(_) => "forbidden",
+            ApiError::TicketInvalid => "ticket_invalid",
             ApiError::QueueRequired(_) | ApiError::PassesRequired(_) => "queue_required",
             ApiError::NotFound { code, .. } => code,
             ApiError::MethodNotAllowed => "method_not_allowed",
@@ -239,6 +245,7 @@ impl ApiError {
         match self {
             ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::Forbidden(_) => "Forbidden",
+            ApiError::TicketInvalid => "Waiting room",
             ApiError::QueueRequired(_) | ApiError::PassesRequired(_) => "Waiting room",
             ApiError::NotFound { .. } => "Not found",
             ApiError::MethodNotAllowed => "Method not allowed",
@@ -400,8 +407,10 @@ impl From<boxoffice_service::Error> for ApiError {
             }
             Error::TicketNotFound => not_found(
                 "ticket_not_found",
-                "no such ticket in the waiting room (dropped for not polling?): join again",
+                "no such ticket of yours in the waiting room (given up, lapsed or ended): join \
+                 again",
             ),
+            Error::TicketInvalid => ApiError::TicketInvalid,
             Error::Forbidden(why) => ApiError::Forbidden(why),
             Error::QueueRequired(why) => ApiError::QueueRequired(why),
             Error::PassesRequired(events) => ApiError::PassesRequired(events),
@@ -444,6 +453,7 @@ mod tests {
         let cases = [
             (ApiError::Unauthorized("x"), 401, "unauthorized"),
             (ApiError::Forbidden("x"), 403, "forbidden"),
+            (ApiError::TicketInvalid, 403, "ticket_invalid"),
             (ApiError::QueueRequired("x"), 403, "queue_required"),
             (ApiError::PassesRequired(vec![]), 403, "queue_required"),
             (ApiError::event_not_found(), 404, "event_not_found"),

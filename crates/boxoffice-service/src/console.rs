@@ -257,11 +257,8 @@ pub async fn report(state: &Services, event: EventId) -> Result<EventReport, Err
         .collect();
     let queue = match state.admission.queue(&state.pool, event).await? {
         None => None,
-        Some(_) => match state.waiting_room.counts(event).await {
-            Ok(c) => Some(QueueReport {
-                waiting: c.waiting,
-                admitted: c.admitted,
-            }),
+        Some(_) => match line_report(state, event).await {
+            Ok(report) => Some(report),
             Err(error) => {
                 tracing::warn!(%error, %event, "report: the waiting room's line is unknown");
                 None
@@ -331,4 +328,19 @@ async fn channel_report(
         }
     }
     Ok(report)
+}
+
+/// The line's counts as Redis has them now, and the rate in force as this instance last
+/// read it.
+async fn line_report(state: &Services, event: EventId) -> Result<QueueReport, Error> {
+    let counts = state.waiting_room.counts(event).await?;
+    let line = crate::queue::status(state, event).await?;
+    Ok(QueueReport {
+        waiting: counts.waiting,
+        admitted: counts.admitted,
+        admitting_per_minute: line.state.admitting_per_minute,
+        slowed_because: Some(line.state.why.clone()).filter(|why| {
+            !why.is_empty() && line.state.admitting_per_minute < line.settings.admit_per_minute
+        }),
+    })
 }

@@ -43,10 +43,13 @@ pub enum Error {
     /// The event has no open waiting room.
     #[error("this event has no waiting room open")]
     QueueNotFound,
-    /// No such waiting-room ticket of this buyer (never issued, or dropped for not
-    /// polling): join again.
+    /// No such waiting-room ticket of this buyer (given up, lapsed, ended, or another
+    /// buyer's): join again.
     #[error("no such ticket in the waiting room")]
     TicketNotFound,
+    /// Not a waiting-room ticket this line signed: altered, truncated or forged.
+    #[error("the ticket is not valid: join the waiting room again")]
+    TicketInvalid,
     /// The event's waiting room is on, and the buyer shows no valid pass of theirs.
     #[error("{0}")]
     QueueRequired(&'static str),

@@ -104,6 +104,10 @@ pub struct Parts {
     pub waiting_room: boxoffice_store::redis::queue::WaitingRoom,
     /// Waiting-room passes and the queue settings holds and bookings are checked against.
     pub admission: admission::Admission,
+    /// The waiting-room lines this instance follows.
+    pub lines: queue::line::Lines,
+    /// Signs and checks waiting-room tickets.
+    pub tickets: queue::ticket::Tickets,
     /// A streaming replica seat maps are read from, if one is configured.
     pub replica: Option<Arc<replica::Replica>>,
     /// The adaptive concurrency limit in front of holds, bookings and checkouts.
@@ -214,6 +218,8 @@ impl ServicesBuilder {
             // Connects on first use: an event without a waiting room never needs Redis.
             waiting_room: boxoffice_store::redis::queue::WaitingRoom::new(&self.redis)?,
             admission: admission::Admission::new(&self.jwt_secret),
+            lines: queue::line::Lines::new(),
+            tickets: queue::ticket::Tickets::new(&self.jwt_secret),
             season_tokens: seasons::SeasonTokens::new(&self.jwt_secret),
             overload: overload::Overload::new(self.overload),
             replica: self.replica,

@@ -187,6 +187,9 @@ pub struct Overload {
     /// Told when a place frees on a path.
     freed: [Notify; 2],
     shed: [AtomicU64; 2],
+    /// Answers under each limit so far, and those slower than the target or failed.
+    answered: [AtomicU64; 2],
+    slow: [AtomicU64; 2],
     /// Checkouts waiting for a place: while any does, holds are refused.
     checkouts_waiting: AtomicUsize,
 }
@@ -226,6 +229,8 @@ impl Overload {
             windows: [window(), window()],
             freed: [Notify::new(), Notify::new()],
             shed: [AtomicU64::new(0), AtomicU64::new(0)],
+            answered: [AtomicU64::new(0), AtomicU64::new(0)],
+            slow: [AtomicU64::new(0), AtomicU64::new(0)],
             checkouts_waiting: AtomicUsize::new(0),
         })
     }
@@ -357,6 +362,16 @@ impl Overload {
         self.shed[path as usize].load(Ordering::Relaxed)
     }
 
+    /// Answers on `path` since the server started, and how many of them were slower than
+    /// the latency target or failed (both 0 when there is no limit).
+    pub fn answers(&self, path: Path) -> (u64, u64) {
+        let i = path as usize;
+        (
+            self.answered[i].load(Ordering::Relaxed),
+            self.slow[i].load(Ordering::Relaxed),
+        )
+    }
+
     /// Whether there is a limit at all.
     pub fn is_on(&self) -> bool {
         self.settings.is_some()
@@ -374,11 +389,14 @@ impl Overload {
         let Some(settings) = self.settings else {
             return;
         };
+        let too_slow = failed || took > settings.target;
+        self.answered[path as usize].fetch_add(1, Ordering::Relaxed);
+        self.slow[path as usize].fetch_add(u64::from(too_slow), Ordering::Relaxed);
         let mut w = self.lock(path);
         self.freed[path as usize].notify_one();
         w.answered += 1;
         w.latency += LATENCY_WEIGHT * (took.as_secs_f64() - w.latency);
-        w.slow += usize::from(failed || took > settings.target);
+        w.slow += usize::from(too_slow);
         w.busy += usize::from(2 * w.in_flight >= w.limit);
         w.in_flight = w.in_flight.saturating_sub(1);
         if w.answered < w.limit {

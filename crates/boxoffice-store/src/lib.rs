@@ -48,7 +48,7 @@
 //!     module each.
 //!   - [`redis::gate`]: the sale-day gate, a counter per general-admission area.
 //!   - [`redis::rate_limit`]: per-minute limits shared by every server instance.
-//!   - [`redis::queue`]: the waiting room's line per event (`scripts/queue.lua`).
+//!   - [`redis::queue`]: the waiting room's line per event (`scripts/queue_*.lua`).
 //!
 //! # What each store decides
 //!

@@ -105,7 +105,7 @@ async fn admitted(
         };
         while Instant::now() < deadline {
             let sent = Instant::now();
-            let status = api.queue_status(event, token, joined.ticket).await;
+            let status = api.queue_status(event, token, &joined.ticket).await;
             polls.record(status_of(&status, 200), sent.elapsed());
             match status {
                 Ok(s) if s.admitted => return s.pass,

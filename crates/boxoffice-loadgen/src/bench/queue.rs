@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use boxoffice_client::api::HoldBody;
 use boxoffice_core::event::QueueSettings;
 use chrono::Utc;
-use uuid::Uuid;
 
 use super::{status_of, Check, Layout, Report, Stats, Target};
 
@@ -99,7 +98,7 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
             .map(|b| target.buyer(&format!("fan-{b}")))
             .collect(),
     );
-    let tickets: Arc<Mutex<Vec<Option<Uuid>>>> = Arc::new(Mutex::new(vec![None; buyers]));
+    let tickets: Arc<Mutex<Vec<Option<String>>>> = Arc::new(Mutex::new(vec![None; buyers]));
     let (join_stats, join_elapsed) = {
         let (api, tokens, tickets) = (target.api.clone(), tokens.clone(), tickets.clone());
         on_workers(workers, buyers, move |b| {
@@ -107,7 +106,8 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
             async move {
                 let answer = api.join_queue(event, &tokens[b]).await;
                 if let Ok(joined) = &answer {
-                    tickets.lock().unwrap_or_else(|p| p.into_inner())[b] = Some(joined.ticket);
+                    tickets.lock().unwrap_or_else(|p| p.into_inner())[b] =
+                        Some(joined.ticket.clone());
                 }
                 status_of(&answer, 201)
             }
@@ -125,7 +125,7 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
     queue.opens_at = Utc::now();
     target.set_queue(event, queue).await?;
     let opened = Instant::now();
-    let tickets: Arc<Vec<Option<Uuid>>> =
+    let tickets: Arc<Vec<Option<String>>> =
         Arc::new(tickets.lock().unwrap_or_else(|p| p.into_inner()).clone());
     let seen: Arc<Mutex<Vec<Seen>>> =
         Arc::new(Mutex::new((0..buyers).map(|_| Seen::default()).collect()));
@@ -142,7 +142,7 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
             let (api, tokens, tickets, seen) =
                 (api.clone(), tokens.clone(), tickets.clone(), seen.clone());
             async move {
-                let Some(ticket) = tickets[b] else { return 0 };
+                let Some(ticket) = &tickets[b] else { return 0 };
                 let answer = api.queue_status(event, &tokens[b], ticket).await;
                 if let Ok(status) = &answer {
                     let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());

@@ -203,7 +203,7 @@ fn layout_etag(version: i64) -> String {
 }
 
 /// Whether the request's `If-None-Match` names `etag` (or any representation).
-fn known(headers: &HeaderMap, etag: &str) -> bool {
+pub(crate) fn known(headers: &HeaderMap, etag: &str) -> bool {
     headers
         .get_all(header::IF_NONE_MATCH)
         .iter()

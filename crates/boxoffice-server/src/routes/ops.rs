@@ -56,7 +56,7 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
 /// because the seats were known taken (`boxoffice_holds_refused_unasked_total`), and for
 /// each event whose waiting room is on, by
 /// `event`: tickets waiting (`boxoffice_queue_waiting`), admitted
-/// (`boxoffice_queue_admitted_total`; per minute, its rate), dropped for not polling
+/// (`boxoffice_queue_admitted_total`; per minute, its rate), lapsed unexchanged
 /// (`boxoffice_queue_dropped_total`) and passes ended early (`boxoffice_queue_ended_total`);
 /// with a replica configured, whether reads go to it (`boxoffice_replica_in_use`, 1 or 0);
 /// with the adaptive concurrency limits on, by `path` (`hold`: holds, extensions and

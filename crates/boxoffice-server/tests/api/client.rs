@@ -228,7 +228,7 @@ async fn the_client_waits_in_the_queue_and_holds_with_its_pass() {
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
     let pass = loop {
         let status = client
-            .queue_status(event, &alice, joined.ticket)
+            .queue_status(event, &alice, &joined.ticket)
             .await
             .unwrap();
         if status.admitted {

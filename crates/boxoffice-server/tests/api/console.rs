@@ -386,5 +386,8 @@ async fn the_report_shows_the_waiting_rooms_line() {
     }
     let (status, report) = admin_get(&app, &format!("/v1/events/{event}/report")).await;
     assert_eq!(status, StatusCode::OK, "{report}");
-    assert_eq!(report["queue"], json!({"waiting": 3, "admitted": 0}));
+    assert_eq!(
+        report["queue"],
+        json!({"waiting": 3, "admitted": 0, "admitting_per_minute": 60, "slowed_because": null})
+    );
 }

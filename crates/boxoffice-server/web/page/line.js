@@ -37,13 +37,18 @@ export async function waitForTurn() {
       if (!ticket) ticket = (await api("POST", base)).ticket;
       standing = await api("GET", `${base}/${ticket}`);
     } catch (err) {
-      if (err instanceof Problem && err.code === "ticket_not_found") { ticket = null; continue; }
+      if (err instanceof Problem && (err.code === "ticket_not_found" || err.code === "ticket_invalid")) {
+        ticket = null;
+        continue;
+      }
       // The line is not open (any more): the sale is open to all.
       if (err instanceof Problem && err.code === "queue_not_found") break;
       $("waiting-estimate").textContent = "Reconnecting to the waiting room…";
       await sleep(POLL_MS);
       continue;
     }
+    // Joined before the opening: the line answers the ticket again with its place.
+    if (standing.ticket) ticket = standing.ticket;
     screen.dataset.ticket = ticket;
     if (standing.admitted) {
       state.pass = { ticket, pass: standing.pass, expires_at: standing.pass_expires_at };

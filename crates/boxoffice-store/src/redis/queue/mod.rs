@@ -1,28 +1,35 @@
-//! The waiting room's line, in Redis (`scripts/queue.lua`): one ticket per user per
-//! event, a random order for everyone who joined before opening, arrival order after, and
-//! admission at the event's rate by a token bucket that whichever join or poll comes first,
-//! on whichever instance, advances. Every key of an event shares its hash tag, so one
-//! event's line lives on one Redis Cluster slot and every script call is atomic.
+//! The waiting room's line, in Redis, kept small enough for millions in line: one record
+//! per user (their ticket's id, join number and join time), one counter of joins, and one
+//! public counter, "admitted up to", which an instance holding the line's lease advances
+//! about once a second (`scripts/queue_tick.lua`). Nothing is kept per waiting place: a
+//! ticket's place follows from its join number (arrival order after the opening; for those
+//! who joined before it, a keyed permutation of their join numbers whose seed is drawn at
+//! the opening, see [`place`]), so an instance answers a waiting ticket's poll from the
+//! counter it last read, without asking Redis.
 //!
-//! A position only ever moves forward: the line is ordered once and for all when a ticket
-//! joins (before opening, by a random draw no one can see or influence; after, by
-//! arrival), and leaves only from the front. So the people ahead of a ticket, and the
-//! estimated wait that is their number over the rate, never grow while the rate stands.
+//! Only an admitted ticket touches Redis again, once, to be exchanged for its pass
+//! (`queue_exchange.lua`): that write is how the line tells a used admission from one that
+//! lapsed. Each second's admissions are kept until their session is over; then those not
+//! exchanged are counted as lapsed and the counter moves on by as many, so a line of
+//! closed tabs never stalls and no ticket needs a heartbeat. A place given up while
+//! waiting is stepped over when the counter reaches it, and its ticket is listed for every
+//! instance to refuse (`queue_leave.lua`).
+//!
+//! Every key of an event shares its hash tag, so one event's line lives on one Redis
+//! Cluster slot and every script call is atomic. The counter only grows, so a waiting
+//! ticket's position (its place less the counter) never does.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use boxoffice_core::ids::{EventId, UserId};
 use chrono::{DateTime, Utc};
-use rand::Rng;
-use redis::Script;
+use redis::{FromRedisValue, Script, Value};
 use uuid::Uuid;
 
 use crate::redis::link::{redis_error, RedisConfig, RedisLink};
 use crate::StoreError;
 
-/// Most tickets one call admits or drops, so no call holds Redis for long.
-const STEPS_PER_CALL: u32 = 1_000;
 /// How long an event's line is kept after its last join.
 const KEEP_FOR: Duration = Duration::from_secs(7 * 24 * 3600);
 /// The shortest time a waiting-room call may wait for Redis before Redis counts as
@@ -32,61 +39,121 @@ const KEEP_FOR: Duration = Duration::from_secs(7 * 24 * 3600);
 /// retries, where a little patience admits everyone.
 pub const MIN_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// How an event's waiting room admits.
+/// What every call about one event's line needs to know of its settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rules {
     /// When admission begins; joiners before it are put in a random order.
     pub opens_at: DateTime<Utc>,
-    /// Admissions per minute.
+    /// Admissions per minute (the event's setting).
     pub admit_per_minute: u32,
-    /// A waiting ticket not polled for this long is dropped when its turn comes.
-    pub drop_after: Duration,
-    /// How long an admission lasts; after it, joining again queues anew.
+    /// How long an admission lasts: a ticket not exchanged within it lapses, and a pass
+    /// expires at its end.
     pub session: Duration,
-    /// Put joiners before opening in a random order; if false, in the order they joined.
-    pub shuffle: bool,
 }
 
-/// Where a ticket stands.
+/// A user's ticket, as the line keeps it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
-    /// In the line.
-    Waiting {
-        /// The ticket.
-        ticket: Uuid,
-        /// People ahead of it; `None` before opening (the order is not drawn yet for the
-        /// holder to see).
-        ahead: Option<u64>,
+pub struct Joined {
+    /// The ticket's id (what a pass names, and what the line forgets when it is given up).
+    pub id: Uuid,
+    /// Its join number, 1 for the first to join.
+    pub join: u64,
+    /// When it joined.
+    pub joined_at: DateTime<Utc>,
+    /// The line's order when it was answered.
+    pub order: Order,
+    /// The counter when it was answered.
+    pub admitted_up_to: u64,
+    /// When it was exchanged for a pass, if it was.
+    pub admitted_at: Option<DateTime<Utc>>,
+}
+
+/// How the line orders its places: known once it opens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Not open yet: nobody has a place.
+    BeforeOpening,
+    /// Open: the first `early` joins are permuted with `seed`; the rest keep their number.
+    Open {
+        /// Joins before the opening.
+        early: u64,
+        /// The permutation's seed, drawn at the opening.
+        seed: u64,
     },
-    /// Its turn came.
-    Admitted {
-        /// The ticket.
-        ticket: Uuid,
-        /// When it was admitted.
-        at: DateTime<Utc>,
-    },
-    /// The user is done ([`WaitingRoom::end`]): their admission ended early, and its slot
-    /// went to the next in line.
-    Ended {
-        /// The ticket that was admitted.
-        ticket: Uuid,
-        /// When it was admitted.
-        at: DateTime<Utc>,
-    },
-    /// No such ticket of this user: never issued, dropped for not polling, ended, or
-    /// replaced by a newer one. The user joins again. (From [`WaitingRoom::end`]: the user
-    /// has no admission running.)
+}
+
+/// What one instance's second in a line ([`WaitingRoom::tick`]) sends.
+#[derive(Clone, Copy, Debug)]
+pub struct Report<'a> {
+    /// This instance.
+    pub instance: &'a str,
+    /// The factor (0..=1) its hold path asks the rate to be multiplied by.
+    pub factor: f64,
+    /// Why the factor is below 1 (empty when it is not).
+    pub why: &'a str,
+    /// How many ticket ids given up it has read so far.
+    pub left_read: u64,
+}
+
+/// The line as a tick found it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineState {
+    /// Joins so far.
+    pub joined: u64,
+    /// The order of places.
+    pub order: Order,
+    /// The public counter: every place up to it is admitted.
+    pub admitted_up_to: u64,
+    /// Admissions a minute in force.
+    pub admitting_per_minute: u32,
+    /// Why that is below the setting (empty when it is not).
+    pub why: String,
+    /// When a public figure last changed.
+    pub updated_at: DateTime<Utc>,
+    /// Places waiting (joined, not admitted nor given up).
+    pub waiting: u64,
+    /// Admitted places that lapsed so far.
+    pub lapsed: u64,
+    /// Places given up so far.
+    pub left: u64,
+    /// Passes ended early so far.
+    pub ended: u64,
+    /// Redis' clock.
+    pub now: DateTime<Utc>,
+    /// Ticket ids given up since the [`Report::left_read`]th.
+    pub left_ids: Vec<Uuid>,
+}
+
+/// The answer to exchanging an admitted ticket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exchange {
+    /// Admitted at this time (the first exchange recorded it).
+    Pass(DateTime<Utc>),
+    /// Its place is not reached yet.
+    Waiting,
+    /// Given up, lapsed, ended or replaced: the user joins again.
+    Gone,
+}
+
+/// The answer to giving up a ticket or ending a pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Left {
+    /// The place was given up.
+    Left,
+    /// The admission (a pass) ended, its place freed.
+    Ended,
+    /// No such ticket of this user (for an end: no pass).
     Gone,
 }
 
 /// Counts of one event's line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LineCounts {
-    /// Tickets waiting.
+    /// Places waiting.
     pub waiting: u64,
-    /// Tickets admitted so far.
+    /// Places admitted so far (the public counter).
     pub admitted: u64,
-    /// Tickets dropped for not polling.
+    /// Admitted places not exchanged in time.
     pub dropped: u64,
     /// Admissions ended early (the buyer checked out or released every hold).
     pub ended: u64,
@@ -96,7 +163,14 @@ pub struct LineCounts {
 #[derive(Clone)]
 pub struct WaitingRoom {
     redis: Arc<RedisLink>,
-    script: Script,
+    scripts: Arc<Scripts>,
+}
+
+struct Scripts {
+    join: Script,
+    tick: Script,
+    exchange: Script,
+    leave: Script,
 }
 
 impl std::fmt::Debug for WaitingRoom {
@@ -105,16 +179,66 @@ impl std::fmt::Debug for WaitingRoom {
     }
 }
 
-/// The keys of `event`'s line, in the script's order.
-fn keys(event: EventId) -> [String; 7] {
-    [
-        "line", "polls", "owners", "users", "admitted", "since", "bucket",
-    ]
-    .map(|name| format!("queue:{{{event}}}:{name}"))
+/// The keys of `event`'s line.
+#[derive(Debug)]
+struct Keys {
+    state: String,
+    users: String,
+    passes: String,
+    ticks: String,
+    used: String,
+    gaveup: String,
+    health: String,
+    lease: String,
+    left: String,
+}
+
+impl Keys {
+    fn of(event: EventId) -> Self {
+        let key = |name: &str| format!("queue:{{{event}}}:{name}");
+        Self {
+            state: key("state"),
+            users: key("users"),
+            passes: key("passes"),
+            ticks: key("ticks"),
+            used: key("used"),
+            gaveup: key("gaveup"),
+            health: key("health"),
+            lease: key("lease"),
+            left: key("left"),
+        }
+    }
 }
 
 fn ms(d: Duration) -> u64 {
     d.as_millis().try_into().unwrap_or(u64::MAX)
+}
+
+fn bad() -> StoreError {
+    StoreError::Other("unexpected reply from a waiting room script".into())
+}
+
+fn at(ms: i64) -> Result<DateTime<Utc>, StoreError> {
+    DateTime::from_timestamp_millis(ms).ok_or_else(bad)
+}
+
+/// Reads the reply's values one after another.
+struct Reply(std::vec::IntoIter<Value>);
+
+impl Reply {
+    fn next<T: FromRedisValue>(&mut self) -> Result<T, StoreError> {
+        T::from_redis_value(self.0.next().ok_or_else(bad)?).map_err(|_| bad())
+    }
+
+    fn order(early: i64, seed: String) -> Result<Order, StoreError> {
+        Ok(match u64::try_from(early) {
+            Ok(early) => Order::Open {
+                early,
+                seed: seed.parse().map_err(|_| bad())?,
+            },
+            Err(_) => Order::BeforeOpening,
+        })
+    }
 }
 
 impl WaitingRoom {
@@ -137,135 +261,287 @@ impl WaitingRoom {
         };
         Ok(Self {
             redis: Arc::new(RedisLink::new(&config)?),
-            script: Script::new(include_str!("../../../scripts/queue.lua")),
+            scripts: Arc::new(Scripts {
+                join: Script::new(include_str!("../../../scripts/queue_join.lua")),
+                tick: Script::new(include_str!("../../../scripts/queue_tick.lua")),
+                exchange: Script::new(include_str!("../../../scripts/queue_exchange.lua")),
+                leave: Script::new(include_str!("../../../scripts/queue_leave.lua")),
+            }),
         })
     }
 
-    /// Joins `user` to `event`'s line, or finds the ticket they already have.
+    async fn run(&self, call: redis::ScriptInvocation<'_>) -> Result<Value, StoreError> {
+        call.invoke_async(&mut self.redis.connection().await?)
+            .await
+            .map_err(redis_error)
+    }
+
+    /// Joins `user` to `event`'s line, or finds the ticket they already have. `replace`
+    /// names a ticket of theirs found lapsed: if it is still theirs, a new one is given.
     pub async fn join(
         &self,
         event: EventId,
         user: &UserId,
         rules: &Rules,
-    ) -> Result<Place, StoreError> {
-        // A uniformly random place among the joiners before opening, from the thread's
-        // cryptographically secure generator.
-        let draw: i64 = if rules.shuffle {
-            rand::rng().random_range(0..(1 << 52))
-        } else {
-            -1
+        replace: Option<Uuid>,
+    ) -> Result<Joined, StoreError> {
+        let keys = Keys::of(event);
+        let mut call = self.scripts.join.prepare_invoke();
+        call.key(&keys.state)
+            .key(&keys.users)
+            .key(&keys.passes)
+            .arg(rules.opens_at.timestamp_millis())
+            .arg(user.as_str())
+            .arg(Uuid::new_v4().to_string())
+            .arg(new_seed().to_string())
+            .arg(ms(rules.session))
+            .arg(ms(KEEP_FOR))
+            .arg(replace.map(|id| id.to_string()).unwrap_or_default());
+        let Value::Array(reply) = self.run(call).await? else {
+            return Err(bad());
         };
-        self.call(event, user, rules, "join", Uuid::new_v4(), draw)
-            .await
+        let mut reply = Reply(reply.into_iter());
+        let id: String = reply.next()?;
+        let join: u64 = reply.next()?;
+        let joined_at = at(reply.next()?)?;
+        let early: i64 = reply.next()?;
+        let order = Reply::order(early, reply.next()?)?;
+        let admitted_up_to: u64 = reply.next()?;
+        let admitted_at: i64 = reply.next()?;
+        Ok(Joined {
+            id: id.parse().map_err(|_| bad())?,
+            join,
+            joined_at,
+            order,
+            admitted_up_to,
+            admitted_at: if admitted_at < 0 {
+                None
+            } else {
+                Some(at(admitted_at)?)
+            },
+        })
     }
 
-    /// Where `user`'s `ticket` stands now (polling is the heartbeat that keeps it).
-    pub async fn poll(
+    /// One instance's second in `event`'s line: reports its hold path's factor and, if it
+    /// holds the line's lease, advances the counter. Answers the line as it stands.
+    pub async fn tick(
         &self,
         event: EventId,
-        user: &UserId,
-        ticket: Uuid,
         rules: &Rules,
-    ) -> Result<Place, StoreError> {
-        self.call(event, user, rules, "poll", ticket, 0).await
-    }
-
-    /// Ends `user`'s running admission early, handing its slot to the next in line:
-    /// [`Place::Ended`], or [`Place::Gone`] if they have none.
-    pub async fn end(
-        &self,
-        event: EventId,
-        user: &UserId,
-        rules: &Rules,
-    ) -> Result<Place, StoreError> {
-        self.call(event, user, rules, "end", Uuid::nil(), 0).await
-    }
-
-    async fn call(
-        &self,
-        event: EventId,
-        user: &UserId,
-        rules: &Rules,
-        mode: &str,
-        ticket: Uuid,
-        draw: i64,
-    ) -> Result<Place, StoreError> {
-        let mut call = self.script.prepare_invoke();
-        for key in keys(event) {
+        report: &Report<'_>,
+    ) -> Result<LineState, StoreError> {
+        let keys = Keys::of(event);
+        let mut call = self.scripts.tick.prepare_invoke();
+        for key in [
+            &keys.state,
+            &keys.ticks,
+            &keys.used,
+            &keys.gaveup,
+            &keys.health,
+            &keys.lease,
+            &keys.left,
+        ] {
             call.key(key);
         }
-        call.arg(mode)
-            .arg(rules.opens_at.timestamp_millis())
+        call.arg(rules.opens_at.timestamp_millis())
             .arg(rules.admit_per_minute)
-            .arg(ms(rules.drop_after))
             .arg(ms(rules.session))
-            .arg(user.as_str())
-            .arg(ticket.to_string())
-            .arg(draw)
-            .arg(STEPS_PER_CALL)
+            .arg(report.instance)
+            .arg(format!("{:.3}", report.factor.clamp(0.0, 1.0)))
+            .arg(report.why)
+            .arg(new_seed().to_string())
+            .arg(report.left_read)
             .arg(ms(KEEP_FOR));
-        let reply: Vec<redis::Value> = call
-            .invoke_async(&mut self.redis.connection().await?)
+        let Value::Array(reply) = self.run(call).await? else {
+            return Err(bad());
+        };
+        let mut reply = Reply(reply.into_iter());
+        let joined: u64 = reply.next()?;
+        let early: i64 = reply.next()?;
+        let order = Reply::order(early, reply.next()?)?;
+        let mut state = LineState {
+            joined,
+            order,
+            admitted_up_to: reply.next()?,
+            admitting_per_minute: reply.next()?,
+            why: reply.next()?,
+            updated_at: at(reply.next()?)?,
+            waiting: reply.next()?,
+            lapsed: reply.next()?,
+            left: reply.next()?,
+            ended: reply.next()?,
+            now: at(reply.next()?)?,
+            left_ids: Vec::new(),
+        };
+        for id in reply.0 {
+            let id: String = String::from_redis_value(id).map_err(|_| bad())?;
+            state.left_ids.push(id.parse().map_err(|_| bad())?);
+        }
+        Ok(state)
+    }
+
+    /// Exchanges `user`'s admitted ticket `id` (at `place`) for the time of its admission.
+    pub async fn exchange(
+        &self,
+        event: EventId,
+        user: &UserId,
+        id: Uuid,
+        place: u64,
+        rules: &Rules,
+    ) -> Result<Exchange, StoreError> {
+        let keys = Keys::of(event);
+        let mut call = self.scripts.exchange.prepare_invoke();
+        call.key(&keys.state)
+            .key(&keys.users)
+            .key(&keys.passes)
+            .key(&keys.ticks)
+            .key(&keys.used)
+            .arg(user.as_str())
+            .arg(id.to_string())
+            .arg(place)
+            .arg(ms(rules.session));
+        let Value::Array(reply) = self.run(call).await? else {
+            return Err(bad());
+        };
+        let mut reply = Reply(reply.into_iter());
+        let answer: String = reply.next()?;
+        Ok(match answer.as_str() {
+            "pass" => Exchange::Pass(at(reply.next()?)?),
+            "waiting" => Exchange::Waiting,
+            "gone" => Exchange::Gone,
+            _ => return Err(bad()),
+        })
+    }
+
+    /// `user` gives up their ticket `id` (at `place`, if it has one yet).
+    pub async fn leave(
+        &self,
+        event: EventId,
+        user: &UserId,
+        id: Uuid,
+        place: Option<u64>,
+    ) -> Result<Left, StoreError> {
+        self.leave_or_end(event, user, "leave", Some(id), place)
             .await
-            .map_err(redis_error)?;
-        parse(&reply)
+    }
+
+    /// Ends `user`'s running admission early, freeing its place for the next in line:
+    /// [`Left::Ended`], or [`Left::Gone`] if they have none.
+    pub async fn end(&self, event: EventId, user: &UserId) -> Result<Left, StoreError> {
+        self.leave_or_end(event, user, "end", None, None).await
+    }
+
+    async fn leave_or_end(
+        &self,
+        event: EventId,
+        user: &UserId,
+        mode: &str,
+        id: Option<Uuid>,
+        place: Option<u64>,
+    ) -> Result<Left, StoreError> {
+        let keys = Keys::of(event);
+        let mut call = self.scripts.leave.prepare_invoke();
+        for key in [
+            &keys.state,
+            &keys.users,
+            &keys.passes,
+            &keys.ticks,
+            &keys.used,
+            &keys.gaveup,
+            &keys.left,
+        ] {
+            call.key(key);
+        }
+        // A ticket given up before the opening has no place yet: it is admitted in its
+        // turn and lapses.
+        call.arg(user.as_str())
+            .arg(id.map(|id| id.to_string()).unwrap_or_default())
+            .arg(mode)
+            .arg(place.map_or(-1, |p| i64::try_from(p).unwrap_or(i64::MAX)));
+        let answer: String = String::from_redis_value(self.run(call).await?).map_err(|_| bad())?;
+        Ok(match answer.as_str() {
+            "left" => Left::Left,
+            "ended" => Left::Ended,
+            "gone" => Left::Gone,
+            _ => return Err(bad()),
+        })
     }
 
     /// Counts of `event`'s line.
     pub async fn counts(&self, event: EventId) -> Result<LineCounts, StoreError> {
-        let [line, .., bucket] = keys(event);
-        type Counted = (Option<u64>, Option<u64>, Option<u64>);
-        let (waiting, (admitted, dropped, ended)): (u64, Counted) = redis::pipe()
-            .zcard(&line)
+        let keys = Keys::of(event);
+        type Counted = (Option<u64>, Option<u64>, Option<u64>, Option<u64>);
+        let ((seq, up, lapsed, ended), given_up): (Counted, u64) = redis::pipe()
             .cmd("HMGET")
-            .arg(&bucket)
-            .arg("admitted")
-            .arg("dropped")
+            .arg(&keys.state)
+            .arg("seq")
+            .arg("up")
+            .arg("lapsed")
             .arg("ended")
+            .zcard(&keys.gaveup)
             .query_async(&mut self.redis.connection().await?)
             .await
             .map_err(redis_error)?;
+        let (seq, up) = (seq.unwrap_or(0), up.unwrap_or(0));
         Ok(LineCounts {
-            waiting,
-            admitted: admitted.unwrap_or(0),
-            dropped: dropped.unwrap_or(0),
+            waiting: seq.saturating_sub(up).saturating_sub(given_up),
+            admitted: up,
+            dropped: lapsed.unwrap_or(0),
             ended: ended.unwrap_or(0),
         })
     }
 }
 
-fn parse(reply: &[redis::Value]) -> Result<Place, StoreError> {
-    use redis::FromRedisValue;
-    let bad = || StoreError::Other("unexpected reply from the waiting room script".into());
-    let text = |i: usize| -> Result<String, StoreError> {
-        reply
-            .get(i)
-            .and_then(|v| String::from_redis_value(v.clone()).ok())
-            .ok_or_else(bad)
-    };
-    let number = |i: usize| -> Result<i64, StoreError> {
-        reply
-            .get(i)
-            .and_then(|v| i64::from_redis_value(v.clone()).ok())
-            .ok_or_else(bad)
-    };
-    let ticket = || -> Result<Uuid, StoreError> { text(1)?.parse().map_err(|_| bad()) };
-    Ok(match text(0)?.as_str() {
-        "waiting" => Place::Waiting {
-            ticket: ticket()?,
-            ahead: u64::try_from(number(2)?).ok(),
-        },
-        "admitted" => Place::Admitted {
-            ticket: ticket()?,
-            at: DateTime::from_timestamp_millis(number(2)?).ok_or_else(bad)?,
-        },
-        "ended" => Place::Ended {
-            ticket: ticket()?,
-            at: DateTime::from_timestamp_millis(number(2)?).ok_or_else(bad)?,
-        },
-        "gone" => Place::Gone,
-        _ => return Err(bad()),
-    })
+/// A seed for the opening's permutation, from the thread's cryptographically secure
+/// generator (drawn with every call that may open the line; the first one at the opening
+/// is kept).
+fn new_seed() -> u64 {
+    rand::random()
+}
+
+/// The place (1 = first) of join number `join` (1 = first) in a line of `order`: joins
+/// after the opening keep their number; with `shuffle`, the `early` joins before it take
+/// the places `1..=early` in the order of a keyed permutation of their numbers (a Feistel
+/// network over the smallest power of four that holds them, walked until it lands inside).
+pub fn place(join: u64, order: Order, shuffle: bool) -> Option<u64> {
+    match order {
+        Order::BeforeOpening => None,
+        Order::Open { early, seed } if shuffle && join >= 1 && join <= early => {
+            Some(permute(join - 1, early, seed) + 1)
+        }
+        Order::Open { .. } => Some(join),
+    }
+}
+
+/// `x` (below `n`) under the permutation of `0..n` that `seed` picks.
+fn permute(x: u64, n: u64, seed: u64) -> u64 {
+    if n <= 1 {
+        return x;
+    }
+    // Half the bits of the smallest even-width domain holding n.
+    let half = (64 - (n - 1).leading_zeros()).div_ceil(2).max(1);
+    let mask = (1u64 << half) - 1;
+    let mut y = x;
+    loop {
+        let (mut left, mut right) = (y >> half, y & mask);
+        for round in 0..6u64 {
+            let f = mix(right ^ seed.rotate_left(11 * round as u32) ^ (round << 56)) & mask;
+            (left, right) = (right, left ^ f);
+        }
+        y = (left << half) | right;
+        // Cycle-walking: a value outside 0..n is permuted again until it is inside, which
+        // keeps the whole a permutation of 0..n.
+        if y < n {
+            return y;
+        }
+    }
+}
+
+/// SplitMix64's finalizer: every bit of the input moves every bit of the output.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// The estimated wait of someone with `ahead` people ahead at `admit_per_minute`, in whole

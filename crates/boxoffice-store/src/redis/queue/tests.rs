@@ -1,7 +1,7 @@
-//! The line against a real Redis: admission order, rates, and what a ticket sees.
+//! The line against a real Redis: places, the counter, exchanges, lapses and leaving.
 
 use super::*;
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 fn room() -> WaitingRoom {
     let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
@@ -21,312 +21,252 @@ fn rules(opens_in_ms: i64, admit_per_minute: u32) -> Rules {
     Rules {
         opens_at: Utc::now() + chrono::Duration::milliseconds(opens_in_ms),
         admit_per_minute,
-        drop_after: Duration::from_secs(60),
         session: Duration::from_secs(600),
-        shuffle: true,
     }
 }
 
-fn ticket(place: Place) -> Uuid {
-    match place {
-        Place::Waiting { ticket, .. } | Place::Admitted { ticket, .. } => ticket,
-        Place::Ended { .. } | Place::Gone => panic!("a ticket was gone"),
+fn report(instance: &str) -> Report<'_> {
+    Report {
+        instance,
+        factor: 1.0,
+        why: "",
+        left_read: 0,
     }
 }
 
-/// The admission number of every admitted ticket.
-async fn admission_order(room: &WaitingRoom, event: EventId) -> HashMap<Uuid, u64> {
-    let [.., admitted, _, _] = keys(event);
-    let order: Vec<(String, u64)> = redis::cmd("ZRANGE")
-        .arg(&admitted)
+#[test]
+fn the_opening_order_is_a_permutation_that_depends_on_the_seed() {
+    for n in [1, 2, 3, 5, 16, 17, 1_000, 4_097] {
+        for seed in [0, 1, 0xdead_beef_u64] {
+            let places: HashSet<u64> = (1..=n)
+                .map(|j| place(j, Order::Open { early: n, seed }, true).unwrap())
+                .collect();
+            assert_eq!(places, (1..=n).collect(), "n = {n}, seed = {seed}");
+        }
+    }
+    let order = |seed| -> Vec<u64> {
+        (1..=1_000)
+            .map(|j| place(j, Order::Open { early: 1_000, seed }, true).unwrap())
+            .collect()
+    };
+    assert_ne!(order(1), order(2));
+    let shuffled = order(7);
+    let kept = shuffled
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| **p == *i as u64 + 1);
+    assert!(kept.count() < 20, "a shuffle moves nearly everyone");
+    // Later joins keep their number; without a shuffle everyone does; nobody has a place
+    // before the opening.
+    let open = Order::Open { early: 10, seed: 3 };
+    assert_eq!(place(11, open, true), Some(11));
+    assert_eq!(place(4, open, false), Some(4));
+    assert_eq!(place(4, Order::BeforeOpening, true), None);
+}
+
+#[tokio::test]
+async fn one_ticket_per_user_and_the_order_is_fixed_at_the_opening() {
+    let (room, event) = (room(), EventId::new());
+    let rules = rules(400, 600);
+    let first = room.join(event, &user(1), &rules, None).await.unwrap();
+    assert_eq!((first.join, first.order), (1, Order::BeforeOpening));
+    let again = room.join(event, &user(1), &rules, None).await.unwrap();
+    assert_eq!((again.id, again.join), (first.id, 1));
+    room.join(event, &user(2), &rules, None).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let late = room.join(event, &user(3), &rules, None).await.unwrap();
+    let Order::Open { early, seed } = late.order else {
+        panic!("open by now: {late:?}")
+    };
+    assert_eq!((late.join, early), (3, 2));
+    let state = room.tick(event, &rules, &report("a")).await.unwrap();
+    assert_eq!(state.order, Order::Open { early: 2, seed });
+    // Replacing a ticket that is not the user's changes nothing; replacing theirs gives a
+    // new one at the back.
+    let kept = room
+        .join(event, &user(1), &rules, Some(Uuid::new_v4()))
+        .await
+        .unwrap();
+    assert_eq!(kept.id, first.id);
+    let new = room
+        .join(event, &user(1), &rules, Some(first.id))
+        .await
+        .unwrap();
+    assert_ne!(new.id, first.id);
+    assert_eq!(new.join, 4);
+}
+
+#[tokio::test]
+async fn one_instance_advances_the_counter_and_every_instance_reads_it() {
+    let (room, event) = (room(), EventId::new());
+    // Opened a minute ago at 60 a minute: ten seconds' worth at once, then one a second.
+    let rules = rules(-60_000, 60);
+    for i in 0..30 {
+        room.join(event, &user(i), &rules, None).await.unwrap();
+    }
+    let a = room.tick(event, &rules, &report("a")).await.unwrap();
+    let b = room.tick(event, &rules, &report("b")).await.unwrap();
+    assert_eq!(a.admitted_up_to, 10, "ten seconds' worth: {a:?}");
+    assert_eq!(
+        b.admitted_up_to, 10,
+        "b holds no lease and reads a's counter"
+    );
+    assert_eq!((a.waiting, b.waiting, a.joined), (20, 20, 30));
+    assert_eq!(a.updated_at, b.updated_at, "one change, one time");
+    assert_eq!(a.admitting_per_minute, 60);
+
+    // b's hold path is saturated: the rate in force halves for everyone.
+    let slow = Report {
+        factor: 0.5,
+        why: "hold_latency",
+        ..report("b")
+    };
+    room.tick(event, &rules, &slow).await.unwrap();
+    let a = room.tick(event, &rules, &report("a")).await.unwrap();
+    assert_eq!(
+        (a.admitting_per_minute, a.why.as_str()),
+        (30, "hold_latency")
+    );
+}
+
+#[tokio::test]
+async fn an_admitted_ticket_is_exchanged_once_and_unexchanged_ones_lapse() {
+    let (room, event) = (room(), EventId::new());
+    let rules = rules(-60_000, 60);
+    let mut joined = Vec::new();
+    for i in 0..12 {
+        joined.push(room.join(event, &user(i), &rules, None).await.unwrap());
+    }
+    let state = room.tick(event, &rules, &report("a")).await.unwrap();
+    assert_eq!(state.admitted_up_to, 10);
+    // Places 1..=10 are admitted; place 11 is not yet.
+    let exchange = |i: usize| {
+        let (room, rules, id) = (room.clone(), rules, joined[i].id);
+        async move {
+            room.exchange(event, &user(i), id, i as u64 + 1, &rules)
+                .await
+                .unwrap()
+        }
+    };
+    let Exchange::Pass(at) = exchange(0).await else {
+        panic!("admitted")
+    };
+    assert_eq!(exchange(0).await, Exchange::Pass(at), "the same admission");
+    assert_eq!(exchange(10).await, Exchange::Waiting);
+    // Someone else's ticket id is not theirs.
+    let stolen = room
+        .exchange(event, &user(1), joined[0].id, 1, &rules)
+        .await
+        .unwrap();
+    assert_eq!(stolen, Exchange::Gone);
+
+    // The second's session is over: nine places were not exchanged, and lapse.
+    let mut conn = room.redis.connection().await.unwrap();
+    let keys = Keys::of(event);
+    let ticks: Vec<String> = redis::cmd("ZRANGE")
+        .arg(&keys.ticks)
         .arg(0)
         .arg(-1)
-        .arg("WITHSCORES")
-        .query_async(&mut room.redis.connection().await.unwrap())
+        .query_async(&mut conn)
         .await
         .unwrap();
-    order
-        .into_iter()
-        .map(|(t, n)| (t.parse().unwrap(), n))
-        .collect()
-}
-
-/// Polls every ticket until each is admitted.
-async fn poll_until_admitted(
-    room: &WaitingRoom,
-    event: EventId,
-    tickets: &[(UserId, Uuid)],
-    rules: &Rules,
-) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let mut waiting = 0;
-        for (user, ticket) in tickets {
-            match room.poll(event, user, *ticket, rules).await.unwrap() {
-                Place::Admitted { .. } => {}
-                Place::Waiting { .. } => waiting += 1,
-                Place::Ended { .. } | Place::Gone => {
-                    panic!("{ticket} was dropped while polling")
-                }
-            }
-        }
-        if waiting == 0 {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{waiting} still waiting"
-        );
-    }
-}
-
-/// Spearman's rank correlation of two rankings of the same items.
-fn rank_correlation(a: &[f64], b: &[f64]) -> f64 {
-    let n = a.len() as f64;
-    let d2: f64 = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum();
-    1.0 - 6.0 * d2 / (n * (n * n - 1.0))
-}
-
-#[tokio::test]
-async fn the_pre_queue_is_admitted_in_a_random_order_and_latecomers_after_it() {
-    let (room, event) = (room(), EventId::new());
-    let rules = rules(3_000, 600_000);
-    let mut early = Vec::new();
-    for i in 0..1_000 {
-        let u = user(i);
-        let place = room.join(event, &u, &rules).await.unwrap();
-        assert!(
-            matches!(place, Place::Waiting { ahead: None, .. }),
-            "before opening nobody sees a place: {place:?}"
-        );
-        // One ticket per user: joining again gives the same one.
-        assert_eq!(
-            ticket(room.join(event, &u, &rules).await.unwrap()),
-            ticket(place)
-        );
-        early.push((u, ticket(place)));
-    }
-    assert!(
-        Utc::now() < rules.opens_at,
-        "the joins took too long to test"
+    let old = ticks[0].replacen(
+        &format!("{}:", at.timestamp_millis()),
+        &format!("{}:", at.timestamp_millis() - 601_000),
+        1,
     );
-    tokio::time::sleep((rules.opens_at - Utc::now()).to_std().unwrap_or_default()).await;
-    let mut late = Vec::new();
-    for i in 1_000..1_100 {
-        let u = user(i);
-        let place = room.join(event, &u, &rules).await.unwrap();
-        late.push((u, ticket(place)));
-    }
-    poll_until_admitted(&room, event, &early, &rules).await;
-    poll_until_admitted(&room, event, &late, &rules).await;
-
-    let order = admission_order(&room, event).await;
-    assert_eq!(order.len(), 1_100, "everyone admitted once");
-    let mut numbers: Vec<u64> = order.values().copied().collect();
-    numbers.sort_unstable();
-    assert_eq!(
-        numbers,
-        (1..=1_100).collect::<Vec<_>>(),
-        "nobody admitted twice"
-    );
-    let joined: Vec<f64> = (0..early.len()).map(|i| i as f64).collect();
-    let admitted: Vec<f64> = early.iter().map(|(_, t)| order[t] as f64).collect();
-    let rho = rank_correlation(&joined, &admitted);
-    // For 1,000 independent rankings rho's standard deviation is about 0.03.
-    assert!(
-        rho.abs() < 0.15,
-        "admission follows join order: rho = {rho}"
-    );
-    for (i, (_, t)) in late.iter().enumerate() {
-        assert_eq!(
-            order[t],
-            1_001 + i as u64,
-            "latecomers after the pre-queue, in order"
-        );
-    }
-    let counts = room.counts(event).await.unwrap();
-    assert_eq!(
-        (counts.waiting, counts.admitted, counts.dropped),
-        (0, 1_100, 0)
-    );
-}
-
-#[tokio::test]
-async fn unshuffled_the_pre_queue_is_admitted_in_the_order_it_joined() {
-    let (room, event) = (room(), EventId::new());
-    let rules = Rules {
-        shuffle: false,
-        ..rules(1_000, 600_000)
-    };
-    let mut fans = Vec::new();
-    for i in 0..50 {
-        let u = user(i);
-        let t = ticket(room.join(event, &u, &rules).await.unwrap());
-        fans.push((u, t));
-    }
-    assert!(
-        Utc::now() < rules.opens_at,
-        "the joins took too long to test"
-    );
-    tokio::time::sleep((rules.opens_at - Utc::now()).to_std().unwrap_or_default()).await;
-    poll_until_admitted(&room, event, &fans, &rules).await;
-    let order = admission_order(&room, event).await;
-    for (i, (_, t)) in fans.iter().enumerate() {
-        assert_eq!(order[t], i as u64 + 1);
-    }
-}
-
-#[tokio::test]
-async fn admission_keeps_to_the_rate_and_places_only_move_forward() {
-    let (room, event) = (room(), EventId::new());
-    // Ten a second, open now.
-    let rules = rules(0, 600);
-    // (user, ticket, people ahead at the last poll, admitted)
-    let mut fans = Vec::new();
-    for i in 0..40 {
-        let u = user(i);
-        let place = room.join(event, &u, &rules).await.unwrap();
-        fans.push((u, ticket(place), u64::MAX, false));
-    }
-    let started = Utc::now();
-    let mut admitted_at = Vec::new();
-    while admitted_at.len() < 15 {
-        for (u, t, last_ahead, done) in fans.iter_mut().filter(|f| !f.3) {
-            match room.poll(event, u, *t, &rules).await.unwrap() {
-                Place::Waiting { ahead, .. } => {
-                    let ahead = ahead.expect("a place once open");
-                    assert!(ahead <= *last_ahead, "a place moved backwards");
-                    assert!(
-                        estimated_wait_seconds(ahead, rules.admit_per_minute)
-                            <= estimated_wait_seconds(*last_ahead, rules.admit_per_minute),
-                        "an estimate rose"
-                    );
-                    *last_ahead = ahead;
-                }
-                Place::Admitted { at, .. } => {
-                    admitted_at.push(at);
-                    *done = true;
-                }
-                Place::Ended { .. } | Place::Gone => panic!("dropped while polling"),
-            }
-        }
-        assert!(Utc::now() - started < chrono::Duration::seconds(20));
-    }
-    // By Redis' clock the n-th admission never comes before n tenths of a second after
-    // opening (the bucket starts empty), and, with everyone polling, not much later:
-    // the fifteenth within a second and a half, give or take how fast polls come.
-    admitted_at.sort();
-    for (n, at) in admitted_at.iter().enumerate() {
-        let since_opening = (*at - rules.opens_at).num_milliseconds();
-        assert!(
-            since_opening >= (n as i64 + 1) * 100 - 20,
-            "admission {} came {since_opening} ms after opening, ahead of the rate",
-            n + 1
-        );
-    }
-    let fifteenth = (admitted_at[14] - rules.opens_at).num_milliseconds();
-    assert!(
-        fifteenth < 1_500 + 2_000,
-        "the fifteenth came after {fifteenth} ms"
-    );
-}
-
-#[tokio::test]
-async fn a_ticket_that_stops_polling_is_dropped_and_does_not_block_the_line() {
-    let (room, event) = (room(), EventId::new());
-    let rules = Rules {
-        drop_after: Duration::from_millis(300),
-        ..rules(0, 60)
-    };
-    let (quiet, keen) = (user(1), user(2));
-    let quiet_ticket = ticket(room.join(event, &quiet, &rules).await.unwrap());
-    // Admitted at once? Then the bucket already had a token: use it up first.
-    let first = room
-        .poll(event, &quiet, quiet_ticket, &rules)
+    let used: i64 = redis::cmd("HGET")
+        .arg(&keys.used)
+        .arg(&ticks[0])
+        .query_async(&mut conn)
         .await
         .unwrap();
-    assert!(matches!(
-        first,
-        Place::Waiting { ahead: Some(0), .. } | Place::Admitted { .. }
-    ));
-    let (quiet, quiet_ticket) = if matches!(first, Place::Admitted { .. }) {
-        let u = user(3);
-        (
-            u.clone(),
-            ticket(room.join(event, &u, &rules).await.unwrap()),
-        )
-    } else {
-        (quiet, quiet_ticket)
-    };
-    let keen_ticket = ticket(room.join(event, &keen, &rules).await.unwrap());
-    // One a second: the keen fan polls and is admitted within about a second, as the
-    // quiet one's turn comes and goes.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        match room.poll(event, &keen, keen_ticket, &rules).await.unwrap() {
-            Place::Admitted { .. } => break,
-            Place::Waiting { .. } => {}
-            Place::Ended { .. } | Place::Gone => panic!("the keen fan was dropped"),
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the line is blocked"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(
-        room.poll(event, &quiet, quiet_ticket, &rules)
-            .await
-            .unwrap(),
-        Place::Gone
-    );
-    assert_eq!(room.counts(event).await.unwrap().dropped, 1);
-    // Joining again queues anew, at the back.
-    let again = room.join(event, &quiet, &rules).await.unwrap();
-    assert_ne!(ticket(again), quiet_ticket);
+    redis::pipe()
+        .zrem(&keys.ticks, &ticks[0])
+        .zadd(&keys.ticks, &old, 10)
+        .hset(&keys.used, &old, used)
+        .query_async::<()>(&mut conn)
+        .await
+        .unwrap();
+    let state = room.tick(event, &rules, &report("a")).await.unwrap();
+    assert_eq!(state.lapsed, 9);
+    assert_eq!(state.admitted_up_to, 12, "moved on by the lapsed places");
+    assert_eq!(exchange(1).await, Exchange::Gone, "lapsed");
+    assert_eq!(exchange(0).await, Exchange::Pass(at), "exchanged in time");
+    // A lapsed user joins again at the back.
+    let again = room
+        .join(event, &user(1), &rules, Some(joined[1].id))
+        .await
+        .unwrap();
+    assert_eq!(again.join, 13);
 }
 
 #[tokio::test]
-async fn ending_an_admission_hands_its_slot_to_the_next_in_line() {
+async fn places_given_up_are_stepped_over_and_an_ended_pass_frees_its_place() {
     let (room, event) = (room(), EventId::new());
-    // One a minute, opened a minute ago: one token in the bucket, the next a minute off.
+    // One a minute, opened a minute ago: one admission now.
     let rules = rules(-60_000, 1);
-    let (first, second) = (user(1), user(2));
-    let first_ticket = ticket(room.join(event, &first, &rules).await.unwrap());
-    let second_ticket = ticket(room.join(event, &second, &rules).await.unwrap());
-    assert!(matches!(
-        room.poll(event, &first, first_ticket, &rules)
-            .await
-            .unwrap(),
-        Place::Admitted { .. }
-    ));
+    let mut joined = Vec::new();
+    for i in 0..5 {
+        joined.push(room.join(event, &user(i), &rules, None).await.unwrap());
+    }
     assert_eq!(
-        room.poll(event, &second, second_ticket, &rules)
+        room.tick(event, &rules, &report("a"))
+            .await
+            .unwrap()
+            .admitted_up_to,
+        1
+    );
+    // 2 and 3 give up while waiting; 1 is exchanged, then checks out.
+    for i in [1, 2] {
+        let left = room
+            .leave(event, &user(i), joined[i].id, Some(i as u64 + 1))
+            .await
+            .unwrap();
+        assert_eq!(left, Left::Left);
+    }
+    assert_eq!(
+        room.leave(event, &user(3), joined[1].id, Some(2))
             .await
             .unwrap(),
-        Place::Waiting {
-            ticket: second_ticket,
-            ahead: Some(0)
+        Left::Gone,
+        "not user 3's ticket"
+    );
+    assert!(matches!(
+        room.exchange(event, &user(0), joined[0].id, 1, &rules)
+            .await
+            .unwrap(),
+        Exchange::Pass(_)
+    ));
+    assert_eq!(room.end(event, &user(0)).await.unwrap(), Left::Ended);
+    assert_eq!(room.end(event, &user(0)).await.unwrap(), Left::Gone);
+    let state = room.tick(event, &rules, &report("a")).await.unwrap();
+    assert_eq!(
+        state.admitted_up_to, 4,
+        "the freed place admits place 4, stepping over 2 and 3"
+    );
+    assert_eq!((state.waiting, state.left, state.ended), (1, 2, 1));
+    assert_eq!(state.left_ids, vec![joined[1].id, joined[2].id]);
+    let later = room
+        .tick(
+            event,
+            &rules,
+            &Report {
+                left_read: 2,
+                ..report("a")
+            },
+        )
+        .await
+        .unwrap();
+    assert!(later.left_ids.is_empty(), "read from where it stopped");
+    let counts = room.counts(event).await.unwrap();
+    assert_eq!(
+        counts,
+        LineCounts {
+            waiting: 1,
+            admitted: 4,
+            dropped: 0,
+            ended: 1
         }
     );
-    // Nobody else has an admission to end.
-    assert_eq!(room.end(event, &second, &rules).await.unwrap(), Place::Gone);
-
-    let ended = room.end(event, &first, &rules).await.unwrap();
-    assert!(matches!(ended, Place::Ended { ticket, .. } if ticket == first_ticket));
-    assert!(matches!(
-        room.poll(event, &second, second_ticket, &rules)
-            .await
-            .unwrap(),
-        Place::Admitted { .. }
-    ));
-    assert_eq!(
-        room.poll(event, &first, first_ticket, &rules)
-            .await
-            .unwrap(),
-        Place::Gone
-    );
-    assert_eq!(room.end(event, &first, &rules).await.unwrap(), Place::Gone);
-    let counts = room.counts(event).await.unwrap();
-    assert_eq!((counts.admitted, counts.ended, counts.waiting), (2, 1, 0));
 }
