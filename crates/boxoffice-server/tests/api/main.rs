@@ -29,6 +29,7 @@ mod housekeeping;
 mod imports;
 mod input;
 mod limits;
+mod line;
 mod live;
 mod monitoring;
 mod ops;
