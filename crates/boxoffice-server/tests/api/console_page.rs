@@ -163,7 +163,33 @@ async fn an_organizer_signs_in_imports_a_venue_and_creates_an_event() {
         json!([false, "0"]),
     )
     .await;
+    // The rate in force, and why it is slower when it is.
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "const r = document.getElementById('queue-rate'); return r && r.textContent",
+        json!("admitting 120 a minute"),
+    )
+    .await;
     assert_accessible(&page, "a new event's dashboard").await;
+    script(&page, "window.scrollTo(0, 0); return true").await;
+    screenshot(&page, "console-05b-queue-line").await;
+    let phone_page = phone(&driver).await;
+    sign_in(&phone_page, &app).await;
+    phone_page
+        .goto(&format!("{}/admin/events/{event}", app.base))
+        .await
+        .unwrap();
+    wait_for(
+        &phone_page,
+        LOADS_WITHIN,
+        "const r = document.getElementById('queue-rate'); return r && r.textContent",
+        json!("admitting 120 a minute"),
+    )
+    .await;
+    assert_accessible(&phone_page, "a queued event's dashboard on a phone").await;
+    screenshot(&phone_page, "console-05c-queue-line-phone").await;
+    phone_page.close().await.unwrap();
     // A form the API refuses says why, field by field.
     page.goto(&format!("{}/admin/events/new", app.base))
         .await

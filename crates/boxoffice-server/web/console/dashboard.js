@@ -24,7 +24,7 @@ export async function dashboard(id) {
       <div class="counter"><strong data-count="available">–</strong><span>available</span></div>
       <div class="counter"><strong data-count="not_for_sale">–</strong><span>held back</span></div>
       <div class="counter"><strong id="revenue" data-revenue-cents="0">–</strong><span>revenue</span></div>
-      <div class="counter" id="queue-counter" hidden><strong id="queue-waiting">–</strong><span>waiting, <span id="queue-admitted">–</span> let in</span></div>
+      <div class="counter" id="queue-counter" hidden><strong id="queue-waiting">–</strong><span>waiting, <span id="queue-admitted">–</span> let in</span><span class="rate" id="queue-rate"></span></div>
       <div class="counter" id="waitlist-counter" hidden><strong id="waitlist-waiting">–</strong><span>on the waiting list, <span id="waitlist-offered">–</span> offered seats</span></div>
     </section>
     ${event.channels && event.channels.length ? `<section class="card" aria-labelledby="channels-title">

@@ -40,8 +40,19 @@ export async function showReport(event, path, { typeName, areaName, sectionName 
   if (r.queue) {
     $("queue-waiting").textContent = r.queue.waiting.toLocaleString("en");
     $("queue-admitted").textContent = r.queue.admitted.toLocaleString("en");
+    const rate = $("queue-rate");
+    rate.dataset.admittingPerMinute = r.queue.admitting_per_minute;
+    rate.dataset.slowedBecause = r.queue.slowed_because || "";
+    rate.textContent = `admitting ${r.queue.admitting_per_minute.toLocaleString("en")} a minute`
+      + (r.queue.slowed_because ? ` (${SLOWED[r.queue.slowed_because] || "slowed"})` : "");
   }
 }
+
+// Why the waiting room admits below its rate.
+const SLOWED = {
+  overload: "slowed: holds are being turned away",
+  hold_latency: "slowed: holds answer slowly",
+};
 
 // Releasing a channel: its free seats go on general sale (to the waiting list first).
 async function release(event, path, code, again) {
