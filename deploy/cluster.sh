@@ -2,7 +2,8 @@
 # Boxoffice as a small cluster on this machine, from Debian and Rust packages only:
 #
 #   haproxy on 127.0.0.1:$CLUSTER_PORT (8080)   one public port, health-checked on /readyz;
-#                                               its statistics on $CLUSTER_STATS_PORT (8081)
+#                                               its statistics on $CLUSTER_STATS_PORT (8081);
+#                                               waiting-room statuses from its cache
 #     -> $CLUSTER_INSTANCES (three) instances     127.0.0.1:8181, 8182, 8183, ...
 #   the redis hold store on a Redis Cluster     three masters, 127.0.0.1:7201-7203
 #   Postgres: the primary (127.0.0.1:5432)      database boxoffice_cluster
@@ -177,11 +178,23 @@ defaults
     # already sent is not: only the client knows whether asking again is safe.
     retries 3
     option redispatch 1
+# A waiting room's status (GET /v1/events/{id}/queue/status) is the same bytes for every
+# buyer until it changes, public for a couple of seconds: the balancer answers the crowd
+# from its cache, and asks an instance at most once per max-age per event. It answers an
+# If-None-Match with 304 itself.
+cache line_status
+    total-max-size 16
+    max-object-size 8192
+    max-age 5
 frontend boxoffice
     bind 127.0.0.1:$port
     default_backend instances
 backend instances
     balance leastconn
+    acl line_status path_reg ^/v1/events/[^/]+/queue/status\$
+    http-request cache-use line_status if line_status
+    http-response cache-store line_status if line_status
+
     option httpchk GET /readyz
     http-check expect status 200
     default-server inter 1s fall 2 rise 2
@@ -282,6 +295,8 @@ check() {
   log "the waiting room admits in one order, whichever instance is asked"
   "${bench[@]}" queue --buyers 2000 --admit-per-minute 6000 --duration 5s || return 1
   waiting_room_order "$event" || return 1
+  log "a line's status is answered from the balancer's cache"
+  line_status_cached "$event" || return 1
 
   if ((${#instances[@]} > 1)); then
     log "an instance killed (SIGKILL) mid-sale"
@@ -314,8 +329,8 @@ set_queue() { # event rate
 
 # Twelve buyers join `event`'s line one after another, each through the next instance; each
 # instance shows each ticket at the same place. Then the line admits one a second while the
-# tickets are polled through the balancer, last in line first: whenever a ticket is seen
-# admitted, every ticket ahead of it is too.
+# tickets are polled, last in line first, each sweep through one instance: whenever a ticket
+# is seen admitted, every ticket ahead of it is too.
 waiting_room_order() { # event
   local event=$1 n=12 i p ticket place
   set_queue "$event" 1 # nobody admitted for a minute
@@ -344,10 +359,13 @@ waiting_room_order() { # event
   set_queue "$event" 60
   local admitted sweeps=0 seen
   for _ in $(seq 1 100); do
+    # Each sweep asks one instance (the next each time): an instance's view of the line
+    # only moves forward; another's may be up to a second behind.
+    p=${instances[sweeps % ${#instances[@]}]}
     seen=""
     for ((i = n - 1; i >= 0; i--)); do
       admitted=$(curl -fsS -H "authorization: Bearer ${tokens[i]}" \
-        "$url/v1/events/$event/queue/${tickets[i]}" | jq -r .admitted)
+        "http://127.0.0.1:$p/v1/events/$event/queue/${tickets[i]}" | jq -r .admitted)
       seen="$([[ $admitted == true ]] && echo 1 || echo 0)$seen"
     done
     sweeps=$((sweeps + 1))
@@ -356,7 +374,42 @@ waiting_room_order() { # event
     sleep 0.3
   done
   [[ $seen != *0* ]] || { echo "not all admitted: $seen" >&2; return 1; }
-  echo "all $n admitted in the order they joined ($sweeps sweeps through the balancer)"
+  echo "all $n admitted in the order they joined ($sweeps sweeps, instance by instance)"
+}
+
+# Requests for waiting-room statuses the instances have answered, all together.
+status_answers() {
+  local p total=0 n
+  for p in "${instances[@]}"; do
+    n=$(curl -fsS "http://127.0.0.1:$p/metrics" |
+      awk '/^http_requests_total\{/ && /route="\/v1\/events\/\{id\}\/queue\/status"/ { s += $NF } END { print s + 0 }')
+    total=$((total + n))
+  done
+  echo "$total"
+}
+
+# Twenty buyers poll `event`'s status through the balancer for six seconds, as fast as they
+# can: the instances must see at most one request per max-age (and one for the first).
+line_status_cached() { # event
+  local event=$1 before after polls max_age
+  max_age=$(curl -fsS -D - -o /dev/null "$url/v1/events/$event/queue/status" |
+    tr -d '\r' | sed -n 's/^cache-control: public, max-age=//Ip')
+  [[ $max_age =~ ^[1-5]$ ]] || { echo "the status is not public for 1-5 s: '$max_age'" >&2; return 1; }
+  sleep "$max_age"
+  before=$(status_answers)
+  local until=$((SECONDS + 6)) i
+  for i in $(seq 1 20); do
+    (n=0; while ((SECONDS < until)); do
+      curl -fsS -o /dev/null "$url/v1/events/$event/queue/status" && n=$((n + 1))
+    done; echo "$n") >"$dir/status-$i.txt" &
+  done
+  wait
+  after=$(status_answers)
+  polls=$(cat "$dir"/status-*.txt | awk '{ s += $1 } END { print s }')
+  local origin=$((after - before)) allowed=$((6 / max_age + 2))
+  echo "$polls status polls through the balancer in 6 s, $origin reached an instance (max-age $max_age s: at most $allowed)"
+  ((polls > 100)) || { echo "too few polls to tell" >&2; return 1; }
+  ((origin <= allowed)) || { echo "the cache let $origin of $polls through" >&2; return 1; }
 }
 
 # One of the balancer's counters for one instance (see haproxy's "show stat" fields).

@@ -121,6 +121,38 @@ pub enum Scenario {
         #[arg(long, default_value_t = 64)]
         workers: usize,
     },
+    /// A line of many: buyers join a waiting room before it opens, then poll their tickets
+    /// as fast as the server answers while a few clients read the line's public status.
+    /// Reports joins and polls a second, the store calls the polls made (given the stores'
+    /// addresses), the status requests that reached an instance, fairness, and the time
+    /// from admission to a pass.
+    Line {
+        /// Buyers in the line.
+        #[arg(long, default_value_t = 100_000)]
+        buyers: usize,
+        /// Admissions per minute.
+        #[arg(long, default_value_t = 6_000)]
+        admit_per_minute: u32,
+        /// How long to poll after opening.
+        #[arg(long, default_value = "20s", value_parser = duration)]
+        duration: Duration,
+        /// Requests in flight at once.
+        #[arg(long, default_value_t = 64)]
+        workers: usize,
+        /// Clients reading the line's status back to back meanwhile.
+        #[arg(long, default_value_t = 8)]
+        status_workers: usize,
+        /// The Redis the server's waiting room uses: its commands are counted.
+        #[arg(long)]
+        redis_url: Option<String>,
+        /// The server's database: its transactions are counted.
+        #[arg(long)]
+        database_url: Option<String>,
+        /// An instance behind the target (repeatable): the status requests that reached
+        /// it are counted from its `/metrics` (default: the target).
+        #[arg(long = "origin")]
+        origins: Vec<String>,
+    },
     /// An event sold out in one-seat orders, as many buyers on its waiting list, and every
     /// order cancelled at once: offers made a second.
     Waitlist {
@@ -314,6 +346,28 @@ pub async fn run_bench(
                 workers,
             };
             bench::queue::run(target, params).await
+        }
+        Scenario::Line {
+            buyers,
+            admit_per_minute,
+            duration,
+            workers,
+            status_workers,
+            redis_url,
+            database_url,
+            origins,
+        } => {
+            let params = bench::line::Params {
+                buyers,
+                admit_per_minute,
+                duration,
+                workers,
+                status_workers,
+                redis_url,
+                database_url,
+                origins,
+            };
+            bench::line::run(target, params).await
         }
         Scenario::SeatMap {
             seats,

@@ -709,3 +709,17 @@ pub fn mint_channel_token(
     )
     .expect("HS256 signs any claims")
 }
+
+/// The place a waiting-room ticket carries (1 = first), if it has one yet (a ticket issued
+/// before the opening has none until re-issued). Read without checking the signature,
+/// which only the server can: for load generators and tests that follow a line. The
+/// ticket's layout is the server's (`boxoffice_service::queue::ticket`): a version byte,
+/// the event and ticket ids, the join number, then the place, big-endian.
+pub fn ticket_place(ticket: &str) -> Option<u64> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(ticket)
+        .ok()?;
+    let place = u64::from_be_bytes(bytes.get(41..49)?.try_into().ok()?);
+    (place > 0).then_some(place)
+}

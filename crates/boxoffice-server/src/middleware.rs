@@ -8,17 +8,45 @@ use std::time::Duration;
 
 use axum::body::HttpBody;
 use axum::extract::{Request, State};
+use axum::http::{header, Extensions, HeaderMap};
 use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use tower_http::compression::{CompressionLayer, CompressionLevel};
 
 use crate::error::ApiError;
 
 /// How answers are compressed for clients that offer zstd, brotli or gzip: at the fastest
 /// level, where a 100,000-seat map goes from 19 MB to about 400 KB in tens of milliseconds.
-pub(crate) fn compression() -> CompressionLayer {
-    CompressionLayer::new().quality(CompressionLevel::Fastest)
+///
+/// A small answer that any cache may keep (`Cache-Control: public`, under 1 KiB: a waiting
+/// room's status) is sent as it is, without `Vary: accept-encoding`, so that an HTTP cache
+/// in front keeps one copy for everyone.
+pub(crate) fn compression() -> CompressionLayer<impl Predicate> {
+    CompressionLayer::new()
+        .quality(CompressionLevel::Fastest)
+        .compress_when(DefaultPredicate::new().and(
+            |status, version, headers: &HeaderMap, extensions: &Extensions| {
+                let _ = (status, version, extensions);
+                !small_and_public(headers)
+            },
+        ))
+}
+
+/// Whether an answer is public for caches and under 1 KiB (by a `Content-Length` its route
+/// set).
+fn small_and_public(headers: &HeaderMap) -> bool {
+    let public = headers
+        .get(header::CACHE_CONTROL)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|d| d.trim() == "public"));
+    let small = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .is_some_and(|n| n < 1024);
+    public && small
 }
 
 pub(crate) static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");

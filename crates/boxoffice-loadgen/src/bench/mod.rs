@@ -29,6 +29,7 @@ pub mod floor;
 pub mod ga_rush;
 pub mod holds;
 pub mod hot_seat;
+pub mod line;
 pub mod plot;
 pub mod queue;
 mod report;

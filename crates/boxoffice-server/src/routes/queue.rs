@@ -143,9 +143,14 @@ pub async fn queue_status(
     if super::availability::known(&headers, &status.etag) {
         return Ok((StatusCode::NOT_MODIFIED, cache).into_response());
     }
+    // Its length said up front: a small public answer goes uncompressed and without
+    // `Vary`, one copy for every cache (crate::middleware::compression).
     Ok((
         cache,
-        [(header::CONTENT_TYPE, "application/json")],
+        [
+            (header::CONTENT_TYPE, "application/json".to_owned()),
+            (header::CONTENT_LENGTH, status.body.len().to_string()),
+        ],
         status.body.clone(),
     )
         .into_response())
