@@ -8,7 +8,7 @@
 //! was admitted before a smaller place, and the time from a place's admission (the public
 //! counter passing it) to its buyer's pass.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,7 @@ use boxoffice_core::event::QueueSettings;
 use boxoffice_core::ids::EventId;
 use chrono::Utc;
 
-use super::{status_of, Check, Layout, Report, Stats, Target};
+use super::{on_workers, status_of, Check, Layout, Report, Stats, Target};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -145,38 +145,6 @@ async fn counters(params: &Params) -> anyhow::Result<Counters> {
             None => None,
         },
     })
-}
-
-/// Runs `calls` requests on `workers` loops; each loop takes the next index.
-async fn on_workers<F, Fut>(workers: usize, calls: usize, call: F) -> (Stats, Duration)
-where
-    F: Fn(usize) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = u16> + Send + 'static,
-{
-    let (call, next) = (Arc::new(call), Arc::new(AtomicUsize::new(0)));
-    let started = Instant::now();
-    let loops: Vec<_> = (0..workers.max(1))
-        .map(|_| {
-            let (call, next) = (call.clone(), next.clone());
-            tokio::spawn(async move {
-                let mut stats = Stats::default();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= calls {
-                        return stats;
-                    }
-                    let sent = Instant::now();
-                    let status = call(i).await;
-                    stats.record(status, sent.elapsed());
-                }
-            })
-        })
-        .collect();
-    let mut stats = Stats::default();
-    for done in futures::future::join_all(loops).await {
-        stats.merge(&done.expect("a worker never panics"));
-    }
-    (stats, started.elapsed())
 }
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {

@@ -39,7 +39,7 @@ pub mod waitlist;
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -352,6 +352,38 @@ impl Stats {
                 .collect(),
         }
     }
+}
+
+/// Runs `calls` requests on `workers` loops; each loop takes the next index.
+pub(crate) async fn on_workers<F, Fut>(workers: usize, calls: usize, call: F) -> (Stats, Duration)
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = u16> + Send + 'static,
+{
+    let (call, next) = (Arc::new(call), Arc::new(AtomicUsize::new(0)));
+    let started = Instant::now();
+    let loops: Vec<_> = (0..workers.max(1))
+        .map(|_| {
+            let (call, next) = (call.clone(), next.clone());
+            tokio::spawn(async move {
+                let mut stats = Stats::default();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= calls {
+                        return stats;
+                    }
+                    let sent = Instant::now();
+                    let status = call(i).await;
+                    stats.record(status, sent.elapsed());
+                }
+            })
+        })
+        .collect();
+    let mut stats = Stats::default();
+    for done in futures::future::join_all(loops).await {
+        stats.merge(&done.expect("a worker never panics"));
+    }
+    (stats, started.elapsed())
 }
 
 /// The HTTP status of a typed client's answer: its success status, the problem's status,

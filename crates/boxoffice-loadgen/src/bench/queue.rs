@@ -6,7 +6,6 @@
 //! missing one is refused.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -14,7 +13,7 @@ use boxoffice_client::api::HoldBody;
 use boxoffice_core::event::QueueSettings;
 use chrono::Utc;
 
-use super::{status_of, Check, Layout, Report, Stats, Target};
+use super::{on_workers, status_of, Check, Layout, Report, Stats, Target};
 
 /// What to run.
 #[derive(Clone, Copy, Debug)]
@@ -38,38 +37,6 @@ struct Seen {
     backwards: u64,
     /// The pass, once admitted.
     pass: Option<String>,
-}
-
-/// Runs `calls` requests on `workers` loops; each loop takes the next index.
-async fn on_workers<F, Fut>(workers: usize, calls: usize, call: F) -> (Stats, Duration)
-where
-    F: Fn(usize) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = u16> + Send + 'static,
-{
-    let (call, next) = (Arc::new(call), Arc::new(AtomicUsize::new(0)));
-    let started = Instant::now();
-    let loops: Vec<_> = (0..workers.max(1))
-        .map(|_| {
-            let (call, next) = (call.clone(), next.clone());
-            tokio::spawn(async move {
-                let mut stats = Stats::default();
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= calls {
-                        return stats;
-                    }
-                    let sent = Instant::now();
-                    let status = call(i).await;
-                    stats.record(status, sent.elapsed());
-                }
-            })
-        })
-        .collect();
-    let mut stats = Stats::default();
-    for done in futures::future::join_all(loops).await {
-        stats.merge(&done.expect("a worker never panics"));
-    }
-    (stats, started.elapsed())
 }
 
 /// Runs the scenario and reports it.
