@@ -81,3 +81,54 @@ bench_settle() {
   psql "${bench_pg[@]}" -qc checkpoint
   sleep 3
 }
+
+# nginx as the cache of waiting-room statuses (`GET /v1/events/{id}/queue/status`), the
+# same bytes for every buyer until they change: it keeps each for the max-age the origin
+# gives, makes concurrent misses wait for one request to the origin (proxy_cache_lock) and
+# answers from the stale copy while that one request refreshes it, so the origin sees at
+# most one request per max-age per event; an If-None-Match it answers itself (304).
+# haproxy's own cache (HAProxy 2.6) would let every request that misses at the same moment
+# through. Writes <dir>/nginx.conf listening on 127.0.0.1:<port>, in front of <origins>
+# (host:port ...); start it with `nginx -p <dir> -c <dir>/nginx.conf`.
+line_cache_conf() { # dir port origins...
+  local dir=$1 port=$2 o servers=""
+  shift 2
+  for o in "$@"; do servers+="        server $o max_fails=1 fail_timeout=2s;"$'\n'; done
+  mkdir -p "$dir/nginx-cache" "$dir/nginx-tmp"
+  cat >"$dir/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/nginx-error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $dir/nginx-tmp;
+    proxy_temp_path $dir/nginx-tmp;
+    fastcgi_temp_path $dir/nginx-tmp;
+    uwsgi_temp_path $dir/nginx-tmp;
+    scgi_temp_path $dir/nginx-tmp;
+    proxy_cache_path $dir/nginx-cache levels=1 keys_zone=line_status:1m max_size=16m inactive=1m;
+    upstream origins {
+$servers        keepalive 16;
+    }
+    server {
+        listen 127.0.0.1:$port;
+        location ~ ^/v1/events/[^/]+/queue/status\$ {
+            proxy_pass http://origins;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_next_upstream error timeout http_502 http_503;
+            proxy_cache line_status;
+            proxy_cache_key \$uri;
+            proxy_cache_lock on;
+            proxy_cache_lock_timeout 5s;
+            proxy_cache_use_stale updating error timeout;
+            proxy_cache_background_update on;
+            proxy_cache_revalidate on;
+        }
+        location / { return 404; }
+    }
+}
+CONF
+}

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # A line of many (`boxoffice bench line`): <buyers> join a waiting room before it opens,
 # then poll their tickets as fast as one server answers for <seconds>, while 8 clients read
-# the line's public status. Twice: straight to the server, then through haproxy's cache
-# (deploy/cluster.sh's configuration of it), which must pass at most one status request
-# per max-age to the server. The waiting room's Redis is one of this script's own (port
+# the line's public status. Twice: straight to the server, then through haproxy with the
+# statuses sent to nginx's cache (deploy/cluster.sh's configuration, bench/lib.sh
+# line_cache_conf), which must pass at most one status request per max-age to the server. The waiting room's Redis is one of this script's own (port
 # 6392), so its commands are the server's alone; the server's database is fresh.
 #   bench/line.sh [buyers] [seconds]      (defaults: 100000 20)
 # With $bin set, that build is measured; else this tree's release build (built first).
-# Needs psql, curl, jq, redis-server and haproxy.
+# Needs psql, curl, jq, redis-server, haproxy and nginx.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 buyers=${1:-100000} seconds=${2:-20}
@@ -20,29 +20,31 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 redis_port=6392 cache_port=3999 server_port=3995
 redis-server --port $redis_port --save '' --appendonly no --daemonize yes \
   --pidfile "$PWD/$out/redis.pid" --logfile "$PWD/$out/redis.log"
+nginx_port=3998
+line_cache_conf "$PWD/$out" $nginx_port 127.0.0.1:$server_port
+nginx -p "$PWD/$out" -c "$PWD/$out/nginx.conf" >"$out/nginx.log" 2>&1 &
+nginx_pid=$!
+# The balancer of deploy/cluster.sh: statuses to the cache, the rest to the server.
 cat >"$out/haproxy.cfg" <<CFG
 defaults
     mode http
     timeout connect 2s
     timeout client 60s
     timeout server 60s
-cache line_status
-    total-max-size 16
-    max-object-size 8192
-    max-age 5
 frontend line
     bind 127.0.0.1:$cache_port
-    default_backend server
-backend server
     acl line_status path_reg ^/v1/events/[^/]+/queue/status\$
-    http-request cache-use line_status if line_status
-    http-response cache-store line_status if line_status
+    use_backend line_cache if line_status
+    default_backend server
+backend line_cache
+    server cache 127.0.0.1:$nginx_port
+backend server
     server one 127.0.0.1:$server_port
 CFG
 haproxy -db -f "$out/haproxy.cfg" >"$out/haproxy.log" 2>&1 &
 cache=$!
 stop_all() {
-  kill "$cache" 2>/dev/null || true
+  kill "$cache" "$nginx_pid" 2>/dev/null || true
   kill "$(cat "$out/redis.pid" 2>/dev/null)" 2>/dev/null || true
   bench_stop
 }

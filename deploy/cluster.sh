@@ -3,7 +3,8 @@
 #
 #   haproxy on 127.0.0.1:$CLUSTER_PORT (8080)   one public port, health-checked on /readyz;
 #                                               its statistics on $CLUSTER_STATS_PORT (8081);
-#                                               waiting-room statuses from its cache
+#                                               waiting-room statuses sent to nginx's cache
+#                                               on $CLUSTER_CACHE_PORT (8082)
 #     -> $CLUSTER_INSTANCES (three) instances     127.0.0.1:8181, 8182, 8183, ...
 #   the redis hold store on a Redis Cluster     three masters, 127.0.0.1:7201-7203
 #   Postgres: the primary (127.0.0.1:5432)      database boxoffice_cluster
@@ -51,6 +52,7 @@ bin=$root/target/release/boxoffice
 instances=()
 for ((i = 1; i <= ${CLUSTER_INSTANCES:-3}; i++)); do instances+=($((8180 + i))); done
 stats_port=${CLUSTER_STATS_PORT:-8081}
+cache_port=${CLUSTER_CACHE_PORT:-8082}
 redis_ports=(7201 7202 7203)
 replica_port=5433
 sink_port=8190
@@ -75,6 +77,7 @@ up() {
     exit 1
   fi
   command -v haproxy >/dev/null || { echo "haproxy is missing: apt-get install haproxy" >&2; exit 1; }
+  command -v nginx >/dev/null || { echo "nginx is missing: apt-get install nginx-light" >&2; exit 1; }
   mkdir -p "$dir/logs"
   : >"$dir/pids"
   bench_build
@@ -156,6 +159,12 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink).serve_for
     DATABASE_URL=$primary BOXOFFICE_WEBHOOK_URLS=$hooks spawn "relay-$n" "$bin" relay
   done
 
+  log "nginx, the cache of waiting-room statuses, on 127.0.0.1:$cache_port"
+  local origins=() p
+  for p in "${instances[@]}"; do origins+=("127.0.0.1:$p"); done
+  line_cache_conf "$dir" "$cache_port" "${origins[@]}"
+  spawn nginx nginx -p "$dir" -c "$dir/nginx.conf"
+
   log "haproxy on 127.0.0.1:$port"
   cat >"$dir/haproxy.cfg" <<EOF
 global
@@ -178,22 +187,17 @@ defaults
     # already sent is not: only the client knows whether asking again is safe.
     retries 3
     option redispatch 1
-# A waiting room's status (GET /v1/events/{id}/queue/status) is the same bytes for every
-# buyer until it changes, public for a couple of seconds: the balancer answers the crowd
-# from its cache, and asks an instance at most once per max-age per event. It answers an
-# If-None-Match with 304 itself.
-cache line_status
-    total-max-size 16
-    max-object-size 8192
-    max-age 5
 frontend boxoffice
     bind 127.0.0.1:$port
+    # A waiting room's status is the same bytes for every buyer until it changes: nginx's
+    # cache answers the crowd (bench/lib.sh line_cache_conf).
+    acl line_status path_reg ^/v1/events/[^/]+/queue/status\$
+    use_backend line_cache if line_status
     default_backend instances
+backend line_cache
+    server cache 127.0.0.1:$cache_port
 backend instances
     balance leastconn
-    acl line_status path_reg ^/v1/events/[^/]+/queue/status\$
-    http-request cache-use line_status if line_status
-    http-response cache-store line_status if line_status
 
     option httpchk GET /readyz
     http-check expect status 200
