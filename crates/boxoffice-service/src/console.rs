@@ -334,7 +334,7 @@ async fn channel_report(
 /// read it.
 async fn line_report(state: &Services, event: EventId) -> Result<QueueReport, Error> {
     let counts = state.waiting_room.counts(event).await?;
-    let line = crate::queue::status(state, event).await?;
+    let line = crate::queue::line(state, event).await?;
     Ok(QueueReport {
         waiting: counts.waiting,
         admitted: counts.admitted,

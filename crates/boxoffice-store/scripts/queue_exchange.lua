@@ -30,6 +30,10 @@ local tick = redis.call('ZRANGEBYSCORE', ticks, place, '+inf', 'LIMIT', 0, 1)[1]
 local admitted, after = nil, nil
 if tick then
   admitted, after = string.match(tick, '^(%d+):(%d+):')
+  if tonumber(after) < place and tonumber(admitted) > now then
+    -- Advanced, not shown yet.
+    return {'waiting'}
+  end
 end
 if not tick or tonumber(after) >= place or now - tonumber(admitted) > session then
   -- Lapsed: joining again queues anew.

@@ -11,6 +11,8 @@
 --                                  lapsed, left, ended, updated, sig, admitting, why
 -- KEYS[2]  queue:{<event>}:users   user -> "<ticket id>|<join number>|<joined at ms>"
 -- KEYS[3]  queue:{<event>}:passes  ticket id -> admitted at (ms): tickets exchanged
+-- KEYS[4]  queue:{<event>}:shown   the counter's advances and when each is shown (see
+--                                  queue_tick.lua)
 -- ARGV[1]  opening time (ms)
 -- ARGV[2]  the user
 -- ARGV[3]  a new ticket id, used if the user has no ticket
@@ -20,9 +22,9 @@
 -- ARGV[7]  '' or the id of the user's ticket to replace (the service found it lapsed)
 --
 -- Returns {ticket id, join number, joined at (ms), early (-1 before the opening), seed,
---          admitted up to, admitted at (ms, -1 if not exchanged), now (ms)}
+--          admitted up to (as shown now), admitted at (ms, -1 if not exchanged), now (ms)}
 
-local state, users, passes = KEYS[1], KEYS[2], KEYS[3]
+local state, users, passes, shown = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local opens, user = tonumber(ARGV[1]), ARGV[2]
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
@@ -48,12 +50,20 @@ if not record then
   record = ARGV[3] .. '|' .. seq .. '|' .. now
   redis.call('HSET', users, user, record)
 end
-for i = 1, #KEYS do
+for i = 1, 3 do
   redis.call('PEXPIRE', KEYS[i], ARGV[6])
+end
+local up = 0
+for _, entry in ipairs(redis.call('LRANGE', shown, 0, 15)) do
+  local from, value = string.match(entry, '^(%d+):(%d+)$')
+  if tonumber(from) <= now then
+    up = tonumber(value)
+    break
+  end
 end
 
 local id, join, joined = string.match(record, '^([^|]+)|(%d+)|(%d+)$')
-local s = redis.call('HMGET', state, 'early', 'seed', 'up')
+local s = redis.call('HMGET', state, 'early', 'seed')
 local at = redis.call('HGET', passes, id)
-return {id, tonumber(join), tonumber(joined), tonumber(s[1] or '-1'), s[2] or '0',
-  tonumber(s[3] or '0'), tonumber(at or '-1'), now}
+return {id, tonumber(join), tonumber(joined), tonumber(s[1] or '-1'), s[2] or '0', up,
+  tonumber(at or '-1'), now}

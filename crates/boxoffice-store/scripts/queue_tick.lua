@@ -17,6 +17,12 @@
 -- KEYS[5]  queue:{<event>}:health  instance -> "<factor>|<why>|<at ms>"
 -- KEYS[6]  queue:{<event>}:lease   the instance advancing the counter
 -- KEYS[7]  queue:{<event>}:left    ticket ids given up while waiting, in order
+-- KEYS[8]  queue:{<event>}:shown   "<from ms>:<admitted up to>", newest first: each
+--                                  advance of the counter is shown from a moment ARGV[10]
+--                                  after it, so that every instance, having read it by
+--                                  then, shows it from the same moment, and a buyer
+--                                  polling one instance, then another, never sees their
+--                                  place move back
 -- ARGV[1]  opening time (ms)
 -- ARGV[2]  admissions per minute (the event's setting)
 -- ARGV[3]  how long an admission lasts (ms)
@@ -25,12 +31,15 @@
 -- ARGV[7]  a random seed for the opening's permutation, used if the line opens now
 -- ARGV[8]  how many entries of KEYS[7] this instance has read
 -- ARGV[9]  how long the keys live after the last join (ms)
+-- ARGV[10] how long after an advance it is shown (ms)
 --
--- Returns {seq, early (-1 before the opening), seed, up, admitting per minute, why,
---          updated at (ms), waiting, lapsed, left, ended, now, new entries of KEYS[7]...}
+-- Returns {seq, early (-1 before the opening), seed, up (shown now), admitting per minute,
+--          why, updated at (ms), places given up still ahead, lapsed, left, ended, now,
+--          the entries of KEYS[8] joined by ',', new entries of KEYS[7]...}
 
 local state, ticks, used, gaveup = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local health, lease, left = KEYS[5], KEYS[6], KEYS[7]
+local health, lease, left, shown = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local delay = tonumber(ARGV[10])
 local opens, rate, session = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local me = ARGV[4]
 local clock = redis.call('TIME')
@@ -98,7 +107,10 @@ if holder and now >= opens then
   over = redis.call('ZCOUNT', gaveup, '(' .. up, to)
   redis.call('ZREMRANGEBYSCORE', gaveup, '-inf', to)
   if to > up then
-    redis.call('ZADD', ticks, to, now .. ':' .. up .. ':' .. (to - up - over))
+    -- Admitted from the moment the advance is shown.
+    redis.call('ZADD', ticks, to, (now + delay) .. ':' .. up .. ':' .. (to - up - over))
+    redis.call('LPUSH', shown, (now + delay) .. ':' .. to)
+    redis.call('LTRIM', shown, 0, 15)
   end
   redis.call('HSET', state, 'up', to, 'tokens', tostring(tokens - by_tokens), 't', now,
     'skips', skips - by_skips)
@@ -113,21 +125,30 @@ elseif holder then
   redis.call('HSET', state, 'admitting', admitting, 'why', why)
 end
 
-local s = redis.call('HMGET', state, 'seq', 'early', 'seed', 'up', 'admitting', 'why',
+local s = redis.call('HMGET', state, 'seq', 'early', 'seed', 'admitting', 'why',
   'lapsed', 'left', 'ended', 'sig', 'updated')
-local seq, up = tonumber(s[1] or '0'), tonumber(s[4] or '0')
-local waiting = math.max(0, seq - up - redis.call('ZCARD', gaveup))
--- When the public figures last changed, so a status is the same bytes until they do.
-local sig = table.concat({now >= opens and 'open' or 'before', up, s[5] or admitting,
-  s[6] or why, waiting}, '|')
-local updated = tonumber(s[11] or '0')
-if sig ~= s[10] then
+local history = redis.call('LRANGE', shown, 0, 15)
+local up = 0
+for _, entry in ipairs(history) do
+  local from, value = string.match(entry, '^(%d+):(%d+)$')
+  if tonumber(from) <= now then
+    up = tonumber(value)
+    break
+  end
+end
+local given_up = redis.call('ZCARD', gaveup)
+-- When the public figures other than the counter last changed (the counter's changes are
+-- dated by when they are shown), so a status is the same bytes until one does.
+local sig = table.concat({now >= opens and 'open' or 'before', s[4] or admitting,
+  s[5] or why, s[1] or '0', given_up}, '|')
+local updated = tonumber(s[10] or '0')
+if sig ~= s[9] then
   updated = now
   redis.call('HSET', state, 'sig', sig, 'updated', now)
 end
-local reply = {seq, tonumber(s[2] or '-1'), s[3] or '0', up, tonumber(s[5] or admitting),
-  s[6] or why, updated, waiting, tonumber(s[7] or '0'), tonumber(s[8] or '0'),
-  tonumber(s[9] or '0'), now}
+local reply = {tonumber(s[1] or '0'), tonumber(s[2] or '-1'), s[3] or '0', up,
+  tonumber(s[4] or admitting), s[5] or why, updated, given_up, tonumber(s[6] or '0'),
+  tonumber(s[7] or '0'), tonumber(s[8] or '0'), now, table.concat(history, ',')}
 for _, id in ipairs(redis.call('LRANGE', left, tonumber(ARGV[8]), tonumber(ARGV[8]) + 9999)) do
   reply[#reply + 1] = id
 end

@@ -131,8 +131,7 @@ pub async fn queue_status(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let event = super::event_id(&id)?;
-    let view = queue::status(&state, event).await?;
-    let status = queue::status_of(&view);
+    let status = queue::status(&state, event).await?;
     let cache = [
         (header::ETAG, status.etag.clone()),
         (

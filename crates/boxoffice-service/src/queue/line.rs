@@ -58,8 +58,8 @@ pub struct View {
     pub state: LineState,
     /// When the event starts (the sale, and the line, end then).
     pub starts_at: DateTime<Utc>,
-    /// The status every reader is given, until a figure changes.
-    pub status: Status,
+    /// The status last made from it.
+    status: Mutex<Option<Arc<Status>>>,
 }
 
 /// A line's public status: the same bytes for everyone between changes.
@@ -69,6 +69,10 @@ pub struct Status {
     pub body: Bytes,
     /// Its entity tag (quoted).
     pub etag: String,
+    /// The counter it shows.
+    admitted_up_to: u64,
+    /// Whether it says the line is closed.
+    closed: bool,
 }
 
 #[derive(Serialize)]
@@ -84,10 +88,41 @@ struct StatusBody<'a> {
 
 impl View {
     fn new(settings: QueueSettings, state: LineState, starts_at: DateTime<Utc>) -> Self {
-        let closed = state.now >= starts_at;
+        Self {
+            settings,
+            state,
+            starts_at,
+            status: Mutex::new(None),
+        }
+    }
+
+    /// The counter as shown now: every place up to it is admitted.
+    pub fn admitted_up_to(&self) -> u64 {
+        self.state.admitted_up_to_at(Utc::now())
+    }
+
+    /// The line's status now (made once for each value of the counter shown).
+    pub fn status(&self) -> Arc<Status> {
+        let now = Utc::now();
+        let up = self.state.admitted_up_to_at(now);
+        let closed = now >= self.starts_at;
+        let mut kept = self.status.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(status) = kept
+            .as_ref()
+            .filter(|s| s.admitted_up_to == up && s.closed == closed)
+        {
+            return status.clone();
+        }
+        let status = Arc::new(self.make_status(now, up, closed));
+        *kept = Some(status.clone());
+        status
+    }
+
+    fn make_status(&self, now: DateTime<Utc>, up: u64, closed: bool) -> Status {
+        let (settings, state) = (&self.settings, &self.state);
         let phase = if closed {
             "closed"
-        } else if state.order == Order::BeforeOpening || state.now < settings.opens_at {
+        } else if state.order == Order::BeforeOpening {
             "before_open"
         } else if state.admitting_per_minute == 0 {
             "paused"
@@ -98,32 +133,31 @@ impl View {
         };
         let slowed_because =
             Some(state.why.as_str()).filter(|w| !w.is_empty() && phase == "slowed");
-        // The line's own time of its last change; closing is a change at the start.
-        let updated_at = if closed {
-            state.updated_at.max(starts_at)
-        } else {
-            state.updated_at
-        };
+        // The line's own times: of the last change of a figure, of the counter's value
+        // being shown, of the event's start once closed. Every instance computes the same.
+        let mut updated_at = state.updated_at;
+        if let Some(since) = state.shown_since(now) {
+            updated_at = updated_at.max(since);
+        }
+        if closed {
+            updated_at = updated_at.max(self.starts_at);
+        }
         let body = serde_json::to_vec(&StatusBody {
             state: phase,
-            admitted_up_to: state.admitted_up_to,
+            admitted_up_to: up,
             admit_per_minute: settings.admit_per_minute,
             admitting_per_minute: state.admitting_per_minute,
             slowed_because,
-            waiting: state.waiting,
+            waiting: state.waiting_at(up),
             updated_at: updated_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         })
         .expect("a status serializes");
         let digest = Sha256::digest(&body);
-        let etag = format!("\"{}\"", hex(&digest[..12]));
-        Self {
-            settings,
-            state,
-            starts_at,
-            status: Status {
-                body: Bytes::from(body),
-                etag,
-            },
+        Status {
+            etag: format!("\"{}\"", hex(&digest[..12])),
+            body: Bytes::from(body),
+            admitted_up_to: up,
+            closed,
         }
     }
 

@@ -130,7 +130,7 @@ pub async fn join(state: &Services, event: EventId, user: &UserId) -> Result<Joi
         joined_at: joined.joined_at,
         user: user.clone(),
     };
-    let up = joined.admitted_up_to.max(view.state.admitted_up_to);
+    let up = joined.admitted_up_to.max(view.admitted_up_to());
     let (position, wait_seconds) = waiting(&view, place, up).unwrap_or((Some(0), Some(0)));
     Ok(Joined {
         ticket: state.tickets.sign(&ticket),
@@ -155,7 +155,7 @@ pub async fn poll(
     }
     let view = line.view();
     let place = place_in(&view, &ticket);
-    if let Some((position, wait_seconds)) = waiting(&view, place, view.state.admitted_up_to) {
+    if let Some((position, wait_seconds)) = waiting(&view, place, view.admitted_up_to()) {
         let reissued = (ticket.place.is_none() && place.is_some()).then(|| {
             state.tickets.sign(&Ticket {
                 place,
@@ -224,14 +224,14 @@ pub async fn leave(
     }
 }
 
-/// The line's public status, the same bytes for everyone until a figure changes.
-pub async fn status(state: &Services, event: EventId) -> Result<Arc<View>, Error> {
+/// The line's figures as this instance last read them.
+pub async fn line(state: &Services, event: EventId) -> Result<Arc<View>, Error> {
     Ok(line_of(state, event).await?.view())
 }
 
-/// The status's bytes and tag.
-pub fn status_of(view: &View) -> &Status {
-    &view.status
+/// The line's public status, the same bytes for everyone until a figure changes.
+pub async fn status(state: &Services, event: EventId) -> Result<Arc<Status>, Error> {
+    Ok(line_of(state, event).await?.view().status())
 }
 
 /// Lets a hold or booking of `event` by `user` through if the event's waiting room is off

@@ -38,6 +38,10 @@ const KEEP_FOR: Duration = Duration::from_secs(7 * 24 * 3600);
 /// must not stall a sale that Postgres can carry) would turn that moment into 503s and
 /// retries, where a little patience admits everyone.
 pub const MIN_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long after the counter advances the advance is shown: every instance reads the
+/// line once a second, so by then each has it, and each shows it from the same moment. A
+/// buyer polling one instance and then another never sees their place move back.
+pub const SHOW_AFTER: Duration = Duration::from_secs(2);
 
 /// What every call about one event's line needs to know of its settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,16 +106,18 @@ pub struct LineState {
     pub joined: u64,
     /// The order of places.
     pub order: Order,
-    /// The public counter: every place up to it is admitted.
+    /// The public counter as shown now: every place up to it is admitted.
     pub admitted_up_to: u64,
+    /// The counter's latest values and when each is (or was) shown, newest first.
+    pub shown: Vec<(DateTime<Utc>, u64)>,
     /// Admissions a minute in force.
     pub admitting_per_minute: u32,
     /// Why that is below the setting (empty when it is not).
     pub why: String,
-    /// When a public figure last changed.
+    /// When a public figure other than the counter last changed.
     pub updated_at: DateTime<Utc>,
-    /// Places waiting (joined, not admitted nor given up).
-    pub waiting: u64,
+    /// Places given up while waiting that the counter has not reached.
+    pub given_up: u64,
     /// Admitted places that lapsed so far.
     pub lapsed: u64,
     /// Places given up so far.
@@ -122,6 +128,29 @@ pub struct LineState {
     pub now: DateTime<Utc>,
     /// Ticket ids given up since the [`Report::left_read`]th.
     pub left_ids: Vec<Uuid>,
+}
+
+impl LineState {
+    /// The counter as shown at `now`: the newest value shown by then.
+    pub fn admitted_up_to_at(&self, now: DateTime<Utc>) -> u64 {
+        self.shown
+            .iter()
+            .find(|(from, _)| *from <= now)
+            .map_or(0, |&(_, up)| up)
+    }
+
+    /// When the counter's value at `now` began to be shown.
+    pub fn shown_since(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.shown
+            .iter()
+            .find(|(from, _)| *from <= now)
+            .map(|&(from, _)| from)
+    }
+
+    /// Places waiting with the counter at `up`: joined, neither reached nor given up.
+    pub fn waiting_at(&self, up: u64) -> u64 {
+        self.joined.saturating_sub(up).saturating_sub(self.given_up)
+    }
 }
 
 /// The answer to exchanging an admitted ticket.
@@ -164,6 +193,7 @@ pub struct LineCounts {
 pub struct WaitingRoom {
     redis: Arc<RedisLink>,
     scripts: Arc<Scripts>,
+    show_after: Duration,
 }
 
 struct Scripts {
@@ -191,6 +221,7 @@ struct Keys {
     health: String,
     lease: String,
     left: String,
+    shown: String,
 }
 
 impl Keys {
@@ -206,6 +237,7 @@ impl Keys {
             health: key("health"),
             lease: key("lease"),
             left: key("left"),
+            shown: key("shown"),
         }
     }
 }
@@ -267,7 +299,14 @@ impl WaitingRoom {
                 exchange: Script::new(include_str!("../../../scripts/queue_exchange.lua")),
                 leave: Script::new(include_str!("../../../scripts/queue_leave.lua")),
             }),
+            show_after: SHOW_AFTER,
         })
+    }
+
+    /// These waiting rooms, showing each advance of a counter `show_after` after it
+    /// (instead of [`SHOW_AFTER`]): for one instance alone, which needs no delay.
+    pub fn showing_after(self, show_after: Duration) -> Self {
+        Self { show_after, ..self }
     }
 
     async fn run(&self, call: redis::ScriptInvocation<'_>) -> Result<Value, StoreError> {
@@ -290,6 +329,7 @@ impl WaitingRoom {
         call.key(&keys.state)
             .key(&keys.users)
             .key(&keys.passes)
+            .key(&keys.shown)
             .arg(rules.opens_at.timestamp_millis())
             .arg(user.as_str())
             .arg(Uuid::new_v4().to_string())
@@ -340,6 +380,7 @@ impl WaitingRoom {
             &keys.health,
             &keys.lease,
             &keys.left,
+            &keys.shown,
         ] {
             call.key(key);
         }
@@ -351,7 +392,8 @@ impl WaitingRoom {
             .arg(report.why)
             .arg(new_seed().to_string())
             .arg(report.left_read)
-            .arg(ms(KEEP_FOR));
+            .arg(ms(KEEP_FOR))
+            .arg(ms(self.show_after));
         let Value::Array(reply) = self.run(call).await? else {
             return Err(bad());
         };
@@ -363,16 +405,25 @@ impl WaitingRoom {
             joined,
             order,
             admitted_up_to: reply.next()?,
+            shown: Vec::new(),
             admitting_per_minute: reply.next()?,
             why: reply.next()?,
             updated_at: at(reply.next()?)?,
-            waiting: reply.next()?,
+            given_up: reply.next()?,
             lapsed: reply.next()?,
             left: reply.next()?,
             ended: reply.next()?,
             now: at(reply.next()?)?,
             left_ids: Vec::new(),
         };
+        let history: String = reply.next()?;
+        for entry in history.split(',').filter(|e| !e.is_empty()) {
+            let (from, value) = entry.split_once(':').ok_or_else(bad)?;
+            state.shown.push((
+                at(from.parse().map_err(|_| bad())?)?,
+                value.parse().map_err(|_| bad())?,
+            ));
+        }
         for id in reply.0 {
             let id: String = String::from_redis_value(id).map_err(|_| bad())?;
             state.left_ids.push(id.parse().map_err(|_| bad())?);

@@ -10,7 +10,10 @@ fn room() -> WaitingRoom {
         timeout: Duration::from_secs(5),
         ..RedisConfig::new(url)
     };
-    WaitingRoom::new(&config).expect("a redis url")
+    // One instance: each advance is shown at once.
+    WaitingRoom::new(&config)
+        .expect("a redis url")
+        .showing_after(Duration::ZERO)
 }
 
 fn user(i: usize) -> UserId {
@@ -111,7 +114,7 @@ async fn one_instance_advances_the_counter_and_every_instance_reads_it() {
         b.admitted_up_to, 10,
         "b holds no lease and reads a's counter"
     );
-    assert_eq!((a.waiting, b.waiting, a.joined), (20, 20, 30));
+    assert_eq!((a.waiting_at(10), b.waiting_at(10), a.joined), (20, 20, 30));
     assert_eq!(a.updated_at, b.updated_at, "one change, one time");
     assert_eq!(a.admitting_per_minute, 60);
 
@@ -245,7 +248,14 @@ async fn places_given_up_are_stepped_over_and_an_ended_pass_frees_its_place() {
         state.admitted_up_to, 4,
         "the freed place admits place 4, stepping over 2 and 3"
     );
-    assert_eq!((state.waiting, state.left, state.ended), (1, 2, 1));
+    assert_eq!(
+        (
+            state.waiting_at(state.admitted_up_to),
+            state.left,
+            state.ended
+        ),
+        (1, 2, 1)
+    );
     assert_eq!(state.left_ids, vec![joined[1].id, joined[2].id]);
     let later = room
         .tick(
@@ -269,4 +279,51 @@ async fn places_given_up_are_stepped_over_and_an_ended_pass_frees_its_place() {
             ended: 1
         }
     );
+}
+
+#[tokio::test]
+async fn an_advance_is_shown_from_one_moment_on_every_instance() {
+    let event = EventId::new();
+    let room = room().showing_after(Duration::from_millis(1_500));
+    let rules = rules(-60_000, 60);
+    let mut joined = Vec::new();
+    for i in 0..12 {
+        joined.push(room.join(event, &user(i), &rules, None).await.unwrap());
+    }
+    let a = room.tick(event, &rules, &report("a")).await.unwrap();
+    let (from, up) = a.shown[0];
+    assert_eq!(up, 10, "advanced by ten seconds' worth");
+    assert_eq!(a.admitted_up_to, 0, "not shown yet");
+    assert!(from > a.now, "shown from a moment to come");
+    assert_eq!(
+        (a.admitted_up_to_at(from), a.admitted_up_to_at(a.now)),
+        (10, 0)
+    );
+    // Until then nobody is admitted, whoever asks, and a join sees the counter as shown.
+    let early = room
+        .exchange(event, &user(0), joined[0].id, 1, &rules)
+        .await
+        .unwrap();
+    assert_eq!(early, Exchange::Waiting);
+    assert_eq!(
+        room.join(event, &user(0), &rules, None)
+            .await
+            .unwrap()
+            .admitted_up_to,
+        0
+    );
+    tokio::time::sleep(
+        (from - Utc::now()).to_std().unwrap_or_default() + Duration::from_millis(50),
+    )
+    .await;
+    let Exchange::Pass(at) = room
+        .exchange(event, &user(0), joined[0].id, 1, &rules)
+        .await
+        .unwrap()
+    else {
+        panic!("shown by now")
+    };
+    assert_eq!(at, from, "admitted from the moment it was shown");
+    let b = room.tick(event, &rules, &report("b")).await.unwrap();
+    assert_eq!((b.admitted_up_to, b.shown_since(b.now)), (10, Some(from)));
 }
