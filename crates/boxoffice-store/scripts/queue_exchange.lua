@@ -12,8 +12,7 @@
 
 local state, users, passes, ticks, used = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local user, id, place, session = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = clock_ms()
 
 local record = redis.call('HGET', users, user)
 if not record or string.match(record, '^([^|]+)') ~= id then

@@ -26,8 +26,7 @@
 
 local state, users, passes, shown = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local opens, user = tonumber(ARGV[1]), ARGV[2]
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = clock_ms()
 
 -- The first call at or after the opening fixes who joined before it, and the seed.
 if now >= opens and not redis.call('HGET', state, 'early') then
@@ -53,14 +52,7 @@ end
 for i = 1, 3 do
   redis.call('PEXPIRE', KEYS[i], ARGV[6])
 end
-local up = 0
-for _, entry in ipairs(redis.call('LRANGE', shown, 0, 15)) do
-  local from, value = string.match(entry, '^(%d+):(%d+)$')
-  if tonumber(from) <= now then
-    up = tonumber(value)
-    break
-  end
-end
+local up = shown_at(redis.call('LRANGE', shown, 0, 15), now)
 
 local id, join, joined = string.match(record, '^([^|]+)|(%d+)|(%d+)$')
 local s = redis.call('HMGET', state, 'early', 'seed')

@@ -42,8 +42,7 @@ local health, lease, left, shown = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local delay = tonumber(ARGV[10])
 local opens, rate, session = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local me = ARGV[4]
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = clock_ms()
 
 -- The slowest fresh report decides; stale ones (an instance gone) are forgotten.
 redis.call('HSET', health, me, ARGV[5] .. '|' .. ARGV[6] .. '|' .. now)
@@ -128,14 +127,7 @@ end
 local s = redis.call('HMGET', state, 'seq', 'early', 'seed', 'admitting', 'why',
   'lapsed', 'left', 'ended', 'sig', 'updated')
 local history = redis.call('LRANGE', shown, 0, 15)
-local up = 0
-for _, entry in ipairs(history) do
-  local from, value = string.match(entry, '^(%d+):(%d+)$')
-  if tonumber(from) <= now then
-    up = tonumber(value)
-    break
-  end
-end
+local up = shown_at(history, now)
 local given_up = redis.call('ZCARD', gaveup)
 -- When the public figures other than the counter last changed (the counter's changes are
 -- dated by when they are shown), so a status is the same bytes until one does.

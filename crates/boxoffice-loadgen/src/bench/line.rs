@@ -16,6 +16,7 @@ use boxoffice_core::event::QueueSettings;
 use boxoffice_core::ids::EventId;
 use chrono::Utc;
 
+use super::queue::{join_before_opening, PreQueue};
 use super::{on_workers, status_of, Check, Layout, Report, Stats, Target};
 
 /// What to run.
@@ -169,30 +170,12 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
     target.set_queue(event, queue).await?;
 
     // Everyone joins before the opening.
-    let tokens: Arc<Vec<String>> = Arc::new(
-        (0..buyers)
-            .map(|b| target.buyer(&format!("line-{b}")))
-            .collect(),
-    );
-    let tickets: Arc<Mutex<Vec<Option<String>>>> = Arc::new(Mutex::new(vec![None; buyers]));
-    let (join_stats, join_elapsed) = {
-        let (api, tokens, tickets) = (target.api.clone(), tokens.clone(), tickets.clone());
-        on_workers(params.workers, buyers, move |b| {
-            let (api, tokens, tickets) = (api.clone(), tokens.clone(), tickets.clone());
-            async move {
-                let answer = api.join_queue(event, &tokens[b]).await;
-                if let Ok(joined) = &answer {
-                    tickets.lock().unwrap_or_else(|p| p.into_inner())[b] =
-                        Some(joined.ticket.clone());
-                }
-                status_of(&answer, 201)
-            }
-        })
-        .await
-    };
-    let tickets: Arc<Vec<Option<String>>> = Arc::new(std::mem::take(
-        &mut *tickets.lock().unwrap_or_else(|p| p.into_inner()),
-    ));
+    let PreQueue {
+        tokens,
+        tickets,
+        stats: join_stats,
+        elapsed: join_elapsed,
+    } = join_before_opening(target, event, buyers, params.workers, "line").await;
 
     // The opening.
     queue.opens_at = Utc::now();

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use boxoffice_client::api::HoldBody;
 use boxoffice_core::event::QueueSettings;
+use boxoffice_core::ids::EventId;
 use chrono::Utc;
 
 use super::{on_workers, status_of, Check, Layout, Report, Stats, Target};
@@ -26,6 +27,56 @@ pub struct Params {
     pub duration: Duration,
     /// Requests in flight at once.
     pub workers: usize,
+}
+
+/// A line's buyers, joined before its opening.
+pub(super) struct PreQueue {
+    /// Each buyer's token.
+    pub tokens: Arc<Vec<String>>,
+    /// Each buyer's ticket (`None` where the join failed).
+    pub tickets: Arc<Vec<Option<String>>>,
+    /// The joins.
+    pub stats: Stats,
+    /// How long they took.
+    pub elapsed: Duration,
+}
+
+/// `buyers` buyers, named `<name>-<n>`, join `event`'s line on `workers` loops.
+pub(super) async fn join_before_opening(
+    target: &Target,
+    event: EventId,
+    buyers: usize,
+    workers: usize,
+    name: &str,
+) -> PreQueue {
+    let tokens: Arc<Vec<String>> = Arc::new(
+        (0..buyers)
+            .map(|b| target.buyer(&format!("{name}-{b}")))
+            .collect(),
+    );
+    let tickets: Arc<Mutex<Vec<Option<String>>>> = Arc::new(Mutex::new(vec![None; buyers]));
+    let (stats, elapsed) = {
+        let (api, tokens, tickets) = (target.api.clone(), tokens.clone(), tickets.clone());
+        on_workers(workers, buyers, move |b| {
+            let (api, tokens, tickets) = (api.clone(), tokens.clone(), tickets.clone());
+            async move {
+                let answer = api.join_queue(event, &tokens[b]).await;
+                if let Ok(joined) = &answer {
+                    tickets.lock().unwrap_or_else(|p| p.into_inner())[b] =
+                        Some(joined.ticket.clone());
+                }
+                status_of(&answer, 201)
+            }
+        })
+        .await
+    };
+    let tickets = std::mem::take(&mut *tickets.lock().unwrap_or_else(|p| p.into_inner()));
+    PreQueue {
+        tokens,
+        tickets: Arc::new(tickets),
+        stats,
+        elapsed,
+    }
 }
 
 /// What one buyer saw while polling.
@@ -60,40 +111,23 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
     };
     target.set_queue(event, queue).await?;
 
-    let tokens: Arc<Vec<String>> = Arc::new(
-        (0..buyers)
-            .map(|b| target.buyer(&format!("fan-{b}")))
-            .collect(),
-    );
-    let tickets: Arc<Mutex<Vec<Option<String>>>> = Arc::new(Mutex::new(vec![None; buyers]));
-    let (join_stats, join_elapsed) = {
-        let (api, tokens, tickets) = (target.api.clone(), tokens.clone(), tickets.clone());
-        on_workers(workers, buyers, move |b| {
-            let (api, tokens, tickets) = (api.clone(), tokens.clone(), tickets.clone());
-            async move {
-                let answer = api.join_queue(event, &tokens[b]).await;
-                if let Ok(joined) = &answer {
-                    tickets.lock().unwrap_or_else(|p| p.into_inner())[b] =
-                        Some(joined.ticket.clone());
-                }
-                status_of(&answer, 201)
-            }
-        })
-        .await
-    };
+    let PreQueue {
+        tokens,
+        tickets,
+        stats: join_stats,
+        elapsed: join_elapsed,
+    } = join_before_opening(target, event, buyers, workers, "fan").await;
     // A second join of the first buyers finds the same ticket.
     let mut rejoined_same = true;
     for b in 0..buyers.min(10) {
         let again = target.api.join_queue(event, &tokens[b]).await?;
-        rejoined_same &= tickets.lock().unwrap_or_else(|p| p.into_inner())[b] == Some(again.ticket);
+        rejoined_same &= tickets[b] == Some(again.ticket);
     }
 
     // Open now; everyone polls, round after round, for the duration.
     queue.opens_at = Utc::now();
     target.set_queue(event, queue).await?;
     let opened = Instant::now();
-    let tickets: Arc<Vec<Option<String>>> =
-        Arc::new(tickets.lock().unwrap_or_else(|p| p.into_inner()).clone());
     let seen: Arc<Mutex<Vec<Seen>>> =
         Arc::new(Mutex::new((0..buyers).map(|_| Seen::default()).collect()));
     let mut poll_stats = Stats::default();

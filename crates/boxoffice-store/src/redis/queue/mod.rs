@@ -242,6 +242,14 @@ impl Keys {
     }
 }
 
+/// One of the line's scripts, after the helpers they share (`scripts/queue_prelude.lua`).
+fn script(body: &str) -> Script {
+    Script::new(&format!(
+        "{}\n{body}",
+        include_str!("../../../scripts/queue_prelude.lua")
+    ))
+}
+
 fn ms(d: Duration) -> u64 {
     d.as_millis().try_into().unwrap_or(u64::MAX)
 }
@@ -294,10 +302,10 @@ impl WaitingRoom {
         Ok(Self {
             redis: Arc::new(RedisLink::new(&config)?),
             scripts: Arc::new(Scripts {
-                join: Script::new(include_str!("../../../scripts/queue_join.lua")),
-                tick: Script::new(include_str!("../../../scripts/queue_tick.lua")),
-                exchange: Script::new(include_str!("../../../scripts/queue_exchange.lua")),
-                leave: Script::new(include_str!("../../../scripts/queue_leave.lua")),
+                join: script(include_str!("../../../scripts/queue_join.lua")),
+                tick: script(include_str!("../../../scripts/queue_tick.lua")),
+                exchange: script(include_str!("../../../scripts/queue_exchange.lua")),
+                leave: script(include_str!("../../../scripts/queue_leave.lua")),
             }),
             show_after: SHOW_AFTER,
         })
