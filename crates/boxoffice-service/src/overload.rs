@@ -26,10 +26,15 @@
 //! slots start again from the front.
 //!
 //! A hold past its limit that would be told to come back at the soonest turn ([`MIN_TURN`])
-//! waits that long for a place instead: when the holds already waiting, plus itself, over
-//! the limit, times the answers' mean latency, come within it. A burst a little past the
-//! limit is then served instead of refused, while a crowd far past it is refused at once,
-//! and no refusal takes longer than [`MIN_TURN`].
+//! waits for a place instead: when the holds already waiting, plus itself, over the limit,
+//! times the answers' mean latency, come within it (and fewer holds wait than the limit
+//! lets in). A burst a little past the limit is then served instead of refused, while a
+//! crowd far past it is refused at once. A hold let wait is never refused: if no place
+//! frees within [`MIN_TURN`] it goes in over the limit, so the limit is overdrawn by at
+//! most its own size. Every refusal is therefore decided the moment a hold arrives, in the
+//! one step that looks at the limit, and takes no longer than that step; a refusal that
+//! first waited would take at least the wait, and on two busy cores a woken request can
+//! wait many milliseconds more for its turn to run.
 //!
 //! A checkout past its limit waits for a place, up to [`CHECKOUT_PATIENCE`], before it is
 //! refused: it finishes what a hold started, and refusing it would waste the seats held
@@ -250,6 +255,7 @@ impl Overload {
         let _waiting = (path == Path::Checkout).then(|| Waiting::new(&self.checkouts_waiting));
         self.wait_for(path, tokio::time::Instant::now() + patience)
             .await
+            .ok_or_else(|| self.refuse(path))
     }
 
     /// Takes a place under `path`'s limit as the path does: a hold at once, or after a
@@ -266,13 +272,15 @@ impl Overload {
             return Err(self.refuse(path));
         };
         let _queued = Queued(self, path);
-        self.wait_for(path, tokio::time::Instant::now() + patience)
-            .await
+        let permit = self
+            .wait_for(path, tokio::time::Instant::now() + patience)
+            .await;
+        Ok(permit.unwrap_or_else(|| self.overdraw(path)))
     }
 
     /// Lets a hold wait for a place if the holds waiting ahead of it and itself would be
-    /// let in within [`MIN_TURN`] at the pace answers come: how long it may wait (that
-    /// long), counted as waiting. Never while a checkout waits.
+    /// let in within [`MIN_TURN`] at the pace answers come, and fewer than the limit wait:
+    /// how long it may wait (that long), counted as waiting. Never while a checkout waits.
     fn queue(&self, path: Path) -> Option<Duration> {
         self.settings?;
         if self.checkouts_waiting.load(Ordering::Relaxed) > 0 {
@@ -280,29 +288,41 @@ impl Overload {
         }
         let mut w = self.lock(path);
         let expected = (w.waiting + 1) as f64 * w.latency.max(0.0) / w.limit.max(1) as f64;
-        if expected > MIN_TURN.as_secs_f64() {
+        if expected > MIN_TURN.as_secs_f64() || w.waiting >= w.limit {
             return None;
         }
         w.waiting += 1;
         Some(MIN_TURN)
     }
 
-    /// Waits until `deadline` for a place under `path`'s limit, or refuses.
+    /// A place over `path`'s limit, for a hold let wait that no freed place reached in
+    /// time: it was promised one, and refusing it now would make its refusal slow.
+    fn overdraw(self: &Arc<Self>, path: Path) -> Permit {
+        self.lock(path).in_flight += 1;
+        Permit {
+            overload: self.clone(),
+            path,
+            started: Instant::now(),
+            finished: false,
+        }
+    }
+
+    /// Waits until `deadline` for a place under `path`'s limit; none if none freed.
     async fn wait_for(
         self: &Arc<Self>,
         path: Path,
         deadline: tokio::time::Instant,
-    ) -> Result<Permit, Shed> {
+    ) -> Option<Permit> {
         loop {
             // Listening before trying, so a place freed in between is not missed.
             let freed = self.freed[path as usize].notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
             if let Some(permit) = self.take(path) {
-                return Ok(permit);
+                return Some(permit);
             }
             if tokio::time::timeout_at(deadline, freed).await.is_err() {
-                return Err(self.refuse(path));
+                return None;
             }
         }
     }
@@ -737,23 +757,60 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_hold_let_wait_is_refused_after_the_soonest_turn() {
+    async fn a_hold_let_wait_goes_in_over_the_limit_after_the_soonest_turn() {
         // Eight places full, a place every 1.6 ms: a hold waits for one, which never comes.
         let overload = Overload::new(Some(settings(8, 8)));
         let held: Vec<_> = (0..8)
             .map(|_| overload.enter(Path::Hold).unwrap())
             .collect();
         let started = tokio::time::Instant::now();
-        let refused = overload.admit(Path::Hold).await.unwrap_err();
+        let over = overload
+            .admit(Path::Hold)
+            .await
+            .expect("a place over the limit");
         assert_eq!(started.elapsed(), MIN_TURN);
-        assert!(refused.retry_after >= MIN_TURN);
         assert_eq!(
             (
                 overload.shed_total(Path::Hold),
-                overload.waiting(Path::Hold)
+                overload.waiting(Path::Hold),
+                overload.in_flight(Path::Hold),
             ),
-            (1, 0)
+            (0, 0, 9)
         );
+        // The overdrawn place is given back like any other.
+        over.finish(false);
+        drop(held);
+        assert_eq!(overload.in_flight(Path::Hold), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn no_more_holds_wait_than_the_limit_lets_in() {
+        // Answers quick enough that a crowd of 20 could expect places within the soonest
+        // turn, but only four places: four wait, the rest are refused at once.
+        let overload = Overload::new(Some(OverloadSettings {
+            target: Duration::from_millis(1),
+            ..settings(4, 4)
+        }));
+        let held: Vec<_> = (0..4)
+            .map(|_| overload.enter(Path::Hold).unwrap())
+            .collect();
+        let crowd: Vec<_> = (0..20).map(|_| hold_admitted(&overload)).collect();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(
+            (
+                overload.waiting(Path::Hold),
+                overload.shed_total(Path::Hold)
+            ),
+            (4, 16)
+        );
+        let mut answers = (0, 0);
+        for hold in crowd {
+            match hold.await.unwrap() {
+                Ok(()) => answers.0 += 1,
+                Err(_) => answers.1 += 1,
+            }
+        }
+        assert_eq!(answers, (4, 16), "the four let wait go in, over the limit");
         drop(held);
     }
 

@@ -191,6 +191,10 @@ pub struct SeatMapCache {
     /// One load at a time per view: when a sale opens, hundreds of requests miss the cache
     /// at once, and all but one should wait for that one load rather than repeat it.
     loading: Mutex<HashMap<ViewKey, Arc<tokio::sync::Mutex<()>>>>,
+    /// Hold settings read without a map, for events whose map is not cached.
+    policies: Mutex<LruCache<EventId, HoldPolicy>>,
+    /// One read of settings at a time, for the same reason as `loading`.
+    reading_policy: tokio::sync::Mutex<()>,
 }
 
 impl SeatMapCache {
@@ -199,6 +203,8 @@ impl SeatMapCache {
         Self {
             maps: Mutex::new(LruCache::new(capacity)),
             loading: Mutex::new(HashMap::new()),
+            policies: Mutex::new(LruCache::new(capacity)),
+            reading_policy: tokio::sync::Mutex::const_new(()),
         }
     }
 
@@ -300,16 +306,41 @@ impl SeatMapCache {
 
     /// The event's hold settings (which never change): from a cached seat map if there is
     /// one, else from the event's row alone, without rendering a map; `None` if there is
-    /// no such event.
+    /// no such event. Settings read alone are kept too, and read by one request at a time:
+    /// when a sale opens, thousands of buyers ask at once before any map is cached, and
+    /// each waiting for a connection of its own would hold up even those the server then
+    /// refuses at once.
     pub async fn policy(
         &self,
         pool: &PgPool,
         event: EventId,
     ) -> Result<Option<HoldPolicy>, StoreError> {
-        if let Some(map) = self.lock().get(&(event, None)) {
-            return Ok(Some(map.policy.clone()));
+        if let Some(policy) = self.known_policy(event) {
+            return Ok(Some(policy));
         }
-        events::hold_policy(pool, event).await
+        let _turn = self.reading_policy.lock().await;
+        if let Some(policy) = self.known_policy(event) {
+            return Ok(Some(policy));
+        }
+        let policy = events::hold_policy(pool, event).await?;
+        if let Some(policy) = &policy {
+            self.lock_policies().put(event, policy.clone());
+        }
+        Ok(policy)
+    }
+
+    fn known_policy(&self, event: EventId) -> Option<HoldPolicy> {
+        if let Some(map) = self.lock().get(&(event, None)) {
+            return Some(map.policy.clone());
+        }
+        self.lock_policies().get(&event).cloned()
+    }
+
+    fn lock_policies(&self) -> std::sync::MutexGuard<'_, LruCache<EventId, HoldPolicy>> {
+        // The cache holds no invariant a panicking holder could break.
+        self.policies
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn cached(&self, key: &ViewKey, version: i64) -> Option<Arc<RenderedSeatMap>> {

@@ -3,11 +3,13 @@
 //! the postgres hold store.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use boxoffice_core::event::{EventSpec, QueueSettings};
 use boxoffice_core::ids::{EventId, UserId, VenueId};
 use boxoffice_core::venue::VenueSpec;
 use boxoffice_service::bookings::PlacesWanted;
+use boxoffice_service::overload::{OverloadSettings, Path};
 use boxoffice_service::{basket, best_available, bookings, events, holds, Error, Secret, Services};
 use boxoffice_store::pg::db::{self, DbConfig};
 use boxoffice_store::pg::holds::PgHoldStore;
@@ -36,6 +38,13 @@ impl Drop for TestDb {
 }
 
 async fn services() -> TestDb {
+    services_with(|builder| builder).await
+}
+
+/// [`services`], built with what `build` adds.
+async fn services_with(
+    build: impl FnOnce(boxoffice_service::ServicesBuilder) -> boxoffice_service::ServicesBuilder,
+) -> TestDb {
     let server = std::env::var("BOXOFFICE_TEST_DATABASE_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
     let created = std::time::SystemTime::now()
@@ -54,12 +63,12 @@ async fn services() -> TestDb {
     let pool = db::connect_lazy(&config).expect("a pool");
     db::migrate(&pool).await.expect("migrated");
     let holds = Arc::new(PgHoldStore::new(pool.clone()));
-    let services = Services::builder(
+    let services = build(Services::builder(
         pool,
         holds,
         &RedisConfig::new("redis://127.0.0.1:6379"),
         &Secret::new("flows-secret"),
-    )
+    ))
     .build()
     .expect("services");
     TestDb { url, services }
@@ -98,6 +107,15 @@ fn user(name: &str) -> UserId {
     UserId::parse(name).expect("a user id")
 }
 
+/// What the tasks answered, in order.
+async fn answers<T>(tasks: Vec<tokio::task::JoinHandle<T>>) -> Vec<T> {
+    futures::future::join_all(tasks)
+        .await
+        .into_iter()
+        .map(|joined| joined.expect("the task ran"))
+        .collect()
+}
+
 async fn rows(state: &Services, event: EventId) -> i64 {
     sqlx::query_scalar("select count(*) from reservation where event_id = $1")
         .bind(event.0)
@@ -123,11 +141,7 @@ async fn a_hundred_buyers_at_one_seat_through_the_flow_leave_one_holder() {
             })
         })
         .collect();
-    let answers: Vec<_> = futures::future::join_all(tasks)
-        .await
-        .into_iter()
-        .map(|joined| joined.expect("the task ran"))
-        .collect();
+    let answers = answers(tasks).await;
     let held = answers.iter().filter(|a| a.is_ok()).count();
     let refused = answers
         .iter()
@@ -212,4 +226,57 @@ async fn while_the_waiting_room_is_on_no_flow_holds_or_books_without_a_pass() {
         .await
         .unwrap();
     assert_eq!(booked, 0, "nothing was booked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_crowd_past_the_limit_at_an_event_no_one_asked_for_yet_is_refused_from_one_read() {
+    // Until answers tell, one is taken to need a quarter of the target: 250 ms here, so no
+    // place is due within the soonest turn (10 ms) and nobody past the limit waits.
+    let limit = OverloadSettings::with_target(Duration::from_secs(1));
+    let test = services_with(|builder| builder.overload(Some(limit))).await;
+    let state = &test.services;
+    let event = event(state, 4, 10).await;
+    // Every place under the hold limit taken: whoever comes now is past capacity.
+    let places: Vec<_> = std::iter::from_fn(|| state.overload.enter(Path::Hold).ok()).collect();
+    assert_eq!(places.len(), OverloadSettings::DEFAULT_FLOOR);
+    let barrier = Arc::new(tokio::sync::Barrier::new(200));
+    let tasks: Vec<_> = (0..200)
+        .map(|i| {
+            let (state, barrier) = (state.clone(), barrier.clone());
+            tokio::spawn(async move {
+                barrier.wait().await;
+                let ask = best_available::BestAsk {
+                    quantity: 2,
+                    ticket_type: None,
+                    accessible: false,
+                };
+                let buyer = user(&format!("b{i}"));
+                best_available::hold_best_available(&state, event, &buyer, None, None, ask).await
+            })
+        })
+        .collect();
+    let answers = answers(tasks).await;
+    let held = answers.iter().filter(|a| a.is_ok()).count();
+    let refused = answers
+        .iter()
+        .filter(|a| matches!(a, Err(Error::Overloaded(_))))
+        .count();
+    assert_eq!((held, refused), (0, 200));
+    assert_eq!(rows(state, event).await, 0);
+    assert!(
+        state.seat_maps.peek(event).is_none(),
+        "no map was needed to refuse them"
+    );
+    // The event's hold settings were read once for all of them and are kept: with no
+    // connection to be had, the next buyer past capacity is refused all the same.
+    state.pool.close().await;
+    let ask = best_available::BestAsk {
+        quantity: 2,
+        ticket_type: None,
+        accessible: false,
+    };
+    let late = user("late");
+    let answer = best_available::hold_best_available(state, event, &late, None, None, ask).await;
+    assert!(matches!(answer, Err(Error::Overloaded(_))), "{answer:?}");
+    drop(places);
 }
