@@ -293,6 +293,16 @@ impl Overload {
         }
     }
 
+    /// A place on `path`, counted in flight by the caller.
+    fn permit(self: &Arc<Self>, path: Path) -> Permit {
+        Permit {
+            overload: self.clone(),
+            path,
+            started: Instant::now(),
+            finished: false,
+        }
+    }
+
     /// A place over `path`'s limit, if fewer than twice the limit are in flight.
     fn overdraw(self: &Arc<Self>, path: Path) -> Option<Permit> {
         let mut w = self.lock(path);
@@ -300,12 +310,7 @@ impl Overload {
             return None;
         }
         w.in_flight += 1;
-        Some(Permit {
-            overload: self.clone(),
-            path,
-            started: Instant::now(),
-            finished: false,
-        })
+        Some(self.permit(path))
     }
 
     /// Lets a hold wait for a place if the holds waiting ahead of it and itself would be
@@ -367,12 +372,7 @@ impl Overload {
             }
             window.in_flight += 1;
         }
-        Some(Permit {
-            overload: self.clone(),
-            path,
-            started: Instant::now(),
-            finished: false,
-        })
+        Some(self.permit(path))
     }
 
     /// Counts a refusal on `path` and gives it its turn: for a hold the next free slot, for
