@@ -171,7 +171,7 @@ pub struct ServeArgs {
     /// Milliseconds within which holds, bookings and checkouts should be answered: the
     /// adaptive concurrency limits in front of their store calls grow while nine in ten
     /// are, shrink when they are not, and past them a hold is refused at once (503 with
-    /// `Retry-After`, after a wait of at most 10 ms for a place due within it), and a
+    /// `Retry-After`) unless a place is due within 5 ms, which it then waits for, and a
     /// checkout waits up to 2 s for a place. 0 turns the limits off.
     #[arg(long, env = "BOXOFFICE_OVERLOAD_TARGET_MS", default_value_t = defaults::OVERLOAD_TARGET_MS)]
     pub overload_target_ms: u64,

@@ -255,6 +255,10 @@ impl Overload {
         path: Path,
         patience: Duration,
     ) -> Result<Permit, Shed> {
+        if let Some(permit) = self.take(path) {
+            return Ok(permit);
+        }
+        // Only a checkout that found no place waits, and only then are holds refused.
         let _waiting = (path == Path::Checkout).then(|| Waiting::new(&self.checkouts_waiting));
         self.wait_for(path, tokio::time::Instant::now() + patience)
             .await
@@ -539,6 +543,47 @@ mod tests {
         assert_eq!(permits.len(), 10_000);
         assert_eq!(overload.shed_total(Path::Hold), 0);
         assert!(!overload.is_on());
+    }
+
+    /// Holds beside checkouts that each find a place at once, on two threads: no checkout
+    /// waits, so no hold is refused (a checkout used to count as waiting while it took
+    /// its free place, and a hold at that moment was refused).
+    #[test]
+    fn a_checkout_with_a_place_at_once_never_turns_a_hold_away() {
+        let overload = Overload::new(Some(settings(16, 16)));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_time()
+            .build()
+            .unwrap();
+        let start = Arc::new(std::sync::Barrier::new(2));
+        let checkouts = {
+            let (overload, start) = (overload.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                runtime.block_on(async {
+                    for _ in 0..50_000 {
+                        let permit = overload.admit(Path::Checkout).await.expect("a place");
+                        permit.finish(false);
+                    }
+                })
+            })
+        };
+        start.wait();
+        let refused = (0..200_000)
+            .filter(|_| match overload.enter(Path::Hold) {
+                Ok(permit) => {
+                    permit.finish(false);
+                    false
+                }
+                Err(_) => true,
+            })
+            .count();
+        checkouts.join().unwrap();
+        assert_eq!(
+            refused, 0,
+            "holds refused beside checkouts that never waited"
+        );
     }
 
     #[test]
