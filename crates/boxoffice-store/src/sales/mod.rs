@@ -13,7 +13,7 @@
 //! - [`lapsing`]: unpaid orders whose seats pass to the waiting list at their deadline.
 //! - [`passes`]: the waiting-room passes a sale ends.
 //! - [`seasons`]: season orders, their cancellation and their nights released.
-//! - [`together`]: checkouts committed together, for the postgres store.
+//! - [`together`]: checkouts committed together, for either store.
 
 use async_trait::async_trait;
 use boxoffice_core::hold::{CancelOutcome, CheckoutOutcome, ClaimedSeat, Offer, Order, PayOutcome};
@@ -46,6 +46,16 @@ pub enum Taken {
         pass: Option<Uuid>,
         /// The order's transaction, begun by the store (see [`SaleSeats::take_for_order`]).
         tx: sqlx::Transaction<'static, sqlx::Postgres>,
+    },
+    /// The hold was live and these are its seats, kept out of everyone else's reach by a
+    /// hold store outside Postgres until [`SaleSeats::ordered`] or
+    /// [`SaleSeats::give_back`]: the flow writes the order, together with other checkouts
+    /// ([`SaleSeats::taken_checkouts`]) or in a transaction of its own.
+    Protected {
+        /// The hold's seats with their quotes, sorted by seat id.
+        seats: Vec<ClaimedSeat>,
+        /// The waiting-room pass the hold was made under, which the order ends.
+        pass: Option<Uuid>,
     },
     /// No live hold has this token (it lapsed, was released, or was checked out).
     NotLive,
@@ -84,11 +94,12 @@ impl Passing<'_> {
 #[async_trait]
 pub trait SaleSeats: Send + Sync {
     /// Makes the seats of the live hold `token` of `user` the checkout's for the order
-    /// `order_id`, all of them or none when any has lapsed, and begins the order's
-    /// transaction on `pool`, each store in the order it needs: the postgres store takes the
-    /// rows in that transaction; the redis store protects the seats first, so that a hold
-    /// cannot lapse while its checkout waits for a connection (and gives them back if none
-    /// comes). With a payment window (`window_seconds` > 0) the seats stay held for the
+    /// `order_id`, all of them or none when any has lapsed, each store as it needs: the
+    /// postgres store begins the order's transaction on `pool` and takes the rows in it
+    /// ([`Taken::Seats`]); the redis store protects the seats in Redis and leaves the order
+    /// to the flow ([`Taken::Protected`]), so that a hold cannot lapse while its checkout
+    /// waits for a connection or a batch (the flow gives them back if the order is not
+    /// written). With a payment window (`window_seconds` > 0) the seats stay held for the
     /// order until its deadline, and the hold's token no longer reaches them.
     async fn take_for_order(
         &self,
@@ -116,6 +127,12 @@ pub trait SaleSeats: Send + Sync {
     /// The lanes that commit checkouts together, for a store whose holds are rows of the
     /// order's own transaction (the postgres store); `None` makes every checkout alone.
     fn checkouts(&self) -> Option<&together::Checkouts> {
+        None
+    }
+
+    /// The lanes that write together the orders of checkouts this store answered
+    /// [`Taken::Protected`]; `None` writes each in a transaction of its own.
+    fn taken_checkouts(&self) -> Option<&together::TakenCheckouts> {
         None
     }
 
@@ -255,6 +272,40 @@ async fn try_checkout(
         .await?;
     let (seats, pass, mut tx) = match taken {
         Taken::Seats { seats, pass, tx } => (seats, pass, tx),
+        Taken::Protected { seats, pass } => {
+            if let Some(lanes) = store.taken_checkouts() {
+                let placement = together::Placement {
+                    event,
+                    token,
+                    user: user.clone(),
+                    order_id,
+                    window_seconds,
+                    seats: seats.clone(),
+                    pass,
+                };
+                match lanes.checkout(pool, placement).await {
+                    Ok(together::Together::Ordered(order)) => {
+                        store.ordered(&order).await;
+                        return Ok(CheckoutOutcome::Created(order));
+                    }
+                    // Nothing was written for it: alone, below, it is told why.
+                    Ok(together::Together::Again) => {}
+                    Err(e) => {
+                        store.give_back(event, token, user, &seats, false).await;
+                        return Err(e);
+                    }
+                }
+            }
+            // Protected first, then the wait for a connection: the hold cannot lapse
+            // meanwhile. Should no connection come, the hold is given back.
+            match pool.begin().await {
+                Ok(tx) => (seats, pass, tx),
+                Err(e) => {
+                    store.give_back(event, token, user, &seats, false).await;
+                    return Err(e.into());
+                }
+            }
+        }
         Taken::Forbidden => return Ok(CheckoutOutcome::Forbidden),
         Taken::NotLive => {
             // A checkout of the same token may have committed meanwhile.

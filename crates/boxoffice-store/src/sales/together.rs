@@ -1,16 +1,24 @@
-//! Checkouts committed together, for the postgres store. Under load, many checkouts wait
-//! for a connection at once; a few lanes each take every checkout waiting (up to
-//! [`MOST`]) and make them in one transaction, a statement each for all of them: the
-//! holds' rows taken, the offer checks, the orders and their seats, the ended passes and
-//! the outbox rows, then one commit. With nothing else waiting, a checkout goes in a batch
-//! of its own, as soon as a lane is free.
+//! Checkouts committed together. Under load, many checkouts wait for a connection at
+//! once; a few lanes each take every checkout waiting (up to [`MOST`]) and make them in
+//! one transaction, a statement each for all of them, then one commit. With nothing else
+//! waiting, a checkout goes in a batch of its own, as soon as a lane is free. Two kinds:
+//!
+//! - [`Checkouts`], for the postgres store, whose holds are rows: the batch takes the
+//!   holds' rows too, then writes the orders.
+//! - [`TakenCheckouts`], for a store that keeps holds outside Postgres (the redis store):
+//!   each checkout has already taken its hold's seats there, and the batch writes the
+//!   orders.
+//!
+//! Writing the orders is the same for both ([`place`]): the offer checks, the orders and
+//! their seats, the ended passes and the outbox rows.
 //!
 //! A batch commits whole or not at all, and only its plain cases: a checkout whose hold
 //! has no live row left for it (expired, another buyer's, already bought) wrote nothing
 //! and comes back as [`Together::Again`], to be made alone, where it is told why; so does
 //! every checkout of a batch that met anything else (a hold taken only in part, an offer
-//! past its deadline, a seat Postgres has sold, a lock waited on too long), once the
-//! batch rolled back, so that one checkout's trouble never answers for the others.
+//! past its deadline, a seat Postgres has sold, a token asked for twice, a lock waited on
+//! too long), once the batch rolled back, so that one checkout's trouble never answers for
+//! the others.
 
 use boxoffice_core::hold::{ClaimedSeat, Order, OrderStatus, Payment};
 use boxoffice_core::ids::{EventId, UserId};
@@ -74,6 +82,96 @@ impl Checkouts {
     pub fn waiting(&self) -> usize {
         self.lanes.waiting()
     }
+}
+
+/// A checkout whose hold's seats a hold store outside Postgres has taken for it: the order
+/// to write.
+#[derive(Clone, Debug)]
+pub struct Placement {
+    /// The event.
+    pub event: EventId,
+    /// The hold bought.
+    pub token: Uuid,
+    /// Its buyer.
+    pub user: UserId,
+    /// The order's id.
+    pub order_id: Uuid,
+    /// The event's payment window, 0 for none.
+    pub window_seconds: u32,
+    /// The hold's seats with their quotes, sorted by seat id.
+    pub seats: Vec<ClaimedSeat>,
+    /// The waiting-room pass the hold was made under, which the order ends.
+    pub pass: Option<Uuid>,
+}
+
+/// The lanes that write the orders of checkouts whose seats a hold store outside Postgres
+/// has taken (the redis store's).
+#[derive(Debug)]
+pub struct TakenCheckouts {
+    lanes: Lanes<Placement, Together>,
+}
+
+impl Default for TakenCheckouts {
+    fn default() -> Self {
+        Self {
+            lanes: Lanes::new(MOST, place_batch, "checkout"),
+        }
+    }
+}
+
+impl TakenCheckouts {
+    /// Writes `placement`'s order in the next batch a lane commits on `pool`.
+    pub async fn checkout(
+        &self,
+        pool: &PgPool,
+        placement: Placement,
+    ) -> Result<Together, StoreError> {
+        self.lanes.send(pool, placement).await
+    }
+
+    /// How many checkouts wait for a lane.
+    pub fn waiting(&self) -> usize {
+        self.lanes.waiting()
+    }
+}
+
+fn place_batch(pool: PgPool, placements: Vec<Placement>) -> Answers<Together> {
+    Box::pin(async move {
+        // A hold asked for twice in one batch goes in once; the repeat is made alone,
+        // which finds the order.
+        let mut seen = std::collections::HashSet::new();
+        let first: Vec<bool> = placements
+            .iter()
+            .map(|p| seen.insert((p.event, p.token)))
+            .collect();
+        let placing: Vec<&Placement> = placements
+            .iter()
+            .zip(&first)
+            .filter_map(|(p, &first)| first.then_some(p))
+            .collect();
+        let committed = async {
+            let mut tx = pool.begin().await?;
+            let orders = place(&mut tx, &placing).await?;
+            tx.commit().await?;
+            Ok::<_, Failed>(orders)
+        };
+        match committed.await {
+            Ok(orders) => {
+                let mut orders = orders.into_iter();
+                first
+                    .iter()
+                    .map(|&first| {
+                        Ok(match first.then(|| orders.next()).flatten() {
+                            Some(order) => Together::Ordered(order),
+                            None => Together::Again,
+                        })
+                    })
+                    .collect()
+            }
+            Err(Failed::Store(error)) => placements.iter().map(|_| Err(copy(&error))).collect(),
+            Err(Failed::Batch) => placements.iter().map(|_| Ok(Together::Again)).collect(),
+        }
+    })
 }
 
 fn batch(pool: PgPool, checkouts: Vec<Checkout>) -> Answers<Together> {
@@ -200,7 +298,6 @@ async fn write(tx: &mut PgConnection, checkouts: &[&Checkout]) -> Result<Vec<Tog
     if placing.is_empty() {
         return Ok(checkouts.iter().map(|_| Together::Again).collect());
     }
-    let pick = |f: &dyn Fn(usize) -> Uuid| placing.iter().map(|&i| f(i)).collect::<Vec<Uuid>>();
     // All of a hold or nothing: a hold taken with a row left that was not live is made
     // alone, which refuses it, so the batch does not happen.
     let left: i64 = sqlx::query_scalar(
@@ -208,31 +305,53 @@ async fn write(tx: &mut PgConnection, checkouts: &[&Checkout]) -> Result<Vec<Tog
            join unnest($1::uuid[], $2::uuid[]) as u (e, t) on r.event_id = u.e and r.hold_token = u.t
           where r.status = 'H'",
     )
-    .bind(pick(&|i| events[i]))
-    .bind(pick(&|i| tokens[i]))
+    .bind(placing.iter().map(|&i| events[i]).collect::<Vec<_>>())
+    .bind(placing.iter().map(|&i| tokens[i]).collect::<Vec<_>>())
     .fetch_one(&mut *tx)
     .await?;
     if left > 0 {
         return Err(Failed::Batch);
     }
-    // The offers bought, the orders and their seats, in one statement, as a checkout alone
-    // writes them (`orders::insert_order`). An offer past its deadline writes no order:
-    // the batch rolls back and each goes alone.
-    let (p_numbers, p_users, p_windows, p_totals): (Vec<i32>, Vec<&str>, Vec<f64>, Vec<i64>) = {
-        let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for &i in &placing {
-            out.0.push(numbers[i]);
-            out.1.push(users[i]);
-            out.2.push(windows[i]);
-            out.3.push(seats[i].iter().map(|s| s.price_cents).sum());
-        }
-        out
-    };
+    let placements: Vec<Placement> = placing
+        .iter()
+        .map(|&i| {
+            let c = checkouts[i];
+            Placement {
+                event: c.event,
+                token: c.token,
+                user: c.user.clone(),
+                order_id: order_ids[i],
+                window_seconds: c.window_seconds,
+                seats: std::mem::take(&mut seats[i]),
+                pass: passes[i],
+            }
+        })
+        .collect();
+    let mut placed = place(tx, &placements.iter().collect::<Vec<_>>())
+        .await?
+        .into_iter();
+    let mut orders: Vec<Option<Order>> = checkouts.iter().map(|_| None).collect();
+    for &i in &placing {
+        orders[i] = placed.next();
+    }
+    Ok(orders
+        .into_iter()
+        .map(|o| o.map_or(Together::Again, Together::Ordered))
+        .collect())
+}
+
+/// Writes the orders of `placements` in `tx`, as a checkout alone writes its order
+/// (`orders::insert_order`), a statement each for all of them: the offers bought, the
+/// orders and their seats, the passes they end, their outbox rows. Answers the orders in
+/// the placements' order. An offer past its deadline writes no order: the batch fails,
+/// and each goes alone.
+async fn place(tx: &mut PgConnection, placements: &[&Placement]) -> Result<Vec<Order>, Failed> {
+    let numbers: Vec<i32> = (1..).take(placements.len()).collect();
     let (s_numbers, s_seats, s_types, s_prices): (Vec<i32>, Vec<&str>, Vec<&str>, Vec<i64>) = {
         let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for &i in &placing {
-            for s in &seats[i] {
-                out.0.push(numbers[i]);
+        for (&n, p) in numbers.iter().zip(placements) {
+            for s in &p.seats {
+                out.0.push(n);
                 out.1.push(s.seat_id.as_str());
                 out.2.push(s.ticket_type.as_str());
                 out.3.push(s.price_cents);
@@ -240,6 +359,7 @@ async fn write(tx: &mut PgConnection, checkouts: &[&Checkout]) -> Result<Vec<Tog
         }
         out
     };
+    let total = |p: &Placement| -> i64 { p.seats.iter().map(|s| s.price_cents).sum() };
     let placed: Vec<PlacedRow> = sqlx::query_as(
         "with u as (
              select * from unnest($1::int4[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[],
@@ -271,36 +391,40 @@ async fn write(tx: &mut PgConnection, checkouts: &[&Checkout]) -> Result<Vec<Tog
          select u.n, placed.currency, placed.created_at, placed.pay_by
            from placed join u on u.o = placed.order_id",
     )
-    .bind(&p_numbers)
-    .bind(pick(&|i| events[i]))
-    .bind(pick(&|i| order_ids[i]))
-    .bind(&p_users)
-    .bind(pick(&|i| tokens[i]))
-    .bind(&p_windows)
-    .bind(&p_totals)
+    .bind(&numbers)
+    .bind(placements.iter().map(|p| p.event.0).collect::<Vec<_>>())
+    .bind(placements.iter().map(|p| p.order_id).collect::<Vec<_>>())
+    .bind(placements.iter().map(|p| p.user.as_str()).collect::<Vec<_>>())
+    .bind(placements.iter().map(|p| p.token).collect::<Vec<_>>())
+    .bind(
+        placements
+            .iter()
+            .map(|p| f64::from(p.window_seconds))
+            .collect::<Vec<_>>(),
+    )
+    .bind(placements.iter().map(|p| total(p)).collect::<Vec<_>>())
     .bind(&s_numbers)
     .bind(&s_seats)
     .bind(&s_types)
     .bind(&s_prices)
     .fetch_all(&mut *tx)
     .await?;
-    if placed.len() != placing.len() {
+    if placed.len() != placements.len() {
         return Err(Failed::Batch);
     }
-    let mut orders: Vec<Option<Order>> = checkouts.iter().map(|_| None).collect();
+    let mut orders: Vec<Option<Order>> = placements.iter().map(|_| None).collect();
     for row in placed {
-        let Some(i) = index(row.n, checkouts.len()) else {
+        let Some(i) = index(row.n, placements.len()) else {
             return Err(Failed::Batch);
         };
-        let c = checkouts[i];
-        let total_cents = seats[i].iter().map(|s| s.price_cents).sum();
+        let p = placements[i];
         orders[i] = Some(Order {
-            order_id: order_ids[i],
-            event_id: c.event,
-            user_id: c.user.clone(),
-            hold_token: c.token,
-            seats: std::mem::take(&mut seats[i]),
-            total_cents,
+            order_id: p.order_id,
+            event_id: p.event,
+            user_id: p.user.clone(),
+            hold_token: p.token,
+            seats: p.seats.clone(),
+            total_cents: total(p),
             currency: row.currency,
             status: if row.pay_by.is_some() {
                 OrderStatus::PendingPayment
@@ -315,11 +439,14 @@ async fn write(tx: &mut PgConnection, checkouts: &[&Checkout]) -> Result<Vec<Tog
             }),
         });
     }
+    let Some(orders) = orders.into_iter().collect::<Option<Vec<Order>>>() else {
+        return Err(Failed::Batch);
+    };
     // The passes these checkouts end: a claim under one sees either its hold still held
     // (and counts it) or the pass ended (`sql/claim.sql`).
-    let (pass_events, pass_tickets): (Vec<Uuid>, Vec<Uuid>) = placing
+    let (pass_events, pass_tickets): (Vec<Uuid>, Vec<Uuid>) = placements
         .iter()
-        .filter_map(|&i| passes[i].map(|ticket| (events[i], ticket)))
+        .filter_map(|p| p.pass.map(|ticket| (p.event.0, ticket)))
         .unzip();
     if !pass_tickets.is_empty() {
         sqlx::query(
@@ -331,28 +458,24 @@ async fn write(tx: &mut PgConnection, checkouts: &[&Checkout]) -> Result<Vec<Tog
         .execute(&mut *tx)
         .await?;
     }
-    let written: Vec<&Order> = orders.iter().flatten().collect();
-    let topics: Vec<&str> = written
+    let topics: Vec<&str> = orders
         .iter()
         .map(|o| match o.status {
             OrderStatus::PendingPayment => "order.pending",
             _ => "order.created",
         })
         .collect();
-    let payloads: Vec<String> = written.iter().map(|o| payload(o).to_string()).collect();
+    let payloads: Vec<String> = orders.iter().map(|o| payload(o).to_string()).collect();
     sqlx::query(
         "insert into outbox (event_id, topic, payload)
          select e, t, p::jsonb from unnest($1::uuid[], $2::text[], $3::text[]) as u (e, t, p)",
     )
-    .bind(written.iter().map(|o| o.event_id.0).collect::<Vec<_>>())
+    .bind(orders.iter().map(|o| o.event_id.0).collect::<Vec<_>>())
     .bind(&topics)
     .bind(&payloads)
     .execute(&mut *tx)
     .await?;
-    Ok(orders
-        .into_iter()
-        .map(|o| o.map_or(Together::Again, Together::Ordered))
-        .collect())
+    Ok(orders)
 }
 
 /// A batch number (from 1) as an index into a batch of `len`.

@@ -91,6 +91,8 @@ pub struct RedisHoldStore {
     /// Checkouts Postgres refused because Redis did not know a seat was sold
     /// (`redis_missed_sales_total`).
     missed_sales: AtomicU64,
+    /// The lanes that write checkouts' orders together.
+    checkouts: crate::sales::together::TakenCheckouts,
 }
 
 impl std::fmt::Debug for RedisHoldStore {
@@ -109,6 +111,7 @@ impl RedisHoldStore {
             scripts: Scripts::new(),
             loads: AtomicU64::new(0),
             missed_sales: AtomicU64::new(0),
+            checkouts: Default::default(),
         })
     }
 

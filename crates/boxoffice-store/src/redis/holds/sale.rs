@@ -14,9 +14,13 @@ use crate::sales::{waitlist, Passing, SaleSeats, Taken};
 
 #[async_trait]
 impl SaleSeats for RedisHoldStore {
+    fn taken_checkouts(&self) -> Option<&crate::sales::together::TakenCheckouts> {
+        Some(&self.checkouts)
+    }
+
     async fn take_for_order(
         &self,
-        pool: &PgPool,
+        _pool: &PgPool,
         event: EventId,
         token: Uuid,
         user: &UserId,
@@ -54,19 +58,10 @@ impl SaleSeats for RedisHoldStore {
             match decode::<i64>(reply.first().unwrap_or(&Value::Nil))? {
                 1 => {
                     let seats = decode_seats(&decode::<String>(&reply[2])?)?;
-                    // Protected first, then the wait for a connection: the hold cannot
-                    // lapse meanwhile. Should no connection come, the hold is given back.
-                    return match pool.begin().await {
-                        Ok(tx) => Ok(Taken::Seats {
-                            seats,
-                            pass: hold.pass,
-                            tx,
-                        }),
-                        Err(e) => {
-                            self.give_back(event, token, user, &seats, false).await;
-                            Err(e.into())
-                        }
-                    };
+                    return Ok(Taken::Protected {
+                        seats,
+                        pass: hold.pass,
+                    });
                 }
                 -1 => return Ok(Taken::Forbidden),
                 // The buyer added or took out a seat since the hold was read.
