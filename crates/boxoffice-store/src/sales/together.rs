@@ -13,12 +13,12 @@
 //! their seats, the ended passes and the outbox rows.
 //!
 //! A batch commits whole or not at all, and only its plain cases: a checkout whose hold
-//! has no live row left for it (expired, another buyer's, already bought) wrote nothing
-//! and comes back as [`Together::Again`], to be made alone, where it is told why; so does
-//! every checkout of a batch that met anything else (a hold taken only in part, an offer
-//! past its deadline, a seat Postgres has sold, a token asked for twice, a lock waited on
-//! too long), once the batch rolled back, so that one checkout's trouble never answers for
-//! the others.
+//! has no live row left for it (expired, another buyer's, already bought), or whose hold
+//! another checkout of the batch buys already, wrote nothing and comes back as
+//! [`Together::Again`], to be made alone, where it is told why; so does every checkout of
+//! a batch that met anything else (a hold taken only in part, an offer past its deadline,
+//! a seat Postgres has sold, a lock waited on too long), once the batch rolled back, so
+//! that one checkout's trouble never answers for the others.
 
 use boxoffice_core::hold::{ClaimedSeat, Order, OrderStatus, Payment};
 use boxoffice_core::ids::{EventId, UserId};
