@@ -15,7 +15,7 @@ use boxoffice_store::redis::link::RedisLink;
 
 use crate::helpers::stores::{test_redis, PrivateRedis, Store};
 use crate::helpers::{
-    commit_order_directly, held, race, sell_directly, spawn_app_on, spawn_app_with, spawn_on,
+    commit_order_directly, gala, held, race, sell_directly, spawn_app_on, spawn_app_with, spawn_on,
     tally, token, As, TestApp,
 };
 
@@ -108,6 +108,116 @@ async fn flushall_between_two_buyers_holds_on_one_seat_sells_it_once() {
     assert_eq!(sold, [("bob".to_owned(), "stalls-C-2".to_owned())]);
     assert_eq!(app.seat_statuses(&event).await["stalls-C-2"], "sold");
     assert!(held(&app, &event).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_pending_order_outlives_redis_restarting_empty() {
+    let redis = PrivateRedis::start();
+    let app = spawn_on(&redis).await;
+    let venue = app.create_venue().await;
+    let mut spec = gala(&venue);
+    spec["payment_window_seconds"] = json!(600);
+    let (status, event) = app.post_events(&spec).await;
+    assert_eq!(status, StatusCode::CREATED, "{event}");
+    let event = event["id"].as_str().unwrap().to_owned();
+    let (alice, carol) = (app.buyer("alice"), app.buyer("carol"));
+    let paid = app
+        .order_seats(&event, &alice, &["stalls-C-1", "stalls-C-2"])
+        .await;
+    let dropped = app.order_seats(&event, &carol, &["stalls-C-3"]).await;
+    for order in [&paid, &dropped] {
+        assert_eq!(order["status"], "pending_payment", "{order}");
+    }
+
+    // Redis restarts empty: it forgets every key and every script.
+    redis.flushall();
+    redis.script_flush();
+
+    // Nobody else takes the pending orders' seats, however many ask at once.
+    let rivals: Vec<As> = (0..12).map(|i| app.buyer(&format!("rival-{i}"))).collect();
+    let seats = ["stalls-C-1", "stalls-C-2", "stalls-C-3"];
+    let asks = rivals.iter().enumerate().map(|(i, who)| {
+        app.request(Method::POST, &format!("/v1/events/{event}/holds"), who)
+            .json(&json!({"seats": [seats[i % 3]]}))
+    });
+    let answers = race(asks.collect()).await;
+    assert_eq!(tally(&answers), BTreeMap::from([(409, 12)]), "{answers:?}");
+    assert!(answers.iter().all(|(_, p)| p["code"] == "seat_unavailable"));
+
+    // Each order can still be paid before its pay_by (or cancelled).
+    let pay = |order: &Value| {
+        let id = order["order_id"].as_str().unwrap().to_owned();
+        let body = json!({"reference": format!("psp-{id}"), "amount_cents": order["total_cents"]});
+        app.request(
+            Method::POST,
+            &format!("/v1/orders/{id}/payment"),
+            &As::Admin,
+        )
+        .json(&body)
+    };
+    let answers = race(vec![pay(&paid), pay(&paid)]).await;
+    let mut codes: Vec<u16> = answers.iter().map(|(s, _)| s.as_u16()).collect();
+    codes.sort();
+    assert_eq!(codes, [200, 200], "{answers:?}");
+    assert!(
+        answers.iter().all(|(_, o)| o["status"] == "paid"),
+        "{answers:?}"
+    );
+    let id = dropped["order_id"].as_str().unwrap();
+    let (status, cancelled) = app
+        .send(
+            Method::POST,
+            &format!("/v1/orders/{id}/cancel"),
+            &carol,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{cancelled}");
+
+    // The paid seats stay sold; the cancelled order's seat sells again, once.
+    let answers = race(
+        rivals
+            .iter()
+            .map(|who| {
+                app.request(Method::POST, &format!("/v1/events/{event}/holds"), who)
+                    .json(&json!({"seats": ["stalls-C-3"]}))
+            })
+            .collect(),
+    )
+    .await;
+    assert_eq!(
+        tally(&answers),
+        BTreeMap::from([(201, 1), (409, 11)]),
+        "{answers:?}"
+    );
+    let (status, problem) = app.post_holds(&event, &rivals[0], &["stalls-C-1"]).await;
+    assert_eq!(
+        (status, problem["code"].as_str()),
+        (StatusCode::CONFLICT, Some("seat_unavailable"))
+    );
+    let sold: Vec<(String, String)> = sqlx::query_as(
+        "select o.user_id, s.seat_id from ticket_order o join order_seat s using (event_id, order_id)
+          where o.status = 'confirmed' order by s.seat_id",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(
+        sold,
+        [
+            ("alice".to_owned(), "stalls-C-1".to_owned()),
+            ("alice".to_owned(), "stalls-C-2".to_owned())
+        ]
+    );
+    let statuses = app.seat_statuses(&event).await;
+    assert_eq!(
+        [
+            &statuses["stalls-C-1"],
+            &statuses["stalls-C-2"],
+            &statuses["stalls-C-3"]
+        ],
+        ["sold", "sold", "held"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

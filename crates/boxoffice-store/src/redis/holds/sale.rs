@@ -102,7 +102,7 @@ impl SaleSeats for RedisHoldStore {
     async fn ordered(&self, order: &Order) {
         match (&order.status, &order.payment) {
             (OrderStatus::PendingPayment, Some(payment)) => {
-                let result = self.pending(order, "keep", payment.pay_by).await;
+                let result = self.pending(order, Pending::Keep(payment.pay_by)).await;
                 if let Err(e) = result {
                     tracing::warn!(order = %order.order_id, error = %e, "could not keep a pending order's seats in redis; they lapse when the checkout's protection does");
                 }
@@ -118,10 +118,7 @@ impl SaleSeats for RedisHoldStore {
         _tx: &mut PgConnection,
         order: &Order,
     ) -> Result<bool, StoreError> {
-        let Some(pay_by) = order.payment.as_ref().map(|p| p.pay_by) else {
-            return Err(StoreError::Other("a pending order without pay_by".into()));
-        };
-        Ok(self.pending(order, "pay", pay_by).await? == 1)
+        Ok(self.pending(order, Pending::Pay).await? == 1)
     }
 
     async fn payment_failed(&self, order: &Order) {
@@ -139,7 +136,7 @@ impl SaleSeats for RedisHoldStore {
                 .flatten()
                 .flatten();
         let until = kept.map_or(pay_by, |kept| kept.max(pay_by));
-        if let Err(e) = self.pending(order, "restore", until).await {
+        if let Err(e) = self.pending(order, Pending::Restore(until)).await {
             tracing::warn!(order = %order.order_id, error = %e, "could not give a pending order's seats their deadline back in redis; their protection lapses by itself");
         }
     }
@@ -150,7 +147,7 @@ impl SaleSeats for RedisHoldStore {
         order: &Order,
         until: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        self.pending(order, "keep", until).await.map(drop)
+        self.pending(order, Pending::Keep(until)).await.map(drop)
     }
 
     async fn seats_to_pass(
@@ -200,31 +197,49 @@ impl SaleSeats for RedisHoldStore {
                     tracing::warn!(event = %lapsed.event, %error, "could not free a lapsed offer's seats; they lapse with its hold");
                 }
             }
-            Passing::LapsedOrder(order) => {
-                let Some(pay_by) = order.payment.as_ref().map(|p| p.pay_by) else {
-                    return;
-                };
-                if let Err(error) = self.pending(order, "free", pay_by).await {
+            Passing::LapsedOrder(order) if order.payment.is_some() => {
+                if let Err(error) = self.pending(order, Pending::Free).await {
                     tracing::warn!(event = %order.event_id, %error, "could not free a lapsed order's seats; they lapse when they were kept until");
                 }
             }
+            Passing::LapsedOrder(_) => {}
         }
     }
 }
 
+/// What `order_pending.lua` does with a pending order's seats.
+pub(super) enum Pending {
+    /// Its seats are its own until then (and its hold is gone).
+    Keep(DateTime<Utc>),
+    /// A payment begins: its seats are protected while Postgres commits, if before pay_by.
+    Pay,
+    /// A payment failed: its seats are its own until then again.
+    Restore(DateTime<Utc>),
+    /// It was cancelled or lapsed: its seats go.
+    Free,
+}
+
 impl RedisHoldStore {
     /// Runs `order_pending.lua` on `order`'s seats (`mode` as it says); answers its number.
-    pub(super) async fn pending(
-        &self,
-        order: &Order,
-        mode: &str,
-        pay_by: DateTime<Utc>,
-    ) -> Result<i64, StoreError> {
+    pub(super) async fn pending(&self, order: &Order, mode: Pending) -> Result<i64, StoreError> {
+        let Some(pay_by) = order.payment.as_ref().map(|p| p.pay_by) else {
+            return Err(StoreError::Other("a pending order without pay_by".into()));
+        };
+        let (name, time) = match mode {
+            Pending::Keep(until) => ("keep", until.timestamp_millis() as u64),
+            Pending::Pay => ("pay", CHECKOUT_PROTECTION.as_millis() as u64),
+            Pending::Restore(until) => ("restore", until.timestamp_millis() as u64),
+            Pending::Free => ("free", 0),
+        };
         let event = order.event_id;
         let head = [
             keys::held(event),
             keys::user(event, order.user_id.as_str()),
             keys::hold(event, order.hold_token),
+            keys::sold(event),
+            keys::sold_new(event),
+            keys::sync(event),
+            keys::loading(event),
         ];
         let mut conn = self.conn().await?;
         let mut call = self.scripts.pending.prepare_invoke();
@@ -235,9 +250,9 @@ impl RedisHoldStore {
             call.key(keys::seat(event, &seat.seat_id));
         }
         call.arg(order.hold_token.to_string())
-            .arg(mode)
+            .arg(name)
             .arg(pay_by.timestamp_millis())
-            .arg(CHECKOUT_PROTECTION.as_millis() as u64);
+            .arg(time);
         for seat in &order.seats {
             call.arg(&seat.seat_id);
         }
@@ -310,13 +325,8 @@ impl RedisHoldStore {
     /// order's deadline); a paid order's are no longer sold (should Redis be away, it
     /// refuses them until the event's next load from Postgres).
     async fn unsell(&self, order: &Order) {
-        if let Some(pay_by) = order
-            .payment
-            .as_ref()
-            .filter(|p| p.paid_at.is_none())
-            .map(|p| p.pay_by)
-        {
-            if let Err(e) = self.pending(order, "free", pay_by).await {
+        if order.payment.as_ref().is_some_and(|p| p.paid_at.is_none()) {
+            if let Err(e) = self.pending(order, Pending::Free).await {
                 tracing::warn!(order = %order.order_id, error = %e, "could not free a cancelled pending order's seats in redis; they lapse at its deadline");
             }
             return;
