@@ -15,6 +15,13 @@ pub enum Scenario {
         /// a connection open; without it each hold opens its own.
         #[arg(long)]
         connected: bool,
+        /// Crowds, one after another, each on an event of its own.
+        #[arg(long, default_value_t = 1)]
+        rounds: usize,
+        /// Check each buyer's first answer instead of keeping the turns the server gives:
+        /// a crowd on one seat must get one 201 and the rest 409, never a 503.
+        #[arg(long)]
+        first_answers: bool,
     },
     /// Buyers released together asking for the best seats, round after round.
     Best {
@@ -253,8 +260,19 @@ pub async fn run_bench(
 ) -> anyhow::Result<boxoffice_loadgen::bench::Report> {
     use boxoffice_loadgen::bench::{self, Pace};
     match scenario {
-        Scenario::HotSeat { buyers, connected } => {
-            bench::hot_seat::run(target, buyers, connected).await
+        Scenario::HotSeat {
+            buyers,
+            connected,
+            rounds,
+            first_answers,
+        } => {
+            let params = bench::hot_seat::Params {
+                buyers,
+                connected,
+                rounds,
+                first_answers,
+            };
+            bench::hot_seat::run(target, params).await
         }
         Scenario::Best {
             buyers,

@@ -12,7 +12,7 @@
 //! 3. Seats this instance knows taken, from the change feed and the store's own recent
 //!    answers, are refused here ([`crate::live::Taken`], the only memory of recent
 //!    refusals); a request for seats already on their way to the store from this instance
-//!    waits for that answer once.
+//!    waits for that answer once, and is refused if that answer says its seats are taken.
 //! 4. The store's part passes the server's adaptive limit ([`crate::overload::limited`]):
 //!    past it, 503 with a turn, and nothing answered without a store ever counts against
 //!    it.
@@ -38,7 +38,7 @@ use boxoffice_store::pg::events::HoldPolicy;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::live::{Ask, Change};
+use crate::live::{Answer, Ask, Change};
 use crate::overload::{limited, Path};
 use crate::seat_map::RenderedSeatMap;
 use crate::Services;
@@ -170,14 +170,16 @@ pub async fn create_hold(
     // (once), which may settle this one too. (Nothing to wait for if this instance never
     // refuses by itself.)
     let mut waited = false;
-    let _asking = if taken.refuses() {
+    let asking = if taken.refuses() {
         loop {
             refuse_known_taken(state, event, &map, &basket)?;
             match taken.ask(event, &basket) {
                 Ask::Go(asking) => break Some(asking),
                 Ask::Wait(first) if !waited => {
                     waited = true;
-                    crate::live::answered(first).await;
+                    if let Some(answer) = crate::live::answered(first).await {
+                        refuse_answered(state, event, &map, &basket, &answer)?;
+                    }
                 }
                 Ask::Wait(_) => break None,
             }
@@ -187,14 +189,16 @@ pub async fn create_hold(
     };
     let mut reloads = 0;
     let asked = taken.epoch(event);
+    let confirmed = |seats: &[String]| match &asking {
+        Some(asking) => asking.confirmed(seats, asked),
+        None => taken.confirmed(event, seats, asked),
+    };
     let outcome = limited(&state.overload, Path::Hold, async {
         loop {
             let outcome = acquire(state, event, user, pass, &map, &basket).await?;
             match &outcome {
-                AcquireOutcome::Unavailable(seats) => {
-                    taken.confirmed(event, &taken_in(&map, seats), asked)
-                }
-                AcquireOutcome::Held(hold) => taken.confirmed(event, &hold_seats(hold), asked),
+                AcquireOutcome::Unavailable(seats) => confirmed(&taken_in(&map, seats)),
+                AcquireOutcome::Held(hold) => confirmed(&hold_seats(hold)),
                 _ => {}
             }
             match outcome {
@@ -259,6 +263,29 @@ fn refuse_known_taken(
         return Ok(());
     }
     let taken = state.live.taken().known_taken(event, basket);
+    if taken.is_empty() {
+        return Ok(());
+    }
+    state.live.taken().answered_here();
+    Err(Error::SeatsUnavailable(seat_refs(map, taken)))
+}
+
+/// Refuses the basket without asking the hold store when the store's answer to the ask
+/// this request waited for (`answer`) says some of its seats are taken, and nothing of
+/// the event was freed since that ask began (see [`crate::live::Taken::settled`]): the
+/// answer this request would have had, had it asked beside that one. Before the event
+/// starts only, as [`refuse_known_taken`].
+fn refuse_answered(
+    state: &Services,
+    event: EventId,
+    map: &RenderedSeatMap,
+    basket: &[String],
+    answer: &Answer,
+) -> Result<(), Error> {
+    if map.policy.starts_at <= Utc::now() {
+        return Ok(());
+    }
+    let taken = state.live.taken().settled(event, answer, basket);
     if taken.is_empty() {
         return Ok(());
     }

@@ -28,11 +28,28 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
     let target = target(&app);
 
     for connected in [false, true] {
-        let report = bench::hot_seat::run(&target, 60, connected).await.unwrap();
+        let params = bench::hot_seat::Params {
+            buyers: 60,
+            connected,
+            rounds: 1,
+            first_answers: false,
+        };
+        let report = bench::hot_seat::run(&target, params).await.unwrap();
         assert_passed(&report);
         assert_eq!(report.operations[0].statuses["201"], 1);
         assert_eq!(report.operations[0].statuses["409"], 59);
     }
+    // Crowds answered at once, each buyer's first answer counted: one 201 a crowd.
+    let params = bench::hot_seat::Params {
+        buyers: 60,
+        connected: false,
+        rounds: 3,
+        first_answers: true,
+    };
+    let report = bench::hot_seat::run(&target, params).await.unwrap();
+    assert_passed(&report);
+    assert_eq!(report.operations[0].statuses["201"], 3);
+    assert_eq!(report.operations[0].statuses["409"], 177);
 
     let report = bench::waitlist::run(&target, 40).await.unwrap();
     assert_passed(&report);

@@ -22,7 +22,13 @@
 //!
 //! When many buyers ask for one seat at once, the first ask goes to the store and the
 //! others wait for its answer ([`Taken::ask`]), once: if it settles the seat, they are
-//! refused here; if not, they go to the store together, as they would have.
+//! refused here; if not, they go to the store together, as they would have. The store's
+//! answer settles it by itself ([`Taken::settled`]), without waiting for the feed to
+//! agree: on several instances the seat is often taken through another, whose change has
+//! not arrived yet when this instance's store refuses it, and the waiters would otherwise
+//! all reach the store, and the adaptive limit, at once. Those waiters asked while the
+//! first ask was on its way, so the store's answer is the one they would have had, unless
+//! a seat of the event was freed since the first asked (its epoch), in which case they ask.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,7 +72,7 @@ struct Event {
     seats: HashMap<String, Seat>,
     /// Seats the store is being asked for on this instance, and how to wait for the
     /// answer (the sender is dropped once it has been taken in).
-    asking: HashMap<String, watch::Receiver<()>>,
+    asking: HashMap<String, watch::Receiver<Option<Answer>>>,
     /// Stamp of the last change that freed a seat of this event.
     freed: u64,
 }
@@ -94,7 +100,7 @@ impl Event {
     }
 }
 
-/// Where an event stood when a store was asked; see [`Taken::refused`].
+/// Where an event stood when a store was asked; see [`Taken::confirmed`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Epoch {
     generation: u64,
@@ -186,7 +192,7 @@ impl Taken {
         if let Some(busy) = basket.iter().find_map(|id| known.asking.get(id.as_str())) {
             return Ask::Wait(busy.clone());
         }
-        let (done, waiting) = watch::channel(());
+        let (done, waiting) = watch::channel(None);
         for id in basket {
             known.asking.insert(id.clone(), waiting.clone());
         }
@@ -222,6 +228,21 @@ impl Taken {
             };
             known.seat(&change.id, count).status = Some(status);
         }
+    }
+
+    /// The seats of `basket` that `answer`, the store's answer to the ask a request
+    /// waited for, says are taken: empty if that answer said none of them, or if a seat
+    /// of `event` was freed (or the view forgotten) since that ask began, so that the
+    /// store must be asked again.
+    pub fn settled(&self, event: EventId, answer: &Answer, basket: &[String]) -> Vec<String> {
+        if self.epoch(event) != answer.epoch {
+            return Vec::new();
+        }
+        basket
+            .iter()
+            .filter(|id| answer.taken.contains(id))
+            .cloned()
+            .collect()
     }
 
     /// Forgets `event` (its allocations changed).
@@ -271,9 +292,18 @@ impl Taken {
 pub enum Ask<'a> {
     /// It may; others for its seats wait until this is dropped.
     Go(Asking<'a>),
-    /// Another request for some of its seats is there: this turns changed (closed) once
-    /// that one's answer is taken in.
-    Wait(watch::Receiver<()>),
+    /// Another request for some of its seats is there: this is closed once that one's
+    /// answer is taken in, and holds the answer if the store gave one.
+    Wait(watch::Receiver<Option<Answer>>),
+}
+
+/// What the store answered the first of several asks for the same seats.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    /// The seats it said are taken (refused, or held by that ask).
+    taken: std::sync::Arc<[String]>,
+    /// Where the event stood when that ask began.
+    epoch: Epoch,
 }
 
 /// A request on its way to the store; dropping it lets those waiting for it look again.
@@ -281,7 +311,19 @@ pub struct Asking<'a> {
     taken: &'a Taken,
     event: EventId,
     seats: Vec<String>,
-    done: watch::Sender<()>,
+    done: watch::Sender<Option<Answer>>,
+}
+
+impl Asking<'_> {
+    /// The store said `seats` are taken, asked at `epoch`: remembered as
+    /// [`Taken::confirmed`] does, and handed to the requests waiting for this one.
+    pub fn confirmed(&self, seats: &[String], epoch: Epoch) {
+        self.taken.confirmed(self.event, seats, epoch);
+        self.done.send_replace(Some(Answer {
+            taken: seats.into(),
+            epoch,
+        }));
+    }
 }
 
 impl Drop for Asking<'_> {
@@ -302,10 +344,13 @@ impl Drop for Asking<'_> {
     }
 }
 
-/// Waits until the request `waiting` was for has been answered and taken in.
-pub async fn answered(mut waiting: watch::Receiver<()>) {
-    // Nothing is ever sent: the sender's drop is the signal.
+/// Waits until the request `waiting` was for has been answered and taken in; the store's
+/// answer, if it gave one that names taken seats.
+pub async fn answered(mut waiting: watch::Receiver<Option<Answer>>) -> Option<Answer> {
+    // The sender's drop is the signal; an answer may be sent before it.
     while waiting.changed().await.is_ok() {}
+    let answer = waiting.borrow().clone();
+    answer
 }
 
 impl Inner {
@@ -467,6 +512,45 @@ mod tests {
             taken.ask(event, &ids(&["A-1", "A-2"])),
             Ask::Go(_)
         ));
+    }
+
+    #[tokio::test]
+    async fn those_waiting_are_settled_by_the_store_s_answer_before_the_feed_says_anything() {
+        let (taken, event) = (Taken::new(Duration::from_secs(2)), EventId::new());
+        let asked = taken.epoch(event);
+        let Ask::Go(first) = taken.ask(event, &ids(&["A-1"])) else {
+            panic!("nothing was being asked");
+        };
+        let Ask::Wait(waiting) = taken.ask(event, &ids(&["A-1", "A-2"])) else {
+            panic!("A-1 is being asked for");
+        };
+        let Ask::Wait(later) = taken.ask(event, &ids(&["A-1"])) else {
+            panic!("A-1 is being asked for");
+        };
+        // Taken through another instance, whose change has not arrived here.
+        first.confirmed(&ids(&["A-1"]), asked);
+        drop(first);
+        let answer = answered(waiting).await.expect("the store answered");
+        assert_eq!(
+            taken.settled(event, &answer, &ids(&["A-1", "A-2"])),
+            ["A-1"]
+        );
+        assert!(taken.settled(event, &answer, &ids(&["A-2"])).is_empty());
+        // The feed alone never knew: a newcomer still asks the store.
+        assert!(taken.known_taken(event, &ids(&["A-1"])).is_empty());
+        // A seat freed since the first asked: the answer may be stale, so ask again.
+        taken.apply(event, &[now("B-1", SeatStatus::Available)]);
+        let answer = answered(later).await.expect("the store answered");
+        assert!(taken.settled(event, &answer, &ids(&["A-1"])).is_empty());
+        // An ask that ends without an answer (an error, a limit) settles nothing.
+        let Ask::Go(failed) = taken.ask(event, &ids(&["C-1"])) else {
+            panic!("nothing was being asked");
+        };
+        let Ask::Wait(waiting) = taken.ask(event, &ids(&["C-1"])) else {
+            panic!("C-1 is being asked for");
+        };
+        drop(failed);
+        assert!(answered(waiting).await.is_none());
     }
 
     #[test]
