@@ -32,6 +32,12 @@ pub enum ApiError {
         "these events' waiting rooms are on: show a pass of each (Boxoffice-Pass, comma-separated)"
     )]
     PassesRequired(Vec<boxoffice_core::ids::EventId>),
+    /// 403 `queue_required`, with `event_ids`: the passes shown for these events of a
+    /// season hold have ended.
+    #[error(
+        "the passes of these events ended (a checkout, a release of every hold, or the ticket given up): join their waiting rooms again"
+    )]
+    PassesEnded(Vec<boxoffice_core::ids::EventId>),
     /// 404 with a specific code (`not_found`, `event_not_found`, …).
     #[error("{detail}")]
     NotFound {
@@ -185,6 +191,7 @@ impl ApiError {
             ApiError::Forbidden(_)
             | ApiError::QueueRequired(_)
             | ApiError::PassesRequired(_)
+            | ApiError::PassesEnded(_)
             | ApiError::TicketInvalid => StatusCode::FORBIDDEN,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
@@ -217,7 +224,9 @@ impl ApiError {
             ApiError::Unauthorized(_) => "unauthorized",
             ApiError::Forbidden(_) => "forbidden",
             ApiError::TicketInvalid => "ticket_invalid",
-            ApiError::QueueRequired(_) | ApiError::PassesRequired(_) => "queue_required",
+            ApiError::QueueRequired(_) | ApiError::PassesRequired(_) | ApiError::PassesEnded(_) => {
+                "queue_required"
+            }
             ApiError::NotFound { code, .. } => code,
             ApiError::MethodNotAllowed => "method_not_allowed",
             ApiError::MalformedJson(_) => "malformed_json",
@@ -246,7 +255,9 @@ impl ApiError {
             ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::Forbidden(_) => "Forbidden",
             ApiError::TicketInvalid => "Waiting room",
-            ApiError::QueueRequired(_) | ApiError::PassesRequired(_) => "Waiting room",
+            ApiError::QueueRequired(_) | ApiError::PassesRequired(_) | ApiError::PassesEnded(_) => {
+                "Waiting room"
+            }
             ApiError::NotFound { .. } => "Not found",
             ApiError::MethodNotAllowed => "Method not allowed",
             ApiError::MalformedJson(_) => "Malformed JSON",
@@ -282,7 +293,9 @@ impl ApiError {
             _ => None,
         };
         let event_ids = match &self {
-            ApiError::PassesRequired(events) => Some(events.clone()),
+            ApiError::PassesRequired(events) | ApiError::PassesEnded(events) => {
+                Some(events.clone())
+            }
             _ => None,
         };
         let retry_after_ms = self.retry_after().map(|d| d.as_millis() as u64);
@@ -414,6 +427,7 @@ impl From<boxoffice_service::Error> for ApiError {
             Error::Forbidden(why) => ApiError::Forbidden(why),
             Error::QueueRequired(why) => ApiError::QueueRequired(why),
             Error::PassesRequired(events) => ApiError::PassesRequired(events),
+            Error::PassesEnded(events) => ApiError::PassesEnded(events),
             Error::Invalid(errors) => ApiError::Validation(errors),
             Error::EventStarted => ApiError::EventStarted,
             Error::SeatsUnavailable(seats) => ApiError::SeatUnavailable(seats),

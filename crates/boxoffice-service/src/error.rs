@@ -59,6 +59,11 @@ pub enum Error {
         "these events' waiting rooms are on: show a pass of each (Boxoffice-Pass, comma-separated)"
     )]
     PassesRequired(Vec<boxoffice_core::ids::EventId>),
+    /// A season hold was asked under passes that have ended, in these events.
+    #[error(
+        "the passes of these events ended (a checkout, a release of every hold, or the ticket given up): join their waiting rooms again"
+    )]
+    PassesEnded(Vec<boxoffice_core::ids::EventId>),
     /// The caller may not act on this (another user's hold, order or booking).
     #[error("{0}")]
     Forbidden(&'static str),

@@ -13,6 +13,7 @@ use boxoffice_core::hold::{
     AcquireOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold, ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::sales::SaleSeats;
@@ -140,6 +141,17 @@ pub trait HoldStore: SaleSeats + Send + Sync + 'static {
         token: Uuid,
         user: &UserId,
     ) -> Result<ReleaseOutcome, StoreError>;
+
+    /// Ends the waiting-room pass of `ticket` in `event` (its buyer gave the ticket up):
+    /// from now on a hold under it is refused as under a pass a checkout ended, on every
+    /// instance. `until` is when the pass would have expired, past which it is refused
+    /// anyway. Holds made under it before stay their buyer's to check out or release.
+    async fn end_pass(
+        &self,
+        event: EventId,
+        ticket: Uuid,
+        until: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
 
     /// Every live hold in the event: one round trip, however many seats are held.
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError>;

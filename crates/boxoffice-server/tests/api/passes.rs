@@ -1,7 +1,7 @@
 //! A waiting-room pass buys one share: the seats held and bought under it never exceed
 //! the event's `max_seats_per_user`, however its requests interleave, and a pass that
-//! ended (its buyer checked out, or released every hold) is refused by every instance,
-//! on every hold store.
+//! ended (its buyer checked out, released every hold, or gave the ticket up) is refused
+//! by every instance, on every hold store.
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -195,8 +195,69 @@ async fn releasing_the_last_holds_at_once_ends_the_pass(store: Store) {
     }
 }
 
+/// A buyer admitted, with their pass, gives their ticket up: the pass ends with it, as a
+/// checkout would end it. A hold under it is refused from then on, here and on an instance
+/// that never saw the ticket, and so is a booking; a hold made before stays the buyer's to
+/// buy. Joining again queues anew at the back, without a pass.
+async fn giving_up_an_exchanged_ticket_ends_its_pass(store: Store) {
+    let first = crate::helpers::spawn_app_on(store).await;
+    let event = event_with_queue(&first, chrono::Duration::zero(), 600_000).await;
+    let alice = first.buyer("alice");
+    let (ticket, pass) = join_and_wait(&first, &event, &alice).await;
+    let (status, before) = hold_with_pass(&first, &event, &alice, &pass, "stalls-B-1").await;
+    assert_eq!(status, StatusCode::CREATED, "{before}");
+    let (status, body) = first
+        .send(
+            Method::DELETE,
+            &format!("/v1/events/{event}/queue/{ticket}"),
+            &alice,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+
+    let second = another_instance(&first, store).await;
+    for app in [&first, &second] {
+        let (status, problem) = hold_with_pass(app, &event, &alice, &pass, "stalls-B-2").await;
+        assert_eq!(
+            (status, problem["code"].as_str()),
+            (StatusCode::FORBIDDEN, Some("queue_required")),
+            "{problem}"
+        );
+        let (status, problem) = read(
+            app.request(
+                Method::POST,
+                &format!("/v1/events/{event}/bookings"),
+                &alice,
+            )
+            .header("Boxoffice-Pass", &pass)
+            .json(&json!({"area": "floor", "quantity": 1}))
+            .send()
+            .await
+            .unwrap(),
+        )
+        .await;
+        assert_eq!(
+            (status, problem["code"].as_str()),
+            (StatusCode::FORBIDDEN, Some("queue_required")),
+            "{problem}"
+        );
+    }
+    let (status, order) = first
+        .post_orders(&event, &alice, before["hold_token"].as_str().unwrap())
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{order}");
+    assert_eq!(share(&first, &event, "alice").await, (1, 0));
+    assert_eq!(first.count("ga_booking").await, 0);
+    // Joining again: a new ticket, at the back.
+    let (status, again) = crate::helpers::join(&first, &event, &alice).await;
+    assert_eq!(status, StatusCode::CREATED, "{again}");
+    assert_ne!(again["ticket"], ticket.as_str());
+}
+
 crate::helpers::stores::conformance!(
     a_pass_buys_one_share_however_its_requests_interleave,
     an_ended_pass_is_refused_by_an_instance_that_never_heard_of_it,
     releasing_the_last_holds_at_once_ends_the_pass,
+    giving_up_an_exchanged_ticket_ends_its_pass,
 );

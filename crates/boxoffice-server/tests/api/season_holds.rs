@@ -617,6 +617,13 @@ async fn a_season_hold_needs_a_pass_of_each_event_whose_waiting_room_is_on(store
         (StatusCode::FORBIDDEN, Some("queue_required")),
         "{problem}"
     );
+    // The refusal names the nights whose passes ended, so the page knows where to queue.
+    let named: Vec<String> = serde_json::from_value(problem["event_ids"].clone())
+        .unwrap_or_else(|_| panic!("the events whose passes ended: {problem}"));
+    assert!(
+        !named.is_empty() && named.iter().all(|e| queued.contains(e)),
+        "{problem}"
+    );
     let night = app
         .request(
             Method::POST,

@@ -141,6 +141,12 @@ async fn connect(state: &Services) -> Option<PgListener> {
     }
 }
 
+/// A `gaveup` message: the waiting-room ticket a buyer gave up.
+#[derive(serde::Deserialize)]
+struct GaveUp {
+    ticket: uuid::Uuid,
+}
+
 /// Hands one bus message to the subscribers of its event.
 async fn deliver(state: &Services, hub: &Hub, payload: &str) {
     let mut parts = payload.splitn(3, ' ');
@@ -176,6 +182,10 @@ async fn deliver(state: &Services, hub: &Hub, payload: &str) {
             resync(state, hub, event).await;
         }
         "queue" => state.admission.forget(event),
+        "gaveup" => match serde_json::from_str::<GaveUp>(data) {
+            Ok(gave_up) => state.lines.gave_up(event, gave_up.ticket),
+            Err(_) => tracing::warn!(payload, "live updates: malformed message ignored"),
+        },
         _ => tracing::warn!(payload, "live updates: unknown kind ignored"),
     }
 }

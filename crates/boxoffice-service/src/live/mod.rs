@@ -41,7 +41,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use crate::availability::SeatsSnapshot;
 
 pub use bus::run;
-pub use taken::{answered, Ask, Asking, Epoch, Taken};
+pub use taken::{answered, Answer, Ask, Asking, Epoch, Taken};
 
 /// Frames queued per event before a slow subscriber is told to take a fresh snapshot.
 const FRAMES_PER_EVENT: usize = 1024;
@@ -85,6 +85,8 @@ pub enum Change {
     Layout,
     /// The event's waiting-room settings changed: every instance reads them again.
     Queue,
+    /// A buyer gave up this waiting-room ticket: every instance refuses it from now on.
+    GaveUp(uuid::Uuid),
 }
 
 impl Change {
@@ -145,6 +147,9 @@ impl Change {
             Change::Ga(ga) => vec![head("ga") + &serde_json::to_string(ga).unwrap_or_default()],
             Change::Layout => vec![head("layout") + "{}"],
             Change::Queue => vec![head("queue") + "{}"],
+            Change::GaveUp(ticket) => {
+                vec![head("gaveup") + &format!("{{\"ticket\":\"{ticket}\"}}")]
+            }
         }
     }
 }

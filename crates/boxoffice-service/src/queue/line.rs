@@ -235,6 +235,21 @@ impl Lines {
         Ok(line)
     }
 
+    /// A buyer gave up the ticket `id` of `event`'s line, on some instance: refused here
+    /// from now on, without waiting for the line's next read (a line not followed here
+    /// yet reads every ticket given up when it is first read).
+    pub fn gave_up(&self, event: EventId, id: Uuid) {
+        let line = self
+            .lines
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&event)
+            .cloned();
+        if let Some(line) = line {
+            line.give_up(id);
+        }
+    }
+
     /// Forgets `event`'s line (its waiting room was switched off or changed): the next
     /// request reads it anew.
     pub fn forget(&self, event: EventId) {
@@ -263,7 +278,8 @@ impl Line {
             .contains(&id)
     }
 
-    /// Records at once that this instance's buyer gave up the ticket `id`.
+    /// Records at once that a buyer gave up the ticket `id` (here, or on another instance
+    /// whose word came over the bus).
     pub fn give_up(&self, id: Uuid) {
         self.left
             .write()

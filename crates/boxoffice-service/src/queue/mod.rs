@@ -198,7 +198,9 @@ pub async fn poll(
 }
 
 /// `user` gives up their `ticket`: from now on it answers [`Error::TicketNotFound`] on
-/// every instance (on others within a [`line::TICK`]).
+/// every instance (on others as soon as the bus carries the word, and within a
+/// [`line::TICK`] should the bus lose it). A ticket already exchanged for a pass ends the
+/// pass too, in the hold store, as a checkout does: no hold is made under it again.
 pub async fn leave(
     state: &Services,
     event: EventId,
@@ -210,14 +212,29 @@ pub async fn leave(
     if line.given_up(ticket.id) {
         return Err(Error::TicketNotFound);
     }
-    let place = place_in(&line.view(), &ticket);
+    let view = line.view();
+    let place = place_in(&view, &ticket);
+    // A pass lasts at most its session from now.
+    let until = Utc::now() + chrono::Duration::seconds(i64::from(view.settings.session_seconds));
+    // An admitted ticket may have been exchanged for a pass: it is ended first, so that a
+    // store failure leaves the ticket to be given up again rather than a pass running.
+    // (Ending a pass never given is harmless: nothing refers to it.)
+    let admitted = waiting(&view, place, view.admitted_up_to()).is_none();
+    if admitted {
+        state.holds.end_pass(event, ticket.id, until).await?;
+    }
     match state
         .waiting_room
         .leave(event, user, ticket.id, place)
         .await?
     {
-        Left::Left | Left::Ended => {
+        left @ (Left::Left | Left::Ended) => {
             line.give_up(ticket.id);
+            // Exchanged on an instance whose view ran ahead of this one's.
+            if left == Left::Ended && !admitted {
+                state.holds.end_pass(event, ticket.id, until).await?;
+            }
+            state.live.publish(event, Change::GaveUp(ticket.id)).await;
             Ok(())
         }
         Left::Gone => Err(Error::TicketNotFound),

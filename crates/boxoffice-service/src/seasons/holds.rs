@@ -162,7 +162,7 @@ pub async fn hold_seats(
             }
             SeasonAcquire::Started(_) => return Err(Error::EventStarted),
             SeasonAcquire::LimitExceeded(_) => return Err(Error::HoldLimitExceeded(most)),
-            SeasonAcquire::PassEnded(_) => return Err(crate::queue::pass_ended()),
+            SeasonAcquire::PassEnded(events) => return Err(Error::PassesEnded(events)),
             SeasonAcquire::Unavailable(refused) => {
                 let map = availability::layout(state, event_ids[0], None, 0).await?;
                 taken = refused

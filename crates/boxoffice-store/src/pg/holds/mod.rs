@@ -230,6 +230,18 @@ impl HoldStore for PgHoldStore {
         .await
     }
 
+    async fn end_pass(
+        &self,
+        event: EventId,
+        ticket: Uuid,
+        _until: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        // The claim refuses a pass recorded here (`sql/claim.sql`); the sweep forgets the
+        // record once the pass would have expired.
+        let mut conn = self.pool.acquire().await?;
+        crate::sales::passes::end_pass(&mut conn, event, ticket).await
+    }
+
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError> {
         // A hold is live while Postgres' clock is before its expiry; an expired row stays
         // until someone takes the seat over, and simply stops being reported here.

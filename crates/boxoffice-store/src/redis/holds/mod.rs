@@ -45,6 +45,7 @@ use boxoffice_core::hold::{
     AcquireOutcome, ClaimedSeat, ExtendOutcome, GrowOutcome, Hold, ReleaseOutcome, ShrinkOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
+use chrono::{DateTime, Utc};
 use redis::{Script, Value};
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -511,6 +512,27 @@ impl HoldStore for RedisHoldStore {
             });
         }
         Err(still_changing())
+    }
+
+    async fn end_pass(
+        &self,
+        event: EventId,
+        ticket: Uuid,
+        until: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        // Where holds look (the acquire scripts' `passend` key), until the pass would have
+        // expired; and in Postgres, where general-admission bookings look.
+        let mut conn = self.conn().await?;
+        redis::cmd("SET")
+            .arg(keys::pass_ended(event, Some(ticket)))
+            .arg(1)
+            .arg("PXAT")
+            .arg(until.timestamp_millis().max(1))
+            .query_async::<()>(&mut conn)
+            .await
+            .map_err(redis_error)?;
+        let mut pg = self.pool.acquire().await?;
+        crate::sales::passes::end_pass(&mut pg, event, ticket).await
     }
 
     async fn held_seats(&self, event: EventId) -> Result<Vec<HeldSeat>, StoreError> {
