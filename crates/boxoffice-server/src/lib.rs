@@ -21,6 +21,8 @@
 //! - [`error`]: [`error::ApiError`], rendered as problem+json with API.md's stable codes,
 //!   and the mapping of every service error to it.
 //! - [`extract`]: a JSON extractor whose rejections are problem documents.
+//! - [`unread`]: a body an answer left unread (a 413, a 401) is read out before the
+//!   answer goes, so the client reads the answer rather than a reset connection.
 //! - [`encoded`]: seat maps and layouts compressed once per `Accept-Encoding`.
 //! - [`sse`] and [`gzip`]: the seat stream's events, a shared snapshot's framed and
 //!   compressed once for every stream that sends it.
@@ -48,6 +50,7 @@ pub mod serve;
 pub mod sse;
 pub mod state;
 pub mod tokens;
+pub mod unread;
 pub mod workers;
 
 pub use app::Application;

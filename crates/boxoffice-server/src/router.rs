@@ -248,6 +248,9 @@ pub fn router(
         })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(body_limits.ordinary))
+        // Outside the timeout, so that a body left unread is read out even when the
+        // answer was the timeout's.
+        .layer(middleware::from_fn(crate::unread::drain))
         .layer(middleware::from_fn(head_size))
         .layer(middleware::from_fn_with_state(request_timeout, timeout))
         // Failures are logged where they are known (an internal error with its cause, a

@@ -451,3 +451,49 @@ async fn rounds_answered_quickly_with_the_limit_full_raise_it() {
         2.0
     );
 }
+
+/// Bodies past the limit, many at once, each on a connection of its own and each far
+/// larger than the socket buffers: every one is answered 413 `payload_too_large`, none
+/// arrives as a connection reset while its body is still on its way, and nothing is held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn bodies_over_the_limit_at_once_are_each_answered_413() {
+    let app = spawn_app_with(|s| s.max_body_bytes = 1024).await;
+    let event = app.create_event().await;
+    let alice = app.buyer("alice");
+    let padding = "x".repeat(4 * 1024 * 1024);
+    let body = json!({"seats": ["stalls-A-1"], "note": padding}).to_string();
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let sends = (0..40).map(|_| {
+        let request = app
+            .request(Method::POST, &format!("/v1/events/{event}/holds"), &alice)
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .build()
+            .unwrap();
+        let client = client.clone();
+        async move {
+            match client.execute(request).await {
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    let problem: serde_json::Value = response.json().await.unwrap_or_default();
+                    format!("{status} {}", problem["code"].as_str().unwrap_or(""))
+                }
+                Err(e) => format!("no answer: {e:?}"),
+            }
+        }
+    });
+    let answers = futures::future::join_all(sends).await;
+    let mut counts = BTreeMap::new();
+    for answer in &answers {
+        *counts.entry(answer.as_str()).or_insert(0) += 1;
+    }
+    assert_eq!(
+        counts,
+        BTreeMap::from([("413 payload_too_large", 40)]),
+        "{answers:?}"
+    );
+    assert!(held(&app, &event).await.is_empty());
+}
