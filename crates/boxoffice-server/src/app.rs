@@ -80,6 +80,10 @@ impl Application {
             services,
             auth: Auth::new(&settings.admin_token, &settings.jwt_secret),
             anonymous_sessions: settings.anonymous_sessions,
+            anonymous_users: crate::routes::sessions::AnonymousUsers::new(
+                &settings.jwt_secret,
+                settings.sessions_per_address,
+            ),
             demo_payments: settings.demo_payments,
             encoded: EncodedCache::new(boxoffice_service::CACHED_EVENTS),
             streams: boxoffice_service::limits::StreamSlots::new(settings.streams_per_address),

@@ -36,6 +36,9 @@ pub mod defaults {
     pub const SWEEP_INTERVAL_SECS: u64 = 300;
     /// `BOXOFFICE_EXPIRY_INTERVAL_SECS`: `order.expired` follows a deadline within this.
     pub const EXPIRY_INTERVAL_SECS: u64 = 5;
+    /// `BOXOFFICE_SESSIONS_PER_ADDRESS`: the buyers one client address may be with anonymous
+    /// sessions, so at most this many times an event's `max_seats_per_user` held from it.
+    pub const SESSIONS_PER_ADDRESS: u32 = 4;
     /// `BOXOFFICE_STREAMS_PER_ADDRESS`: a household or an office behind one address has a
     /// few pages open, not dozens.
     pub const STREAMS_PER_ADDRESS: u32 = 32;
@@ -106,8 +109,7 @@ pub struct ServeArgs {
     #[arg(long, env = "BOXOFFICE_JWT_SECRET", hide_env_values = true)]
     pub jwt_secret: Option<String>,
     /// Whether `POST /v1/sessions` mints anonymous user tokens: unset, only with `--demo`.
-    /// Anyone can mint as many as the per-address limit allows, each with its own share of
-    /// every event, so one address could hold a whole hall with them.
+    /// One address is at most `--sessions-per-address` buyers with them.
     #[arg(long, env = "BOXOFFICE_ANONYMOUS_SESSIONS", action = clap::ArgAction::Set)]
     pub anonymous_sessions: Option<bool>,
     /// Most Postgres connections this server opens.
@@ -161,6 +163,11 @@ pub struct ServeArgs {
     /// 0 turns the limit off.
     #[arg(long, env = "BOXOFFICE_SESSIONS_PER_MINUTE", default_value_t = defaults::SESSIONS_PER_MINUTE)]
     pub sessions_per_minute: u32,
+    /// Buyers one client address may be with anonymous sessions: its sessions take turns
+    /// among that many users, so it holds at most that many times an event's
+    /// `max_seats_per_user`; 0 makes every session a buyer of its own.
+    #[arg(long, env = "BOXOFFICE_SESSIONS_PER_ADDRESS", default_value_t = defaults::SESSIONS_PER_ADDRESS)]
+    pub sessions_per_address: u32,
     /// Holds one user may ask for a minute (all at once, at most); 0 turns the limit off.
     #[arg(long, env = "BOXOFFICE_HOLDS_PER_MINUTE", default_value_t = defaults::HOLDS_PER_MINUTE)]
     pub holds_per_minute: u32,
@@ -262,6 +269,8 @@ pub struct Settings {
     pub connections: crate::serve::ConnectionLimits,
     /// Anonymous sessions per client address a minute (0: no limit).
     pub sessions_per_minute: u32,
+    /// Buyers one client address may be with anonymous sessions (0: no limit).
+    pub sessions_per_address: u32,
     /// Holds per user a minute (0: no limit).
     pub holds_per_minute: u32,
     /// Event streams open per client address (0: no cap).
@@ -306,6 +315,7 @@ impl Settings {
             known_taken: Duration::from_millis(defaults::KNOWN_TAKEN_MS),
             connections: defaults::connection_limits(),
             sessions_per_minute: defaults::SESSIONS_PER_MINUTE,
+            sessions_per_address: defaults::SESSIONS_PER_ADDRESS,
             holds_per_minute: defaults::HOLDS_PER_MINUTE,
             streams_per_address: defaults::STREAMS_PER_ADDRESS,
             overload: Some(boxoffice_service::overload::OverloadSettings::with_target(
@@ -373,6 +383,7 @@ impl ServeArgs {
                 shutdown_grace: Duration::from_millis(self.shutdown_grace_ms),
             },
             sessions_per_minute: self.sessions_per_minute,
+            sessions_per_address: self.sessions_per_address,
             holds_per_minute: self.holds_per_minute,
             streams_per_address: self.streams_per_address,
             overload: (self.overload_target_ms > 0).then(|| {

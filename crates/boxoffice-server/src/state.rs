@@ -23,6 +23,8 @@ pub struct Inner {
     pub auth: Auth,
     /// Whether `POST /v1/sessions` is enabled.
     pub anonymous_sessions: bool,
+    /// Who an anonymous session is, by its client address.
+    pub anonymous_users: crate::routes::sessions::AnonymousUsers,
     /// Whether the test payment page is served (`--demo`).
     pub demo_payments: bool,
     /// Seat maps and layouts compressed once for repeat loads.
@@ -49,6 +51,11 @@ impl AppState {
     /// Whether `POST /v1/sessions` is enabled.
     pub fn anonymous_sessions(&self) -> bool {
         self.0.anonymous_sessions
+    }
+
+    /// Who an anonymous session is, by its client address.
+    pub fn anonymous_users(&self) -> &crate::routes::sessions::AnonymousUsers {
+        &self.0.anonymous_users
     }
 
     /// Whether the test payment page is served (`--demo`).
