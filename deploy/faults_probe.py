@@ -2,7 +2,10 @@
 
     faults_probe.py URL OUT.json   holds one seat of an event of its own every 100 ms until
                                    SIGTERM, then writes the error window and the holds that
-                                   were acknowledged but are gone
+                                   were acknowledged but are gone; a turn the server's
+                                   adaptive limit gives (503 "the server is busy", with
+                                   retry_after_ms) is kept, as a buyer's page keeps it, so
+                                   the window is the fault's, not the sale's crowd
     faults_probe.py URL --once     a hold and its checkout on a fresh event: prints "ok ..."
                                    if both went through
 """
@@ -40,9 +43,37 @@ def call(method, path, body=None, bearer=ADMIN):
         with urllib.request.urlopen(req, timeout=5) as r:
             return r.status, json.loads(r.read() or b"null")
     except urllib.error.HTTPError as e:
-        return e.code, None
+        try:
+            return e.code, json.loads(e.read() or b"null")
+        except (ValueError, OSError):
+            return e.code, None
     except (urllib.error.URLError, OSError):
         return 0, None
+
+
+# How long a buyer's page keeps the adaptive limit's turns before it gives up.
+PATIENCE = 30.0
+
+
+def turn(status, problem):
+    """Seconds until the adaptive limit's turn, if this answer is one; else None. A store
+    that is down answers 503 too, but says so: that is the fault, and is not waited out."""
+    if status != 503 or not isinstance(problem, dict):
+        return None
+    if problem.get("detail") != "the server is busy" or "retry_after_ms" not in problem:
+        return None
+    return problem["retry_after_ms"] / 1000
+
+
+def call_keeping_turns(method, path, body, bearer):
+    """call(), asked again at each turn the adaptive limit gives, for up to PATIENCE."""
+    given_up = time.monotonic() + PATIENCE
+    while True:
+        status, answer = call(method, path, body, bearer)
+        wait = turn(status, answer)
+        if wait is None or time.monotonic() + wait > given_up:
+            return status, answer
+        time.sleep(wait)
 
 
 def event(seats_per_row, rows):
@@ -78,7 +109,8 @@ def probe(out):
             break
         started = time.monotonic()
         user = f"probe-{i}"
-        status, hold = call("POST", f"/v1/events/{event_id}/holds", {"seats": [seat]}, token(user))
+        status, hold = call_keeping_turns(
+            "POST", f"/v1/events/{event_id}/holds", {"seats": [seat]}, token(user))
         probes += 1
         if status == 201:
             acknowledged.append((user, hold["hold_token"]))
