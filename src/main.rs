@@ -134,12 +134,15 @@ struct Remote {
 
 /// Logs on stderr, filtered by `RUST_LOG` (`info` by default): text lines, or with
 /// `BOXOFFICE_LOG_FORMAT=json` one JSON object a line, whose `span` (while a request is
-/// served) carries its `request_id`, `method` and `path`.
+/// served) carries its `request_id`, `method` and `path`. Text lines are coloured only on
+/// a terminal: written to a file, a pipe or the journal they are plain.
 fn init_logs() -> Result<(), String> {
+    use std::io::IsTerminal;
     let logs = tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     match std::env::var("BOXOFFICE_LOG_FORMAT").as_deref() {
         Ok("json") => logs

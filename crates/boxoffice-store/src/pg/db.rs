@@ -160,6 +160,11 @@ async fn apply_claim_rules(pool: &PgPool) -> Result<(), StoreError> {
     sqlx::query("select pg_advisory_xact_lock(hashtextextended('boxoffice.claim_rules', 0))")
         .execute(&mut *tx)
         .await?;
+    // The file drops functions it replaced, "if exists": on a new database Postgres
+    // notices each one it skips, which sqlx would log as news at every first start.
+    sqlx::query("set local client_min_messages = warning")
+        .execute(&mut *tx)
+        .await?;
     sqlx::raw_sql(CLAIM_RULES).execute(&mut *tx).await?;
     tx.commit().await?;
     Ok(())
