@@ -80,7 +80,7 @@ impl Application {
             services,
             auth: Auth::new(&settings.admin_token, &settings.jwt_secret),
             anonymous_sessions: settings.anonymous_sessions,
-            anonymous_users: crate::routes::sessions::AnonymousUsers::new(
+            anonymous_users: crate::anonymous::AnonymousUsers::new(
                 &settings.jwt_secret,
                 settings.sessions_per_address,
             ),

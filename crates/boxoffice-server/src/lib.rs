@@ -18,6 +18,7 @@
 //! - [`tokens`]: the admin token and user JWTs, verified and minted.
 //! - [`auth`]: the extractors that tell who a request comes from, by its token.
 //! - [`client`]: the client's address, behind trusted proxies as `X-Forwarded-For` says.
+//! - [`anonymous`]: who an anonymous session is: one of a few buyers per client address.
 //! - [`error`]: [`error::ApiError`], rendered as problem+json with API.md's stable codes,
 //!   and the mapping of every service error to it.
 //! - [`extract`]: a JSON extractor whose rejections are problem documents.
@@ -32,6 +33,7 @@
 //!   layer has none of.
 //! - [`demo`]: the demo venue and event of `boxoffice serve --demo`.
 
+pub mod anonymous;
 pub mod app;
 pub mod auth;
 pub mod client;

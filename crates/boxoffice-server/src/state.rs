@@ -24,7 +24,7 @@ pub struct Inner {
     /// Whether `POST /v1/sessions` is enabled.
     pub anonymous_sessions: bool,
     /// Who an anonymous session is, by its client address.
-    pub anonymous_users: crate::routes::sessions::AnonymousUsers,
+    pub anonymous_users: crate::anonymous::AnonymousUsers,
     /// Whether the test payment page is served (`--demo`).
     pub demo_payments: bool,
     /// Seat maps and layouts compressed once for repeat loads.
@@ -54,7 +54,7 @@ impl AppState {
     }
 
     /// Who an anonymous session is, by its client address.
-    pub fn anonymous_users(&self) -> &crate::routes::sessions::AnonymousUsers {
+    pub fn anonymous_users(&self) -> &crate::anonymous::AnonymousUsers {
         &self.0.anonymous_users
     }
 

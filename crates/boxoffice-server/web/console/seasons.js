@@ -28,7 +28,7 @@ export async function seasonNew() {
   screen("New season", `<h1>New season</h1><div class="card"><form id="season-form" class="form" novalidate>
     <label>Name <input name="name" required maxlength="200" autocomplete="off"></label>
     <fieldset id="season-events"><legend>Events (of one venue)</legend>
-      ${events.events.length ? eventBoxes("event_ids", "ev") : `<p class="hint">No events yet: create the series' events first.</p>`}</fieldset>
+      ${events.events.length ? eventBoxes("event_ids", "ev") : `<p class="hint">No events yet: create the events of the series first.</p>`}</fieldset>
     <fieldset id="types"><legend>Ticket types (price per seat for the whole series)</legend></fieldset>
     <button type="button" id="add-type">Add a ticket type</button>
     <label>Sections the season sells, as its first ticket type <input name="sections" autocomplete="off" aria-describedby="sections-hint">
@@ -127,8 +127,10 @@ export async function seasonShow(id) {
       ? `<li>${esc(nameOf(eventId))}: <span class="status-cancelled">released</span></li>`
       : `<li>${esc(nameOf(eventId))}${live ? ` <button type="button" data-action="release" data-event-id="${esc(eventId)}"
           aria-label="Release the seats of ${esc(o.user_id)} for ${esc(nameOf(eventId))}">Release</button>` : ""}</li>`).join("");
+    const partial = o.partial && season.partials.find((p) => p.code === o.partial);
+    const partialName = o.partial ? ` · ${esc(partial ? partial.name : o.partial)}` : "";
     return `<li data-order-id="${esc(o.order_id)}"><div>
-      <strong>${esc(o.user_id)}</strong> · ${esc(when(o.created_at))} · <span class="status-${esc(o.status)}">${esc(STATUS_NAMES[o.status] || o.status)}</span>${o.partial ? ` · ${esc((season.partials.find((p) => p.code === o.partial) || {}).name || o.partial)}` : ""}
+      <strong>${esc(o.user_id)}</strong> · ${esc(when(o.created_at))} · <span class="status-${esc(o.status)}">${esc(STATUS_NAMES[o.status] || o.status)}</span>${partialName}
       <div class="seats">${esc(o.seats.map((s) => s.label).join("; "))}</div><code>${esc(o.order_id)}</code>
       <ul class="nights">${nights}</ul></div>
       <div>${esc(money(o.total_cents, o.currency))}

@@ -103,11 +103,20 @@ function busy(ms) {
 
 // ---- messages ----
 
+// On a phone the message floats over the map (app.css), so it goes by itself after a while.
+const PHONE = "(max-width: 800px)";
+const SAID_ON_A_PHONE_MS = 6000;
+let unsay = null;
+
 export function say(text, kind) {
   const m = $("message");
   m.textContent = text;
   m.dataset.kind = kind || "warn";
   m.hidden = !text;
+  clearTimeout(unsay);
+  if (text && matchMedia(PHONE).matches) {
+    unsay = setTimeout(() => { if (m.textContent === text) m.hidden = true; }, SAID_ON_A_PHONE_MS);
+  }
 }
 
 export function fail(e) {
