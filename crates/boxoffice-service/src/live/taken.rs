@@ -1,4 +1,6 @@
 //! Seats this instance knows to be taken, so that a hot seat's refusals need no store.
+//! (A long file: a third of it the unit tests of each rule below, which read best beside
+//! the rules.)
 //!
 //! Two things must agree before a seat is refused here, without asking the hold store:
 //!

@@ -1,5 +1,8 @@
 //! Season orders: a season hold bought, cancelled, or released for one night, each in one
-//! Postgres transaction with its outbox row.
+//! Postgres transaction with its outbox row. (A long file: the three writes of a season
+//! order and its reads, whose rows span every event of the season. Its order rows are
+//! written here, apart from an event's checkout in `orders.rs`; one writer for both is the
+//! next reshaping of the sale path, which will shorten it.)
 //!
 //! A season order is a `season_order` row for the buyer and, in each event it covers, an
 //! ordinary order of that event (`ticket_order` with `season_order_id`, and its

@@ -1,4 +1,7 @@
-//! Season holds on the redis store ([`SeasonHolds`]).
+//! Season holds on the redis store ([`SeasonHolds`]). (A long file: the claim's two rounds
+//! over the season's events and their undoing when a round fails read best in one place,
+//! with every other season-hold call beside them, since all of them walk the events in the
+//! same order for the same reason.)
 //!
 //! Each event's keys live in a slot of their own (the event id is the hash tag), so on a
 //! Redis Cluster no one script reaches every event of a season. The claim stays all or
