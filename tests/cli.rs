@@ -1003,3 +1003,26 @@ async fn an_offer_past_its_deadline_is_refused_by_postgres_clock_whatever_the_se
     pool.close().await;
     server.stop();
 }
+
+/// A newcomer's first `serve --demo`, on a new database, with its log in a pipe (as under
+/// a service manager or `2> file`): nothing about functions Postgres skipped while the
+/// claim was defined, and no terminal colour codes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_first_start_logs_plain_lines_without_postgres_notices() {
+    let db = TestDb::new();
+    let mut command = boxoffice(&db);
+    command
+        .env("RUST_LOG", "info")
+        .args(["serve", "--bind", "127.0.0.1:0", "--demo"]);
+    let (server, _base, _out) = serving(&mut command);
+    let stderr = stopped(server);
+    assert!(stderr.contains("INFO"), "the log says something: {stderr}");
+    assert!(
+        !stderr.contains("does not exist, skipping") && !stderr.contains("notice"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "colour codes in a pipe: {stderr:?}"
+    );
+}

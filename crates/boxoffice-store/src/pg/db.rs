@@ -143,7 +143,18 @@ pub fn connect_lazy(config: &DbConfig) -> Result<PgPool, StoreError> {
 /// Applies every migration not yet applied, then the claim's functions in force
 /// ([`CLAIM_RULES`]).
 pub async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
-    MIGRATOR.run(pool).await.map_err(|e| match e {
+    let mut conn = pool.acquire().await?;
+    // Migrations that drop what an older claim defined, "if exists", find nothing on a new
+    // database: Postgres notices each skip, which sqlx would log as news at a first start.
+    sqlx::query("set client_min_messages = warning")
+        .execute(&mut *conn)
+        .await?;
+    let migrated = MIGRATOR.run(&mut *conn).await;
+    sqlx::query("reset client_min_messages")
+        .execute(&mut *conn)
+        .await?;
+    drop(conn);
+    migrated.map_err(|e| match e {
         sqlx::migrate::MigrateError::Execute(e) => e.into(),
         other => StoreError::Other(Box::new(other)),
     })?;
