@@ -8,13 +8,18 @@
 #   pg-kill       the same                                              redis store
 #   redis-kill    Redis killed with SIGKILL, started again empty        redis store
 #   server-kill   the server killed with SIGKILL, then started          redis store
+#   redis-kill    Redis killed, started empty, while orders wait        redis store
+#                 for payment (no sale): each is paid after it, and a
+#                 rival's hold of its seat is refused
 #
 # Each sale must keep its invariants (the load generator's checks: no seat sold twice,
 # every order a buyer was told of present with its seats, no hold past its TTL), answer no
 # 500 (an error is a 503 with Retry-After, or no answer while the server is down), and
 # recover without a restart of anything but what the fault stopped. Beside the sale, a
-# probe holds one seat of an event of its own every 100 ms: the time from its first failed
-# hold to its last is the fault's error window, and its holds that were acknowledged but
+# probe holds one seat of an event of its own every 100 ms, keeping the turns the server's
+# adaptive limit gives during the sale as a buyer's page does (they are the crowd, not the
+# fault): the time from its first failed hold to its last is the fault's error window
+# (what failed is printed beside it), and its holds that were acknowledged but
 # are gone after the fault are what the fault lost (hold commits are asynchronous on
 # Postgres, and Redis restarted empty has no data at all).
 #
@@ -102,6 +107,9 @@ sale_with() { # name store fault-command...
   echo "   answers: $statuses"
   jq -r '"   error window \(.window_ms) ms (\(.failed) of \(.probes) probe holds failed); holds acknowledged and lost: \(.lost) of \(.acknowledged)"' \
     "$dir/probe-$name-$store.json"
+  jq -r '"   the probe'"'"'s slowest hold, turns kept: \(.slowest_ms) ms"' "$dir/probe-$name-$store.json"
+  jq -r 'select(.failed > 0) | "   the probe'"'"'s failures: \(.failed_as | to_entries | map("\(.value) × \(.key)") | join(", ")), the first \(.first_failure_s) s in"' \
+    "$dir/probe-$name-$store.json"
   # Recovery: after the fault, a hold and its checkout go through.
   local after
   after=$(python3 "$root/deploy/faults_probe.py" "http://127.0.0.1:$port" --once)
@@ -136,9 +144,26 @@ server_kill() {
   serve_start redis
 }
 
+# Orders waiting for payment when Redis restarts empty: Postgres has them, so each is still
+# paid before its pay_by, and nobody else takes its seats meanwhile.
+pending_through() { # name store fault-command...
+  local name=$1 store=$2
+  shift 2
+  log "$name while orders wait for payment, on the $store store"
+  serve_start "$store"
+  python3 "$root/deploy/faults_probe.py" "http://127.0.0.1:$port" --pending "$dir/pending-$name.json"
+  "$@"
+  local after
+  after=$(python3 "$root/deploy/faults_probe.py" "http://127.0.0.1:$port" --pay "$dir/pending-$name.json")
+  echo "   after the fault: $after"
+  serve_stop
+  [[ $after == ok* ]] || { echo "a pending order did not outlive $name on the $store store" >&2; return 1; }
+}
+
 sale_with pg-restart postgres pg_restart
 sale_with pg-kill postgres pg_kill
 sale_with pg-kill redis pg_kill
 sale_with redis-kill redis redis_kill
 sale_with server-kill redis server_kill
+pending_through redis-kill redis redis_kill
 log "every fault: invariants kept, no 500, recovered"

@@ -3,11 +3,19 @@
     faults_probe.py URL OUT.json   holds one seat of an event of its own every 100 ms until
                                    SIGTERM, then writes the error window and the holds that
                                    were acknowledged but are gone; a turn the server's
-                                   adaptive limit gives (503 "the server is busy", with
-                                   retry_after_ms) is kept, as a buyer's page keeps it, so
+                                   adaptive limit gives (503 "the server is serving as many
+                                   requests as it can quickly", with retry_after_ms) is
+                                   kept, as a buyer's page keeps it, so
                                    the window is the fault's, not the sale's crowd
     faults_probe.py URL --once     a hold and its checkout on a fresh event: prints "ok ..."
                                    if both went through
+    faults_probe.py URL --pending OUT.json
+                                   on an event with a payment window, orders checked out
+                                   and left waiting for payment, written to OUT.json
+    faults_probe.py URL --pay OUT.json
+                                   after the fault, each order of OUT.json: a rival's hold
+                                   on its seat is refused, and its payment goes through
+                                   before its pay_by; prints "ok ..." if so
 """
 
 import base64
@@ -53,6 +61,8 @@ def call(method, path, body=None, bearer=ADMIN):
 
 # How long a buyer's page keeps the adaptive limit's turns before it gives up.
 PATIENCE = 30.0
+# How the adaptive limit's turn begins its detail (a store that is down says otherwise).
+TURN = "the server is serving as many requests as it can quickly"
 
 
 def turn(status, problem):
@@ -60,7 +70,7 @@ def turn(status, problem):
     that is down answers 503 too, but says so: that is the fault, and is not waited out."""
     if status != 503 or not isinstance(problem, dict):
         return None
-    if problem.get("detail") != "the server is busy" or "retry_after_ms" not in problem:
+    if not problem.get("detail", "").startswith(TURN) or "retry_after_ms" not in problem:
         return None
     return problem["retry_after_ms"] / 1000
 
@@ -76,7 +86,7 @@ def call_keeping_turns(method, path, body, bearer):
         time.sleep(wait)
 
 
-def event(seats_per_row, rows):
+def event(seats_per_row, rows, window=0):
     _, venue = call("POST", "/v1/venues", {"name": "Probe", "sections": [{
         "id": "p", "name": "Probe",
         "rows": [{"label": f"R{r}", "seats": seats_per_row} for r in range(rows)]}]})
@@ -84,7 +94,8 @@ def event(seats_per_row, rows):
         "venue_id": venue["id"], "name": "Probe", "starts_at": "2030-01-01T20:00:00Z",
         "hold_ttl_seconds": 600, "max_hold_seconds": 900, "max_seats_per_user": 1,
         "ticket_types": [{"code": "t", "name": "T", "price_cents": 100, "currency": "EUR"}],
-        "allocations": [{"ticket_type": "t", "section": "p"}]})
+        "allocations": [{"ticket_type": "t", "section": "p"}],
+        "payment_window_seconds": window})
     return created["id"], [f"p-R{r}-{n}" for r in range(rows) for n in range(1, seats_per_row + 1)]
 
 
@@ -103,7 +114,8 @@ def probe(out):
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     event_id, seats = event(50, 40)
     open(out + ".ready", "w").close()
-    acknowledged, failures, probes = [], [], 0
+    acknowledged, failures, probes, kinds, first, slowest = [], [], 0, {}, None, 0.0
+    began = time.monotonic()
     for i, seat in enumerate(seats):
         if stop:
             break
@@ -112,10 +124,16 @@ def probe(out):
         status, hold = call_keeping_turns(
             "POST", f"/v1/events/{event_id}/holds", {"seats": [seat]}, token(user))
         probes += 1
+        slowest = max(slowest, time.monotonic() - started)
         if status == 201:
             acknowledged.append((user, hold["hold_token"]))
         else:
             failures.append(started)
+            detail = hold.get("detail", "") if isinstance(hold, dict) else ""
+            kind = f"{status} {detail.split(';')[0]}".strip()
+            kinds[kind] = kinds.get(kind, 0) + 1
+            if first is None:
+                first = round(started - began, 2)
         time.sleep(max(0.0, 0.1 - (time.monotonic() - started)))
     lost = 0
     for user, hold_token in acknowledged:
@@ -124,10 +142,63 @@ def probe(out):
     window = round((failures[-1] - failures[0]) * 1000 + 100) if failures else 0
     with open(out, "w") as f:
         json.dump({"probes": probes, "failed": len(failures), "window_ms": window,
-                   "acknowledged": len(acknowledged), "lost": lost}, f)
+                   "acknowledged": len(acknowledged), "lost": lost,
+                   "failed_as": kinds, "first_failure_s": first,
+                   "slowest_ms": round(slowest * 1000)}, f)
+
+
+PENDING = 20
+
+
+def pending(out):
+    event_id, seats = event(PENDING, 2, window=600)
+    orders = []
+    for i, seat in enumerate(seats[:PENDING]):
+        user = token(f"pending-{i}")
+        status, hold = call("POST", f"/v1/events/{event_id}/holds", {"seats": [seat]}, user)
+        assert status == 201, (status, hold)
+        status, order = call("POST", f"/v1/events/{event_id}/orders",
+                             {"hold_token": hold["hold_token"]}, user)
+        assert status == 201 and order["status"] == "pending_payment", (status, order)
+        orders.append({"id": order["order_id"], "total": order["total_cents"], "seat": seat})
+    with open(out, "w") as f:
+        json.dump({"event": event_id, "orders": orders}, f)
+
+
+def patiently(method, path, body, bearer):
+    """call(), asked again while the server answers 503 or nothing (the store coming back),
+    for up to 15 s."""
+    given_up = time.monotonic() + 15
+    while True:
+        status, answer = call(method, path, body, bearer)
+        if status not in (0, 503) or time.monotonic() > given_up:
+            return status, answer
+        time.sleep(0.2)
+
+
+def pay(out):
+    with open(out) as f:
+        state = json.load(f)
+    event_id, wrong = state["event"], []
+    for i, order in enumerate(state["orders"]):
+        status, answer = patiently("POST", f"/v1/events/{event_id}/holds",
+                                   {"seats": [order["seat"]]}, token(f"rival-{i}"))
+        if status != 409:
+            wrong.append(f"a rival's hold of {order['seat']} answered {status}")
+    for i, order in enumerate(state["orders"]):
+        status, answer = patiently("POST", f"/v1/orders/{order['id']}/payment",
+                                   {"reference": f"psp-{i}", "amount_cents": order["total"]}, ADMIN)
+        if status != 200 or answer.get("status") != "paid":
+            wrong.append(f"the payment of {order['id']} answered {status} {answer}")
+    n = len(state["orders"])
+    return f"ok ({n} rivals refused, {n} orders paid)" if not wrong else "failed: " + "; ".join(wrong)
 
 
 if sys.argv[2] == "--once":
     print(once())
+elif sys.argv[2] == "--pending":
+    pending(sys.argv[3])
+elif sys.argv[2] == "--pay":
+    print(pay(sys.argv[3]))
 else:
     probe(sys.argv[2])
