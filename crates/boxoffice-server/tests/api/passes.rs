@@ -24,6 +24,15 @@ fn hold_under(
         .json(&json!({ "seats": seats }))
 }
 
+/// A booking of one standing place by `who` under `pass`, and its answer.
+async fn book_under(app: &TestApp, event: &str, who: &As, pass: &str) -> (StatusCode, Value) {
+    let request = app
+        .request(Method::POST, &format!("/v1/events/{event}/bookings"), who)
+        .header("Boxoffice-Pass", pass)
+        .json(&json!({"area": "floor", "quantity": 1}));
+    read(request.send().await.unwrap()).await
+}
+
 /// Seats sold to `user` in `event`, and seats `user` holds there now.
 async fn share(app: &TestApp, event: &str, user: &str) -> (i64, i64) {
     let event: uuid::Uuid = event.parse().unwrap();
@@ -139,24 +148,9 @@ async fn an_ended_pass_is_refused_by_an_instance_that_never_heard_of_it(store: S
         (StatusCode::FORBIDDEN, Some("queue_required")),
         "{problem}"
     );
-    let (status, problem) = read(
-        second
-            .request(
-                Method::POST,
-                &format!("/v1/events/{event}/bookings"),
-                &alice,
-            )
-            .header("Boxoffice-Pass", &pass)
-            .json(&json!({"area": "floor", "quantity": 1}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
     assert_eq!(
-        (status, problem["code"].as_str()),
-        (StatusCode::FORBIDDEN, Some("queue_required")),
-        "{problem}"
+        code(&book_under(&second, &event, &alice, &pass).await),
+        (403, "queue_required")
     );
     assert_eq!(second.count("ga_booking").await, 0);
 }
@@ -224,23 +218,9 @@ async fn giving_up_an_exchanged_ticket_ends_its_pass(store: Store) {
             (StatusCode::FORBIDDEN, Some("queue_required")),
             "{problem}"
         );
-        let (status, problem) = read(
-            app.request(
-                Method::POST,
-                &format!("/v1/events/{event}/bookings"),
-                &alice,
-            )
-            .header("Boxoffice-Pass", &pass)
-            .json(&json!({"area": "floor", "quantity": 1}))
-            .send()
-            .await
-            .unwrap(),
-        )
-        .await;
         assert_eq!(
-            (status, problem["code"].as_str()),
-            (StatusCode::FORBIDDEN, Some("queue_required")),
-            "{problem}"
+            code(&book_under(app, &event, &alice, &pass).await),
+            (403, "queue_required")
         );
     }
     let (status, order) = first
