@@ -42,8 +42,10 @@
 # it lags less than a second (BOXOFFICE_REPLICA_MAX_LAG_MS), from the primary otherwise;
 # everything that decides a sale goes to the primary.
 #
-# The instances mint anonymous sessions (BOXOFFICE_ANONYMOUS_SESSIONS=true): the checks
-# below take buyers' tokens from POST /v1/sessions, as the buyer's page does.
+# The instances mint anonymous sessions (BOXOFFICE_ANONYMOUS_SESSIONS=true), as the buyer's
+# page asks for them: one address is at most a few buyers with those
+# (BOXOFFICE_SESSIONS_PER_ADDRESS), so the checks below that need many buyers of their own
+# sign them in with the JWT secret, as a platform does (buyer_token).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -337,6 +339,19 @@ set_queue() { # event rate
       \"session_seconds\": 600, \"shuffle_at_open\": false}}" >/dev/null
 }
 
+# A user token for the buyer `$1`, signed with the JWT secret as a platform signs its
+# buyers' (HS256, valid an hour).
+buyer_token() { # user
+  python3 - "$BOXOFFICE_JWT_SECRET" "$1" <<'PY'
+import base64, hashlib, hmac, json, sys, time
+b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=")
+head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+body = b64(json.dumps({"sub": sys.argv[2], "exp": int(time.time()) + 3600}).encode())
+sig = b64(hmac.new(sys.argv[1].encode(), head + b"." + body, hashlib.sha256).digest())
+print((head + b"." + body + b"." + sig).decode())
+PY
+}
+
 # Twelve buyers join `event`'s line one after another, each through the next instance; each
 # instance shows each ticket at the same place. Then the line admits one a second while the
 # tickets are polled, last in line first, each sweep through one instance: whenever a ticket
@@ -350,7 +365,7 @@ waiting_room_order() { # event
   sleep 2.5
   local tokens=() tickets=()
   for ((i = 0; i < n; i++)); do
-    tokens+=("$(curl -fsS -X POST "$url/v1/sessions" | jq -r .token)")
+    tokens+=("$(buyer_token "line-$event-$i")")
     p=${instances[i % ${#instances[@]}]}
     tickets+=("$(curl -fsS -X POST -H "authorization: Bearer ${tokens[i]}" \
       "http://127.0.0.1:$p/v1/events/$event/queue" | jq -r '"\(.ticket) \(.position)"')")
