@@ -2,7 +2,8 @@
 //! `/embed.js` leaves in the host's page (the element and no global, loaded as a module or
 //! as a classic script, twice), `hold()` with nothing chosen (`nothing_selected`, nothing
 //! sent), `select()` telling which seats it could not take and why, and a busy sale's turn
-//! waited out until the hold lands.
+//! waited out until the hold lands. The bundle as served is also checked by Node's parser,
+//! as a classic script and as a module (`node --check`, Debian's `nodejs`).
 
 use serde_json::json;
 
@@ -18,6 +19,39 @@ const READY: &str = "return window.seen.some((e) => e.type === 'ready')";
 /// How many holds the element has asked for (each a `POST …/holds` fetch).
 const HOLD_CALLS: &str = "return performance.getEntriesByType('resource')
     .filter((r) => r.initiatorType === 'fetch' && /\\/holds$/.test(new URL(r.name).pathname)).length";
+
+/// `/embed.js` is joined from the element's modules when it is served: whatever the joiner
+/// makes of them must parse, as a classic script and as a module.
+#[tokio::test]
+async fn the_served_embed_js_parses_as_a_script_and_as_a_module() {
+    let app = crate::helpers::spawn_app().await;
+    let bundle = reqwest::get(format!("{}/embed.js", app.base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(bundle.contains("boxoffice-seat-map"), "{}", &bundle[..200]);
+    let dir = std::env::temp_dir().join(format!("embed-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["embed.js", "embed.mjs"] {
+        let path = dir.join(name);
+        std::fs::write(&path, &bundle).unwrap();
+        let checked = std::process::Command::new("node")
+            .arg("--check")
+            .arg(&path)
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("node is missing ({e}): apt-get install nodejs (.ci/run installs it)")
+            });
+        assert!(
+            checked.status.success(),
+            "node --check {name}: {}",
+            String::from_utf8_lossy(&checked.stderr)
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn embed_js_defines_the_element_and_nothing_else_as_a_module_or_a_classic_script() {
