@@ -27,8 +27,8 @@ use tokio::sync::oneshot;
 /// The most of an unread body read past the answer's decision.
 pub const DRAIN_BYTES: usize = 16 * 1024 * 1024;
 
-/// The longest an unread body is read for.
-pub const DRAIN_TIME: Duration = Duration::from_secs(2);
+/// The longest an unread body is read for (as long as nginx's `lingering_timeout`).
+pub const DRAIN_TIME: Duration = Duration::from_secs(5);
 
 /// Bodies up to this size are left alone: hyper reads that much from the socket at once,
 /// so none of it is left in the kernel to cause a reset, and the hot path's small JSON
