@@ -1,6 +1,7 @@
 //! The waiting room at scale over HTTP: signed tickets, the public status and its cache
 //! headers, waiting polls that make no store call, places given up or lapsed, fairness,
-//! and admission that follows the hold path.
+//! and admission that follows the hold path. (A long file: one test per promise of the
+//! line at scale, several spanning two instances, with the few helpers they share.)
 
 use std::collections::HashSet;
 use std::time::Duration;

@@ -1,6 +1,7 @@
-//! What only the redis store faces: Redis losing every key mid-sale, Redis going away and
-//! coming back, and Redis not knowing a sale Postgres made. Each test runs its own Redis
-//! server, so flushing or stopping it touches no other test.
+//! What only the redis store faces: Redis losing every key mid-sale (holds, and orders
+//! waiting for payment), Redis going away and coming back, and Redis not knowing a sale
+//! Postgres made. Each test runs its own Redis server, so flushing or stopping it touches no
+//! other test. (Just over 500 lines: each loss is its own test, its steps spelled out.)
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -1,6 +1,7 @@
 //! Season holds on every hold store: one basket held in every event a season covers, all
 //! or nothing; read and released whole through the season, never through an event; and
-//! the race of season buyers and single-event buyers on one seat.
+//! the race of season buyers and single-event buyers on one seat. (A long file: every test
+//! runs on every store, and each sets up a season of several events before it asserts.)
 
 use std::collections::BTreeSet;
 
