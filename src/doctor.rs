@@ -276,6 +276,7 @@ async fn postgres(url: &str, args: &DoctorArgs, report: &mut Report) -> Option<R
             report.ok(format!("postgres {version} at {place}"));
         }
         migrations(&mut conn, report).await?;
+        claim(&mut conn, report).await;
         connections(&mut conn, args, report).await?;
         let before = Utc::now();
         let now: DateTime<Utc> = sqlx::query_scalar("select clock_timestamp()")
@@ -365,6 +366,60 @@ async fn migrations(conn: &mut PgConnection, report: &mut Report) -> Result<(), 
         );
     }
     Ok(())
+}
+
+/// The claim in force against this server's (`sql/claim.sql`): a newer one stops this
+/// server from starting; an older one is replaced at its start, after which servers of the
+/// older version refuse to restart.
+async fn claim(conn: &mut PgConnection, report: &mut Report) {
+    use boxoffice_store::pg::db;
+    let ours = db::Claim::this_server();
+    let in_force = match db::claim_in_force(conn).await {
+        Ok(in_force) => in_force,
+        Err(e) => {
+            report.problem(
+                Level::Fail,
+                format!("claim: cannot read the claim in force: {e}"),
+                "check that this role may read the table claim_in_force",
+            );
+            return;
+        }
+    };
+    match in_force {
+        None => report.ok(format!(
+            "claim: version {} is applied at the next start (none recorded yet)",
+            ours.version
+        )),
+        Some(in_force) => {
+            if let Some(why) = db::claim_refusal(&in_force, &ours) {
+                report.problem(
+                    Level::Fail,
+                    format!("claim: {why}"),
+                    format!(
+                        "run Boxoffice {} or newer; the server refuses to start this way",
+                        in_force.applied_by
+                    ),
+                );
+            } else if in_force.claim.version < ours.version {
+                report.problem(
+                    Level::Warn,
+                    format!(
+                        "claim: version {} in force (Boxoffice {}); this server applies version {} at its start",
+                        in_force.claim.version, in_force.applied_by, ours.version
+                    ),
+                    format!(
+                        "upgrade every instance: once version {} is in force, a server of Boxoffice {} refuses to restart",
+                        ours.version, in_force.applied_by
+                    ),
+                );
+            } else {
+                report.ok(format!(
+                    "claim: version {} in force, this server's (applied by Boxoffice {})",
+                    ours.version, in_force.applied_by
+                ));
+            }
+        }
+    }
 }
 
 async fn connections(
@@ -588,6 +643,16 @@ pub fn unreachable(error: &anyhow::Error) -> Option<String> {
         .chain()
         .find_map(|e| match e.downcast_ref::<boxoffice_store::StoreError>() {
             Some(boxoffice_store::StoreError::Unavailable { reason, .. }) => Some(reason.clone()),
+            _ => None,
+        })
+}
+
+/// Whether `error` (from starting) is a database ahead of this server, and why.
+pub fn ahead(error: &anyhow::Error) -> Option<String> {
+    error
+        .chain()
+        .find_map(|e| match e.downcast_ref::<boxoffice_store::StoreError>() {
+            Some(boxoffice_store::StoreError::Ahead(why)) => Some(why.clone()),
             _ => None,
         })
 }

@@ -175,15 +175,19 @@ async fn main() -> anyhow::Result<()> {
         }
         _ => None,
     };
-    match run(command).await {
-        Ok(()) => Ok(()),
-        Err(error) => match (fix, doctor::unreachable(&error)) {
-            (Some(url), Some(reason)) => {
-                eprintln!("boxoffice: {}", doctor::postgres_fix(&url, &reason));
-                std::process::exit(1);
-            }
-            _ => Err(error),
-        },
+    let Err(error) = run(command).await else {
+        return Ok(());
+    };
+    if let Some(why) = doctor::ahead(&error) {
+        eprintln!("boxoffice: {why}");
+        std::process::exit(1);
+    }
+    match (fix, doctor::unreachable(&error)) {
+        (Some(url), Some(reason)) => {
+            eprintln!("boxoffice: {}", doctor::postgres_fix(&url, &reason));
+            std::process::exit(1);
+        }
+        _ => Err(error),
     }
 }
 

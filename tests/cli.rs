@@ -580,6 +580,7 @@ fn doctor_passes_a_server_that_would_start_and_says_so() {
     assert!(passed, "{report}");
     for line in [
         "ok    migrations: all ",
+        "ok    claim: version ",
         "ok    postgres max_connections ",
         "ok    redis ",
         "ok    redis evicts nothing",
@@ -698,6 +699,50 @@ impl Drop for OwnRedis {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// A newer server applied a newer claim (`sql/claim.sql`): this one refuses to start, says
+/// why, and `doctor` says the same.
+#[test]
+fn an_older_server_refuses_to_start_against_a_newer_claim_and_doctor_says_so() {
+    let db = migrated();
+    let (_, report) = doctor(&db, &[]);
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with("ok    claim: version ")),
+        "{report}"
+    );
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let pool = sqlx::PgPool::connect(&db.0).await.unwrap();
+        sqlx::query("update claim_in_force set version = version + 1, applied_by = '99.1.0'")
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+    });
+    let output = boxoffice(&db)
+        .env("BOXOFFICE_JWT_SECRET", "newer-claim")
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("boxoffice: the database's claim (sql/claim.sql) is version ")
+            && stderr.contains("Run Boxoffice 99.1.0 or newer")
+            && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    let (passed, report) = doctor(&db, &[]);
+    assert!(!passed);
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with("FAIL  claim: the database's claim"))
+            && report.contains("fix: run Boxoffice 99.1.0 or newer"),
+        "{report}"
+    );
 }
 
 #[test]

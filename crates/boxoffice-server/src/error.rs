@@ -397,6 +397,7 @@ impl From<StoreError> for ApiError {
             StoreError::Conflict { constraint } => {
                 ApiError::Internal(format!("unexpected conflict on {constraint}"))
             }
+            StoreError::Ahead(why) => ApiError::Internal(why),
             StoreError::Other(e) => ApiError::Internal(e.to_string()),
         }
     }

@@ -1,12 +1,17 @@
 -- The claim: every rule that decides whether a seat can be held, in one file, in force.
 --
+-- claim version 1
+--
 -- This file is not a migration. The migrations build the tables; this file defines the
 -- functions that decide on them, and every server applies it, whole, right after the
 -- migrations at every start (`pg::db::migrate`, in one transaction under an advisory
 -- lock, each definition a `create or replace`). What is written here is what runs: a test
 -- (`pg::db::tests`) checks that the functions in a migrated database are exactly these.
--- A change of rule is an edit of this file. A change of a function's arguments or columns
--- needs a migration that drops the old function first (`create or replace` cannot change a
+-- A change of rule is an edit of this file, with its version (above) one higher: the
+-- database records the version in force and its checksum (table `claim_in_force`), a
+-- server never applies an older version over a newer one (it refuses to start, saying
+-- why), and `../claim_versions.txt` pins each version's text. A change of a function's
+-- arguments or columns needs a migration that drops the old function first (`create or replace` cannot change a
 -- signature), and then the new definition here. The migrations 0007 to 0017 hold earlier
 -- versions of these functions for the installations that applied them; they are history.
 --

@@ -27,6 +27,10 @@ pub enum StoreError {
         /// How long a client should wait before retrying.
         retry_after: Duration,
     },
+    /// The database is ahead of this server: it must not write there (a newer claim is in
+    /// force). Says why and what to run instead.
+    #[error("{0}")]
+    Ahead(String),
     /// Anything else: a bug or an unexpected database state.
     #[error(transparent)]
     Other(Box<dyn std::error::Error + Send + Sync + 'static>),

@@ -174,6 +174,7 @@ pub(crate) fn copy(error: &StoreError) -> StoreError {
             reason: reason.clone(),
             retry_after: *retry_after,
         },
+        StoreError::Ahead(why) => StoreError::Ahead(why.clone()),
         StoreError::Other(e) => StoreError::Other(e.to_string().into()),
     }
 }

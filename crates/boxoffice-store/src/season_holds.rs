@@ -46,6 +46,9 @@ pub struct SeasonHoldRequest<'a> {
     pub seats: &'a [String],
     /// Lifetime of the hold in every event.
     pub ttl_seconds: u32,
+    /// The buyer's hold rate, as [`crate::hold_store::HoldRequest::holds_per_minute`]: a
+    /// season hold counts as a hold in each event it covers.
+    pub holds_per_minute: u32,
 }
 
 /// One seat held in one event.
@@ -79,6 +82,10 @@ pub enum SeasonAcquire {
     /// Nothing: these seats are not to be had in these events (not the season's, or
     /// taken there).
     Unavailable(Vec<(EventId, String)>),
+    /// Nothing: the buyer asks for holds faster than the rate allows in one of the events
+    /// (counted by a store that limits the hold rate itself); the next ask is allowed
+    /// after this long.
+    RateLimited(std::time::Duration),
 }
 
 /// What releasing a season hold did.

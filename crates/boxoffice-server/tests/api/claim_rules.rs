@@ -86,3 +86,77 @@ async fn a_database_migrated_by_an_earlier_version_gets_the_files_rules_at_start
     b.unwrap();
     matches_file(&after).unwrap();
 }
+
+/// A rolling upgrade: a newer server applied a newer claim, then an older server restarts.
+/// It refuses, saying why, and leaves the newer rules in force.
+#[tokio::test]
+async fn an_older_server_never_puts_its_claim_back_over_a_newer_one() {
+    let url = format!("{}/{}", server_url(), fresh_database_name());
+    db::ensure_database(&url).await.unwrap();
+    let pool = PgPoolOptions::new()
+        .max_connections(2)
+        .connect(&url)
+        .await
+        .unwrap();
+    db::migrate(&pool).await.unwrap();
+    let ours = db::Claim::this_server();
+    // What a newer server leaves: a rule of its own and its version recorded.
+    sqlx::raw_sql(
+        "create or replace function boxoffice_on_sale_to(p_allocated text, p_channel text)
+         returns boolean language sql immutable
+         as $$ select p_allocated is null or p_allocated = p_channel or p_channel = 'newer' $$;
+         update claim_in_force set version = version + 1, checksum = 'newer', applied_by = '99.1.0';",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+
+    let refused = db::migrate(&pool).await;
+    let body: String =
+        sqlx::query_scalar("select prosrc from pg_proc where proname = 'boxoffice_on_sale_to'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    let recorded: (i32, String) = sqlx::query_as("select version, applied_by from claim_in_force")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    db::drop_database(&url).await.unwrap();
+
+    match refused {
+        Err(boxoffice_store::StoreError::Ahead(why)) => assert!(
+            why.contains(&format!("is version {}", ours.version + 1))
+                && why.contains("Run Boxoffice 99.1.0 or newer"),
+            "{why}"
+        ),
+        other => panic!("an older claim was not refused: {other:?}"),
+    }
+    assert!(
+        body.contains("'newer'"),
+        "the newer rule was replaced: {body}"
+    );
+    assert_eq!(recorded, (ours.version + 1, "99.1.0".to_owned()));
+}
+
+/// Every start records the claim it applied; a server of the same claim applies it again
+/// and records nothing new.
+#[tokio::test]
+async fn the_claim_in_force_is_recorded_with_its_version_and_checksum() {
+    let app = spawn_app().await;
+    let recorded: (i32, String, String) =
+        sqlx::query_as("select version, checksum, applied_by from claim_in_force")
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    let ours = db::Claim::this_server();
+    assert_eq!(
+        recorded,
+        (
+            ours.version,
+            ours.checksum,
+            env!("CARGO_PKG_VERSION").to_owned()
+        )
+    );
+    db::migrate(&app.db).await.unwrap();
+}

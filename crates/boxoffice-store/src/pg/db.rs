@@ -3,6 +3,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use sha2::{Digest, Sha256};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Connection, PgConnection, PgPool};
 
@@ -14,6 +15,83 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 /// The claim's functions in force (`sql/claim.sql`): applied whole after the migrations at
 /// every start, each a `create or replace`.
 pub static CLAIM_RULES: &str = include_str!("../../sql/claim.sql");
+
+/// A version of the claim: the number its file declares (`-- claim version N`) and the
+/// SHA-256 of its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    /// One higher at every change of `sql/claim.sql`.
+    pub version: i32,
+    /// Hex SHA-256 of the file's text.
+    pub checksum: String,
+}
+
+impl Claim {
+    /// The claim this server carries ([`CLAIM_RULES`]).
+    pub fn this_server() -> Claim {
+        Claim {
+            version: CLAIM_RULES
+                .lines()
+                .find_map(|l| l.strip_prefix("-- claim version "))
+                .and_then(|v| v.trim().parse().ok())
+                .expect("sql/claim.sql declares `-- claim version N`"),
+            checksum: hex::encode(Sha256::digest(CLAIM_RULES.as_bytes())),
+        }
+    }
+}
+
+/// The claim recorded in force in a database, and which server applied it.
+#[derive(Clone, Debug)]
+pub struct ClaimInForce {
+    /// Its version and checksum.
+    pub claim: Claim,
+    /// The version of the Boxoffice that applied it.
+    pub applied_by: String,
+}
+
+/// The claim in force in the database, if a server of this version or newer recorded one.
+pub async fn claim_in_force(conn: &mut PgConnection) -> Result<Option<ClaimInForce>, StoreError> {
+    let recorded: bool = sqlx::query_scalar("select to_regclass('claim_in_force') is not null")
+        .fetch_one(&mut *conn)
+        .await?;
+    if !recorded {
+        return Ok(None);
+    }
+    let row: Option<(i32, String, String)> =
+        sqlx::query_as("select version, checksum, applied_by from claim_in_force")
+            .fetch_optional(&mut *conn)
+            .await?;
+    Ok(row.map(|(version, checksum, applied_by)| ClaimInForce {
+        claim: Claim { version, checksum },
+        applied_by,
+    }))
+}
+
+/// Why this server's claim may not replace the one in force, or `None` if it may.
+pub fn claim_refusal(in_force: &ClaimInForce, ours: &Claim) -> Option<String> {
+    let theirs = &in_force.claim;
+    if theirs.version > ours.version {
+        Some(format!(
+            "the database's claim (sql/claim.sql) is version {}, applied by Boxoffice {}; this \
+             server carries version {}, older: it will not put older rules back over newer \
+             ones. Run Boxoffice {} or newer on this database",
+            theirs.version, in_force.applied_by, ours.version, in_force.applied_by
+        ))
+    } else if theirs.version == ours.version && theirs.checksum != ours.checksum {
+        Some(format!(
+            "the database's claim is version {} with checksum {}, applied by Boxoffice {}; \
+             this server's version {} has checksum {}: two texts under one version. Every \
+             change of sql/claim.sql raises its version",
+            theirs.version,
+            &theirs.checksum[..12.min(theirs.checksum.len())],
+            in_force.applied_by,
+            ours.version,
+            &ours.checksum[..12]
+        ))
+    } else {
+        None
+    }
+}
 
 /// How to reach the database and how long to wait for it.
 #[derive(Clone, Debug)]
@@ -165,18 +243,38 @@ pub async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
 /// claim running meanwhile sees either the old definitions or the new ones, never a mix.
 /// Servers starting together take turns on an advisory lock, as sqlx's migrations do
 /// (two sessions replacing one function at once would fail with "tuple concurrently
-/// updated").
+/// updated"). A newer claim in force is never replaced ([`StoreError::Ahead`], saying why:
+/// [`claim_refusal`]), and the server refuses to start.
 async fn apply_claim_rules(pool: &PgPool) -> Result<(), StoreError> {
+    let ours = Claim::this_server();
     let mut tx = pool.begin().await?;
     sqlx::query("select pg_advisory_xact_lock(hashtextextended('boxoffice.claim_rules', 0))")
         .execute(&mut *tx)
         .await?;
+    if let Some(in_force) = claim_in_force(&mut tx).await? {
+        if let Some(why) = claim_refusal(&in_force, &ours) {
+            return Err(StoreError::Ahead(why));
+        }
+    }
     // The file drops functions it replaced, "if exists": on a new database Postgres
     // notices each one it skips, which sqlx would log as news at every first start.
     sqlx::query("set local client_min_messages = warning")
         .execute(&mut *tx)
         .await?;
     sqlx::raw_sql(CLAIM_RULES).execute(&mut *tx).await?;
+    sqlx::query(
+        "insert into claim_in_force (version, checksum, applied_by) values ($1, $2, $3)
+         on conflict (one) do update
+            set version = excluded.version, checksum = excluded.checksum,
+                applied_by = excluded.applied_by, applied_at = now()
+          where (claim_in_force.version, claim_in_force.checksum)
+                is distinct from (excluded.version, excluded.checksum)",
+    )
+    .bind(ours.version)
+    .bind(&ours.checksum)
+    .bind(env!("CARGO_PKG_VERSION"))
+    .execute(&mut *tx)
+    .await?;
     tx.commit().await?;
     Ok(())
 }
@@ -247,6 +345,71 @@ mod tests {
                 "migration {version} is new: add the line `{version} {sum}` to migration_checksums.txt"
             );
         }
+    }
+
+    /// `claim_versions.txt`: each version of `sql/claim.sql` that has landed, with the
+    /// checksum of its text.
+    const CLAIM_VERSIONS: &str = include_str!("../../claim_versions.txt");
+
+    /// A server refuses a claim of its own version with another text, and applies an older
+    /// version over nothing it should not: so one version is one text, and a changed file
+    /// carries a new version.
+    #[test]
+    fn each_claim_version_has_one_text() {
+        let ours = Claim::this_server();
+        let landed: Vec<(i32, &str)> = CLAIM_VERSIONS
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(|l| {
+                let (version, sum) = l.split_once(' ').expect("<version> <checksum>");
+                (version.parse().expect("a version number"), sum.trim())
+            })
+            .collect();
+        let newest = landed.iter().map(|(v, _)| *v).max().unwrap_or(0);
+        match landed.iter().find(|(v, _)| *v == ours.version) {
+            Some((_, sum)) => assert_eq!(
+                *sum,
+                ours.checksum,
+                "sql/claim.sql changed under version {}: raise its `-- claim version` to {} and \
+                 add the line `{} {}` to claim_versions.txt",
+                ours.version,
+                newest + 1,
+                newest + 1,
+                ours.checksum
+            ),
+            None => panic!(
+                "claim version {} is new: add the line `{} {}` to claim_versions.txt",
+                ours.version, ours.version, ours.checksum
+            ),
+        }
+        assert_eq!(
+            ours.version, newest,
+            "the file's version is the newest landed"
+        );
+    }
+
+    #[test]
+    fn a_newer_claim_or_another_text_under_one_version_is_refused() {
+        let ours = Claim::this_server();
+        let in_force = |version, checksum: &str| ClaimInForce {
+            claim: Claim {
+                version,
+                checksum: checksum.to_owned(),
+            },
+            applied_by: "9.9.9".into(),
+        };
+        assert_eq!(
+            claim_refusal(&in_force(ours.version, &ours.checksum), &ours),
+            None
+        );
+        assert_eq!(
+            claim_refusal(&in_force(ours.version - 1, "older"), &ours),
+            None
+        );
+        let newer = claim_refusal(&in_force(ours.version + 1, "newer"), &ours).unwrap();
+        assert!(newer.contains("Run Boxoffice 9.9.9 or newer"), "{newer}");
+        let other = claim_refusal(&in_force(ours.version, "0123456789abcdef"), &ours).unwrap();
+        assert!(other.contains("two texts under one version"), "{other}");
     }
 
     fn hex(bytes: &[u8]) -> String {

@@ -72,11 +72,14 @@ struct EventClaim<'a> {
 }
 
 impl EventClaim<'_> {
+    /// The hold asked in this event; `counted`: whether the ask counts against the buyer's
+    /// hold rate (marking counts once per season hold, holding and taking back do not).
     fn request<'r>(
         &self,
         r: &'r SeasonHoldRequest<'_>,
         quotes: &'r [Option<ClaimedSeat>],
         ttl_seconds: u32,
+        counted: bool,
     ) -> HoldRequest<'r> {
         HoldRequest {
             event: self.hold.event,
@@ -86,7 +89,7 @@ impl EventClaim<'_> {
             layout_version: self.layout_version,
             ttl_seconds,
             max_seats_per_user: self.hold.max_seats_per_user,
-            holds_per_minute: 0,
+            holds_per_minute: if counted { r.holds_per_minute } else { 0 },
             pass: self.hold.pass,
             channel: None,
         }
@@ -137,12 +140,12 @@ impl RedisHoldStore {
         claim: &mut EventClaim<'_>,
         mode: Mode<'_>,
     ) -> Result<Claimed, StoreError> {
-        let ttl = match mode {
-            Mode::Prepare { .. } => MARK_TTL_SECONDS,
-            _ => r.ttl_seconds,
+        let (ttl, counted) = match mode {
+            Mode::Prepare { .. } => (MARK_TTL_SECONDS, true),
+            _ => (r.ttl_seconds, false),
         };
         for _ in 0..VERSION_ATTEMPTS {
-            let request = claim.request(r, quotes, ttl);
+            let request = claim.request(r, quotes, ttl, counted);
             match self.claim(&request, claim.hold.token, mode).await? {
                 Claimed::Refused(AcquireOutcome::LayoutChanged(version)) => {
                     claim.layout_version = version;
@@ -167,7 +170,7 @@ impl RedisHoldStore {
         for claim in held {
             let (event, token) = (claim.hold.event, claim.hold.token);
             if self.release(event, token, r.user).await.is_err() {
-                self.undo_later(&claim.request(r, quotes, r.ttl_seconds), token);
+                self.undo_later(&claim.request(r, quotes, r.ttl_seconds, false), token);
             }
         }
         for claim in marked {
@@ -224,6 +227,7 @@ fn refused_in(event: EventId, why: AcquireOutcome) -> Result<SeasonAcquire, Stor
         AcquireOutcome::LimitExceeded => SeasonAcquire::LimitExceeded(vec![event]),
         AcquireOutcome::EventStarted => SeasonAcquire::Started(vec![event]),
         AcquireOutcome::PassEnded => SeasonAcquire::PassEnded(vec![event]),
+        AcquireOutcome::RateLimited(wait) => SeasonAcquire::RateLimited(wait),
         other => {
             return Err(StoreError::Other(
                 format!("a season claim was refused as no season is: {other:?}").into(),
