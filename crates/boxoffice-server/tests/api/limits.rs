@@ -185,6 +185,62 @@ async fn refusals_of_a_seat_known_taken_count_against_the_rate_on_the_redis_stor
     refusals_of_a_seat_known_taken_count_against_the_rate(HoldStoreKind::Redis).await;
 }
 
+/// A season hold is a hold in each night it covers: it counts against the buyer's hold
+/// rate there as the night's own holds do, and past it is answered 429 like them.
+async fn season_holds_count_against_the_hold_rate(store: HoldStoreKind) {
+    let (app, _redis) = spawn_limited(store).await;
+    let (events, season) = crate::season_holds::season(&app).await;
+    let user = format!("subscriber-{}", uuid::Uuid::new_v4());
+    let buyer = app.buyer(&user);
+    // Two holds of the first night's own seats: two of its five a minute.
+    for seat in ["stalls-C-1", "stalls-C-2"] {
+        let (status, body) = app.post_holds(&events[0], &buyer, &[seat]).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let mut statuses = Vec::new();
+    let mut last = None;
+    for seat in ["stalls-A-1", "stalls-A-2", "stalls-A-3", "stalls-A-4"] {
+        let response = app
+            .request(Method::POST, &format!("/v1/seasons/{season}/holds"), &buyer)
+            .json(&json!({"seats": [seat]}))
+            .send()
+            .await
+            .unwrap();
+        statuses.push(response.status().as_u16());
+        last = Some(response);
+    }
+    // Holds three and four of the first night; the fifth passes the seat limit (4), and
+    // the sixth the rate, wherever it is counted.
+    assert_eq!(statuses, [201, 201, 409, 429]);
+    let last = last.unwrap();
+    let retry_after: u64 = last.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry_after), "{retry_after}");
+    let (_, problem) = crate::helpers::read(last).await;
+    assert_eq!(problem["code"], "rate_limited");
+    assert_eq!(app.counter("holds_rate_limited_total").await, 1.0);
+    let user = boxoffice_core::ids::UserId::parse(&user).unwrap();
+    let mut held = Vec::new();
+    for event in &events {
+        let event = boxoffice_core::ids::EventId(event.parse().unwrap());
+        held.push(app.holds.seats_held_by(event, &user).await.unwrap());
+    }
+    assert_eq!(held, [4, 2, 2]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn season_holds_count_against_the_hold_rate_on_the_postgres_store() {
+    season_holds_count_against_the_hold_rate(HoldStoreKind::Postgres).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn season_holds_count_against_the_hold_rate_on_the_redis_store() {
+    season_holds_count_against_the_hold_rate(HoldStoreKind::Redis).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_instances_sharing_redis_share_one_limit() {
     let mut redis = PrivateRedis::start();

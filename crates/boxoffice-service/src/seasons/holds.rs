@@ -115,6 +115,11 @@ pub async fn hold_seats(
     if !unadmitted.is_empty() {
         return Err(Error::PassesRequired(unadmitted));
     }
+    // A season hold is a hold in every event it covers: it counts against the buyer's
+    // hold rate in each, as any hold there does (past it, 429).
+    for &event in &event_ids {
+        crate::holds::count_hold(state, event, user).await?;
+    }
     let (given, best) = match (&body.seats, &body.best_available) {
         (Some(seats), None) => (
             Some(checked_seats(state, &season, seats, most).await?),
@@ -149,6 +154,7 @@ pub async fn hold_seats(
             events: &events,
             seats: &seats,
             ttl_seconds: ttl,
+            holds_per_minute: state.rate_limits.holds.per_minute(),
         };
         let acquired = limited(&state.overload, Path::Hold, async {
             Ok(store.acquire_season(&request).await?)
@@ -163,6 +169,7 @@ pub async fn hold_seats(
             SeasonAcquire::Started(_) => return Err(Error::EventStarted),
             SeasonAcquire::LimitExceeded(_) => return Err(Error::HoldLimitExceeded(most)),
             SeasonAcquire::PassEnded(events) => return Err(Error::PassesEnded(events)),
+            SeasonAcquire::RateLimited(wait) => return Err(Error::RateLimited(wait)),
             SeasonAcquire::Unavailable(refused) => {
                 let map = availability::layout(state, event_ids[0], None, 0).await?;
                 taken = refused
