@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use boxoffice_core::hold::{AcquireOutcome, ClaimedSeat, GrowOutcome, Hold, ShrinkOutcome};
 use boxoffice_core::ids::{EventId, UserId};
-use redis::{Script, ScriptInvocation, Value};
+use redis::Value;
 use uuid::Uuid;
 
-use super::codec::{decode, decode_seats, millis};
+use super::claim::{claim_call, rate_interval, refusal};
+use super::codec::{decode, decode_seats, millis, nth, rest};
 use super::event_state::Load;
 use super::{keys, RedisHoldStore, WAIT_FOR_EVENT};
 use crate::hold_store::HoldRequest;
@@ -47,10 +48,10 @@ impl RedisHoldStore {
             // Unlike a new hold's, a growing that went unanswered is not undone: its seats
             // would be the buyer's own, released or bought with the hold.
             let reply: Vec<Value> = call.invoke_async(&mut conn).await.map_err(redis_error)?;
-            let what: String = decode(reply.first().unwrap_or(&Value::Nil))?;
+            let what: String = nth(&reply, 0)?;
             let wait = match what.as_str() {
                 "held" => {
-                    let hold = hold_from(r.event, r.user, token, &reply[1..])?;
+                    let hold = hold_from(r.event, r.user, token, rest(&reply, 1))?;
                     return Ok(GrowOutcome::Acquire(AcquireOutcome::Held(hold)));
                 }
                 "gone" => return Ok(GrowOutcome::NotLive),
@@ -99,9 +100,9 @@ impl RedisHoldStore {
             .invoke_async(&mut conn)
             .await
             .map_err(redis_error)?;
-        let what: String = decode(reply.first().unwrap_or(&Value::Nil))?;
+        let what: String = nth(&reply, 0)?;
         Ok(match what.as_str() {
-            "kept" => ShrinkOutcome::Kept(hold_from(event, user, token, &reply[1..])?),
+            "kept" => ShrinkOutcome::Kept(hold_from(event, user, token, rest(&reply, 1))?),
             "emptied" => {
                 let pass_ended = reply.len() > 1;
                 if let (true, Some(ticket)) = (pass_ended, stored.pass) {
@@ -114,28 +115,6 @@ impl RedisHoldStore {
             _ => ShrinkOutcome::NotLive,
         })
     }
-}
-
-/// A call of `hold_acquire.lua` or `hold_grow.lua` for `r` under `token`, with its keys:
-/// the event's state, its sold and held seats, the buyer's held seats, the hold, the
-/// buyer's rate, the pass, then each seat's.
-pub(super) fn claim_call<'a>(
-    script: &'a Script,
-    r: &HoldRequest<'_>,
-    token: Uuid,
-) -> ScriptInvocation<'a> {
-    let mut call = script.key(keys::sync(r.event));
-    call.key(keys::fence(r.event))
-        .key(keys::sold(r.event))
-        .key(keys::held(r.event))
-        .key(keys::user(r.event, r.user.as_str()))
-        .key(keys::hold(r.event, token))
-        .key(keys::hold_rate(r.event, r.user.as_str()))
-        .key(keys::pass_ended(r.event, r.pass.map(|p| p.ticket)));
-    for seat in r.seats {
-        call.key(keys::seat(r.event, seat));
-    }
-    call
 }
 
 /// The hold a script answered as `{created ms, expires ms, seats JSON}`.
@@ -158,41 +137,5 @@ fn hold_from(
         seats,
         created_at: millis(decode(created)?)?,
         expires_at: millis(decode(expires)?)?,
-    })
-}
-
-/// The hold rate's interval as the scripts take it: milliseconds of a minute one request
-/// uses, or 0 for no limit.
-pub(super) fn rate_interval(holds_per_minute: u32) -> f64 {
-    if holds_per_minute == 0 {
-        0.0
-    } else {
-        60_000.0 / f64::from(holds_per_minute)
-    }
-}
-
-/// What `hold_acquire.lua` and `hold_grow.lua` answer alike when they refuse: `what` is
-/// the reply's first value.
-pub(super) fn refusal(what: &str, reply: &[Value]) -> Result<AcquireOutcome, StoreError> {
-    Ok(match what {
-        "unavailable" => AcquireOutcome::Unavailable(
-            reply[1..]
-                .iter()
-                .map(decode)
-                .collect::<Result<Vec<String>, _>>()?,
-        ),
-        "limit" => AcquireOutcome::LimitExceeded,
-        "pass_ended" => AcquireOutcome::PassEnded,
-        "rate" => {
-            let wait: u64 = decode(reply.get(1).unwrap_or(&Value::Nil))?;
-            AcquireOutcome::RateLimited(Duration::from_millis(wait))
-        }
-        "started" => AcquireOutcome::EventStarted,
-        "stale" => AcquireOutcome::LayoutChanged(decode(reply.get(1).unwrap_or(&Value::Nil))?),
-        other => {
-            return Err(StoreError::Other(
-                format!("a hold script answered {other:?}").into(),
-            ))
-        }
     })
 }

@@ -47,6 +47,27 @@ pub(super) fn decode<T: FromRedisValue>(value: &Value) -> Result<T, StoreError> 
     T::from_redis_value_ref(value).map_err(|e| StoreError::Other(Box::new(e)))
 }
 
+/// The `i`th value (from 0) of a script's reply: a reply shorter than its script promises
+/// is an error, never a panic.
+pub(super) fn nth<T: FromRedisValue>(reply: &[Value], i: usize) -> Result<T, StoreError> {
+    match reply.get(i) {
+        Some(value) => decode(value),
+        None => Err(StoreError::Other(
+            format!(
+                "a script answered {} values where value {} was expected: {reply:?}",
+                reply.len(),
+                i + 1
+            )
+            .into(),
+        )),
+    }
+}
+
+/// The values of a script's reply from the `i`th on (none if it is shorter).
+pub(super) fn rest(reply: &[Value], i: usize) -> &[Value] {
+    reply.get(i..).unwrap_or_default()
+}
+
 pub(super) fn encode_seats(seats: &[ClaimedSeat]) -> String {
     let stored: Vec<StoredSeat> = seats
         .iter()
@@ -85,4 +106,23 @@ pub(super) fn held_pairs(flat: Vec<String>) -> Result<Vec<HeldSeat>, StoreError>
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_shorter_than_promised_is_an_error_not_a_panic() {
+        let reply = vec![Value::BulkString(b"held".to_vec())];
+        assert_eq!(nth::<String>(&reply, 0).unwrap(), "held");
+        let short = nth::<i64>(&reply, 2).unwrap_err().to_string();
+        assert!(
+            short.starts_with("a script answered 1 values where value 3 was expected"),
+            "{short}"
+        );
+        assert!(nth::<String>(&[], 0).is_err());
+        assert!(rest(&reply, 1).is_empty());
+        assert!(rest(&reply, 5).is_empty());
+    }
 }

@@ -1,7 +1,7 @@
 //! Holds as Redis keys with a TTL (docs/design/holds-in-redis.md), taken and released by
 //! Lua scripts. (A long file: the key table below and the `HoldStore` methods, each a
-//! script call and its answer; the store's part in a sale, the event's state, undo and the
-//! codec are files of their own.)
+//! script call and its answer; the claim, the store's part in a sale, the event's state,
+//! undo and the codec are files of their own.)
 //!
 //! # Keys
 //!
@@ -56,6 +56,7 @@ use crate::redis::link::{redis_error, Connection, RedisConfig, RedisLink};
 use crate::StoreError;
 
 mod basket;
+mod claim;
 mod codec;
 mod event_state;
 pub mod keys;
@@ -64,8 +65,8 @@ mod scripts;
 mod season;
 mod undo;
 
-use codec::{decode, decode_seats, encode_seats, held_pairs, millis, StoredHold};
-use event_state::Load;
+use claim::{Claimed, Mode};
+use codec::{decode_seats, encode_seats, held_pairs, millis, nth, StoredHold};
 pub use event_state::SYNC_TTL;
 pub(crate) use scripts::with_prelude;
 use scripts::Scripts;
@@ -202,125 +203,6 @@ impl RedisHoldStore {
             call.arg(&seat.seat_id);
         }
         call
-    }
-}
-
-/// How a run of `hold_acquire.lua` claims a basket.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Mode<'a> {
-    /// A hold of the event alone.
-    Hold,
-    /// A season claim checking the basket as a hold is checked, then marking its seats with
-    /// `mark` for the request's time to live, nothing else.
-    Prepare {
-        /// `p:` and the claim's token in the event.
-        mark: &'a str,
-    },
-    /// A season claim holding the seats it marked with `mark` (its marks count as free),
-    /// one of `events` the claim holds seats in.
-    Season {
-        /// `p:` and the claim's token in the event.
-        mark: &'a str,
-        /// How many events the season claim holds seats in.
-        events: usize,
-    },
-}
-
-/// What a run of `hold_acquire.lua` did.
-#[derive(Debug)]
-pub(super) enum Claimed {
-    /// The basket is held.
-    Held(Hold),
-    /// (Preparing) the seats are marked.
-    Prepared,
-    /// Nothing was written, for this reason.
-    Refused(AcquireOutcome),
-}
-
-impl RedisHoldStore {
-    /// Claims `r`'s basket under `token` as `mode` says, loading the event's state first
-    /// where Redis lacks it and waiting (up to [`WAIT_FOR_EVENT`]) while another server
-    /// loads it, its allocations change or another season claim has a seat marked.
-    pub(super) async fn claim(
-        &self,
-        r: &HoldRequest<'_>,
-        token: Uuid,
-        mode: Mode<'_>,
-    ) -> Result<Claimed, StoreError> {
-        let quoted: Vec<ClaimedSeat> = r.quotes.iter().flatten().cloned().collect();
-        let seats_json = encode_seats(&quoted);
-        let (mark, phase) = match mode {
-            Mode::Hold => ("", String::new()),
-            Mode::Prepare { mark } => (mark, "prepare".to_owned()),
-            Mode::Season { mark, events } => (mark, events.to_string()),
-        };
-        let mut conn = self.conn().await?;
-        let deadline = tokio::time::Instant::now() + WAIT_FOR_EVENT;
-        loop {
-            let mut call = basket::claim_call(&self.scripts.acquire, r, token);
-            call.arg(token.to_string())
-                .arg(r.user.as_str())
-                .arg(u64::from(r.ttl_seconds) * 1000)
-                .arg(r.max_seats_per_user)
-                .arg(r.layout_version)
-                .arg(&seats_json)
-                .arg(basket::rate_interval(r.holds_per_minute))
-                .arg(r.holds_per_minute)
-                .arg(r.pass.map_or_else(String::new, |p| p.ticket.to_string()))
-                .arg(r.pass.map_or(0, |p| p.expires_at.timestamp_millis()))
-                .arg(mark)
-                .arg(&phase);
-            for (seat, quote) in r.seats.iter().zip(r.quotes) {
-                call.arg(seat).arg(if quote.is_some() { "1" } else { "0" });
-            }
-            let reply: Vec<Value> = match call.invoke_async(&mut conn).await {
-                Ok(reply) => reply,
-                Err(e) => {
-                    let e = redis_error(e);
-                    // Marks lapse by themselves within moments; a hold is released.
-                    if matches!(e, StoreError::Unavailable { .. })
-                        && !matches!(mode, Mode::Prepare { .. })
-                    {
-                        self.undo_later(r, token);
-                    }
-                    return Err(e);
-                }
-            };
-            let what: String = decode(reply.first().unwrap_or(&Value::Nil))?;
-            let wait = match what.as_str() {
-                "held" => {
-                    let (created, expires): (i64, i64) = (decode(&reply[1])?, decode(&reply[2])?);
-                    let refresh: i64 = decode(&reply[3])?;
-                    if refresh == 1 {
-                        // Refresh before the state lapses, so no hold ever waits for a load
-                        // in an event that is selling.
-                        if let Err(e) = self.load(r.event, true).await {
-                            tracing::warn!(event = %r.event, error = %e, "could not refresh the event's state in redis");
-                        }
-                    }
-                    return Ok(Claimed::Held(Hold {
-                        token,
-                        event_id: r.event,
-                        user_id: r.user.clone(),
-                        seats: quoted,
-                        created_at: millis(created)?,
-                        expires_at: millis(expires)?,
-                    }));
-                }
-                "prepared" => return Ok(Claimed::Prepared),
-                "load" => matches!(self.load(r.event, false).await?, Load::Busy),
-                "busy" => true,
-                _ => return basket::refusal(&what, &reply).map(Claimed::Refused),
-            };
-            if wait {
-                if tokio::time::Instant::now() >= deadline {
-                    return Err(StoreError::unavailable(
-                        "the event's state is being loaded, its allocations are changing or a season claim has its seats",
-                    ));
-                }
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        }
     }
 }
 

@@ -55,9 +55,9 @@ impl SaleSeats for RedisHoldStore {
             .invoke_async(&mut conn)
             .await
             .map_err(redis_error)?;
-            match decode::<i64>(reply.first().unwrap_or(&Value::Nil))? {
+            match nth::<i64>(&reply, 0)? {
                 1 => {
-                    let seats = decode_seats(&decode::<String>(&reply[2])?)?;
+                    let seats = decode_seats(&nth::<String>(&reply, 2)?)?;
                     return Ok(Taken::Protected {
                         seats,
                         pass: hold.pass,
@@ -378,7 +378,7 @@ impl RedisHoldStore {
                 call.arg(&seat.seat_id);
             }
             let reply: Vec<Value> = call.invoke_async(&mut conn).await.map_err(redis_error)?;
-            let what: String = decode(reply.first().unwrap_or(&Value::Nil))?;
+            let what: String = nth(&reply, 0)?;
             if what != "held" {
                 return Err(StoreError::unavailable(format!(
                     "a waiting-list offer could not be held in redis ({what})"

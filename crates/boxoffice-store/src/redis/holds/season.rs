@@ -44,7 +44,7 @@ use redis::Value;
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::codec::{decode, decode_seats, millis, StoredHold};
+use super::codec::{decode_seats, millis, nth, StoredHold};
 use super::{keys, Claimed, Mode, RedisHoldStore, CHECKOUT_PROTECTION};
 use crate::error::stored_user_id;
 use crate::hold_store::{HoldRequest, HoldStore};
@@ -506,7 +506,7 @@ impl SeasonHolds for RedisHoldStore {
             .await
             .map_err(redis_error);
             let answer = match &reply {
-                Ok(reply) => decode::<i64>(reply.first().unwrap_or(&Value::Nil)),
+                Ok(reply) => nth::<i64>(&reply, 0),
                 Err(_) => Ok(0),
             };
             if !matches!(answer, Ok(1)) {
@@ -519,7 +519,7 @@ impl SeasonHolds for RedisHoldStore {
                 });
             }
             let reply = reply?;
-            let taken = decode_seats(&decode::<String>(&reply[2])?)?;
+            let taken = decode_seats(&nth::<String>(&reply, 2)?)?;
             seats.extend(stored_seats(*event, hold, &taken)?);
             passes.extend(hold.pass.map(|ticket| (*event, ticket)));
             protected.push((*event, *token));
