@@ -3,13 +3,15 @@
 //! hand them to one batch function, which answers each in order. With nothing else
 //! waiting, a request goes in a batch of its own, as soon as a lane is free. The claims
 //! (`pg::holds::together`) and the checkouts (`sales::together`) go this way, each with
-//! its own batch.
+//! its own batch. The queue before the lanes is bounded: an instance sent more than its
+//! lanes can work through refuses the rest at once, with a turn (503 and when to come
+//! back), rather than growing a queue nobody would be answered from in time.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot, Mutex};
@@ -29,6 +31,10 @@ fn lanes() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
+/// Items that may wait for a lane, per item a batch takes and per lane: at a batch a few
+/// milliseconds, a queue this deep is worked through well within a connection's timeout.
+const QUEUED_BATCHES_PER_LANE: usize = 64;
+
 struct Waiting<T, A> {
     item: T,
     since: Instant,
@@ -44,9 +50,13 @@ pub(crate) struct Lanes<T, A> {
     batch: Batch<T, A>,
     /// What the lanes are called in an error.
     what: &'static str,
-    queue: OnceLock<mpsc::UnboundedSender<Waiting<T, A>>>,
+    queue: OnceLock<mpsc::Sender<Waiting<T, A>>>,
+    /// The most items that may wait for a lane.
+    capacity: usize,
     /// Items sent and not yet taken by a lane.
     waiting: Arc<AtomicUsize>,
+    /// How long the latest batch took, in microseconds: the pace a turn is reckoned at.
+    pace: Arc<AtomicU64>,
 }
 
 impl<T, A> std::fmt::Debug for Lanes<T, A> {
@@ -66,8 +76,16 @@ impl<T: Send + 'static, A: Send + 'static> Lanes<T, A> {
             batch,
             what,
             queue: OnceLock::new(),
+            capacity: most * lanes() * QUEUED_BATCHES_PER_LANE,
             waiting: Arc::default(),
+            pace: Arc::default(),
         }
+    }
+
+    /// The same lanes with room for `capacity` items waiting.
+    #[cfg(test)]
+    fn with_capacity(self, capacity: usize) -> Self {
+        Self { capacity, ..self }
     }
 
     /// Sends `item` in the next batch a lane makes on `pool`; its answer.
@@ -80,11 +98,30 @@ impl<T: Send + 'static, A: Send + 'static> Lanes<T, A> {
             answer,
         };
         self.waiting.fetch_add(1, Ordering::SeqCst);
-        if queue.send(waiting).is_err() {
+        if let Err(refused) = queue.try_send(waiting) {
             self.waiting.fetch_sub(1, Ordering::SeqCst);
-            return Err(self.stopped());
+            return Err(match refused {
+                mpsc::error::TrySendError::Full(_) => self.full(),
+                mpsc::error::TrySendError::Closed(_) => self.stopped(),
+            });
         }
         answered.await.unwrap_or_else(|_| Err(self.stopped()))
+    }
+
+    /// The answer when the queue is full: come back once the lanes have worked through
+    /// it, at the latest batch's pace (at least 100 ms, at most 5 s).
+    fn full(&self) -> StoreError {
+        let batches = self.capacity.div_ceil(self.most * lanes()) as u64;
+        let pace = Duration::from_micros(self.pace.load(Ordering::Relaxed));
+        let turn =
+            (pace * batches as u32).clamp(Duration::from_millis(100), Duration::from_secs(5));
+        StoreError::Unavailable {
+            reason: format!(
+                "{} {} requests already wait for the database on this instance",
+                self.capacity, self.what
+            ),
+            retry_after: turn,
+        }
     }
 
     /// How many items wait for a lane.
@@ -97,14 +134,14 @@ impl<T: Send + 'static, A: Send + 'static> Lanes<T, A> {
     }
 
     /// Starts the lanes; they end once the sender answered is dropped.
-    fn start(&self, pool: PgPool) -> mpsc::UnboundedSender<Waiting<T, A>> {
-        let (queue, waiting) = mpsc::unbounded_channel();
+    fn start(&self, pool: PgPool) -> mpsc::Sender<Waiting<T, A>> {
+        let (queue, waiting) = mpsc::channel(self.capacity);
         let waiting = Arc::new(Mutex::new(waiting));
         for _ in 0..lanes() {
             tokio::spawn(lane(
                 pool.clone(),
                 waiting.clone(),
-                self.waiting.clone(),
+                (self.waiting.clone(), self.pace.clone()),
                 self.most,
                 self.batch,
             ));
@@ -116,8 +153,8 @@ impl<T: Send + 'static, A: Send + 'static> Lanes<T, A> {
 /// Takes every item waiting (up to `most`), hands them to `batch`, answers each; again.
 async fn lane<T, A>(
     pool: PgPool,
-    waiting: Arc<Mutex<mpsc::UnboundedReceiver<Waiting<T, A>>>>,
-    count: Arc<AtomicUsize>,
+    waiting: Arc<Mutex<mpsc::Receiver<Waiting<T, A>>>>,
+    (count, pace): (Arc<AtomicUsize>, Arc<AtomicU64>),
     most: usize,
     batch: Batch<T, A>,
 ) {
@@ -149,7 +186,9 @@ async fn lane<T, A>(
             continue;
         }
         let n = items.len();
+        let began = Instant::now();
         let mut results = batch(pool.clone(), items).await.into_iter();
+        pace.store(began.elapsed().as_micros() as u64, Ordering::Relaxed);
         for answer in answers.into_iter().take(n) {
             let result = results
                 .next()
@@ -176,5 +215,70 @@ pub(crate) fn copy(error: &StoreError) -> StoreError {
         },
         StoreError::Ahead(why) => StoreError::Ahead(why.clone()),
         StoreError::Other(e) => StoreError::Other(e.to_string().into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::sync::Semaphore;
+
+    /// Lets the stuck batches go, one permit per batch.
+    static GATE: Semaphore = Semaphore::const_new(0);
+    /// Batches begun.
+    static BEGUN: AtomicUsize = AtomicUsize::new(0);
+
+    /// A batch that waits at the gate, then answers each item with itself.
+    fn stuck(_: PgPool, items: Vec<u32>) -> Answers<u32> {
+        Box::pin(async move {
+            BEGUN.fetch_add(1, Ordering::SeqCst);
+            GATE.acquire().await.unwrap().forget();
+            items.into_iter().map(Ok).collect()
+        })
+    }
+
+    /// With every lane busy and the queue full, what comes next is refused at once with a
+    /// turn; what waited is answered once the lanes move again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_full_queue_refuses_at_once_with_a_turn() {
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .connect_lazy("postgres://nobody@127.0.0.1:1/none")
+            .unwrap();
+        let queue = Arc::new(Lanes::new(1, stuck, "test").with_capacity(8));
+        let send = |i: u32| {
+            let (queue, pool) = (queue.clone(), pool.clone());
+            tokio::spawn(async move { queue.send(&pool, i).await })
+        };
+        // Every lane takes one item and is stuck with it.
+        let mut sent: Vec<_> = (0..lanes()).map(|i| send(i as u32)).collect();
+        while BEGUN.load(Ordering::SeqCst) < lanes() {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(queue.waiting(), 0, "each lane took its item");
+        // Eight wait in the queue; the next three are refused.
+        sent.extend((100..108).map(send));
+        while queue.waiting() < 8 {
+            tokio::task::yield_now().await;
+        }
+        for i in 200..203 {
+            match queue.send(&pool, i).await {
+                Err(StoreError::Unavailable {
+                    retry_after,
+                    reason,
+                }) => {
+                    assert!(retry_after >= Duration::from_millis(100), "{retry_after:?}");
+                    assert!(reason.contains("8 test requests already wait"), "{reason}");
+                }
+                other => panic!("a full queue answered {other:?}"),
+            }
+        }
+        GATE.add_permits(1000);
+        let mut answered = Vec::new();
+        for s in sent {
+            answered.push(s.await.unwrap().unwrap());
+        }
+        answered.sort();
+        let expected: Vec<u32> = (0..lanes() as u32).chain(100..108).collect();
+        assert_eq!(answered, expected);
     }
 }
