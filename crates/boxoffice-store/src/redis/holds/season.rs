@@ -506,7 +506,7 @@ impl SeasonHolds for RedisHoldStore {
             .await
             .map_err(redis_error);
             let answer = match &reply {
-                Ok(reply) => nth::<i64>(&reply, 0),
+                Ok(reply) => nth::<i64>(reply, 0),
                 Err(_) => Ok(0),
             };
             if !matches!(answer, Ok(1)) {
