@@ -38,7 +38,7 @@ async fn buy_season(app: &TestApp, season: &str, who: &str, seats: &[&str], part
 async fn an_organizer_creates_a_season_and_releases_a_seat_for_one_night() {
     let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
     let app = spawn_app().await;
-    let (_, events) = crate::seasons::three_nights(&app).await;
+    let (_, events) = crate::helpers::seasons::three_nights(&app).await;
     let driver = driver().await;
     let page = browser(&driver).await;
     sign_in(&page, &app).await;

@@ -1,5 +1,5 @@
 //! (A long file: three browser scenarios, the script's caching and declarations, and the
-//! example platform run as a process, sharing one host page and its helpers.)
+//! example platform run as a process, sharing one host page, `helpers::embed`.)
 //! `<boxoffice-seat-map>` (`GET /embed.js`) on a platform's page served from another
 //! origin (another port), in headless Chromium: ready, selection, a refused hold, a hold,
 //! another buyer's hold arriving live inside the element, a reload that brings the hold
@@ -9,52 +9,17 @@
 
 use std::time::Duration;
 
-use fantoccini::Client;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::embed::{
+    call, click_seat, count_of, host_page, listener, platform, seat_status, shop_with,
+};
 use crate::helpers::{
     assert_accessible, browser, driver, phone, screenshot, script, wait_for, LIVE_WITHIN,
     LOADS_WITHIN, ONE_AT_A_TIME,
 };
 use crate::helpers::{held, sell_directly, spawn_app_with, As, TestApp};
-
-/// A platform's web server: `page` at `/`, on a port of its own; its origin.
-pub(crate) async fn platform(listener: tokio::net::TcpListener, page: String) {
-    let app = axum::Router::new().route(
-        "/",
-        axum::routing::get(move || {
-            let page = page.clone();
-            async move { axum::response::Html(page) }
-        }),
-    );
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-}
-
-pub(crate) async fn listener() -> (tokio::net::TcpListener, String) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let origin = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
-    (listener, origin)
-}
-
-/// The host page: the element with the platform's colour, and every event it dispatches
-/// kept in `window.seen`.
-pub(crate) fn host_page(base: &str, event: &str, token: &str, attributes: &str) -> String {
-    format!(
-        r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop checkout</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>body {{ font-family: sans-serif; margin: 1rem; }} boxoffice-seat-map {{ --bo-available: rgb(0, 170, 85); --bo-selected: rgb(255, 120, 0); }}</style>
-<script type="module" src="{base}/embed.js"></script></head>
-<body><main><h1>Pick your seats</h1>
-<boxoffice-seat-map server="{base}" event="{event}" token="{token}" {attributes}></boxoffice-seat-map>
-</main><script>
-window.seen = [];
-const map = document.querySelector('boxoffice-seat-map');
-for (const type of ['ready', 'selectionchange', 'hold', 'holdfailed', 'expired', 'order'])
-  map.addEventListener(type, (e) => window.seen.push({{type, detail: e.detail}}));
-</script></body></html>"#
-    )
-}
 
 /// A server that lets the shop's origin call it, an event, and the shop's page with the
 /// element (`attributes` added) for the user `shopper`: the server, the event, the shop.
@@ -62,58 +27,7 @@ async fn shop_with_the_element(attributes: &str) -> (TestApp, String, String) {
     shop_with(attributes, |_| {}).await
 }
 
-/// As [`shop_with_the_element`], with the server's settings changed by `configure` first.
-pub(crate) async fn shop_with(
-    attributes: &str,
-    configure: impl FnOnce(&mut boxoffice_server::Settings),
-) -> (TestApp, String, String) {
-    let (shop_listener, shop) = listener().await;
-    let origin = shop.clone();
-    let app = spawn_app_with(move |s| {
-        s.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap();
-        configure(s);
-    })
-    .await;
-    let event = app.create_event().await;
-    let token = app.user_token("shopper");
-    platform(
-        shop_listener,
-        host_page(&app.base, &event, &token, attributes),
-    )
-    .await;
-    (app, event, shop)
-}
-
-/// Runs `call` (a method call on `map`, returning a promise) and answers what it resolved to.
-pub(crate) async fn call(page: &Client, call: &str) -> Value {
-    page.execute_async(
-        &format!(
-            "const done = arguments[arguments.length - 1];
-             const map = document.querySelector('boxoffice-seat-map');
-             Promise.resolve({call}).then((v) => done(v ?? null), (e) => done('threw: ' + e));"
-        ),
-        vec![],
-    )
-    .await
-    .unwrap()
-}
-
 const SEEN: &str = "return window.seen.map((e) => e.type)";
-
-/// Clicks the seat `id` inside the element.
-pub(crate) fn click_seat(id: &str) -> String {
-    format!("document.querySelector('boxoffice-seat-map').shadowRoot.querySelector('[data-seat-id=\"{id}\"]')
-               .dispatchEvent(new MouseEvent('click', {{bubbles: true, composed: true}})); return 0")
-}
-
-/// How many events of `type` the element has dispatched.
-pub(crate) fn count_of(kind: &str) -> String {
-    format!("return window.seen.filter((e) => e.type === '{kind}').length")
-}
-
-pub(crate) fn seat_status(id: &str) -> String {
-    format!("return document.querySelector('boxoffice-seat-map').shadowRoot.querySelector('[data-seat-id=\"{id}\"]')?.dataset.status ?? null")
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_platforms_page_on_another_origin_holds_follows_live_and_checks_out() {

@@ -7,7 +7,7 @@
 
 use serde_json::json;
 
-use crate::embed::{call, count_of, listener, platform, seat_status, shop_with};
+use crate::helpers::embed::{call, count_of, listener, platform, seat_status, shop_with};
 use crate::helpers::limit::{fixed_limit, of_path, shed, the_one_place_taken};
 use crate::helpers::{
     assert_accessible, browser, driver, screenshot, script, spawn_app_with, wait_for, LIVE_WITHIN,

@@ -189,7 +189,7 @@ async fn refusals_of_a_seat_known_taken_count_against_the_rate_on_the_redis_stor
 /// rate there as the night's own holds do, and past it is answered 429 like them.
 async fn season_holds_count_against_the_hold_rate(store: HoldStoreKind) {
     let (app, _redis) = spawn_limited(store).await;
-    let (events, season) = crate::season_holds::season(&app).await;
+    let (events, season) = crate::helpers::seasons::season(&app).await;
     let user = format!("subscriber-{}", uuid::Uuid::new_v4());
     let buyer = app.buyer(&user);
     // Two holds of the first night's own seats: two of its five a minute.

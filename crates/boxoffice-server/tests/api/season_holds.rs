@@ -13,34 +13,10 @@ use boxoffice_server::config::HoldStoreKind;
 use boxoffice_store::redis::holds::keys;
 use boxoffice_store::redis::link::RedisLink;
 
+use crate::helpers::seasons::season;
 use crate::helpers::stores::Store;
 use crate::helpers::{buy, spawn_app_on, As, TestApp};
 use crate::helpers::{race_riding_out, spawn_race_app_on, tally};
-
-/// Three nights on Riverside Hall and their season (stalls row A and the circle; a partial
-/// of the first two nights at 200.00 a season seat); the nights and the season's id.
-pub(crate) async fn season(app: &TestApp) -> (Vec<String>, String) {
-    let (_, events) = crate::seasons::three_nights(app).await;
-    let (status, body) = app
-        .send(
-            Method::POST,
-            "/v1/seasons",
-            &As::Admin,
-            Some(&json!({
-                "name": "2027 Season",
-                "event_ids": events,
-                "ticket_types": [
-                    {"code": "season", "name": "Season seat", "price_cents": 36000, "currency": "EUR"}],
-                "allocations": [{"ticket_type": "season", "section": "stalls", "rows": ["A"]},
-                                {"ticket_type": "season", "section": "circle"}],
-                "partials": [{"code": "autumn", "name": "Autumn half",
-                              "event_ids": [events[0], events[1]], "prices": {"season": 20000}}]
-            })),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    (events, body["id"].as_str().unwrap().to_owned())
-}
 
 async fn hold(app: &TestApp, season: &str, who: &str, body: Value) -> (StatusCode, Value) {
     app.send(

@@ -6,9 +6,9 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::seasons::season;
 use crate::helpers::stores::Store;
 use crate::helpers::{race, spawn_app_on, spawn_race_app_on, tally, As, TestApp};
-use crate::season_holds::season;
 
 async fn hold(app: &TestApp, season: &str, who: &str, body: Value) -> String {
     let (status, held) = app

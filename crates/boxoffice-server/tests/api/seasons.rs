@@ -4,21 +4,8 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::helpers::{buy, gala, spawn_app, As, TestApp};
-
-/// Three events on one venue (Riverside Hall); their ids.
-pub(crate) async fn three_nights(app: &TestApp) -> (String, Vec<String>) {
-    let venue = app.create_venue().await;
-    let mut events = Vec::new();
-    for night in 1..=3 {
-        let mut spec = gala(&venue);
-        spec["name"] = json!(format!("Night {night}"));
-        let (status, body) = app.post_events(&spec).await;
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        events.push(body["id"].as_str().unwrap().to_owned());
-    }
-    (venue, events)
-}
+use crate::helpers::seasons::three_nights;
+use crate::helpers::{buy, spawn_app, As, TestApp};
 
 /// The season of the three nights: stalls row A at season prices (the circle too, which
 /// the events hold back), and a partial of the first two nights.

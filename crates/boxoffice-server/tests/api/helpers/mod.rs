@@ -22,11 +22,13 @@ use crate::helpers::stores::Store;
 
 mod browser;
 mod direct;
+pub(crate) mod embed;
 pub(crate) mod limit;
 pub mod proxy;
 mod queue;
 mod race;
 mod redis;
+pub(crate) mod seasons;
 pub mod stores;
 pub(crate) use browser::*;
 pub use direct::{
