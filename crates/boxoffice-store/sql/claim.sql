@@ -25,8 +25,6 @@
 --      boxoffice_claim_hold (one hold alone; a hold that grows is claimed by it too) call it.
 --      boxoffice_claim_season claims one seat basket in every event of a season at once.
 --   3. boxoffice_waitlist_offer: seats free again offered to the waiting list, as holds.
---   4. boxoffice_hold_refusal, which no server of this version calls, kept while servers
---      of the previous version may run beside it.
 --
 -- The outcomes, spelled the same in SQL, in the redis store's scripts and in Rust
 -- (`boxoffice_core::hold::AcquireOutcome`): 'held', 'unavailable' (with the seats not
@@ -661,32 +659,4 @@ begin
          where l.seat_id <> all (v_take);
     end loop;
 end;
-$$;
-
-
--- 4. Kept for servers of the previous version.
---
--- No server of this version calls it. Servers of the previous version asked it first for
--- a seat refused lately; it stays defined while they may still run beside this one during
--- a rolling upgrade, and a later migration drops it.
---
--- What a claim of `p_seats` by `p_user` in `p_channel` would meet right now, by this
--- statement's snapshot, changing nothing: whether the event has started (null: no such
--- event), the buyer's live holds (up to p_most), and the seats that are not on sale to the
--- channel or are taken.
-create or replace function boxoffice_hold_refusal(p_event uuid, p_user text, p_seats text[],
-                                                  p_most bigint, p_channel text)
-returns table (started boolean, live bigint, taken text[])
-language sql stable
-as $$
-    select e.starts_at <= now(), lh.live,
-           array(select want.seat_id
-                   from unnest(p_seats) as want(seat_id)
-                  cross join lateral boxoffice_seat_taken(p_event, want.seat_id) st
-                  where (select true from seat_allocation a
-                          where a.event_id = p_event and a.seat_id = want.seat_id
-                            and boxoffice_on_sale_to(a.channel, p_channel)) is null
-                     or st.taken)
-      from event e, boxoffice_live_holds(p_event, p_user, p_most) lh
-     where e.event_id = p_event
 $$;
