@@ -207,6 +207,91 @@ mod tests {
         }
     }
 
+    /// The name a top-level declaration line (`export` or not) declares, if it is one.
+    fn declared(line: &str) -> Option<&str> {
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let line = line.strip_prefix("async ").unwrap_or(line);
+        let rest = [
+            "function* ",
+            "function ",
+            "const ",
+            "let ",
+            "var ",
+            "class ",
+        ]
+        .iter()
+        .find_map(|kw| line.strip_prefix(kw))?;
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+            .unwrap_or(rest.len());
+        Some(&rest[..end])
+    }
+
+    /// The joiner drops `import` lines and `export ` prefixes, so the modules must keep to
+    /// what it understands: each import one line naming what it takes, without renaming,
+    /// from a module that exports it; `export` only before a declaration; no `import` or
+    /// `export` it would miss (indented, or over several lines); and no two top-level names
+    /// alike in the joined scope.
+    #[test]
+    fn the_embed_modules_keep_to_what_the_joiner_understands() {
+        let mut names: std::collections::BTreeMap<&str, &str> = Default::default();
+        let mut exports: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+        for (path, text) in EMBED_MODULES {
+            let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+            for line in text.lines() {
+                let trimmed = line.trim_start();
+                if trimmed != line {
+                    assert!(
+                        !trimmed.starts_with("import ") && !trimmed.starts_with("export "),
+                        "{path}: an indented import or export the joiner would keep: {line}"
+                    );
+                    continue;
+                }
+                if let Some(import) = line.strip_prefix("import ") {
+                    let (taken, from) = import
+                        .strip_prefix('{')
+                        .and_then(|rest| rest.split_once("} from \""))
+                        .unwrap_or_else(|| {
+                            panic!("{path}: not a one-line `import {{ … }} from \"…\";`: {line}")
+                        });
+                    let (from, end) = from.split_once('"').unwrap();
+                    assert_eq!(end, ";", "{path}: {line}");
+                    let target = normalize(dir, from);
+                    let exported = exports.get(target.as_str()).unwrap_or_else(|| {
+                        panic!("{path} imports {target}, which is not joined before it")
+                    });
+                    for name in taken.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                        assert!(
+                            !name.contains(' '),
+                            "{path}: `{name}` renames an import, which the joiner cannot"
+                        );
+                        assert!(
+                            exported.contains(&name),
+                            "{path} imports {name}, which {target} does not export"
+                        );
+                    }
+                    continue;
+                }
+                if line.starts_with("export ") {
+                    let name = declared(line).unwrap_or_else(|| {
+                        panic!("{path}: `export` not before a declaration: {line}")
+                    });
+                    exports.entry(path).or_default().push(name);
+                }
+                if let Some(name) = declared(line) {
+                    assert!(
+                        !name.is_empty(),
+                        "{path}: a declaration the test cannot read: {line}"
+                    );
+                    if let Some(first) = names.insert(name, path) {
+                        panic!("`{name}` is declared at the top of both {first} and {path}");
+                    }
+                }
+            }
+        }
+        assert!(names.contains_key("BoxofficeSeatMap"), "{names:?}");
+    }
+
     #[test]
     fn every_module_a_module_imports_is_served() {
         for (path, text) in ASSETS.iter().filter(|(p, _)| p.ends_with(".js")) {
