@@ -20,8 +20,8 @@ use utoipa_axum::routes;
 use crate::error::ApiError;
 use crate::middleware::{compression, cors, head_size, request_span, timeout, REQUEST_ID};
 use crate::routes::{
-    availability, bookings, console, events, holds, ops, orders, page, pay, queue, seasons,
-    sessions, stream, venues, waitlist,
+    admin, availability, bookings, events, holds, ops, orders, page, pay, queue, seasons, sessions,
+    stream, venues, waitlist,
 };
 use crate::state::AppState;
 
@@ -77,9 +77,9 @@ fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) 
         .routes(routes!(holds::drop_seat))
         .routes(routes!(orders::create_order))
         .routes(routes!(orders::get_order))
-        .routes(routes!(console::list_orders))
-        .routes(routes!(console::orders_csv))
-        .routes(routes!(console::report))
+        .routes(routes!(admin::list_orders))
+        .routes(routes!(admin::orders_csv))
+        .routes(routes!(admin::report))
         .routes(routes!(orders::cancel_order))
         .routes(routes!(orders::pay_order))
         .routes(routes!(orders::release_night))
@@ -229,8 +229,8 @@ pub fn router(
             }),
         )
         .route("/assets/{*file}", axum::routing::get(page::asset))
-        .route("/admin", axum::routing::get(page::console))
-        .route("/admin/{*screen}", axum::routing::get(page::console))
+        .route("/admin", axum::routing::get(page::admin))
+        .route("/admin/{*screen}", axum::routing::get(page::admin))
         .route("/pay/{order}", axum::routing::get(pay::page).post(pay::act))
         .route("/embed.js", axum::routing::get(page::embed))
         .route("/embed.d.ts", axum::routing::get(page::embed_types))

@@ -40,12 +40,12 @@
 //! - [`metrics`]: one server's Prometheus recorder.
 //! - [`error`]: [`Error`], why a service could not do what it was asked.
 
+pub mod admin;
 pub mod admission;
 pub mod availability;
 pub mod basket;
 pub mod best_available;
 pub mod bookings;
-pub mod console;
 pub mod error;
 pub mod events;
 pub mod health;

@@ -1,9 +1,9 @@
 //! HTTP routes, one module per resource. Handlers stay thin: extract, call the store or a
 //! service, map the result.
 
+pub mod admin;
 pub mod availability;
 pub mod bookings;
-pub mod console;
 pub mod events;
 pub mod holds;
 pub mod ops;

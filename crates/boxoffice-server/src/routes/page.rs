@@ -43,15 +43,15 @@ const ASSETS: &[(&str, &str)] = &[
     web!("page/main.js"),
     web!("page/map.js"),
     web!("page/shared.js"),
-    web!("console/dashboard.js"),
-    web!("console/event-new.js"),
-    web!("console/main.js"),
-    web!("console/orders.js"),
-    web!("console/report.js"),
-    web!("console/seasons.js"),
-    web!("console/seats.js"),
-    web!("console/shared.js"),
-    web!("console/venues.js"),
+    web!("admin/dashboard.js"),
+    web!("admin/event-new.js"),
+    web!("admin/main.js"),
+    web!("admin/orders.js"),
+    web!("admin/report.js"),
+    web!("admin/seasons.js"),
+    web!("admin/seats.js"),
+    web!("admin/shared.js"),
+    web!("admin/venues.js"),
 ];
 
 /// The element's modules, in the order [`bundle`] joins them: each after what it imports.
@@ -117,7 +117,7 @@ pub async fn index() -> impl IntoResponse {
 
 /// The organizer console, at `/admin` and every path under it (the console routes in the
 /// browser).
-pub async fn console() -> impl IntoResponse {
+pub async fn admin() -> impl IntoResponse {
     (HEADERS, [(header::CONTENT_TYPE, HTML)], CONSOLE)
 }
 

@@ -487,7 +487,7 @@ async fn the_page_is_served_at_the_root_with_its_assets() {
         ("/?event=x", "text/html"),
         ("/assets/page/main.js", "text/javascript"),
         ("/assets/core/hall.js", "text/javascript"),
-        ("/assets/console/main.js", "text/javascript"),
+        ("/assets/admin/main.js", "text/javascript"),
         ("/assets/app.css", "text/css"),
         ("/assets/admin.css", "text/css"),
     ] {

@@ -2,6 +2,9 @@
 
 mod helpers;
 
+mod admin;
+mod admin_page;
+mod admin_seasons;
 mod allocations;
 mod availability;
 mod baskets;
@@ -16,9 +19,6 @@ mod claim_rules;
 mod claims_together;
 mod client;
 mod connections;
-mod console;
-mod console_page;
-mod console_seasons;
 mod cors;
 mod embed;
 mod embed_edges;

@@ -2,8 +2,8 @@
 //! events, allocations, seasons), general-admission bookings, the outbox, the sweeps, and the
 //! postgres hold store. Sales of held seats are [`crate::sales`], whichever store holds.
 
+pub mod admin;
 pub mod bookings;
-pub mod console;
 pub mod db;
 pub mod events;
 pub mod holds;

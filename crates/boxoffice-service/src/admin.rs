@@ -11,7 +11,7 @@ use boxoffice_api::{
 use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::hold::OrderStatus;
 use boxoffice_core::ids::EventId;
-use boxoffice_store::pg::console::{self, LineCursor, OrderCursor, OrderFilter, SaleLine};
+use boxoffice_store::pg::admin::{self, LineCursor, OrderCursor, OrderFilter, SaleLine};
 use bytes::Bytes;
 use futures::Stream;
 
@@ -73,7 +73,7 @@ pub async fn orders(
         limit: query.limit,
         after: query.cursor,
     };
-    let (orders, next) = console::orders_page(&state.pool, event, filter).await?;
+    let (orders, next) = admin::orders_page(&state.pool, event, filter).await?;
     let orders = orders
         .into_iter()
         .map(|order| LabelledOrder {
@@ -101,7 +101,7 @@ pub async fn sales_csv(
     event: EventId,
 ) -> Result<impl Stream<Item = Result<Bytes, Error>> + Send + 'static, Error> {
     let map = event_layout(state, event).await?;
-    let areas: HashMap<String, String> = console::area_names(&state.pool, event)
+    let areas: HashMap<String, String> = admin::area_names(&state.pool, event)
         .await?
         .into_iter()
         .collect();
@@ -118,7 +118,7 @@ pub async fn sales_csv(
                     )))
                 }
                 Part::Seats(after) => {
-                    let lines = console::seat_lines(&pool, event, after.as_ref(), CSV_PAGE).await?;
+                    let lines = admin::seat_lines(&pool, event, after.as_ref(), CSV_PAGE).await?;
                     let next = match lines.last() {
                         Some(l) if lines.len() as i64 == CSV_PAGE => {
                             Part::Seats(Some((l.created_at, l.order_id, l.seat_id.clone())))
@@ -129,7 +129,7 @@ pub async fn sales_csv(
                 }
                 Part::Bookings(after) => {
                     let lines =
-                        console::booking_lines(&pool, event, after.as_ref(), CSV_PAGE).await?;
+                        admin::booking_lines(&pool, event, after.as_ref(), CSV_PAGE).await?;
                     let next = match lines.last() {
                         Some(l) if lines.len() as i64 == CSV_PAGE => {
                             Part::Bookings(Some((l.created_at, l.order_id, String::new())))
@@ -186,7 +186,7 @@ pub async fn report(state: &Services, event: EventId) -> Result<EventReport, Err
     let (availability, sums) = futures::try_join!(
         availability::event_availability_from(state, event, &state.pool, None),
         async {
-            console::report_sums(&state.pool, event)
+            admin::report_sums(&state.pool, event)
                 .await
                 .map_err(Error::from)
         },
@@ -225,7 +225,7 @@ pub async fn report(state: &Services, event: EventId) -> Result<EventReport, Err
             SeatStatus::NotForSale => 3,
         }] += 1;
     }
-    let revenue = |list: &[console::Sold], key: &str| {
+    let revenue = |list: &[admin::Sold], key: &str| {
         list.iter()
             .find(|s| s.key == key)
             .map_or((0, 0), |s| (s.seats, s.revenue_cents))
@@ -278,7 +278,7 @@ pub async fn report(state: &Services, event: EventId) -> Result<EventReport, Err
         available: counts[2],
         not_for_sale: counts[3],
         revenue_cents: seat_revenue + ga_revenue,
-        currency: console::currency(&state.pool, event).await?,
+        currency: admin::currency(&state.pool, event).await?,
         by_section,
         by_ticket_type,
         ga,

@@ -9,8 +9,8 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use boxoffice_api::{EventReport, OrderList};
 use boxoffice_core::hold::OrderStatus;
-use boxoffice_service::console::{self, OrderQuery, DEFAULT_PAGE, MAX_PAGE};
-use boxoffice_store::pg::console::OrderCursor;
+use boxoffice_service::admin::{self, OrderQuery, DEFAULT_PAGE, MAX_PAGE};
+use boxoffice_store::pg::admin::OrderCursor;
 use futures::TryStreamExt;
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -93,7 +93,7 @@ pub async fn list_orders(
             "must be at most 200 characters, without control characters",
         ));
     }
-    let (orders, next_cursor) = console::orders(
+    let (orders, next_cursor) = admin::orders(
         &state,
         event,
         OrderQuery {
@@ -129,7 +129,7 @@ pub async fn orders_csv(
     Path(id): Path<String>,
 ) -> Result<impl IntoResponse, ApiError> {
     let event = super::event_id(&id)?;
-    let lines = console::sales_csv(&state, event).await?;
+    let lines = admin::sales_csv(&state, event).await?;
     let body = Body::from_stream(lines.map_err(|e| {
         tracing::warn!(error = %e, "the sales download stopped");
         std::io::Error::other(e.to_string())
@@ -164,5 +164,5 @@ pub async fn report(
     Path(id): Path<String>,
 ) -> Result<axum::Json<EventReport>, ApiError> {
     let event = super::event_id(&id)?;
-    Ok(axum::Json(console::report(&state, event).await?))
+    Ok(axum::Json(admin::report(&state, event).await?))
 }
