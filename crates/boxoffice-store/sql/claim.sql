@@ -17,9 +17,9 @@
 --
 -- Read top to bottom:
 --
---   1. The questions every claim asks of one seat or one buyer: is the seat on sale to
---      this buyer's channel, is a hold lapsed, is the seat taken, how many live holds
---      has the buyer.
+--   1. The questions every claim asks of one seat or one buyer: which is the buyer's lock,
+--      is the seat on sale to this buyer's channel, is a hold lapsed (or live), is the seat
+--      taken, how many live holds has the buyer.
 --   2. boxoffice_claim, which claims holds, a batch of them or one alone, and says why not.
 --      boxoffice_claim_holds (a batch, as the store's lanes send it) and
 --      boxoffice_claim_hold (one hold alone; a hold that grows is claimed by it too) call it.
@@ -42,6 +42,18 @@ as $$
     select p_allocated is null or p_allocated = p_channel
 $$;
 
+-- The key of the buyer's lock: the advisory lock every path that makes or extends holds of
+-- (`p_event`, `p_user`) takes first (pg_advisory_xact_lock), so their counts of the
+-- buyer's live holds never pass each other. `hashtextextended` of a namespaced string of
+-- the event UUID's canonical text and the user id, seed 0: a collision only makes two
+-- unrelated buyers take turns. The one recipe of the key; inlined wherever it is called.
+create or replace function boxoffice_buyer_lock(p_event uuid, p_user text)
+returns bigint
+language sql immutable
+as $$
+    select hashtextextended('boxoffice.hold:' || p_event::text || ':' || p_user, 0)
+$$;
+
 -- Whether a reservation row in `p_status` ('H' held, 'R' reserved by an order) with
 -- `p_expires_at` is a hold that has lapsed: the only row a claim may take over. Judged by
 -- Postgres' clock, as every expiry is. Inlined wherever it is called.
@@ -50,6 +62,17 @@ returns boolean
 language sql stable
 as $$
     select p_status = 'H' and p_expires_at <= now()
+$$;
+
+-- Whether a reservation row in `p_status` with `p_expires_at` is a live hold: held, and
+-- not lapsed by Postgres' clock. The one spelling of a live hold, in the claim and in
+-- every statement of the postgres store that reads or acts on one (inlined, so the partial
+-- index on held rows still serves it).
+create or replace function boxoffice_live_hold(p_status char, p_expires_at timestamptz)
+returns boolean
+language sql stable
+as $$
+    select p_status = 'H' and p_expires_at > now()
 $$;
 
 -- How many live holds `p_user` has in `p_event`, counted up to `p_most` (LIMIT: the count
@@ -62,8 +85,7 @@ language sql stable
 as $$
     select (select count(*) from (
                 select 1 from reservation r
-                 where r.event_id = p_event and r.user_id = p_user and r.status = 'H'
-                   and r.expires_at > now()
+                 where r.event_id = p_event and r.user_id = p_user and boxoffice_live_hold(r.status, r.expires_at)
                  limit p_most) l)
 $$;
 
@@ -98,8 +120,8 @@ $$;
 --    function takes a fresh snapshot only under READ COMMITTED. Any other level raises.
 -- 2. Asynchronous commit: a hold is ephemeral, so a crash may lose the last moments of
 --    holds, never an order.
--- 3. Each hold takes its buyer's lock (pg_advisory_xact_lock on the one key recipe every
---    path that makes or extends holds of (event, user) takes: `pg::holds::tx`) before its
+-- 3. Each hold takes its buyer's lock (pg_advisory_xact_lock on boxoffice_buyer_lock, the
+--    key every path that makes or extends holds of (event, user) takes) before its
 --    claim, and claims its whole basket in one statement, inside a block: should the
 --    statement claim fewer seats than asked, the answer says why (judged while the lock is
 --    held) and the block is rolled back: all or nothing.
@@ -221,14 +243,11 @@ begin
             -- then sees every hold of theirs committed before.
             if step = 0 then
                 perform pg_advisory_xact_lock(k.key)
-                   from (select hashtextextended(
-                                    'boxoffice.hold:' || p_events[h]::text || ':' || p_users[h],
-                                    0) as key
+                   from (select boxoffice_buyer_lock(p_events[h], p_users[h]) as key
                            from unnest(v_these) as h) k
                   order by k.key;
             else
-                perform pg_advisory_xact_lock(hashtextextended(
-                    'boxoffice.hold:' || p_events[step]::text || ':' || p_users[step], 0));
+                perform pg_advisory_xact_lock(boxoffice_buyer_lock(p_events[step], p_users[step]));
             end if;
             with want as (
                 select p_events[b.hold] as event_id, p_tokens[b.hold] as token,
@@ -464,8 +483,7 @@ begin
     end if;
     perform set_config('synchronous_commit', 'off', true);
     perform pg_advisory_xact_lock(k.key)
-       from (select hashtextextended('boxoffice.hold:' || e::text || ':' || p_user, 0) as key
-               from unnest(p_events) as e) k
+       from (select boxoffice_buyer_lock(e, p_user) as key from unnest(p_events) as e) k
       order by k.key;
     begin
         with want as (

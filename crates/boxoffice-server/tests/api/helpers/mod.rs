@@ -449,7 +449,7 @@ impl TestApp {
     ) -> sqlx::Transaction<'static, sqlx::Postgres> {
         let mut tx = self.db.begin().await.unwrap();
         for user in users {
-            sqlx::query("select pg_advisory_xact_lock(hashtextextended('boxoffice.hold:' || $1::uuid::text || ':' || $2, 0))")
+            sqlx::query("select pg_advisory_xact_lock(boxoffice_buyer_lock($1::uuid, $2))")
                 .bind(event.parse::<uuid::Uuid>().unwrap())
                 .bind(user)
                 .execute(&mut *tx)

@@ -30,7 +30,7 @@ impl PgHoldStore {
         let mut tx = begin_locked(&self.pool, r.event, r.user).await?;
         let rows: Vec<(String, String, DateTime<Utc>, DateTime<Utc>)> = sqlx::query_as(
             "select seat_id, user_id, created_at, expires_at from reservation
-              where event_id = $1 and hold_token = $2 and status = 'H' and expires_at > now()
+              where event_id = $1 and hold_token = $2 and boxoffice_live_hold(status, expires_at)
               order by seat_id
                 for update",
         )
@@ -105,7 +105,7 @@ impl PgHoldStore {
         let freed: Option<Option<Uuid>> = sqlx::query_scalar(
             "delete from reservation
               where event_id = $1 and hold_token = $2 and user_id = $3 and seat_id = $4
-                and status = 'H' and expires_at > now()
+                and boxoffice_live_hold(status, expires_at)
              returning pass_ticket",
         )
         .bind(event.0)
@@ -142,7 +142,7 @@ pub(super) async fn hold_in(
     let rows: Vec<ReservationRow> = sqlx::query_as(
         "select seat_id, user_id, ticket_type, price_cents, created_at, expires_at
            from reservation
-          where event_id = $1 and hold_token = $2 and status = 'H' and expires_at > now()
+          where event_id = $1 and hold_token = $2 and boxoffice_live_hold(status, expires_at)
           order by seat_id",
     )
     .bind(event.0)

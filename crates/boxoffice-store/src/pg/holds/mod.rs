@@ -81,7 +81,7 @@ impl PgHoldStore {
         Ok(sqlx::query_scalar(
             "select exists (select 1 from reservation
                              where event_id = $1 and hold_token = $2 and user_id <> $3
-                               and status = 'H' and expires_at > now())",
+                               and boxoffice_live_hold(status, expires_at))",
         )
         .bind(event.0)
         .bind(token)
@@ -154,7 +154,7 @@ impl HoldStore for PgHoldStore {
                 set expires_at = greatest(expires_at, least(now() + make_interval(secs => $4),
                                                             created_at + make_interval(secs => $5)))
               where event_id = $1 and hold_token = $2 and user_id = $3
-                and status = 'H' and expires_at > now()
+                and boxoffice_live_hold(status, expires_at)
              returning seat_id, expires_at",
             )
             .bind(event.0)
@@ -199,7 +199,7 @@ impl HoldStore for PgHoldStore {
             let freed: Vec<(String, Option<Uuid>)> = sqlx::query_as(
                 "delete from reservation
               where event_id = $1 and hold_token = $2 and user_id = $3
-                and status = 'H' and expires_at > now()
+                and boxoffice_live_hold(status, expires_at)
              returning seat_id, pass_ticket",
             )
             .bind(event.0)
@@ -247,7 +247,7 @@ impl HoldStore for PgHoldStore {
         // until someone takes the seat over, and simply stops being reported here.
         let rows: Vec<(String, DateTime<Utc>)> = sqlx::query_as(
             "select seat_id, expires_at from reservation
-              where event_id = $1 and status = 'H' and expires_at > now()",
+              where event_id = $1 and boxoffice_live_hold(status, expires_at)",
         )
         .bind(event.0)
         .fetch_all(&self.pool)
@@ -264,7 +264,7 @@ impl HoldStore for PgHoldStore {
     async fn seats_held_by(&self, event: EventId, user: &UserId) -> Result<u32, StoreError> {
         let (held,): (i64,) = sqlx::query_as(
             "select count(*) from reservation
-              where event_id = $1 and user_id = $2 and status = 'H' and expires_at > now()",
+              where event_id = $1 and user_id = $2 and boxoffice_live_hold(status, expires_at)",
         )
         .bind(event.0)
         .bind(user.as_str())
@@ -292,8 +292,7 @@ pub(super) async fn end_pass_unless_holding(
         "insert into pass_ended (event_id, ticket)
          select $1, $2
           where not exists (select 1 from reservation r
-                             where r.event_id = $1 and r.user_id = $3 and r.status = 'H'
-                               and r.expires_at > now())
+                             where r.event_id = $1 and r.user_id = $3 and boxoffice_live_hold(r.status, r.expires_at))
          on conflict do nothing
          returning true",
     )

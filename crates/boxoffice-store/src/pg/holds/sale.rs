@@ -119,7 +119,7 @@ impl SaleSeats for PgHoldStore {
         // carries that hold's and stays as it is.
         sqlx::query(
             "update reservation set expires_at = $3
-              where event_id = $1 and hold_token = $2 and status = 'H' and expires_at > now()",
+              where event_id = $1 and hold_token = $2 and boxoffice_live_hold(status, expires_at)",
         )
         .bind(order.event_id.0)
         .bind(order.order_id)
@@ -153,8 +153,7 @@ impl SaleSeats for PgHoldStore {
             // The rows a lapsed order kept for the waiting list carry the order's id.
             Passing::LapsedOrder(order) => (
                 "delete from reservation
-                  where event_id = $1 and hold_token = any($2) and status = 'H'
-                    and expires_at > now()
+                  where event_id = $1 and hold_token = any($2) and boxoffice_live_hold(status, expires_at)
                  returning seat_id",
                 vec![order.order_id],
             ),

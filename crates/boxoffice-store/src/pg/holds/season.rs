@@ -75,7 +75,7 @@ impl SeasonHolds for PgHoldStore {
                from reservation r
                join unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
                  on r.event_id = w.event_id and r.hold_token = w.token
-              where r.status = 'H' and r.expires_at > now()
+              where boxoffice_live_hold(r.status, r.expires_at)
               order by r.event_id, r.seat_id",
         )
         .bind(&ids)
@@ -105,7 +105,7 @@ impl SeasonHolds for PgHoldStore {
                 "delete from reservation r
                   using unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
                   where r.event_id = w.event_id and r.hold_token = w.token and r.user_id = $3
-                    and r.status = 'H' and r.expires_at > now()
+                    and boxoffice_live_hold(r.status, r.expires_at)
               returning r.event_id, r.seat_id, r.pass_ticket",
             )
             .bind(ids)
@@ -160,7 +160,7 @@ impl SeasonHolds for PgHoldStore {
                                                     r.created_at + make_interval(secs => $5)))
                    from unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
                   where r.event_id = w.event_id and r.hold_token = w.token and r.user_id = $3
-                    and r.status = 'H' and r.expires_at > now()
+                    and boxoffice_live_hold(r.status, r.expires_at)
                  returning r.event_id, r.seat_id, r.expires_at",
             )
             .bind(ids)
@@ -270,8 +270,7 @@ impl PgHoldStore {
             .await?;
         sqlx::query(
             "select pg_advisory_xact_lock(k.key)
-               from (select hashtextextended('boxoffice.hold:' || e::text || ':' || $2, 0) as key
-                       from unnest($1::uuid[]) as e) k
+               from (select boxoffice_buyer_lock(e, $2) as key from unnest($1::uuid[]) as e) k
               order by k.key",
         )
         .bind(events)
@@ -293,7 +292,7 @@ async fn held_by_other(
         "select exists (select 1 from reservation r
                           join unnest($1::uuid[], $2::uuid[]) as w (event_id, token)
                             on r.event_id = w.event_id and r.hold_token = w.token
-                         where r.user_id <> $3 and r.status = 'H' and r.expires_at > now())",
+                         where r.user_id <> $3 and boxoffice_live_hold(r.status, r.expires_at))",
     )
     .bind(ids)
     .bind(tokens)

@@ -17,10 +17,9 @@ use crate::StoreError;
 /// request on it would fail.)
 ///
 /// The lock serializes every path that creates or extends holds for one (event, user)
-/// pair, until the transaction ends. One key recipe for every caller: `hashtextextended`
-/// of a namespaced string of the event UUID's canonical text and the user id, seed 0. A
-/// hash collision only makes two unrelated pairs take turns; it never lets two requests
-/// of the same pair past each other.
+/// pair, until the transaction ends. One key recipe for every caller,
+/// `boxoffice_buyer_lock` (`sql/claim.sql`). A hash collision only makes two unrelated
+/// pairs take turns; it never lets two requests of the same pair past each other.
 pub(super) async fn begin_locked(
     pool: &PgPool,
     event: EventId,
@@ -29,7 +28,7 @@ pub(super) async fn begin_locked(
     let mut tx = pool
         .begin_with("begin isolation level read committed; set local synchronous_commit = off")
         .await?;
-    sqlx::query("select pg_advisory_xact_lock(hashtextextended('boxoffice.hold:' || $1::uuid::text || ':' || $2, 0))")
+    sqlx::query("select pg_advisory_xact_lock(boxoffice_buyer_lock($1, $2))")
         .bind(event.0)
         .bind(user.as_str())
         .execute(&mut *tx)
