@@ -335,13 +335,12 @@ async fn write_outbox(
         "currency": booking.currency,
         "status": booking.status,
     });
-    sqlx::query("insert into outbox (event_id, topic, payload) values ($1, $2, $3::jsonb)")
-        .bind(booking.event_id.0)
-        .bind(topic)
-        .bind(payload.to_string())
-        .execute(&mut *tx)
-        .await?;
-    Ok(())
+    let change = crate::pg::outbox::Change {
+        event_id: booking.event_id.0,
+        topic,
+        payload,
+    };
+    Ok(crate::pg::outbox::write(&mut *tx, &[change]).await?)
 }
 
 /// Places left in an area, by Postgres; `None` if the event has no such area.

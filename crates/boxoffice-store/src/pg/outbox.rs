@@ -1,9 +1,9 @@
-//! The outbox: rows written with every order, booking and cancellation, claimed and marked
-//! by relays.
+//! The outbox: rows written with every order, booking and cancellation ([`write`], the one
+//! writer, in the transaction of the change), claimed and marked by relays.
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sqlx::PgPool;
+use sqlx::{PgExecutor, PgPool};
 use uuid::Uuid;
 
 use crate::StoreError;
@@ -25,6 +25,45 @@ pub struct OutboxRow {
     pub created_at: DateTime<Utc>,
     /// Deliveries tried so far.
     pub attempts: i32,
+}
+
+/// A change to write to the outbox: under its event, its topic and its payload.
+#[derive(Clone, Debug)]
+pub struct Change<'a> {
+    /// The event the change belongs to (a season's: its first event, or the one released).
+    pub event_id: Uuid,
+    /// What happened (see [`OutboxRow::topic`]).
+    pub topic: &'a str,
+    /// The change, as committed.
+    pub payload: Value,
+}
+
+/// Writes `changes` to the outbox, in their order, in one statement: the one writer of the
+/// outbox, called in the transaction that makes the changes, so a change and its row
+/// commit together or not at all. (Its error is Postgres' own, for a batch to tell a lost
+/// connection from what one of its items met.)
+pub async fn write<'e>(
+    executor: impl PgExecutor<'e>,
+    changes: &[Change<'_>],
+) -> Result<(), sqlx::Error> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let events: Vec<Uuid> = changes.iter().map(|c| c.event_id).collect();
+    let topics: Vec<&str> = changes.iter().map(|c| c.topic).collect();
+    let payloads: Vec<String> = changes.iter().map(|c| c.payload.to_string()).collect();
+    sqlx::query(
+        "insert into outbox (event_id, topic, payload)
+         select e, t, p::jsonb from unnest($1::uuid[], $2::text[], $3::text[])
+                                     with ordinality as u (e, t, p, n)
+          order by n",
+    )
+    .bind(&events)
+    .bind(&topics)
+    .bind(&payloads)
+    .execute(executor)
+    .await?;
+    Ok(())
 }
 
 /// Leases the oldest undelivered rows of up to `events` events whose oldest row is due:

@@ -10,6 +10,7 @@ use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use crate::error::{stored_user_id, Constraint};
+use crate::pg::outbox;
 use crate::StoreError;
 
 /// An order's row as the read paths select it ([`ORDER_COLUMNS`]).
@@ -452,8 +453,7 @@ pub async fn expire_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
         .bind(&ids)
         .fetch_all(&mut *tx)
         .await?;
-        let mut outbox_events = Vec::with_capacity(n);
-        let mut payloads = Vec::with_capacity(n);
+        let mut changes = Vec::with_capacity(n);
         for row in rows {
             let id = row.order_id;
             let order = row.into_order(
@@ -467,17 +467,13 @@ pub async fn expire_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
                     })
                     .collect(),
             )?;
-            outbox_events.push(order.event_id.0);
-            payloads.push(payload(&order).to_string());
+            changes.push(outbox::Change {
+                event_id: order.event_id.0,
+                topic: "order.expired",
+                payload: payload(&order),
+            });
         }
-        sqlx::query(
-            "insert into outbox (event_id, topic, payload)
-             select e, 'order.expired', p::jsonb from unnest($1::uuid[], $2::text[]) as u (e, p)",
-        )
-        .bind(&outbox_events)
-        .bind(&payloads)
-        .execute(&mut *tx)
-        .await?;
+        outbox::write(&mut *tx, &changes).await?;
         tx.commit().await?;
         expired += n as u64;
         if n < EXPIRE_AT_ONCE as usize {
@@ -511,12 +507,10 @@ async fn write_outbox<'e>(
     topic: &str,
     order: &Order,
 ) -> Result<(), StoreError> {
-    let payload = payload(order);
-    sqlx::query("insert into outbox (event_id, topic, payload) values ($1, $2, $3::jsonb)")
-        .bind(event.0)
-        .bind(topic)
-        .bind(payload.to_string())
-        .execute(executor)
-        .await?;
-    Ok(())
+    let change = outbox::Change {
+        event_id: event.0,
+        topic,
+        payload: payload(order),
+    };
+    Ok(outbox::write(executor, &[change]).await?)
 }

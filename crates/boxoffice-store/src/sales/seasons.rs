@@ -21,6 +21,7 @@ use uuid::Uuid;
 
 use super::{orders, Passing, SaleSeats};
 use crate::error::{retry_contention, stored_user_id, Constraint};
+use crate::pg::outbox;
 use crate::season_holds::{SeasonHolds, SeasonSeatHeld, SeasonTaken};
 use crate::StoreError;
 
@@ -567,13 +568,12 @@ async fn write_outbox(
         "total_cents": order.total_cents,
         "currency": order.currency,
     });
-    sqlx::query("insert into outbox (event_id, topic, payload) values ($1, $2, $3::jsonb)")
-        .bind(under.0)
-        .bind(topic)
-        .bind(payload.to_string())
-        .execute(&mut *tx)
-        .await?;
-    Ok(())
+    let change = outbox::Change {
+        event_id: under.0,
+        topic,
+        payload,
+    };
+    Ok(outbox::write(&mut *tx, &[change]).await?)
 }
 
 /// The season's orders, newest first, up to `limit`; with `q`, those whose id, buyer or a

@@ -29,6 +29,7 @@ use uuid::Uuid;
 use super::orders::payload;
 use crate::error::is_connection_failure;
 use crate::lanes::{copy, Answers, Lanes};
+use crate::pg::outbox;
 use crate::StoreError;
 
 /// Most checkouts in one batch.
@@ -465,16 +466,16 @@ async fn place(tx: &mut PgConnection, placements: &[&Placement]) -> Result<Vec<O
             _ => "order.created",
         })
         .collect();
-    let payloads: Vec<String> = orders.iter().map(|o| payload(o).to_string()).collect();
-    sqlx::query(
-        "insert into outbox (event_id, topic, payload)
-         select e, t, p::jsonb from unnest($1::uuid[], $2::text[], $3::text[]) as u (e, t, p)",
-    )
-    .bind(orders.iter().map(|o| o.event_id.0).collect::<Vec<_>>())
-    .bind(&topics)
-    .bind(&payloads)
-    .execute(&mut *tx)
-    .await?;
+    let changes: Vec<outbox::Change<'_>> = orders
+        .iter()
+        .zip(&topics)
+        .map(|(o, topic)| outbox::Change {
+            event_id: o.event_id.0,
+            topic,
+            payload: payload(o),
+        })
+        .collect();
+    outbox::write(&mut *tx, &changes).await?;
     Ok(orders)
 }
 

@@ -12,6 +12,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::error::stored_user_id;
+use crate::pg::outbox;
 use crate::StoreError;
 
 /// How long an offer's hold outlives the offer's deadline: the time the server's sweep has
@@ -280,14 +281,15 @@ pub async fn offer_in_tx(
         .into_iter()
         .filter_map(|id| by_entry.remove(&id))
         .collect();
-    for offer in &offers {
-        sqlx::query("insert into outbox (event_id, topic, payload) values ($1, $2, $3::jsonb)")
-            .bind(event.0)
-            .bind("waitlist.offered")
-            .bind(offered_payload(offer).to_string())
-            .execute(&mut *tx)
-            .await?;
-    }
+    let changes: Vec<outbox::Change<'_>> = offers
+        .iter()
+        .map(|offer| outbox::Change {
+            event_id: event.0,
+            topic: "waitlist.offered",
+            payload: offered_payload(offer),
+        })
+        .collect();
+    outbox::write(&mut *tx, &changes).await?;
     Ok(offers)
 }
 
