@@ -112,3 +112,84 @@ pub fn is_word(text: &str, max: usize) -> bool {
 pub fn is_name(text: &str, max: usize) -> bool {
     !text.trim().is_empty() && text.chars().count() <= max && !text.chars().any(char::is_control)
 }
+
+/// What a sale lets a buyer ask for by number (best available, the waiting list): up to
+/// `most` seats, of its `ticket_types`.
+#[derive(Clone, Debug)]
+pub struct SeatsByNumber<'a> {
+    /// The most seats one ask may be for.
+    pub most: u32,
+    /// Where that limit comes from, as the message names it ("the event's
+    /// max_seats_per_user").
+    pub most_from: &'a str,
+    /// The codes of the sale's ticket types.
+    pub ticket_types: Vec<&'a str>,
+    /// Whose ticket types they are, as the message names it ("event", "season").
+    pub sold_by: &'a str,
+}
+
+impl ValidationErrors {
+    /// Checks an ask for `quantity` seats (of `ticket_type`, when given) against `sale`:
+    /// from 1 to its most, of a type it has. `prefix` heads the fields (`best_available.`
+    /// or nothing); `verb` says what the buyer does ("ask for", "wait for"). The one check
+    /// of a quantity and ticket type asked for.
+    pub fn check_seats_by_number(
+        &mut self,
+        prefix: &str,
+        verb: &str,
+        (quantity, ticket_type): (u32, Option<&str>),
+        sale: &SeatsByNumber<'_>,
+    ) {
+        self.check(
+            (1..=sale.most).contains(&quantity),
+            format!("{prefix}quantity"),
+            format!("{verb} 1 to {} seats ({})", sale.most, sale.most_from),
+        );
+        if let Some(code) = ticket_type {
+            self.check(
+                sale.ticket_types.contains(&code),
+                format!("{prefix}ticket_type"),
+                format!("the {} has no ticket type {code:?}", sale.sold_by),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seats_by_number_are_one_to_the_most_of_a_type_the_sale_has() {
+        let sale = SeatsByNumber {
+            most: 4,
+            most_from: "the event's max_seats_per_user",
+            ticket_types: vec!["adult", "child"],
+            sold_by: "event",
+        };
+        let check = |quantity, ticket_type| {
+            let mut errors = ValidationErrors::default();
+            errors.check_seats_by_number(
+                "best_available.",
+                "ask for",
+                (quantity, ticket_type),
+                &sale,
+            );
+            errors
+                .0
+                .into_iter()
+                .map(|e| format!("{}: {}", e.field, e.message))
+                .collect::<Vec<_>>()
+        };
+        assert!(check(1, Some("child")).is_empty());
+        assert!(check(4, None).is_empty());
+        assert_eq!(
+            check(0, Some("senior")),
+            [
+                "best_available.quantity: ask for 1 to 4 seats (the event's max_seats_per_user)",
+                "best_available.ticket_type: the event has no ticket type \"senior\""
+            ]
+        );
+        assert_eq!(check(5, None).len(), 1);
+    }
+}

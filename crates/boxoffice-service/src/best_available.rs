@@ -197,21 +197,12 @@ pub async fn hold_best_available(
     holds::count_hold(state, event, user).await?;
     let policy = holds::event_policy(state, event).await?;
     let mut errors = ValidationErrors::default();
-    errors.check(
-        (1..=policy.max_seats_per_user).contains(&quantity),
-        "best_available.quantity",
-        format!(
-            "ask for 1 to {} seats (the event's max_seats_per_user)",
-            policy.max_seats_per_user
-        ),
+    errors.check_seats_by_number(
+        "best_available.",
+        "ask for",
+        (quantity, ticket_type),
+        &policy.by_number(),
     );
-    if let Some(code) = ticket_type {
-        errors.check(
-            policy.ticket_types.iter().any(|t| t == code),
-            "best_available.ticket_type",
-            format!("the event has no ticket type {code:?}"),
-        );
-    }
     errors.into_result(()).map_err(Error::Invalid)?;
     let channel = availability::channel_of(state, event, channel).await?;
     let request = Request {

@@ -34,21 +34,7 @@ pub async fn join(
         return Err(Error::EventStarted);
     }
     let mut errors = ValidationErrors::default();
-    errors.check(
-        (1..=policy.max_seats_per_user).contains(&quantity),
-        "quantity",
-        format!(
-            "wait for 1 to {} seats (the event's max_seats_per_user)",
-            policy.max_seats_per_user
-        ),
-    );
-    if let Some(code) = ticket_type {
-        errors.check(
-            policy.ticket_types.iter().any(|t| t == code),
-            "ticket_type",
-            format!("the event has no ticket type {code:?}"),
-        );
-    }
+    errors.check_seats_by_number("", "wait for", (quantity, ticket_type), &policy.by_number());
     errors.into_result(()).map_err(Error::Invalid)?;
     let (entry, new) = waitlist::join(&state.pool, event, user, quantity, ticket_type).await?;
     Ok((view(state, event, entry).await?, new))

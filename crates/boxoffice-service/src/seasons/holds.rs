@@ -10,7 +10,7 @@ use boxoffice_core::best_available;
 use boxoffice_core::hold::{validate_basket, PricedSeat};
 use boxoffice_core::ids::{EventId, SeasonId, UserId};
 use boxoffice_core::season::Season;
-use boxoffice_core::validation::ValidationErrors;
+use boxoffice_core::validation::{SeatsByNumber, ValidationErrors};
 use boxoffice_store::hold_store::HoldPass;
 use boxoffice_store::season_holds::{
     SeasonAcquire, SeasonEventHold, SeasonExtend, SeasonHoldRequest, SeasonRelease, SeasonSeatHeld,
@@ -198,18 +198,22 @@ fn checked_ask<'a>(
     most: u32,
 ) -> Result<best_available::Ask<'a>, Error> {
     let mut errors = ValidationErrors::default();
-    errors.check(
-        (1..=most).contains(&ask.quantity),
-        "best_available.quantity",
-        format!("ask for 1 to {most} seats (the smallest max_seats_per_user of the events)"),
+    let sale = SeatsByNumber {
+        most,
+        most_from: "the smallest max_seats_per_user of the events",
+        ticket_types: season
+            .ticket_types
+            .iter()
+            .map(|t| t.code.as_str())
+            .collect(),
+        sold_by: "season",
+    };
+    errors.check_seats_by_number(
+        "best_available.",
+        "ask for",
+        (ask.quantity, ask.ticket_type.as_deref()),
+        &sale,
     );
-    if let Some(code) = &ask.ticket_type {
-        errors.check(
-            season.ticket_types.iter().any(|t| &t.code == code),
-            "best_available.ticket_type",
-            format!("the season has no ticket type {code:?}"),
-        );
-    }
     errors.into_result(()).map_err(Error::Invalid)?;
     Ok(best_available::Ask {
         quantity: ask.quantity as usize,

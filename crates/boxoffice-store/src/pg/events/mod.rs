@@ -85,6 +85,19 @@ pub struct HoldPolicy {
     pub channels: Vec<String>,
 }
 
+impl HoldPolicy {
+    /// What the event lets a buyer ask for by number: up to its `max_seats_per_user`, of
+    /// its ticket types.
+    pub fn by_number(&self) -> boxoffice_core::validation::SeatsByNumber<'_> {
+        boxoffice_core::validation::SeatsByNumber {
+            most: self.max_seats_per_user,
+            most_from: "the event's max_seats_per_user",
+            ticket_types: self.ticket_types.iter().map(String::as_str).collect(),
+            sold_by: "event",
+        }
+    }
+}
+
 /// Whose ticket types: an event's (table `ticket_type`) or a season's
 /// (`season_ticket_type`).
 pub(crate) enum TicketTypesOf {
