@@ -29,7 +29,7 @@ pub async fn add_seats(
     pass: Option<&str>,
     seats: &[String],
 ) -> Result<LabelledHold, Error> {
-    let pass = crate::queue::admit(state, event, user, pass).await?;
+    let admitted = crate::queue::admit(state, event, user, pass).await?;
     count_hold(state, event, user).await?;
     let token = token.ok_or(Error::HoldNotLive)?;
     let mut map = buyer_layout(state, event, channel).await?;
@@ -40,7 +40,7 @@ pub async fn add_seats(
     let outcome = limited(&state.overload, Path::Hold, async {
         loop {
             let quotes = quotes(&map, &basket);
-            let request = hold_request(state, (event, user, pass), &map, &basket, &quotes);
+            let request = hold_request(state, (event, user, admitted), &map, &basket, &quotes);
             let outcome = state.holds.grow(token, &request).await?;
             match outcome {
                 GrowOutcome::Acquire(AcquireOutcome::LayoutChanged(version))

@@ -188,7 +188,7 @@ pub async fn hold_best_available(
     pass: Option<&str>,
     ask: BestAsk<'_>,
 ) -> Result<BestHold, Error> {
-    let pass = crate::queue::admit(state, event, user, pass).await?;
+    let admitted = crate::queue::admit(state, event, user, pass).await?;
     let BestAsk {
         quantity,
         ticket_type,
@@ -217,7 +217,7 @@ pub async fn hold_best_available(
         for _ in 0..MAX_CHOICES {
             let choice = choose(state, event, channel, &turn, &request).await?;
             let map = &choice.map;
-            match holds::acquire(state, event, user, pass, map, &choice.basket).await? {
+            match holds::acquire(state, event, user, admitted, map, &choice.basket).await? {
                 outcome @ AcquireOutcome::Held(_) => {
                     let hold = holds::settle(state, event, map, outcome).await?;
                     let adjacent = choice.adjacent;

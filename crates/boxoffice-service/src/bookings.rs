@@ -35,7 +35,7 @@ pub async fn create_booking(
     user: &UserId,
     wanted: PlacesWanted<'_>,
 ) -> Result<Booking, Error> {
-    let pass = crate::queue::admit(state, event, user, wanted.pass).await?;
+    let admitted = crate::queue::admit(state, event, user, wanted.pass).await?;
     if wanted.quantity < 1 {
         return Err(Error::invalid("quantity", "must be at least 1"));
     }
@@ -53,7 +53,7 @@ pub async fn create_booking(
         area: wanted.area,
         quantity: wanted.quantity,
         idempotency_key: wanted.idempotency_key,
-        pass: pass.map(|p| p.ticket),
+        pass: admitted.pass().map(|p| p.ticket),
     };
     let outcome = limited(&state.overload, Path::Hold, async {
         state

@@ -4,8 +4,9 @@
 //! How a hold is decided, in the order it happens ([`create_hold`]):
 //!
 //! 0. While the event's waiting room is on, the buyer's pass is checked
-//!    ([`crate::queue::admit`]); without a valid one, 403. Every flow that makes or grows
-//!    a hold, or books places, checks it itself, so no route can forget it.
+//!    ([`crate::queue::admit`]); without a valid one, 403. What it answers
+//!    ([`crate::queue::Admitted`]) is what a store request is built from, so no flow that
+//!    makes or grows a hold, or books places, can reach a store without it.
 //! 1. The buyer's hold rate is counted ([`count_hold`]); past it, 429.
 //! 2. The basket is checked against the event's seat map (unknown, repeated or too many
 //!    seats are refused before any store is asked).
@@ -33,13 +34,14 @@ use boxoffice_core::hold::{
     validate_basket, AcquireOutcome, ClaimedSeat, ExtendOutcome, Hold, PricedSeat, ReleaseOutcome,
 };
 use boxoffice_core::ids::{EventId, UserId};
-use boxoffice_store::hold_store::{HoldPass, HoldRequest};
+use boxoffice_store::hold_store::HoldRequest;
 use boxoffice_store::pg::events::HoldPolicy;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::live::{Answer, Ask, Change};
 use crate::overload::{limited, Path};
+use crate::queue::Admitted;
 use crate::seat_map::RenderedSeatMap;
 use crate::Services;
 use crate::{Error, SeatRef};
@@ -161,7 +163,7 @@ pub async fn create_hold(
     pass: Option<&str>,
     seats: &[String],
 ) -> Result<LabelledHold, Error> {
-    let pass = crate::queue::admit(state, event, user, pass).await?;
+    let admitted = crate::queue::admit(state, event, user, pass).await?;
     count_hold(state, event, user).await?;
     let mut map = buyer_layout(state, event, channel).await?;
     let mut basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
@@ -195,7 +197,7 @@ pub async fn create_hold(
     };
     let outcome = limited(&state.overload, Path::Hold, async {
         loop {
-            let outcome = acquire(state, event, user, pass, &map, &basket).await?;
+            let outcome = acquire(state, event, user, admitted, &map, &basket).await?;
             match &outcome {
                 AcquireOutcome::Unavailable(seats) => confirmed(&taken_in(&map, seats)),
                 AcquireOutcome::Held(hold) => confirmed(&hold_seats(hold)),
@@ -319,13 +321,13 @@ pub(super) async fn acquire(
     state: &Services,
     event: EventId,
     user: &UserId,
-    pass: Option<HoldPass>,
+    admitted: Admitted,
     map: &RenderedSeatMap,
     basket: &[String],
 ) -> Result<AcquireOutcome, Error> {
     let began = std::time::Instant::now();
     let quotes = quotes(map, basket);
-    let request = hold_request(state, (event, user, pass), map, basket, &quotes);
+    let request = hold_request(state, (event, user, admitted), map, basket, &quotes);
     let outcome = state.holds.acquire(&request).await;
     let label = match &outcome {
         Ok(AcquireOutcome::Held(_)) => "granted",
@@ -342,11 +344,11 @@ pub(super) async fn acquire(
     Ok(outcome?)
 }
 
-/// What the hold store is asked, for `basket` of `buyer` (the event, the user and the
-/// waiting-room pass), quoted by `map`: for a new hold or a growing one.
+/// What the hold store is asked, for `basket` of `buyer` (the event, the user and their
+/// admission), quoted by `map`: for a new hold or a growing one.
 pub(crate) fn hold_request<'a>(
     state: &Services,
-    (event, user, pass): (EventId, &'a UserId, Option<HoldPass>),
+    (event, user, admitted): (EventId, &'a UserId, Admitted),
     map: &'a RenderedSeatMap,
     basket: &'a [String],
     quotes: &'a [Option<ClaimedSeat>],
@@ -360,7 +362,7 @@ pub(crate) fn hold_request<'a>(
         ttl_seconds: map.policy.hold_ttl_seconds,
         max_seats_per_user: map.policy.max_seats_per_user,
         holds_per_minute: state.rate_limits.holds.per_minute(),
-        pass,
+        pass: admitted.pass(),
         channel: map.channel.as_deref(),
     }
 }

@@ -251,19 +251,42 @@ pub async fn status(state: &Services, event: EventId) -> Result<Arc<Status>, Err
     Ok(line_of(state, event).await?.view().status())
 }
 
-/// Lets a hold or booking of `event` by `user` through if the event's waiting room is off
-/// (`None`), or `pass` (the `Boxoffice-Pass` header) is a pass of this buyer for this
-/// event that has not expired (the pass, which the hold or booking takes to its store:
-/// whether it ended early is the store's to say, in the same call that claims); refuses it
-/// with [`Error::QueueRequired`] otherwise.
+/// A buyer let through one event's waiting room: what every call that makes or grows a
+/// hold, or books places, needs to build its store request, and only [`admit`] gives. So
+/// no flow can reach a hold store without its buyer admitted: skipping the check does not
+/// compile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Admitted {
+    event: EventId,
+    pass: Option<HoldPass>,
+}
+
+impl Admitted {
+    /// The event the buyer was admitted to.
+    pub fn event(&self) -> EventId {
+        self.event
+    }
+
+    /// The pass the buyer was let through with, for the store to check whether it ended in
+    /// the same call that claims; `None` where the event's waiting room is off.
+    pub fn pass(&self) -> Option<HoldPass> {
+        self.pass
+    }
+}
+
+/// Lets a hold or booking of `event` by `user` through if the event's waiting room is off,
+/// or `pass` (the `Boxoffice-Pass` header) is a pass of this buyer for this event that has
+/// not expired (kept in the [`Admitted`], which the hold or booking takes to its store:
+/// whether the pass ended early is the store's to say, in the same call that claims);
+/// refuses it with [`Error::QueueRequired`] otherwise.
 pub async fn admit(
     state: &Services,
     event: EventId,
     user: &UserId,
     pass: Option<&str>,
-) -> Result<Option<HoldPass>, Error> {
+) -> Result<Admitted, Error> {
     if state.admission.queue(&state.pool, event).await?.is_none() {
-        return Ok(None);
+        return Ok(Admitted { event, pass: None });
     }
     let pass = pass.ok_or(Error::QueueRequired(
         "this event's waiting room is on: join it, and show the pass it gives in Boxoffice-Pass",
@@ -279,10 +302,13 @@ pub async fn admit(
                 Refused::NotYours => "the pass is not for this event and buyer",
             })
         })?;
-    Ok(Some(HoldPass {
-        ticket: pass.ticket,
-        expires_at: pass.expires_at,
-    }))
+    Ok(Admitted {
+        event,
+        pass: Some(HoldPass {
+            ticket: pass.ticket,
+            expires_at: pass.expires_at,
+        }),
+    })
 }
 
 /// The refusal of a hold or booking under a pass that has ended.

@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 
+use crate::queue::Admitted;
 use boxoffice_api::{BestAvailable, SeasonHoldBody, SeasonHoldView, SeatRef};
 use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::best_available;
@@ -11,7 +12,6 @@ use boxoffice_core::hold::{validate_basket, PricedSeat};
 use boxoffice_core::ids::{EventId, SeasonId, UserId};
 use boxoffice_core::season::Season;
 use boxoffice_core::validation::{SeatsByNumber, ValidationErrors};
-use boxoffice_store::hold_store::HoldPass;
 use boxoffice_store::season_holds::{
     SeasonAcquire, SeasonEventHold, SeasonExtend, SeasonHoldRequest, SeasonRelease, SeasonSeatHeld,
 };
@@ -94,11 +94,11 @@ pub async fn hold_seats(
         (event, admission, policy)
     });
     for (event, admission, policy) in futures::future::join_all(reads).await {
-        let pass = match admission {
-            Ok(pass) => pass,
+        let admitted = match admission {
+            Ok(admitted) => admitted,
             Err(Error::QueueRequired(_)) => {
                 unadmitted.push(event);
-                None
+                continue;
             }
             Err(e) => return Err(e),
         };
@@ -109,7 +109,7 @@ pub async fn hold_seats(
             event,
             token: Uuid::nil(),
             max_seats_per_user: policy.max_seats_per_user,
-            pass,
+            pass: admitted.pass(),
         });
     }
     if !unadmitted.is_empty() {
@@ -281,14 +281,14 @@ async fn publish(state: &Services, held: &[SeasonSeatHeld]) {
     publish_all(state, changes).await;
 }
 
-/// The buyer's pass of `event` among `passes`, where its waiting room is on (`None` where
-/// it is off); refuses a buyer without one.
+/// The buyer admitted to `event` with one of `passes` where its waiting room is on
+/// (without one where it is off); refuses a buyer without one.
 async fn admitted(
     state: &Services,
     event: EventId,
     user: &UserId,
     passes: &[&str],
-) -> Result<Option<HoldPass>, Error> {
+) -> Result<Admitted, Error> {
     let mut refusal = match crate::queue::admit(state, event, user, None).await {
         Ok(pass) => return Ok(pass),
         Err(e) => e,
