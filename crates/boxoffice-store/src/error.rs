@@ -47,7 +47,7 @@ pub enum Constraint {
     PlacesLeft,
     /// `waitlist_offer_deadline`: a hold offered from the waiting list is bought only
     /// before the offer's deadline, judged by Postgres in the order's transaction
-    /// ([`crate::sales::orders::insert_order`]).
+    /// (`sales::orders::write_orders`).
     OfferLapsed,
     /// A primary key (`<table>_pkey`): the row exists already.
     PrimaryKey(String),

@@ -59,7 +59,7 @@
 //! | a hold lapses | Postgres' clock, in every statement that reads a hold | Redis' clock: the keys' TTL |
 //! | a release or a taken-out seat frees only the hold's own seats | a compare-and-delete statement under the buyer's lock | `hold_release.lua`, `hold_shrink.lua` |
 //! | a seat is sold once | the `order_seat_sold` unique index, in the order's transaction (`sales::checkout`, `sales::orders`) | the same index: Redis protects the seats while Postgres commits the order |
-//! | a waiting-list offer's deadline | Postgres, in the order's transaction (`sales::orders::insert_order`) | the same |
+//! | a waiting-list offer's deadline | Postgres, in the order's transaction (`sales::orders::write_orders`) | the same |
 //! | a pending order's seats stay held until its deadline | its reservation rows | `order_pending.lua` |
 //! | a checkout, payment, cancellation or offer takes the seats | its rows change in the sale's transaction (`pg/holds/sale.rs`) | protected by a script before Postgres commits, marked sold or given back after (`redis/holds/sale.rs`) |
 

@@ -274,7 +274,7 @@ async fn try_checkout(
         Taken::Seats { seats, pass, tx } => (seats, pass, tx),
         Taken::Protected { seats, pass } => {
             if let Some(lanes) = store.taken_checkouts() {
-                let placement = together::Placement {
+                let placement = orders::Placement {
                     event,
                     token,
                     user: user.clone(),
@@ -282,6 +282,7 @@ async fn try_checkout(
                     window_seconds,
                     seats: seats.clone(),
                     pass,
+                    season: None,
                 };
                 match lanes.checkout(pool, placement).await {
                     Ok(together::Together::Ordered(order)) => {
@@ -318,22 +319,31 @@ async fn try_checkout(
             );
         }
     };
+    // Alone, a batch of one for the one order writer.
+    let placement = orders::Placement {
+        event,
+        token,
+        user: user.clone(),
+        order_id,
+        window_seconds,
+        seats: seats.clone(),
+        pass,
+        season: None,
+    };
     let committed = async {
-        let order = orders::insert_order(
-            &mut tx,
-            event,
-            user,
-            token,
-            &seats,
-            order_id,
-            window_seconds,
-        )
-        .await?;
-        if let Some(ticket) = pass {
-            // A claim under this pass sees either this hold still held (and counts it) or
-            // the pass ended (`sql/claim.sql`).
-            passes::end_pass(&mut tx, event, ticket).await?;
-        }
+        let order = match orders::write_orders(&mut tx, &[&placement]).await? {
+            orders::Written::Orders(mut orders) if orders.len() == 1 => orders.remove(0),
+            orders::Written::Orders(_) => {
+                return Err(StoreError::Other(
+                    "one order asked, another count written".into(),
+                ))
+            }
+            orders::Written::OfferLapsed => {
+                return Err(StoreError::Conflict {
+                    constraint: Constraint::OfferLapsed,
+                })
+            }
+        };
         tx.commit().await?;
         Ok::<_, StoreError>(order)
     };

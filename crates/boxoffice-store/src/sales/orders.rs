@@ -9,7 +9,7 @@ use serde_json::json;
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
-use crate::error::{stored_user_id, Constraint};
+use crate::error::stored_user_id;
 use crate::pg::outbox;
 use crate::StoreError;
 
@@ -142,113 +142,235 @@ pub async fn get_order(
     }
 }
 
-/// What writing an order answers: whether the offer its hold came from was still open (if
-/// it came from one), and the order's currency, creation and deadline (`None` but the
-/// first when no order was written).
-type Placed = (
-    Option<bool>,
-    Option<String>,
-    Option<DateTime<Utc>>,
-    Option<DateTime<Utc>>,
-);
+/// An order to write: a checkout's (whose hold's seats its store has taken for it), or one
+/// night's of a season order.
+#[derive(Clone, Debug)]
+pub struct Placement {
+    /// The event.
+    pub event: EventId,
+    /// The hold bought.
+    pub token: Uuid,
+    /// Its buyer.
+    pub user: UserId,
+    /// The order's id.
+    pub order_id: Uuid,
+    /// The event's payment window, 0 for none.
+    pub window_seconds: u32,
+    /// The hold's seats with their quotes (a season night's: its share of each price),
+    /// sorted by seat id.
+    pub seats: Vec<ClaimedSeat>,
+    /// The waiting-room pass the hold was made under, which the order ends.
+    pub pass: Option<Uuid>,
+    /// For one night of a season order: that order, whose outbox row stands for it.
+    pub season: Option<SeasonPart>,
+}
 
-/// Writes the order `order_id` for `seats`, its seats and its outbox row, inside the
-/// caller's transaction. Without a payment window (`window_seconds` 0) the order is paid
-/// and its seats sold: the partial unique index `order_seat_sold` refuses a seat that is
-/// already in a live order (a `Conflict` on that constraint), whatever any hold store
-/// says; its outbox row is `order.created`. With one, the order is pending until now +
-/// the window (Postgres' clock): its seats are written released, not sold, until it is
-/// paid ([`pay_in_tx`]), and its outbox row is `order.pending`.
-pub async fn insert_order(
+/// What a night's order takes from its season order.
+#[derive(Clone, Debug)]
+pub struct SeasonPart {
+    /// The season order.
+    pub season_order_id: Uuid,
+    /// Its currency.
+    pub currency: String,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+}
+
+/// What the order writer did.
+pub(crate) enum Written {
+    /// Every order, in the placements' order.
+    Orders(Vec<Order>),
+    /// Nothing: a hold offered from the waiting list was bought past the offer's deadline.
+    OfferLapsed,
+}
+
+/// An order as the writer wrote it: its number among the placements, and what Postgres
+/// gave it (nothing when no order was written).
+#[derive(sqlx::FromRow)]
+struct PlacedRow {
+    n: i32,
+    currency: Option<String>,
+    created_at: Option<DateTime<Utc>>,
+    pay_by: Option<DateTime<Utc>>,
+    lapsed: bool,
+}
+
+/// The one writer of orders, inside the caller's transaction: for every placement, the
+/// waiting-list offer its hold came from recorded bought, the order and its seats, the
+/// pass it ends, and its outbox row, a statement each for all of them. A checkout alone is
+/// a batch of one; a season order's nights are a batch of their own.
+///
+/// Without a payment window (`window_seconds` 0) an order is paid and its seats sold: the
+/// partial unique index `order_seat_sold` refuses a seat already in a live order (Postgres'
+/// error, whose constraint the caller reads: a checkout alone answers it, a batch goes
+/// alone), whatever any hold store says; its outbox row is `order.created`. With one, the
+/// order is pending until now + the window (Postgres' clock): its seats are written
+/// released, not sold, until it is paid ([`pay_in_tx`]), and its outbox row is
+/// `order.pending`. A night of a season order is paid, in the season's currency, with no
+/// outbox row of its own. A hold offered from the waiting list is bought only before the
+/// offer's deadline, judged by Postgres' clock, as every expiry is: past it no order is
+/// written ([`Written::OfferLapsed`]), and the caller rolls back.
+pub(crate) async fn write_orders(
     tx: &mut PgConnection,
-    event: EventId,
-    user: &UserId,
-    token: Uuid,
-    seats: &[ClaimedSeat],
-    order_id: Uuid,
-    window_seconds: u32,
-) -> Result<Order, StoreError> {
-    // One statement: the waiting-list offer this hold came from (if any) recorded bought,
-    // the order and its seats. A hold offered from the waiting list is bought only before
-    // the offer's deadline, judged by Postgres' clock, as every expiry is: past it no order
-    // is written, and the caller's transaction, offer and all, is rolled back.
-    let total_cents: i64 = seats.iter().map(|s| s.price_cents).sum();
-    let (offer_open, currency, created_at, pay_by): Placed = sqlx::query_as(
-        "with offer as (
-             update waitlist_entry set status = 'B', ended_at = now()
-              where event_id = $1 and offer_token = $4 and status = 'O'
-             returning offer_expires_at > now() as open
+    placements: &[&Placement],
+) -> Result<Written, sqlx::Error> {
+    let numbers: Vec<i32> = (1..).take(placements.len()).collect();
+    let (s_numbers, s_seats, s_types, s_prices): (Vec<i32>, Vec<&str>, Vec<&str>, Vec<i64>) = {
+        let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (&n, p) in numbers.iter().zip(placements) {
+            for s in &p.seats {
+                out.0.push(n);
+                out.1.push(s.seat_id.as_str());
+                out.2.push(s.ticket_type.as_str());
+                out.3.push(s.price_cents);
+            }
+        }
+        out
+    };
+    let total = |p: &Placement| -> i64 { p.seats.iter().map(|s| s.price_cents).sum() };
+    let placed: Vec<PlacedRow> = sqlx::query_as(
+        "with u as (
+             select * from unnest($1::int4[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[],
+                                  $6::float8[], $7::int8[], $12::uuid[], $13::text[],
+                                  $14::timestamptz[])
+                        as u (n, e, o, usr, t, w, total, so, cur, at)
+         ), offer as (
+             update waitlist_entry we set status = 'B', ended_at = now()
+               from u
+              where we.event_id = u.e and we.offer_token = u.t and we.status = 'O'
+             returning we.offer_expires_at > now() as open
          ), placed as (
              insert into ticket_order (event_id, order_id, user_id, hold_token, total_cents,
-                                       currency, status, pay_by)
-             select $1, $2, $3, $4, $5,
-                    (select currency from ticket_type where event_id = $1 order by position limit 1),
-                    case when $6 > 0 then 'pending_payment' else 'confirmed' end,
-                    case when $6 > 0
-                         then date_trunc('milliseconds', now() + make_interval(secs => $6)) end
+                                       currency, status, pay_by, created_at, season_order_id)
+             select u.e, u.o, u.usr, u.t, u.total,
+                    coalesce(u.cur, (select currency from ticket_type tt where tt.event_id = u.e
+                                      order by position limit 1)),
+                    case when u.w > 0 then 'pending_payment' else 'confirmed' end,
+                    case when u.w > 0
+                         then date_trunc('milliseconds', now() + make_interval(secs => u.w)) end,
+                    coalesce(u.at, now()), u.so
+               from u
               where not exists (select 1 from offer where not open)
-             returning currency, created_at, pay_by
+             returning order_id, currency, created_at, pay_by
          ), sold as (
              insert into order_seat (event_id, order_id, seat_id, ticket_type, price_cents, released)
-             select $1, $2, s, t, p, $6 > 0
-               from placed, unnest($7::text[], $8::text[], $9::int8[]) as u (s, t, p)
+             select u.e, u.o, s.seat, s.ty, s.price, u.w > 0
+               from unnest($8::int4[], $9::text[], $10::text[], $11::int8[]) as s (n, seat, ty, price)
+               join u on u.n = s.n
+              where exists (select 1 from placed)
          )
-         select (select open from offer), placed.currency, placed.created_at, placed.pay_by
-           from (select) as one left join placed on true",
+         select u.n, placed.currency, placed.created_at, placed.pay_by,
+                exists (select 1 from offer where not open) as lapsed
+           from u left join placed on placed.order_id = u.o
+          order by u.n",
     )
-    .bind(event.0)
-    .bind(order_id)
-    .bind(user.as_str())
-    .bind(token)
-    .bind(total_cents)
-    .bind(f64::from(window_seconds))
-    .bind(seats.iter().map(|s| s.seat_id.as_str()).collect::<Vec<_>>())
+    .bind(&numbers)
+    .bind(placements.iter().map(|p| p.event.0).collect::<Vec<_>>())
+    .bind(placements.iter().map(|p| p.order_id).collect::<Vec<_>>())
+    .bind(placements.iter().map(|p| p.user.as_str()).collect::<Vec<_>>())
+    .bind(placements.iter().map(|p| p.token).collect::<Vec<_>>())
     .bind(
-        seats
+        placements
             .iter()
-            .map(|s| s.ticket_type.as_str())
+            .map(|p| f64::from(p.window_seconds))
             .collect::<Vec<_>>(),
     )
-    .bind(seats.iter().map(|s| s.price_cents).collect::<Vec<_>>())
-    .fetch_one(&mut *tx)
+    .bind(placements.iter().map(|p| total(p)).collect::<Vec<_>>())
+    .bind(&s_numbers)
+    .bind(&s_seats)
+    .bind(&s_types)
+    .bind(&s_prices)
+    .bind(
+        placements
+            .iter()
+            .map(|p| p.season.as_ref().map(|s| s.season_order_id))
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        placements
+            .iter()
+            .map(|p| p.season.as_ref().map(|s| s.currency.as_str()))
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        placements
+            .iter()
+            .map(|p| p.season.as_ref().map(|s| s.created_at))
+            .collect::<Vec<_>>(),
+    )
+    .fetch_all(&mut *tx)
     .await?;
-    let (Some(currency), Some(created_at)) = (currency, created_at) else {
-        debug_assert_eq!(
-            offer_open,
-            Some(false),
-            "only a lapsed offer writes no order"
-        );
-        return Err(StoreError::Conflict {
-            constraint: Constraint::OfferLapsed,
+    if placed.iter().any(|row| row.lapsed) {
+        return Ok(Written::OfferLapsed);
+    }
+    let mut orders = Vec::with_capacity(placements.len());
+    for (row, p) in placed.into_iter().zip(placements) {
+        let (Some(currency), Some(created_at)) = (row.currency, row.created_at) else {
+            return Err(sqlx::Error::Protocol(format!(
+                "order {} of a batch of {} was not written",
+                row.n,
+                placements.len()
+            )));
+        };
+        orders.push(Order {
+            order_id: p.order_id,
+            event_id: p.event,
+            user_id: p.user.clone(),
+            hold_token: p.token,
+            seats: p.seats.clone(),
+            total_cents: total(p),
+            currency,
+            status: if row.pay_by.is_some() {
+                OrderStatus::PendingPayment
+            } else {
+                OrderStatus::Paid
+            },
+            created_at,
+            payment: row.pay_by.map(|pay_by| Payment {
+                pay_by,
+                paid_at: None,
+                reference: None,
+            }),
         });
-    };
-    let order = Order {
-        order_id,
-        event_id: event,
-        user_id: user.clone(),
-        hold_token: token,
-        seats: seats.to_vec(),
-        total_cents,
-        currency,
-        status: if pay_by.is_some() {
-            OrderStatus::PendingPayment
-        } else {
-            OrderStatus::Paid
-        },
-        created_at,
-        payment: pay_by.map(|pay_by| Payment {
-            pay_by,
-            paid_at: None,
-            reference: None,
-        }),
-    };
-    let topic = if pay_by.is_some() {
-        "order.pending"
-    } else {
-        "order.created"
-    };
-    write_outbox(&mut *tx, event, topic, &order).await?;
-    Ok(order)
+    }
+    if orders.len() != placements.len() {
+        return Err(sqlx::Error::Protocol(format!(
+            "{} orders written of {}",
+            orders.len(),
+            placements.len()
+        )));
+    }
+    // The passes these orders end: a claim under one sees either its hold still held (and
+    // counts it) or the pass ended (`sql/claim.sql`).
+    let (pass_events, pass_tickets): (Vec<Uuid>, Vec<Uuid>) = placements
+        .iter()
+        .filter_map(|p| p.pass.map(|ticket| (p.event.0, ticket)))
+        .unzip();
+    if !pass_tickets.is_empty() {
+        sqlx::query(
+            "insert into pass_ended (event_id, ticket)
+             select * from unnest($1::uuid[], $2::uuid[]) on conflict do nothing",
+        )
+        .bind(&pass_events)
+        .bind(&pass_tickets)
+        .execute(&mut *tx)
+        .await?;
+    }
+    let changes: Vec<outbox::Change<'_>> = orders
+        .iter()
+        .zip(placements)
+        .filter(|(_, p)| p.season.is_none())
+        .map(|(o, _)| outbox::Change {
+            event_id: o.event_id.0,
+            topic: match o.status {
+                OrderStatus::PendingPayment => "order.pending",
+                _ => "order.created",
+            },
+            payload: payload(o),
+        })
+        .collect();
+    outbox::write(&mut *tx, &changes).await?;
+    Ok(Written::Orders(orders))
 }
 
 /// The row of the order `order_id`, locked for update in the caller's transaction.

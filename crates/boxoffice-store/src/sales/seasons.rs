@@ -19,6 +19,7 @@ use serde_json::json;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
+use super::orders::{write_orders, Placement, SeasonPart, Written};
 use super::{orders, Passing, SaleSeats};
 use crate::error::{retry_contention, stored_user_id, Constraint};
 use crate::pg::outbox;
@@ -204,64 +205,53 @@ async fn insert(
     .bind(purchase.currency)
     .fetch_one(&mut *tx)
     .await?;
-    // Each event's order: the seats at that event's share of their price.
+    // Each event's order: the seats at that event's share of their price, written by the
+    // one order writer as a batch of the season's nights.
     let shares: Vec<Vec<i64>> = seats
         .iter()
         .map(|s| split_price(s.price_cents, nights.len()))
         .collect();
-    let mut event_ids = Vec::new();
-    let mut night_ids = Vec::new();
-    let mut night_tokens = Vec::new();
-    let mut night_totals = Vec::new();
-    let (mut seat_events, mut seat_orders, mut seat_ids, mut seat_types, mut seat_prices) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut out_nights = Vec::with_capacity(nights.len());
-    for (i, (event, token)) in nights.iter().enumerate() {
-        let night_id = Uuid::new_v4();
-        event_ids.push(event.0);
-        night_ids.push(night_id);
-        night_tokens.push(*token);
-        night_totals.push(shares.iter().map(|s| s[i]).sum::<i64>());
-        for (seat, share) in seats.iter().zip(&shares) {
-            seat_events.push(event.0);
-            seat_orders.push(night_id);
-            seat_ids.push(seat.seat_id.as_str());
-            seat_types.push(seat.ticket_type.as_str());
-            seat_prices.push(share[i]);
+    let placements: Vec<Placement> = nights
+        .iter()
+        .enumerate()
+        .map(|(i, (event, token))| Placement {
+            event: *event,
+            token: *token,
+            user: purchase.user.clone(),
+            order_id: Uuid::new_v4(),
+            window_seconds: 0,
+            seats: seats
+                .iter()
+                .zip(&shares)
+                .map(|(seat, share)| ClaimedSeat {
+                    price_cents: share[i],
+                    ..seat.clone()
+                })
+                .collect(),
+            pass: None,
+            season: Some(SeasonPart {
+                season_order_id: order_id,
+                currency: purchase.currency.to_owned(),
+                created_at,
+            }),
+        })
+        .collect();
+    match write_orders(&mut *tx, &placements.iter().collect::<Vec<_>>()).await? {
+        Written::Orders(_) => {}
+        Written::OfferLapsed => {
+            return Err(StoreError::Other(
+                "a season's night was bought as a waiting-list offer".into(),
+            ))
         }
-        out_nights.push(SeasonNight {
-            event_id: *event,
-            order_id: night_id,
-            released: false,
-        });
     }
-    sqlx::query(
-        "insert into ticket_order (event_id, order_id, user_id, hold_token, total_cents, currency,
-                                   status, created_at, season_order_id)
-         select e, o, $5, t, c, $6, 'confirmed', $7, $8
-           from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int8[]) as u (e, o, t, c)",
-    )
-    .bind(&event_ids)
-    .bind(&night_ids)
-    .bind(&night_tokens)
-    .bind(&night_totals)
-    .bind(purchase.user.as_str())
-    .bind(purchase.currency)
-    .bind(created_at)
-    .bind(order_id)
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query(
-        "insert into order_seat (event_id, order_id, seat_id, ticket_type, price_cents)
-         select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int8[])",
-    )
-    .bind(&seat_events)
-    .bind(&seat_orders)
-    .bind(&seat_ids)
-    .bind(&seat_types)
-    .bind(&seat_prices)
-    .execute(&mut *tx)
-    .await?;
+    let out_nights: Vec<SeasonNight> = placements
+        .iter()
+        .map(|p| SeasonNight {
+            event_id: p.event,
+            order_id: p.order_id,
+            released: false,
+        })
+        .collect();
     let order = SeasonOrder {
         order_id,
         season_id: purchase.season,

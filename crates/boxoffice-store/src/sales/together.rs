@@ -9,8 +9,9 @@
 //!   each checkout has already taken its hold's seats there, and the batch writes the
 //!   orders.
 //!
-//! Writing the orders is the same for both ([`place`]): the offer checks, the orders and
-//! their seats, the ended passes and the outbox rows.
+//! Writing the orders is the same for both, and the same as a checkout alone and a
+//! season order's nights: the one order writer, `orders::write_orders` (the offer checks,
+//! the orders and their seats, the ended passes and the outbox rows).
 //!
 //! A batch commits whole or not at all, and only its plain cases: a checkout whose hold
 //! has no live row left for it (expired, another buyer's, already bought), or whose hold
@@ -20,16 +21,14 @@
 //! a seat Postgres has sold, a lock waited on too long), once the batch rolled back, so
 //! that one checkout's trouble never answers for the others.
 
-use boxoffice_core::hold::{ClaimedSeat, Order, OrderStatus, Payment};
+use boxoffice_core::hold::{ClaimedSeat, Order};
 use boxoffice_core::ids::{EventId, UserId};
-use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use super::orders::payload;
+use super::orders::{self, Placement, Written};
 use crate::error::is_connection_failure;
 use crate::lanes::{copy, Answers, Lanes};
-use crate::pg::outbox;
 use crate::StoreError;
 
 /// Most checkouts in one batch.
@@ -83,26 +82,6 @@ impl Checkouts {
     pub fn waiting(&self) -> usize {
         self.lanes.waiting()
     }
-}
-
-/// A checkout whose hold's seats a hold store outside Postgres has taken for it: the order
-/// to write.
-#[derive(Clone, Debug)]
-pub struct Placement {
-    /// The event.
-    pub event: EventId,
-    /// The hold bought.
-    pub token: Uuid,
-    /// Its buyer.
-    pub user: UserId,
-    /// The order's id.
-    pub order_id: Uuid,
-    /// The event's payment window, 0 for none.
-    pub window_seconds: u32,
-    /// The hold's seats with their quotes, sorted by seat id.
-    pub seats: Vec<ClaimedSeat>,
-    /// The waiting-room pass the hold was made under, which the order ends.
-    pub pass: Option<Uuid>,
 }
 
 /// The lanes that write the orders of checkouts whose seats a hold store outside Postgres
@@ -215,15 +194,6 @@ struct TakenRow {
     pass_ticket: Option<Uuid>,
 }
 
-/// An order the batch wrote: its checkout's number, and what Postgres gave it.
-#[derive(sqlx::FromRow)]
-struct PlacedRow {
-    n: i32,
-    currency: String,
-    created_at: DateTime<Utc>,
-    pay_by: Option<DateTime<Utc>>,
-}
-
 /// Commits `checkouts` in one transaction: each answered with its order, or `Again` when
 /// nothing was written for it.
 async fn commit(pool: &PgPool, checkouts: &[&Checkout]) -> Result<Vec<Together>, Failed> {
@@ -325,6 +295,7 @@ async fn write(tx: &mut PgConnection, checkouts: &[&Checkout]) -> Result<Vec<Tog
                 window_seconds: c.window_seconds,
                 seats: std::mem::take(&mut seats[i]),
                 pass: passes[i],
+                season: None,
             }
         })
         .collect();
@@ -341,142 +312,14 @@ async fn write(tx: &mut PgConnection, checkouts: &[&Checkout]) -> Result<Vec<Tog
         .collect())
 }
 
-/// Writes the orders of `placements` in `tx`, as a checkout alone writes its order
-/// (`orders::insert_order`), a statement each for all of them: the offers bought, the
-/// orders and their seats, the passes they end, their outbox rows. Answers the orders in
-/// the placements' order. An offer past its deadline writes no order: the batch fails,
-/// and each goes alone.
+/// Writes the orders of `placements` in `tx` with the one order writer
+/// ([`orders::write_orders`]). An offer past its deadline writes no order: the batch
+/// fails, and each goes alone.
 async fn place(tx: &mut PgConnection, placements: &[&Placement]) -> Result<Vec<Order>, Failed> {
-    let numbers: Vec<i32> = (1..).take(placements.len()).collect();
-    let (s_numbers, s_seats, s_types, s_prices): (Vec<i32>, Vec<&str>, Vec<&str>, Vec<i64>) = {
-        let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for (&n, p) in numbers.iter().zip(placements) {
-            for s in &p.seats {
-                out.0.push(n);
-                out.1.push(s.seat_id.as_str());
-                out.2.push(s.ticket_type.as_str());
-                out.3.push(s.price_cents);
-            }
-        }
-        out
-    };
-    let total = |p: &Placement| -> i64 { p.seats.iter().map(|s| s.price_cents).sum() };
-    let placed: Vec<PlacedRow> = sqlx::query_as(
-        "with u as (
-             select * from unnest($1::int4[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[],
-                                  $6::float8[], $7::int8[]) as u (n, e, o, usr, t, w, total)
-         ), offer as (
-             update waitlist_entry we set status = 'B', ended_at = now()
-               from u
-              where we.event_id = u.e and we.offer_token = u.t and we.status = 'O'
-             returning we.offer_expires_at > now() as open
-         ), placed as (
-             insert into ticket_order (event_id, order_id, user_id, hold_token, total_cents,
-                                       currency, status, pay_by)
-             select u.e, u.o, u.usr, u.t, u.total,
-                    (select currency from ticket_type tt where tt.event_id = u.e
-                      order by position limit 1),
-                    case when u.w > 0 then 'pending_payment' else 'confirmed' end,
-                    case when u.w > 0
-                         then date_trunc('milliseconds', now() + make_interval(secs => u.w)) end
-               from u
-              where not exists (select 1 from offer where not open)
-             returning order_id, currency, created_at, pay_by
-         ), sold as (
-             insert into order_seat (event_id, order_id, seat_id, ticket_type, price_cents, released)
-             select u.e, u.o, s.seat, s.ty, s.price, u.w > 0
-               from unnest($8::int4[], $9::text[], $10::text[], $11::int8[]) as s (n, seat, ty, price)
-               join u on u.n = s.n
-              where exists (select 1 from placed)
-         )
-         select u.n, placed.currency, placed.created_at, placed.pay_by
-           from placed join u on u.o = placed.order_id",
-    )
-    .bind(&numbers)
-    .bind(placements.iter().map(|p| p.event.0).collect::<Vec<_>>())
-    .bind(placements.iter().map(|p| p.order_id).collect::<Vec<_>>())
-    .bind(placements.iter().map(|p| p.user.as_str()).collect::<Vec<_>>())
-    .bind(placements.iter().map(|p| p.token).collect::<Vec<_>>())
-    .bind(
-        placements
-            .iter()
-            .map(|p| f64::from(p.window_seconds))
-            .collect::<Vec<_>>(),
-    )
-    .bind(placements.iter().map(|p| total(p)).collect::<Vec<_>>())
-    .bind(&s_numbers)
-    .bind(&s_seats)
-    .bind(&s_types)
-    .bind(&s_prices)
-    .fetch_all(&mut *tx)
-    .await?;
-    if placed.len() != placements.len() {
-        return Err(Failed::Batch);
+    match orders::write_orders(tx, placements).await? {
+        Written::Orders(orders) => Ok(orders),
+        Written::OfferLapsed => Err(Failed::Batch),
     }
-    let mut orders: Vec<Option<Order>> = placements.iter().map(|_| None).collect();
-    for row in placed {
-        let Some(i) = index(row.n, placements.len()) else {
-            return Err(Failed::Batch);
-        };
-        let p = placements[i];
-        orders[i] = Some(Order {
-            order_id: p.order_id,
-            event_id: p.event,
-            user_id: p.user.clone(),
-            hold_token: p.token,
-            seats: p.seats.clone(),
-            total_cents: total(p),
-            currency: row.currency,
-            status: if row.pay_by.is_some() {
-                OrderStatus::PendingPayment
-            } else {
-                OrderStatus::Paid
-            },
-            created_at: row.created_at,
-            payment: row.pay_by.map(|pay_by| Payment {
-                pay_by,
-                paid_at: None,
-                reference: None,
-            }),
-        });
-    }
-    let Some(orders) = orders.into_iter().collect::<Option<Vec<Order>>>() else {
-        return Err(Failed::Batch);
-    };
-    // The passes these checkouts end: a claim under one sees either its hold still held
-    // (and counts it) or the pass ended (`sql/claim.sql`).
-    let (pass_events, pass_tickets): (Vec<Uuid>, Vec<Uuid>) = placements
-        .iter()
-        .filter_map(|p| p.pass.map(|ticket| (p.event.0, ticket)))
-        .unzip();
-    if !pass_tickets.is_empty() {
-        sqlx::query(
-            "insert into pass_ended (event_id, ticket)
-             select * from unnest($1::uuid[], $2::uuid[]) on conflict do nothing",
-        )
-        .bind(&pass_events)
-        .bind(&pass_tickets)
-        .execute(&mut *tx)
-        .await?;
-    }
-    let topics: Vec<&str> = orders
-        .iter()
-        .map(|o| match o.status {
-            OrderStatus::PendingPayment => "order.pending",
-            _ => "order.created",
-        })
-        .collect();
-    let changes: Vec<outbox::Change<'_>> = orders
-        .iter()
-        .zip(&topics)
-        .map(|(o, topic)| outbox::Change {
-            event_id: o.event_id.0,
-            topic,
-            payload: payload(o),
-        })
-        .collect();
-    outbox::write(&mut *tx, &changes).await?;
-    Ok(orders)
 }
 
 /// A batch number (from 1) as an index into a batch of `len`.
