@@ -3,8 +3,9 @@
 //! one transaction, a statement each for all of them, then one commit. With nothing else
 //! waiting, a checkout goes in a batch of its own, as soon as a lane is free. Two kinds:
 //!
-//! - [`Checkouts`], for the postgres store, whose holds are rows: the batch takes the
-//!   holds' rows too, then writes the orders.
+//! - [`Checkouts`], for the postgres store, whose holds are rows: its batch
+//!   (`pg::holds::checkouts`, in the store's own room) takes the holds' rows with the
+//!   statement a checkout alone takes them with, then writes the orders with [`place`].
 //! - [`TakenCheckouts`], for a store that keeps holds outside Postgres (the redis store):
 //!   each checkout has already taken its hold's seats there, and the batch writes the
 //!   orders.
@@ -21,14 +22,14 @@
 //! a seat Postgres has sold, a lock waited on too long), once the batch rolled back, so
 //! that one checkout's trouble never answers for the others.
 
-use boxoffice_core::hold::{ClaimedSeat, Order};
+use boxoffice_core::hold::Order;
 use boxoffice_core::ids::{EventId, UserId};
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::orders::{self, Placement, Written};
 use crate::error::is_connection_failure;
-use crate::lanes::{copy, Answers, Lanes};
+use crate::lanes::{copy, Answers, Batch, Lanes};
 use crate::StoreError;
 
 /// Most checkouts in one batch.
@@ -60,15 +61,15 @@ pub struct Checkouts {
     lanes: Lanes<Checkout, Together>,
 }
 
-impl Default for Checkouts {
-    fn default() -> Self {
+impl Checkouts {
+    /// Lanes that commit checkouts with `batch`: the hold store's, which takes its holds'
+    /// rows and writes the orders with [`place`].
+    pub(crate) fn new(batch: Batch<Checkout, Together>) -> Self {
         Self {
             lanes: Lanes::new(MOST, batch, "checkout"),
         }
     }
-}
 
-impl Checkouts {
     /// Makes `checkout` in the next batch a lane commits on `pool`.
     pub async fn checkout(
         &self,
@@ -154,20 +155,8 @@ fn place_batch(pool: PgPool, placements: Vec<Placement>) -> Answers<Together> {
     })
 }
 
-fn batch(pool: PgPool, checkouts: Vec<Checkout>) -> Answers<Together> {
-    Box::pin(async move {
-        let batch: Vec<&Checkout> = checkouts.iter().collect();
-        match commit(&pool, &batch).await {
-            Ok(answers) => answers.into_iter().map(Ok).collect(),
-            // The database could not serve the batch at all: alone, each would fare the
-            // same.
-            Err(Failed::Store(error)) => batch.iter().map(|_| Err(copy(&error))).collect(),
-            Err(Failed::Batch) => batch.iter().map(|_| Ok(Together::Again)).collect(),
-        }
-    })
-}
-
-enum Failed {
+/// Why a batch wrote nothing.
+pub(crate) enum Failed {
     /// The batch rolled back for something one of its checkouts met: each goes alone.
     Batch,
     /// The database could not be reached.
@@ -184,148 +173,15 @@ impl From<sqlx::Error> for Failed {
     }
 }
 
-/// A row the batch took for an order: its checkout's number, then the seat.
-#[derive(sqlx::FromRow)]
-struct TakenRow {
-    n: i32,
-    seat_id: String,
-    ticket_type: String,
-    price_cents: i64,
-    pass_ticket: Option<Uuid>,
-}
-
-/// Commits `checkouts` in one transaction: each answered with its order, or `Again` when
-/// nothing was written for it.
-async fn commit(pool: &PgPool, checkouts: &[&Checkout]) -> Result<Vec<Together>, Failed> {
-    let mut tx = pool.begin().await?;
-    let answers = write(&mut tx, checkouts).await?;
-    tx.commit().await?;
-    Ok(answers)
-}
-
-async fn write(tx: &mut PgConnection, checkouts: &[&Checkout]) -> Result<Vec<Together>, Failed> {
-    // A hold asked for twice in one batch goes in once; the repeat is made alone, which
-    // finds the order.
-    let mut seen = std::collections::HashSet::new();
-    let first: Vec<bool> = checkouts
-        .iter()
-        .map(|c| seen.insert((c.event, c.token)))
-        .collect();
-    let numbers: Vec<i32> = (1..)
-        .take(checkouts.len())
-        .zip(&first)
-        .map(|(n, first)| if *first { n } else { 0 })
-        .collect();
-    let events: Vec<Uuid> = checkouts.iter().map(|c| c.event.0).collect();
-    let tokens: Vec<Uuid> = checkouts.iter().map(|c| c.token).collect();
-    let users: Vec<&str> = checkouts.iter().map(|c| c.user.as_str()).collect();
-    let order_ids: Vec<Uuid> = checkouts.iter().map(|_| Uuid::new_v4()).collect();
-    let windows: Vec<f64> = checkouts
-        .iter()
-        .map(|c| f64::from(c.window_seconds))
-        .collect();
-    // The rows of every hold, each live at this statement's start and its buyer's, as a
-    // checkout alone takes them (`SaleSeats::take_for_order` of the postgres store).
-    let taken: Vec<TakenRow> = sqlx::query_as(
-        "update reservation r
-            set status = case when u.w > 0 then 'H' else 'R' end,
-                hold_token = case when u.w > 0 then u.o else r.hold_token end,
-                expires_at = case when u.w > 0
-                                  then date_trunc('milliseconds', now() + make_interval(secs => u.w))
-                                  else r.expires_at end
-           from unnest($1::int4[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::float8[])
-                as u (n, e, t, usr, o, w)
-          where u.n > 0 and r.event_id = u.e and r.hold_token = u.t and r.user_id = u.usr
-            and r.status = 'H' and r.expires_at > statement_timestamp()
-         returning u.n, r.seat_id, r.ticket_type, r.price_cents, r.pass_ticket",
-    )
-    .bind(&numbers)
-    .bind(&events)
-    .bind(&tokens)
-    .bind(&users)
-    .bind(&order_ids)
-    .bind(&windows)
-    .fetch_all(&mut *tx)
-    .await?;
-    let mut seats: Vec<Vec<ClaimedSeat>> = checkouts.iter().map(|_| Vec::new()).collect();
-    let mut passes: Vec<Option<Uuid>> = checkouts.iter().map(|_| None).collect();
-    for row in taken {
-        let Some(i) = index(row.n, checkouts.len()) else {
-            return Err(Failed::Batch);
-        };
-        passes[i] = passes[i].or(row.pass_ticket);
-        seats[i].push(ClaimedSeat {
-            seat_id: row.seat_id,
-            ticket_type: row.ticket_type,
-            price_cents: row.price_cents,
-        });
-    }
-    for s in &mut seats {
-        s.sort_by(|a, b| a.seat_id.cmp(&b.seat_id));
-    }
-    let placing: Vec<usize> = (0..checkouts.len())
-        .filter(|&i| !seats[i].is_empty())
-        .collect();
-    if placing.is_empty() {
-        return Ok(checkouts.iter().map(|_| Together::Again).collect());
-    }
-    // All of a hold or nothing: a hold taken with a row left that was not live is made
-    // alone, which refuses it, so the batch does not happen.
-    let left: i64 = sqlx::query_scalar(
-        "select count(*) from reservation r
-           join unnest($1::uuid[], $2::uuid[]) as u (e, t) on r.event_id = u.e and r.hold_token = u.t
-          where r.status = 'H'",
-    )
-    .bind(placing.iter().map(|&i| events[i]).collect::<Vec<_>>())
-    .bind(placing.iter().map(|&i| tokens[i]).collect::<Vec<_>>())
-    .fetch_one(&mut *tx)
-    .await?;
-    if left > 0 {
-        return Err(Failed::Batch);
-    }
-    let placements: Vec<Placement> = placing
-        .iter()
-        .map(|&i| {
-            let c = checkouts[i];
-            Placement {
-                event: c.event,
-                token: c.token,
-                user: c.user.clone(),
-                order_id: order_ids[i],
-                window_seconds: c.window_seconds,
-                seats: std::mem::take(&mut seats[i]),
-                pass: passes[i],
-                season: None,
-            }
-        })
-        .collect();
-    let mut placed = place(tx, &placements.iter().collect::<Vec<_>>())
-        .await?
-        .into_iter();
-    let mut orders: Vec<Option<Order>> = checkouts.iter().map(|_| None).collect();
-    for &i in &placing {
-        orders[i] = placed.next();
-    }
-    Ok(orders
-        .into_iter()
-        .map(|o| o.map_or(Together::Again, Together::Ordered))
-        .collect())
-}
-
 /// Writes the orders of `placements` in `tx` with the one order writer
 /// ([`orders::write_orders`]). An offer past its deadline writes no order: the batch
 /// fails, and each goes alone.
-async fn place(tx: &mut PgConnection, placements: &[&Placement]) -> Result<Vec<Order>, Failed> {
+pub(crate) async fn place(
+    tx: &mut PgConnection,
+    placements: &[&Placement],
+) -> Result<Vec<Order>, Failed> {
     match orders::write_orders(tx, placements).await? {
         Written::Orders(orders) => Ok(orders),
         Written::OfferLapsed => Err(Failed::Batch),
     }
-}
-
-/// A batch number (from 1) as an index into a batch of `len`.
-fn index(n: i32, len: usize) -> Option<usize> {
-    usize::try_from(n)
-        .ok()
-        .and_then(|n| n.checked_sub(1))
-        .filter(|&i| i < len)
 }

@@ -20,6 +20,7 @@ use crate::StoreError;
 
 mod answer;
 mod basket;
+mod checkouts;
 mod claim;
 mod sale;
 mod season;
@@ -44,7 +45,7 @@ impl PgHoldStore {
         Self {
             pool,
             together: Arc::default(),
-            checkouts: Arc::default(),
+            checkouts: Arc::new(crate::sales::together::Checkouts::new(checkouts::batch)),
         }
     }
 }

@@ -9,6 +9,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::PgHoldStore;
+use crate::sales::together::Checkout;
 use crate::sales::{waitlist, Passing, SaleSeats, Taken};
 use crate::StoreError;
 
@@ -27,62 +28,26 @@ impl SaleSeats for PgHoldStore {
         order_id: Uuid,
         window_seconds: u32,
     ) -> Result<Taken, StoreError> {
-        // Every precondition is in the WHERE: still a hold, this token, this user, and live
-        // at the statement's start. A row another writer changes meanwhile is re-checked
-        // against these conditions once that writer commits; a hold that had expired when
-        // this statement began matches nothing, so a checkout racing its own expiry can
-        // never sell a seat someone else has just taken over. With a payment window the rows
-        // stay holds, of the order (its id as their token) until its deadline; else they are
-        // reserved for the sale. The rows are taken in the order's own transaction.
+        // The rows are taken in the order's own transaction, as a batch of one.
         let mut tx = pool.begin().await?;
-        let reserved: Vec<(String, String, i64, Option<Uuid>)> = sqlx::query_as(
-            "update reservation
-                set status = case when $5 > 0 then 'H' else 'R' end,
-                    hold_token = case when $5 > 0 then $4 else hold_token end,
-                    expires_at = case when $5 > 0
-                                      then date_trunc('milliseconds', now() + make_interval(secs => $5))
-                                      else expires_at end
-              where event_id = $1 and hold_token = $2 and user_id = $3
-                and status = 'H' and expires_at > statement_timestamp()
-             returning seat_id, ticket_type, price_cents, pass_ticket",
-        )
-        .bind(event.0)
-        .bind(token)
-        .bind(user.as_str())
-        .bind(order_id)
-        .bind(f64::from(window_seconds))
-        .fetch_all(&mut *tx)
-        .await?;
-        if reserved.is_empty() {
-            return Ok(if Self::held_by_other(&mut tx, event, token, user).await? {
-                Taken::Forbidden
-            } else {
-                Taken::NotLive
-            });
+        let checkout = Checkout {
+            event,
+            token,
+            user: user.clone(),
+            window_seconds,
+        };
+        let taken = take_rows(&mut tx, &[(&checkout, order_id)]).await?;
+        match taken.into_iter().next() {
+            Some(Rows::Taken { seats, pass }) => Ok(Taken::Seats { seats, pass, tx }),
+            Some(Rows::Partly) => Ok(Taken::NotLive),
+            Some(Rows::None) | None => {
+                Ok(if Self::held_by_other(&mut tx, event, token, user).await? {
+                    Taken::Forbidden
+                } else {
+                    Taken::NotLive
+                })
+            }
         }
-        // All of the hold or nothing: every row this token still has must have been live.
-        let left: i64 = sqlx::query_scalar(
-            "select count(*) from reservation
-              where event_id = $1 and hold_token = $2 and status = 'H'",
-        )
-        .bind(event.0)
-        .bind(token)
-        .fetch_one(&mut *tx)
-        .await?;
-        if left > 0 {
-            return Ok(Taken::NotLive);
-        }
-        let pass = reserved.iter().find_map(|(.., pass)| *pass);
-        let mut seats: Vec<ClaimedSeat> = reserved
-            .into_iter()
-            .map(|(seat_id, ticket_type, price_cents, _)| ClaimedSeat {
-                seat_id,
-                ticket_type,
-                price_cents,
-            })
-            .collect();
-        seats.sort_by(|a, b| a.seat_id.cmp(&b.seat_id));
-        Ok(Taken::Seats { seats, pass, tx })
     }
 
     async fn take_for_payment(
@@ -176,4 +141,105 @@ impl SaleSeats for PgHoldStore {
         // The offers' holds are reservation rows, written by `boxoffice_waitlist_offer`.
         waitlist::offer_in_tx(tx, event, seats, true).await
     }
+}
+
+/// What a checkout found of its hold's rows.
+pub(super) enum Rows {
+    /// Every row the hold had, each live and its buyer's: the seats, sorted, and the pass
+    /// the hold was made under.
+    Taken {
+        /// The seats with their quotes, by seat id.
+        seats: Vec<ClaimedSeat>,
+        /// The waiting-room pass of the hold.
+        pass: Option<Uuid>,
+    },
+    /// No live row of the hold was its buyer's (expired, another buyer's, already bought).
+    None,
+    /// Some rows, while others the hold still has were not live: the checkout must not
+    /// happen (its transaction is rolled back).
+    Partly,
+}
+
+/// Takes the rows of each checkout's hold for its order (`takes`: each checkout, of a
+/// distinct hold, with its order's id), in the caller's transaction: the one statement a
+/// checkout takes a hold with on the postgres store, alone (a batch of one) or together.
+///
+/// Every precondition is in the WHERE: still a hold, this token, this user, and live at the
+/// statement's start. A row another writer changes meanwhile is re-checked against these
+/// conditions once that writer commits; a hold that had expired when this statement began
+/// matches nothing, so a checkout racing its own expiry can never sell a seat someone else
+/// has just taken over. With a payment window the rows stay holds, of the order (its id as
+/// their token) until its deadline; else they are reserved for the sale. All of a hold or
+/// nothing: a hold whose token still has a held row after the statement is taken only in
+/// part ([`Rows::Partly`]).
+pub(super) async fn take_rows(
+    tx: &mut PgConnection,
+    takes: &[(&Checkout, Uuid)],
+) -> Result<Vec<Rows>, sqlx::Error> {
+    let events: Vec<Uuid> = takes.iter().map(|(c, _)| c.event.0).collect();
+    let tokens: Vec<Uuid> = takes.iter().map(|(c, _)| c.token).collect();
+    let taken: Vec<(i64, String, String, i64, Option<Uuid>)> = sqlx::query_as(
+        "update reservation r
+            set status = case when u.w > 0 then 'H' else 'R' end,
+                hold_token = case when u.w > 0 then u.o else r.hold_token end,
+                expires_at = case when u.w > 0
+                                  then date_trunc('milliseconds', now() + make_interval(secs => u.w))
+                                  else r.expires_at end
+           from unnest($1::uuid[], $2::uuid[], $3::text[], $4::uuid[], $5::float8[])
+                with ordinality as u (e, t, usr, o, w, n)
+          where r.event_id = u.e and r.hold_token = u.t and r.user_id = u.usr
+            and r.status = 'H' and r.expires_at > statement_timestamp()
+         returning u.n, r.seat_id, r.ticket_type, r.price_cents, r.pass_ticket",
+    )
+    .bind(&events)
+    .bind(&tokens)
+    .bind(takes.iter().map(|(c, _)| c.user.as_str()).collect::<Vec<_>>())
+    .bind(takes.iter().map(|(_, order)| *order).collect::<Vec<_>>())
+    .bind(
+        takes
+            .iter()
+            .map(|(c, _)| f64::from(c.window_seconds))
+            .collect::<Vec<_>>(),
+    )
+    .fetch_all(&mut *tx)
+    .await?;
+    let mut rows: Vec<(Vec<ClaimedSeat>, Option<Uuid>)> =
+        takes.iter().map(|_| (Vec::new(), None)).collect();
+    for (n, seat_id, ticket_type, price_cents, pass) in taken {
+        let Some((seats, passed)) = usize::try_from(n - 1).ok().and_then(|i| rows.get_mut(i))
+        else {
+            return Err(sqlx::Error::Protocol(format!("a taken row of hold {n}")));
+        };
+        *passed = passed.or(pass);
+        seats.push(ClaimedSeat {
+            seat_id,
+            ticket_type,
+            price_cents,
+        });
+    }
+    // Rows the holds taken still have, held: each was not live.
+    let left: Vec<i64> = sqlx::query_scalar(
+        "select distinct u.n from reservation r
+           join unnest($1::uuid[], $2::uuid[]) with ordinality as u (e, t, n)
+             on r.event_id = u.e and r.hold_token = u.t
+          where r.status = 'H'",
+    )
+    .bind(&events)
+    .bind(&tokens)
+    .fetch_all(&mut *tx)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .enumerate()
+        .map(|(i, (mut seats, pass))| {
+            if seats.is_empty() {
+                Rows::None
+            } else if left.contains(&(i as i64 + 1)) {
+                Rows::Partly
+            } else {
+                seats.sort_by(|a, b| a.seat_id.cmp(&b.seat_id));
+                Rows::Taken { seats, pass }
+            }
+        })
+        .collect())
 }
