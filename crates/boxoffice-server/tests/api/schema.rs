@@ -40,6 +40,7 @@ const GLOBAL: &[&str] = &[
     "season_partial",
     "season_partial_price",
     "season_order",
+    "claim_in_force",
     "_sqlx_migrations",
 ];
 
