@@ -18,11 +18,15 @@ pub struct DoctorArgs {
     #[command(flatten)]
     pub serve: ServeArgs,
     /// Server instances sharing the database (each opens its pool and a listener).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, help_heading = "Deployment")]
     pub instances: u32,
     /// Stand-alone relays sharing the database (each opens a pool of its own).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, help_heading = "Deployment")]
     pub relays: u32,
+    /// The settings given in the environment or on the command line, under their groups
+    /// (`config::table::in_effect`).
+    #[arg(skip)]
+    pub in_effect: Vec<(String, Vec<String>)>,
 }
 
 /// How long each store has to answer the doctor.
@@ -106,14 +110,14 @@ impl Report {
 pub async fn run(args: DoctorArgs) -> bool {
     let mut report = Report::default();
     let settings = configuration(&args, &mut report);
-    let db_url = args.serve.database_url.clone();
+    let db_url = args.serve.stores.database_url.clone();
     let pg = postgres(&db_url, &args, &mut report).await;
     let redis_needed = settings
         .as_ref()
-        .is_some_and(|s| s.hold_store == HoldStoreKind::Redis || s.ga_gate);
+        .is_some_and(|s| s.stores.hold_store == HoldStoreKind::Redis || s.stores.ga_gate);
     let redis = redis(
-        &args.serve.redis_url,
-        args.serve.redis_cluster,
+        &args.serve.stores.redis_url,
+        args.serve.stores.redis_cluster,
         redis_needed,
         &mut report,
     )
@@ -139,14 +143,27 @@ fn configuration(args: &DoctorArgs, report: &mut Report) -> Option<Settings> {
     };
     report.ok(format!(
         "configuration: the {} hold store, listening on {}, {} database connections, up to {} client connections",
-        match settings.hold_store {
+        match settings.stores.hold_store {
             HoldStoreKind::Postgres => "postgres",
             HoldStoreKind::Redis => "redis",
         },
-        settings.bind,
-        settings.database.pool_size,
-        settings.connections.max_connections,
+        settings.server.bind,
+        settings.stores.database.pool_size,
+        settings.limits.connections.max_connections,
     ));
+    // What this server would run with that is not a default, group by group, as
+    // `boxoffice serve --help` and docs/configuration.md group them.
+    let set: Vec<String> = args
+        .in_effect
+        .iter()
+        .filter(|(_, set)| !set.is_empty())
+        .map(|(group, set)| format!("{}: {}", group.to_lowercase(), set.join(" ")))
+        .collect();
+    report.ok(if set.is_empty() {
+        "settings: every one its default".to_owned()
+    } else {
+        format!("settings (the rest their defaults): {}", set.join("; "))
+    });
     if generated.jwt_secret {
         report.problem(
             Level::Fail,
@@ -434,7 +451,7 @@ async fn connections(
     .await?;
     let max: u32 = max.parse().unwrap_or(0);
     let reserved: u32 = reserved.parse().unwrap_or(0);
-    let pool = args.serve.db_pool_size;
+    let pool = args.serve.stores.db_pool_size;
     let relay_pool = boxoffice_store::pg::db::DbConfig::DEFAULT_POOL_SIZE;
     // Each instance: its pool and the change feed's listener.
     let needed = args.instances * (pool + 1) + args.relays * relay_pool;
@@ -621,8 +638,8 @@ fn open_files(settings: &Settings, report: &mut Report) {
     let Ok((soft, hard)) = rlimit::getrlimit(rlimit::Resource::NOFILE) else {
         return;
     };
-    let connections = settings.connections.max_connections as u64;
-    let needed = connections + u64::from(settings.database.pool_size) + OTHER_DESCRIPTORS;
+    let connections = settings.limits.connections.max_connections as u64;
+    let needed = connections + u64::from(settings.stores.database.pool_size) + OTHER_DESCRIPTORS;
     // The server raises its soft limit to the hard one at start.
     if hard < needed {
         report.problem(

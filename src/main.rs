@@ -12,10 +12,10 @@
 //!   settings, Postgres, Redis, the clocks, the open-file limit) and say how to fix it.
 
 use boxoffice_server::app::shutdown_signal;
-use boxoffice_server::config::ServeArgs;
+use boxoffice_server::config::{defaults, ServeArgs};
 use boxoffice_server::{demo, Application};
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use bench::{run_bench, Scenario};
 use race::{run_race, Race};
@@ -50,11 +50,7 @@ enum Command {
     /// Deliver outbox rows to webhooks (the same relay `serve` runs when webhooks are set).
     Relay {
         /// Postgres URL.
-        #[arg(
-            long,
-            env = "DATABASE_URL",
-            default_value = "postgres://postgres@127.0.0.1:5432/boxoffice"
-        )]
+        #[arg(long, env = "DATABASE_URL", default_value = defaults::DATABASE_URL)]
         database_url: String,
         /// Webhook URLs (comma-separated).
         #[arg(
@@ -97,11 +93,7 @@ enum Command {
     /// Create the database if missing and apply every pending migration.
     Migrate {
         /// Postgres URL.
-        #[arg(
-            long,
-            env = "DATABASE_URL",
-            default_value = "postgres://postgres@127.0.0.1:5432/boxoffice"
-        )]
+        #[arg(long, env = "DATABASE_URL", default_value = defaults::DATABASE_URL)]
         database_url: String,
     },
 }
@@ -166,10 +158,18 @@ async fn main() -> anyhow::Result<()> {
         eprintln!("boxoffice: {problem}");
         std::process::exit(2);
     }
-    let command = Cli::parse().command;
+    let matches = Cli::command().get_matches();
+    let mut command = Cli::from_arg_matches(&matches)
+        .unwrap_or_else(|e| e.exit())
+        .command;
+    if let (Command::Doctor(args), Some(matches)) =
+        (&mut command, matches.subcommand_matches("doctor"))
+    {
+        args.in_effect = boxoffice_server::config::table::in_effect(matches);
+    }
     // Why a store could not be reached at start, as what to do about it: one paragraph.
     let fix = match &command {
-        Command::Serve(args) => Some(args.database_url.clone()),
+        Command::Serve(args) => Some(args.stores.database_url.clone()),
         Command::Migrate { database_url } | Command::Relay { database_url, .. } => {
             Some(database_url.clone())
         }
@@ -298,14 +298,14 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if generated.jwt_secret {
         tracing::warn!("BOXOFFICE_JWT_SECRET is not set: user tokens are signed with a random secret and die with this process");
     }
-    let needs_redis =
-        settings.hold_store == boxoffice_server::config::HoldStoreKind::Redis || settings.ga_gate;
+    let needs_redis = settings.stores.hold_store == boxoffice_server::config::HoldStoreKind::Redis
+        || settings.stores.ga_gate;
     if needs_redis {
-        if let Err(reason) = doctor::redis_answers(&settings.redis.url).await {
+        if let Err(reason) = doctor::redis_answers(&settings.stores.redis.url).await {
             // The server starts anyway, and answers 503 for what needs Redis until it is back.
             eprintln!(
                 "boxoffice: {}",
-                doctor::redis_fix(&settings.redis.url, &reason)
+                doctor::redis_fix(&settings.stores.redis.url, &reason)
             );
         }
     }
@@ -319,7 +319,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     say(format!("Boxoffice listening on {base}"));
     if generated.admin_token {
-        say(format!("admin token: {}", settings.admin_token.expose()));
+        say(format!(
+            "admin token: {}",
+            settings.server.admin_token.expose()
+        ));
     }
     if args.demo {
         let (event, created) = demo::ensure_demo(app.state()).await?;

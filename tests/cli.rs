@@ -576,9 +576,11 @@ fn migrated() -> TestDb {
 #[test]
 fn doctor_passes_a_server_that_would_start_and_says_so() {
     let db = migrated();
-    let (passed, report) = doctor(&db, &[]);
+    let (passed, report) = doctor(&db, &["--holds-per-minute", "12"]);
     assert!(passed, "{report}");
     for line in [
+        // The test's database (DATABASE_URL) and secrets are set, the hold rate given.
+        "ok    settings (the rest their defaults): server: BOXOFFICE_ADMIN_TOKEN=(set) BOXOFFICE_JWT_SECRET=(set); stores: DATABASE_URL=postgres://",
         "ok    migrations: all ",
         "ok    claim: version ",
         "ok    postgres max_connections ",
@@ -593,6 +595,12 @@ fn doctor_passes_a_server_that_would_start_and_says_so() {
             "{line}: {report}"
         );
     }
+    let settings = report.lines().find(|l| l.contains("settings")).unwrap();
+    assert!(
+        settings.ends_with("; limits: BOXOFFICE_HOLDS_PER_MINUTE=12")
+            && !settings.contains("doctor-jwt"),
+        "{settings}"
+    );
 }
 
 #[test]

@@ -37,39 +37,49 @@ impl Application {
     /// Creates the database if missing, migrates it, builds the hold store and binds the
     /// listener (port 0 picks a free port).
     pub async fn build(settings: &Settings) -> anyhow::Result<Self> {
-        db::ensure_database(&settings.database.url).await?;
-        let pool = db::connect_lazy(&settings.database)?;
+        db::ensure_database(&settings.stores.database.url).await?;
+        let pool = db::connect_lazy(&settings.stores.database)?;
         db::migrate(&pool).await?;
-        let holds: Arc<dyn HoldStore> = match settings.hold_store {
+        let holds: Arc<dyn HoldStore> = match settings.stores.hold_store {
             HoldStoreKind::Postgres => Arc::new(PgHoldStore::new(pool.clone())),
-            HoldStoreKind::Redis => Arc::new(RedisHoldStore::new(&settings.redis, pool.clone())?),
+            HoldStoreKind::Redis => {
+                Arc::new(RedisHoldStore::new(&settings.stores.redis, pool.clone())?)
+            }
         };
-        let gate = if settings.ga_gate {
-            Some(boxoffice_store::redis::gate::Gate::new(&settings.redis)?)
+        let gate = if settings.stores.ga_gate {
+            Some(boxoffice_store::redis::gate::Gate::new(
+                &settings.stores.redis,
+            )?)
         } else {
             None
         };
         // Where Redis is in use anyway, the limits count there, across every instance.
-        let uses_redis = settings.hold_store == HoldStoreKind::Redis || settings.ga_gate;
+        let uses_redis =
+            settings.stores.hold_store == HoldStoreKind::Redis || settings.stores.ga_gate;
         let rate_limits = boxoffice_service::limits::RateLimits::new(
-            settings.sessions_per_minute,
-            settings.holds_per_minute,
+            settings.limits.sessions_per_minute,
+            settings.limits.holds_per_minute,
             if uses_redis {
                 Some(boxoffice_store::redis::rate_limit::RedisRateLimit::new(
-                    &settings.redis,
+                    &settings.stores.redis,
                 )?)
             } else {
                 None
             },
         );
-        let mut services = Services::builder(pool, holds, &settings.redis, &settings.jwt_secret)
-            .rate_limits(rate_limits)
-            .live(settings.stream_heartbeat, settings.known_taken)
-            .overload(settings.overload);
+        let mut services = Services::builder(
+            pool,
+            holds,
+            &settings.stores.redis,
+            &settings.server.jwt_secret,
+        )
+        .rate_limits(rate_limits)
+        .live(settings.live.stream_heartbeat, settings.live.known_taken)
+        .overload(settings.limits.overload);
         if let Some(gate) = gate {
             services = services.gate(gate);
         }
-        if let Some((config, max_lag)) = &settings.replica {
+        if let Some((config, max_lag)) = &settings.stores.replica {
             services = services.replica(boxoffice_service::replica::Replica::new(
                 boxoffice_store::pg::db::connect_lazy(config)?,
                 *max_lag,
@@ -78,39 +88,41 @@ impl Application {
         let services = services.build()?;
         let state = AppState::new(Inner {
             services,
-            auth: Auth::new(&settings.admin_token, &settings.jwt_secret),
-            anonymous_sessions: settings.anonymous_sessions,
+            auth: Auth::new(&settings.server.admin_token, &settings.server.jwt_secret),
+            anonymous_sessions: settings.server.anonymous_sessions,
             anonymous_users: crate::anonymous::AnonymousUsers::new(
-                &settings.jwt_secret,
-                settings.sessions_per_address,
+                &settings.server.jwt_secret,
+                settings.limits.sessions_per_address,
             ),
-            demo_payments: settings.demo_payments,
+            demo_payments: settings.server.demo_payments,
             encoded: EncodedCache::new(boxoffice_service::CACHED_EVENTS),
-            streams: boxoffice_service::limits::StreamSlots::new(settings.streams_per_address),
-            max_import_bytes: settings.max_import_bytes,
-            trusted_proxies: settings.trusted_proxies.clone(),
+            streams: boxoffice_service::limits::StreamSlots::new(
+                settings.limits.streams_per_address,
+            ),
+            max_import_bytes: settings.limits.max_import_bytes,
+            trusted_proxies: settings.server.trusted_proxies.clone(),
         });
         let router = router(
             state.clone(),
-            settings.request_timeout,
+            settings.limits.request_timeout,
             BodyLimits {
-                ordinary: settings.max_body_bytes,
-                import: settings.max_import_bytes,
+                ordinary: settings.limits.max_body_bytes,
+                import: settings.limits.max_import_bytes,
             },
-            &settings.allowed_origins,
+            &settings.server.allowed_origins,
         );
-        let listener = crate::serve::bind(settings.bind)?;
-        let mut limits = settings.connections;
+        let listener = crate::serve::bind(settings.server.bind)?;
+        let mut limits = settings.limits.connections;
         limits.max_connections = crate::serve::fit_connection_cap(limits.max_connections);
         Ok(Self {
             listener,
             router,
             state,
-            relay: settings.relay.clone(),
+            relay: settings.operations.relay.clone(),
             limits,
-            retention: settings.retention,
-            sweep_interval: settings.sweep_interval,
-            expiry_interval: settings.expiry_interval,
+            retention: settings.operations.retention,
+            sweep_interval: settings.operations.sweep_interval,
+            expiry_interval: settings.operations.expiry_interval,
         })
     }
 

@@ -203,8 +203,8 @@ async fn an_allocation_change_on_one_server_is_seen_by_another_at_once() {
     let url = first.database_url.clone();
     let admin = first.admin_token.clone();
     let second = spawn_app_with(move |s| {
-        s.database.url = url;
-        s.admin_token = boxoffice_server::config::Secret::new(admin);
+        s.stores.database.url = url;
+        s.server.admin_token = boxoffice_server::config::Secret::new(admin);
     })
     .await;
     // Both servers have the seat map cached.

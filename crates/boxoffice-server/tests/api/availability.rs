@@ -278,7 +278,7 @@ async fn a_repeat_load_of_an_unchanged_seat_map_is_a_304() {
     assert_eq!(body["seats"][0]["status"], "held");
     // And the answer is the same whichever instance computes it.
     let url = app.database_url.clone();
-    let other = crate::helpers::spawn_app_with(move |s| s.database.url = url).await;
+    let other = crate::helpers::spawn_app_with(move |s| s.stores.database.url = url).await;
     let response = other
         .client
         .get(format!("{}/v1/events/{event}/seats", other.base))

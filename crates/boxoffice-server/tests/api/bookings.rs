@@ -453,11 +453,12 @@ async fn bad_bookings_answer_their_4xx_and_change_nothing() {
 
 async fn spawn_gated_app() -> TestApp {
     crate::helpers::spawn_app_with(|s| {
-        s.ga_gate = true;
-        s.redis = crate::helpers::stores::test_redis(crate::helpers::stores::redis_url(), false);
-        s.database.pool_size = 8;
-        s.database.acquire_timeout = std::time::Duration::from_secs(30);
-        s.request_timeout = std::time::Duration::from_secs(60);
+        s.stores.ga_gate = true;
+        s.stores.redis =
+            crate::helpers::stores::test_redis(crate::helpers::stores::redis_url(), false);
+        s.stores.database.pool_size = 8;
+        s.stores.database.acquire_timeout = std::time::Duration::from_secs(30);
+        s.limits.request_timeout = std::time::Duration::from_secs(60);
     })
     .await
 }

@@ -297,7 +297,7 @@ async fn a_page_on_one_instance_sees_a_hold_made_through_another() {
     let first = spawn_app().await;
     let event = first.create_event().await;
     let url = first.database_url.clone();
-    let second = spawn_app_with(move |s| s.database.url = url).await;
+    let second = spawn_app_with(move |s| s.stores.database.url = url).await;
     let driver = driver().await;
     let page = browser(&driver).await;
     open(&page, &second, &event).await;

@@ -45,7 +45,7 @@ async fn production_default(store: Store) {
     let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
     let app = spawn_app_with(|s| {
         store.configure(s);
-        s.anonymous_sessions = false;
+        s.server.anonymous_sessions = false;
     })
     .await;
     let event = app.create_event().await;

@@ -145,14 +145,14 @@ async fn ordered_seats(app: &TestApp, event: &str) -> BTreeMap<String, i64> {
 fn server(store: Store) -> impl FnOnce(&mut boxoffice_server::Settings) {
     move |s| {
         store.configure(s);
-        s.database.pool_size = 8;
-        s.database.acquire_timeout = Duration::from_secs(30);
-        s.overload = None;
+        s.stores.database.pool_size = 8;
+        s.stores.database.acquire_timeout = Duration::from_secs(30);
+        s.limits.overload = None;
         // Longer than the whole test: the stuck checkouts wait for the test, however slow
         // the machine.
-        s.database.lock_timeout = Duration::from_secs(60);
-        s.database.statement_timeout = Duration::from_secs(60);
-        s.request_timeout = Duration::from_secs(60);
+        s.stores.database.lock_timeout = Duration::from_secs(60);
+        s.stores.database.statement_timeout = Duration::from_secs(60);
+        s.limits.request_timeout = Duration::from_secs(60);
     }
 }
 

@@ -21,12 +21,12 @@ use crate::helpers::{held, read, spawn_app, spawn_app_with, TestApp};
 #[tokio::test]
 async fn claims_sent_together_are_judged_one_by_one_and_a_stuck_one_holds_up_none() {
     let app = spawn_app_with(|s| {
-        s.database.pool_size = 8;
-        s.database.acquire_timeout = Duration::from_secs(30);
-        s.overload = None;
+        s.stores.database.pool_size = 8;
+        s.stores.database.acquire_timeout = Duration::from_secs(30);
+        s.limits.overload = None;
         // Longer than the whole test: the stuck claims wait for the test, not a timeout.
-        s.database.lock_timeout = Duration::from_secs(60);
-        s.request_timeout = Duration::from_secs(60);
+        s.stores.database.lock_timeout = Duration::from_secs(60);
+        s.limits.request_timeout = Duration::from_secs(60);
     })
     .await;
     let event = big_event(&app, 2, 20, 2).await;
@@ -107,11 +107,11 @@ async fn claims_sent_together_are_judged_one_by_one_and_a_stuck_one_holds_up_non
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_statement_timeout_in_a_batch_fails_only_the_claim_that_met_it() {
     let app = spawn_app_with(|s| {
-        s.database.pool_size = 8;
-        s.database.acquire_timeout = Duration::from_secs(30);
-        s.overload = None;
-        s.database.statement_timeout = Duration::from_secs(2);
-        s.request_timeout = Duration::from_secs(60);
+        s.stores.database.pool_size = 8;
+        s.stores.database.acquire_timeout = Duration::from_secs(30);
+        s.limits.overload = None;
+        s.stores.database.statement_timeout = Duration::from_secs(2);
+        s.limits.request_timeout = Duration::from_secs(60);
     })
     .await;
     let event = big_event(&app, 2, 20, 2).await;

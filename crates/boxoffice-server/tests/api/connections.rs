@@ -80,7 +80,8 @@ async fn says_something_within(stream: &mut TcpStream, wait: Duration) -> bool {
 
 #[tokio::test]
 async fn half_sent_request_heads_are_disconnected_and_the_server_keeps_serving() {
-    let app = spawn_app_with(|s| s.connections.header_timeout = Duration::from_millis(500)).await;
+    let app =
+        spawn_app_with(|s| s.limits.connections.header_timeout = Duration::from_millis(500)).await;
     let mut stalled = Vec::new();
     for _ in 0..300 {
         let mut stream = connect(&app).await;
@@ -101,8 +102,8 @@ async fn half_sent_request_heads_are_disconnected_and_the_server_keeps_serving()
 #[tokio::test]
 async fn idle_keep_alive_connections_close_after_the_idle_timeout_not_the_header_timeout() {
     let app = spawn_app_with(|s| {
-        s.connections.header_timeout = Duration::from_millis(300);
-        s.connections.idle_timeout = Duration::from_millis(1500);
+        s.limits.connections.header_timeout = Duration::from_millis(300);
+        s.limits.connections.idle_timeout = Duration::from_millis(1500);
     })
     .await;
     let mut stream = connect(&app).await;
@@ -126,7 +127,7 @@ async fn idle_keep_alive_connections_close_after_the_idle_timeout_not_the_header
 
 #[tokio::test]
 async fn past_the_connection_cap_the_server_serves_the_connections_it_has() {
-    let app = spawn_app_with(|s| s.connections.max_connections = 2).await;
+    let app = spawn_app_with(|s| s.limits.connections.max_connections = 2).await;
     let mut first = connect(&app).await;
     let mut second = connect(&app).await;
     assert!(get_on(&mut first, "/healthz")
@@ -158,7 +159,7 @@ async fn past_the_connection_cap_the_server_serves_the_connections_it_has() {
 
 #[tokio::test]
 async fn a_body_that_does_not_arrive_in_time_is_408_and_changes_nothing() {
-    let app = spawn_app_with(|s| s.request_timeout = Duration::from_millis(500)).await;
+    let app = spawn_app_with(|s| s.limits.request_timeout = Duration::from_millis(500)).await;
     let event = app.create_event().await;
     let token = app.user_token("slowpoke");
     let mut stream = connect(&app).await;

@@ -27,7 +27,7 @@ fn allowed(response: &reqwest::Response) -> Option<&str> {
 #[tokio::test]
 async fn a_named_origin_may_call_the_api_and_the_stream_and_no_other_may() {
     let app = spawn_app_with(|s| {
-        s.allowed_origins = boxoffice_server::config::parse_origins(&[
+        s.server.allowed_origins = boxoffice_server::config::parse_origins(&[
             SHOP.to_owned(),
             "http://localhost:8080".to_owned(),
         ])

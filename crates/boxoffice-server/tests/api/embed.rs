@@ -249,7 +249,7 @@ async fn the_example_shop_takes_a_buyer_from_sign_in_to_order() {
     let shop = format!("http://127.0.0.1:{port}");
     let origin = shop.clone();
     let app = spawn_app_with(move |s| {
-        s.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap()
+        s.server.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap()
     })
     .await;
     let event = app.create_event().await;
@@ -541,7 +541,7 @@ async fn a_channels_buyer_sees_and_holds_the_channels_seats_in_the_element() {
     let (public_listener, public) = listener().await;
     let origins = [partner.clone(), public.clone()];
     let app = spawn_app_with(move |s| {
-        s.allowed_origins = boxoffice_server::config::parse_origins(&origins).unwrap()
+        s.server.allowed_origins = boxoffice_server::config::parse_origins(&origins).unwrap()
     })
     .await;
     let venue = app.create_venue().await;

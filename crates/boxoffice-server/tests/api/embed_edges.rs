@@ -59,7 +59,7 @@ async fn embed_js_defines_the_element_and_nothing_else_as_a_module_or_a_classic_
     let (shop_listener, shop) = listener().await;
     let origin = shop.clone();
     let app = spawn_app_with(move |s| {
-        s.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap();
+        s.server.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap();
     })
     .await;
     let event = app.create_event().await;

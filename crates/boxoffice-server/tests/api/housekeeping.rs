@@ -10,11 +10,11 @@ use crate::helpers::spawn_app_with;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn old_answers_and_delivered_outbox_rows_are_swept_in_batches_and_nothing_else() {
     let app = spawn_app_with(|s| {
-        s.retention = Retention {
+        s.operations.retention = Retention {
             idempotency: Duration::from_secs(3600),
             delivered_outbox: Duration::from_secs(2 * 3600),
         };
-        s.sweep_interval = Duration::from_millis(100);
+        s.operations.sweep_interval = Duration::from_millis(100);
     })
     .await;
     // More old rows than one batch deletes, and rows that must stay: fresh answers,

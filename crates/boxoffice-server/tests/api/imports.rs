@@ -239,7 +239,7 @@ async fn a_plan_pretix_would_refuse_is_422_at_its_path_and_creates_nothing() {
 
 #[tokio::test]
 async fn a_plan_over_the_import_limit_is_413_and_creates_nothing() {
-    let app = spawn_app_with(|s| s.max_import_bytes = 16 * 1024).await;
+    let app = spawn_app_with(|s| s.limits.max_import_bytes = 16 * 1024).await;
     let (status, problem) = import_plan(&app, &riverside_hall()).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{problem}");
     assert_eq!(problem["code"], "payload_too_large");
@@ -483,7 +483,7 @@ async fn a_csv_file_sent_in_pieces_without_a_length_becomes_the_same_venue() {
 
 #[tokio::test]
 async fn a_streamed_csv_past_the_import_limit_is_413_and_creates_nothing() {
-    let app = spawn_app_with(|s| s.max_import_bytes = 16 * 1024).await;
+    let app = spawn_app_with(|s| s.limits.max_import_bytes = 16 * 1024).await;
     let (sender, answer) = streamed_import(&app, "/v1/venues/import?format=csv&name=Big");
     sender
         .unbounded_send(Ok(b"section,row,number,x,y\n".to_vec()))

@@ -34,7 +34,7 @@ async fn send_raw(
 async fn fifty_thousand_unknown_seats_are_refused_in_a_small_answer_before_any_lookup() {
     // A body this large (about 900 KB) is past the default limit: allowed here, so that
     // the basket's own check is what refuses it.
-    let app = spawn_app_with(|s| s.max_body_bytes = 4 * 1024 * 1024).await;
+    let app = spawn_app_with(|s| s.limits.max_body_bytes = 4 * 1024 * 1024).await;
     let event = app.create_event().await;
     let seats: Vec<String> = (0..50_000).map(|i| format!("nowhere-{i}")).collect();
     let body = serde_json::to_vec(&json!({ "seats": seats })).unwrap();

@@ -44,9 +44,9 @@ fn session_request(app: &TestApp, forwarded_for: &str) -> reqwest::RequestBuilde
 /// Five a minute: a burst of five, then one every 12 s, far longer than any of these
 /// tests takes, so the counts below are exact.
 fn limited(s: &mut Settings) {
-    s.sessions_per_minute = 5;
-    s.holds_per_minute = 5;
-    s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()];
+    s.limits.sessions_per_minute = 5;
+    s.limits.holds_per_minute = 5;
+    s.server.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()];
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -79,7 +79,7 @@ async fn sessions_are_limited_per_client_address_with_retry_after() {
 async fn a_forwarded_address_from_an_untrusted_peer_is_ignored() {
     let app = spawn_app_with(|s| {
         limited(s);
-        s.trusted_proxies = Vec::new();
+        s.server.trusted_proxies = Vec::new();
     })
     .await;
     // Each request claims another address, but the peer is what counts.
@@ -101,8 +101,8 @@ async fn spawn_limited(store: HoldStoreKind) -> (TestApp, PrivateRedis) {
     let url = redis.url();
     let app = spawn_app_with(move |s| {
         limited(s);
-        s.hold_store = store;
-        s.redis = test_redis(url, false);
+        s.stores.hold_store = store;
+        s.stores.redis = test_redis(url, false);
     })
     .await;
     (app, redis)
@@ -248,8 +248,8 @@ async fn two_instances_sharing_redis_share_one_limit() {
     let spawn = |url: String| {
         spawn_app_with(move |s| {
             limited(s);
-            s.ga_gate = true;
-            s.redis = test_redis(url, false);
+            s.stores.ga_gate = true;
+            s.stores.redis = test_redis(url, false);
         })
     };
     let one = spawn(url.clone()).await;
@@ -465,7 +465,7 @@ async fn past_its_limit_a_checkout_waits_a_moment_for_a_place() {
 async fn rounds_answered_quickly_with_the_limit_full_raise_it() {
     let app = spawn_app_with(|s| {
         fixed_limit(2)(s);
-        if let Some(o) = s.overload.as_mut() {
+        if let Some(o) = s.limits.overload.as_mut() {
             o.ceiling = 1024;
         }
     })
@@ -513,7 +513,7 @@ async fn rounds_answered_quickly_with_the_limit_full_raise_it() {
 /// arrives as a connection reset while its body is still on its way, and nothing is held.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn bodies_over_the_limit_at_once_are_each_answered_413() {
-    let app = spawn_app_with(|s| s.max_body_bytes = 1024).await;
+    let app = spawn_app_with(|s| s.limits.max_body_bytes = 1024).await;
     let event = app.create_event().await;
     let alice = app.buyer("alice");
     let padding = "x".repeat(4 * 1024 * 1024);

@@ -171,8 +171,8 @@ async fn the_status_is_one_cacheable_answer_for_everyone_until_it_changes() {
     let event = event_with_queue(&first, chrono::Duration::minutes(10), 120).await;
     let (url, secret) = (first.database_url.clone(), first.jwt_secret.clone());
     let second = spawn_app_with(move |s| {
-        s.database.url = url;
-        s.jwt_secret = Secret::new(secret);
+        s.stores.database.url = url;
+        s.server.jwt_secret = Secret::new(secret);
     })
     .await;
     for who in ["ann", "ben", "cid"] {
@@ -278,7 +278,7 @@ async fn pg_transactions(app: &TestApp) -> i64 {
 async fn polls_of_waiting_tickets_make_no_store_call() {
     let redis = PrivateRedis::start();
     let url = redis.url();
-    let app = spawn_app_with(move |s| s.redis = test_redis(url, false)).await;
+    let app = spawn_app_with(move |s| s.stores.redis = test_redis(url, false)).await;
     // Open, one a minute: the first is let in, everyone else waits.
     let event = event_with_queue(&app, chrono::Duration::minutes(-1), 1).await;
     let mut tickets = Vec::new();
@@ -344,8 +344,8 @@ async fn a_place_given_up_is_stepped_over_and_refused_on_every_instance() {
     let event = event_with_queue(&first, chrono::Duration::minutes(-1), 1).await;
     let (url, secret) = (first.database_url.clone(), first.jwt_secret.clone());
     let second = spawn_app_with(move |s| {
-        s.database.url = url;
-        s.jwt_secret = Secret::new(secret);
+        s.stores.database.url = url;
+        s.server.jwt_secret = Secret::new(secret);
     })
     .await;
     let (ann, ben, cid) = (first.buyer("ann"), first.buyer("ben"), first.buyer("cid"));
@@ -549,12 +549,12 @@ async fn nobody_is_admitted_before_a_smaller_place() {
 async fn admission_slows_while_the_hold_path_is_saturated_and_recovers_after() {
     // Holds may take two at once, and should answer within 50 ms.
     let app = spawn_app_with(|s| {
-        s.overload = Some(OverloadSettings {
+        s.limits.overload = Some(OverloadSettings {
             target: Duration::from_millis(50),
             floor: 2,
             ceiling: 2,
         });
-        s.database.lock_timeout = Duration::from_secs(60);
+        s.stores.database.lock_timeout = Duration::from_secs(60);
     })
     .await;
     let event = event_with_queue(&app, chrono::Duration::minutes(-1), 600).await;

@@ -292,7 +292,7 @@ async fn the_stream_is_an_uncached_event_stream_and_counts_its_subscribers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_quiet_stream_sends_comment_lines_so_proxies_keep_it_open() {
-    let app = spawn_app_with(|s| s.stream_heartbeat = Duration::from_millis(200)).await;
+    let app = spawn_app_with(|s| s.live.stream_heartbeat = Duration::from_millis(200)).await;
     let event = app.create_event().await;
     let response = app
         .request(
@@ -560,7 +560,7 @@ async fn a_stream_opened_on_a_shared_snapshot_sees_the_changes_since() {
 /// with `Retry-After`, and a closed stream makes room.
 #[tokio::test]
 async fn one_address_may_have_only_so_many_streams_open() {
-    let app = spawn_app_with(|s| s.streams_per_address = 3).await;
+    let app = spawn_app_with(|s| s.limits.streams_per_address = 3).await;
     let event = app.create_event().await;
     let open = || {
         app.request(

@@ -161,8 +161,8 @@ async fn busy_server() -> (TestApp, String) {
     let app = spawn_app_with(|s| {
         Store::Redis.configure(s);
         // Every refusal asks the store (none answered from what the instance knows).
-        s.known_taken = Duration::ZERO;
-        s.overload = Some(OverloadSettings {
+        s.live.known_taken = Duration::ZERO;
+        s.limits.overload = Some(OverloadSettings {
             target: Duration::from_secs(1),
             floor: 8,
             ceiling: 64,

@@ -217,7 +217,7 @@ async fn bad_checkouts_answer_their_4xx_and_sell_nothing(store: Store) {
 async fn a_checkout_postgres_cannot_finish_answers_503_and_leaves_the_hold_live(store: Store) {
     let app = spawn_app_with(|s| {
         store.configure(s);
-        s.database.lock_timeout = std::time::Duration::from_millis(300);
+        s.stores.database.lock_timeout = std::time::Duration::from_millis(300);
     })
     .await;
     let event = app.create_event().await;

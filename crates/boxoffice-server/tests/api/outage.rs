@@ -30,8 +30,8 @@ async fn a_lost_database_answers_503_and_the_server_recovers_when_it_returns() {
     let name = fresh_database_name();
     let url = format!("postgres://postgres@{}/{name}", proxy.addr);
     let app = spawn_app_with(move |s| {
-        s.database.url = url;
-        s.database.acquire_timeout = Duration::from_millis(500);
+        s.stores.database.url = url;
+        s.stores.database.acquire_timeout = Duration::from_millis(500);
     })
     .await;
     let event = app.create_event().await;
@@ -106,10 +106,10 @@ async fn a_request_stuck_on_a_hung_database_is_abandoned_with_503_at_the_request
     let name = fresh_database_name();
     let url = format!("postgres://postgres@{}/{name}", proxy.addr);
     let app = spawn_app_with(move |s| {
-        s.database.url = url;
+        s.stores.database.url = url;
         // Longer than the request timeout, so only the request timeout can answer.
-        s.database.acquire_timeout = Duration::from_secs(30);
-        s.request_timeout = Duration::from_millis(300);
+        s.stores.database.acquire_timeout = Duration::from_secs(30);
+        s.limits.request_timeout = Duration::from_millis(300);
     })
     .await;
     assert_eq!(app.get("/v1/events").await.0, StatusCode::OK);
@@ -144,7 +144,7 @@ async fn a_request_stuck_on_a_hung_database_is_abandoned_with_503_at_the_request
 
 #[tokio::test]
 async fn a_hold_stuck_behind_a_lock_answers_503_at_the_lock_timeout_and_holds_nothing() {
-    let app = spawn_app_with(|s| s.database.lock_timeout = Duration::from_millis(200)).await;
+    let app = spawn_app_with(|s| s.stores.database.lock_timeout = Duration::from_millis(200)).await;
     let event = app.create_event().await;
     let lock = app.user_locks(&event, &["alice"]).await;
 
@@ -185,9 +185,9 @@ async fn a_hold_stuck_behind_a_lock_answers_503_at_the_lock_timeout_and_holds_no
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_exhausted_pool_answers_503_and_recovers() {
     let app = spawn_app_with(|s| {
-        s.database.pool_size = 1;
-        s.database.acquire_timeout = Duration::from_millis(300);
-        s.database.lock_timeout = Duration::from_secs(20);
+        s.stores.database.pool_size = 1;
+        s.stores.database.acquire_timeout = Duration::from_millis(300);
+        s.stores.database.lock_timeout = Duration::from_secs(20);
     })
     .await;
     let event = app.create_event().await;

@@ -15,7 +15,7 @@ use crate::helpers::{gala, spawn_app_with, As, TestApp};
 
 /// The standard event with ten minutes to pay, on a server serving the test payment page.
 async fn demo_with_window() -> (TestApp, String) {
-    let app = spawn_app_with(|s| s.demo_payments = true).await;
+    let app = spawn_app_with(|s| s.server.demo_payments = true).await;
     let venue = app.create_venue().await;
     let mut spec = gala(&venue);
     spec["payment_window_seconds"] = json!(600);

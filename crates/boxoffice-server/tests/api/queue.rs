@@ -356,8 +356,8 @@ async fn two_instances_share_one_line_and_one_rule() {
     let event = event_with_queue(&first, chrono::Duration::milliseconds(500), 60).await;
     let (url, secret) = (first.database_url.clone(), first.jwt_secret.clone());
     let second = spawn_app_with(move |s| {
-        s.database.url = url;
-        s.jwt_secret = Secret::new(secret);
+        s.stores.database.url = url;
+        s.server.jwt_secret = Secret::new(secret);
     })
     .await;
     let instances = [&first, &second];
@@ -444,7 +444,7 @@ async fn without_redis_the_line_answers_503_and_admitted_buyers_still_buy() {
     let mut redis = PrivateRedis::start();
     let url = redis.url();
     // Holds in Postgres; the line in this test's own Redis.
-    let app = spawn_app_with(move |s| s.redis = test_redis(url, false)).await;
+    let app = spawn_app_with(move |s| s.stores.redis = test_redis(url, false)).await;
     let event = event_with_queue(&app, chrono::Duration::zero(), 600_000).await;
     let (alice, bob) = (app.buyer("alice"), app.buyer("bob"));
     let (ticket, pass) = join_and_wait(&app, &event, &alice).await;

@@ -190,8 +190,8 @@ async fn a_frozen_redis_makes_holds_503_and_reads_200_without_waiting_then_recov
     // The default Redis timeout, as a production server has it.
     let url = redis.url();
     let app = spawn_app_with(move |s| {
-        s.hold_store = HoldStoreKind::Redis;
-        s.redis = boxoffice_store::redis::link::RedisConfig::new(url);
+        s.stores.hold_store = HoldStoreKind::Redis;
+        s.stores.redis = boxoffice_store::redis::link::RedisConfig::new(url);
     })
     .await;
     let event = app.create_event().await;

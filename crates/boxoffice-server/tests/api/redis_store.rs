@@ -73,9 +73,9 @@ async fn flushall_between_two_buyers_holds_on_one_seat_sells_it_once() {
     let redis = PrivateRedis::start();
     let url = redis.url();
     let app = spawn_app_with(move |s| {
-        s.hold_store = HoldStoreKind::Redis;
-        s.redis = test_redis(url, false);
-        s.known_taken = KNOWN_TAKEN;
+        s.stores.hold_store = HoldStoreKind::Redis;
+        s.stores.redis = test_redis(url, false);
+        s.live.known_taken = KNOWN_TAKEN;
     })
     .await;
     let event = app.create_event().await;

@@ -398,7 +398,7 @@ async fn two_relays_never_deliver_the_same_row_twice_in_one_pass() {
 async fn the_server_runs_the_relay_when_webhooks_are_configured() {
     let receiver = Receiver::start().await;
     let url = receiver.url.clone();
-    let app = spawn_app_with(move |s| s.relay = Some(config(&url))).await;
+    let app = spawn_app_with(move |s| s.operations.relay = Some(config(&url))).await;
     make_changes(&app).await;
     for _ in 0..200 {
         if receiver.ids().len() == 3 {

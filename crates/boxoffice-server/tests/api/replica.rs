@@ -53,9 +53,9 @@ async fn reads_go_to_a_replica_in_step() {
     // primary never made: a seat that reads sold only when the map was read from the
     // replica.
     let app = spawn_app_with(|s| {
-        let mut replica = s.database.clone();
+        let mut replica = s.stores.database.clone();
         replica.url = format!("{}?options[search_path]=replica_only,public", replica.url);
-        s.replica = Some((replica, Duration::from_secs(1)));
+        s.stores.replica = Some((replica, Duration::from_secs(1)));
     })
     .await;
     // Before the first read through the replica, so no statement of its was planned
@@ -99,10 +99,10 @@ async fn without_the_replica_reads_fall_back_to_the_primary() {
     let port = dead.local_addr().unwrap().port();
     drop(dead);
     let app = spawn_app_with(move |s| {
-        let mut replica = s.database.clone();
+        let mut replica = s.stores.database.clone();
         replica.url = format!("postgres://postgres@127.0.0.1:{port}/nowhere");
         replica.acquire_timeout = Duration::from_millis(200);
-        s.replica = Some((replica, Duration::from_secs(1)));
+        s.stores.replica = Some((replica, Duration::from_secs(1)));
     })
     .await;
     // Checked at least once by now, and found down.
@@ -127,9 +127,9 @@ async fn an_event_the_replica_has_not_replayed_yet_is_read_from_the_primary() {
     let behind = spawn_app().await;
     let replica_url = behind.database_url.clone();
     let app = spawn_app_with(move |s| {
-        let mut replica = s.database.clone();
+        let mut replica = s.stores.database.clone();
         replica.url = replica_url;
-        s.replica = Some((replica, Duration::from_secs(1)));
+        s.stores.replica = Some((replica, Duration::from_secs(1)));
     })
     .await;
     wait_for_replica(&app, 1.0).await;

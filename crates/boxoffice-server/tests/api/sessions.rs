@@ -45,9 +45,9 @@ async fn a_session_mints_a_user_token_that_is_a_buyer_not_an_admin() {
 #[tokio::test]
 async fn an_address_is_a_few_buyers_however_many_sessions_it_makes() {
     let app = spawn_app_with(|s| {
-        s.anonymous_sessions = true;
-        s.sessions_per_address = 2;
-        s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()];
+        s.server.anonymous_sessions = true;
+        s.limits.sessions_per_address = 2;
+        s.server.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()];
     })
     .await;
     let event = app.create_event().await;
@@ -99,7 +99,7 @@ async fn an_address_is_a_few_buyers_however_many_sessions_it_makes() {
 
 #[tokio::test]
 async fn sessions_can_be_disabled() {
-    let app = spawn_app_with(|s| s.anonymous_sessions = false).await;
+    let app = spawn_app_with(|s| s.server.anonymous_sessions = false).await;
     let (status, problem) = app
         .send(Method::POST, "/v1/sessions", &As::Nobody, None)
         .await;

@@ -177,7 +177,7 @@ async fn malformed_json_is_400_and_a_body_that_is_not_json_is_415() {
 
 #[tokio::test]
 async fn a_body_over_the_limit_is_413() {
-    let app = spawn_app_with(|s| s.max_import_bytes = 1024).await;
+    let app = spawn_app_with(|s| s.limits.max_import_bytes = 1024).await;
     let rows: Vec<_> = (0..100)
         .map(|i| json!({"label": format!("R{i}"), "seats": 10}))
         .collect();
@@ -271,8 +271,8 @@ async fn unknown_and_malformed_venue_ids_are_404() {
 #[tokio::test]
 async fn only_catalog_writes_take_large_bodies() {
     let app = spawn_app_with(|s| {
-        s.max_body_bytes = 64 * 1024;
-        s.max_import_bytes = 1024 * 1024;
+        s.limits.max_body_bytes = 64 * 1024;
+        s.limits.max_import_bytes = 1024 * 1024;
     })
     .await;
     let rows: Vec<_> = (0..2500)

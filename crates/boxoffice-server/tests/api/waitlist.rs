@@ -237,7 +237,7 @@ async fn a_cancelled_order_goes_to_the_first_entry_it_can_serve(store: Store) {
 async fn an_offer_not_bought_in_time_passes_to_the_next_in_line(store: Store) {
     let app = spawn_app_with(|s| {
         store.configure(s);
-        s.expiry_interval = Duration::from_millis(200);
+        s.operations.expiry_interval = Duration::from_millis(200);
     })
     .await;
     let event = app.create_event().await;
@@ -391,7 +391,7 @@ async fn a_released_channel_goes_to_the_waiting_list_first(store: Store) {
 async fn window_sale(store: Store, interval: Duration, seconds: u32) -> (TestApp, String) {
     let app = spawn_app_with(|s| {
         store.configure(s);
-        s.expiry_interval = interval;
+        s.operations.expiry_interval = interval;
     })
     .await;
     let venue = app.create_venue().await;

@@ -53,7 +53,7 @@ pub(crate) async fn shop_with(
     let (shop_listener, shop) = listener().await;
     let origin = shop.clone();
     let app = spawn_app_with(move |s| {
-        s.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap();
+        s.server.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap();
         configure(s);
     })
     .await;

@@ -16,12 +16,12 @@ use super::TestApp;
 /// target, and writes that wait on a lock as long as a test holds it.
 pub(crate) fn fixed_limit(n: usize) -> impl FnOnce(&mut Settings) {
     move |s| {
-        s.overload = Some(OverloadSettings {
+        s.limits.overload = Some(OverloadSettings {
             target: Duration::from_secs(60),
             floor: n,
             ceiling: n,
         });
-        s.database.lock_timeout = Duration::from_secs(60);
+        s.stores.database.lock_timeout = Duration::from_secs(60);
     }
 }
 

@@ -134,14 +134,14 @@ pub async fn another_instance(first: &TestApp, store: Store) -> TestApp {
     let (url, secret) = (first.database_url.clone(), first.jwt_secret.clone());
     spawn_app_with(move |s| {
         store.configure(s);
-        s.database.url = url;
-        s.jwt_secret = boxoffice_server::config::Secret::new(secret);
+        s.stores.database.url = url;
+        s.server.jwt_secret = boxoffice_server::config::Secret::new(secret);
     })
     .await
 }
 
 /// A server whose settings `configure` may change first. `configure` may point
-/// `settings.database.url` elsewhere: through a proxy, or at another test's database.
+/// `settings.stores.database.url` elsewhere: through a proxy, or at another test's database.
 pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
     static SWEPT: OnceLock<()> = OnceLock::new();
     if SWEPT.set(()).is_ok() {
@@ -150,24 +150,31 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
     let name = fresh_database_name();
     let direct_url = format!("{}/{name}", server_url());
     let mut settings = Settings::new(direct_url.clone());
-    settings.bind = "127.0.0.1:0".parse().unwrap();
-    settings.database.pool_size = 4;
-    settings.admin_token = Secret::new(format!("admin-{}", uuid::Uuid::new_v4()));
-    settings.jwt_secret = Secret::new(format!("jwt-{}", uuid::Uuid::new_v4()));
+    settings.server.bind = "127.0.0.1:0".parse().unwrap();
+    settings.stores.database.pool_size = 4;
+    settings.server.admin_token = Secret::new(format!("admin-{}", uuid::Uuid::new_v4()));
+    settings.server.jwt_secret = Secret::new(format!("jwt-{}", uuid::Uuid::new_v4()));
     // Tests fire many requests from one address and as one user; the limits' own tests
     // set them low again.
-    settings.sessions_per_minute = 1_000_000;
+    settings.limits.sessions_per_minute = 1_000_000;
     // The buyer's page and many tests take anonymous sessions, as with `--demo`.
-    settings.anonymous_sessions = true;
-    settings.holds_per_minute = 1_000_000;
+    settings.server.anonymous_sessions = true;
+    settings.limits.holds_per_minute = 1_000_000;
     // What the store said of a seat stands for a minute, not two seconds: a test's next
     // request may come late on a loaded machine, and no test loses a change on the bus
     // (the one that drops what Redis knew sets its own).
-    settings.known_taken = std::time::Duration::from_secs(60);
+    settings.live.known_taken = std::time::Duration::from_secs(60);
     configure(&mut settings);
 
     // The test's own connections go straight to Postgres, whatever route the server takes.
-    let db_name = settings.database.url.rsplit('/').next().unwrap().to_owned();
+    let db_name = settings
+        .stores
+        .database
+        .url
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_owned();
     let direct_url = format!("{}/{db_name}", server_url());
     let app = Application::build(&settings).await.expect("server builds");
     let base = format!("http://{}", app.local_addr());
@@ -192,13 +199,13 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut Settings)) -> TestApp {
     TestApp {
         base,
         client: reqwest::Client::new(),
-        admin_token: settings.admin_token.expose().to_owned(),
-        jwt_secret: settings.jwt_secret.expose().to_owned(),
-        database_url: settings.database.url.clone(),
+        admin_token: settings.server.admin_token.expose().to_owned(),
+        jwt_secret: settings.server.jwt_secret.expose().to_owned(),
+        database_url: settings.stores.database.url.clone(),
         db,
         holds,
-        hold_store: settings.hold_store,
-        redis: settings.redis.clone(),
+        hold_store: settings.stores.hold_store,
+        redis: settings.stores.redis.clone(),
         drop_url: direct_url,
         server,
     }

@@ -18,10 +18,10 @@ pub(crate) async fn spawn_race_app() -> TestApp {
 pub(crate) async fn spawn_race_app_on(store: Store) -> TestApp {
     spawn_app_with(|s| {
         store.configure(s);
-        s.database.pool_size = 8;
+        s.stores.database.pool_size = 8;
         // Hundreds of requests queue for eight connections; none should give up.
-        s.database.acquire_timeout = Duration::from_secs(30);
-        s.request_timeout = Duration::from_secs(60);
+        s.stores.database.acquire_timeout = Duration::from_secs(30);
+        s.limits.request_timeout = Duration::from_secs(60);
     })
     .await
 }

@@ -14,10 +14,10 @@ pub(crate) async fn spawn_on(redis: &PrivateRedis) -> TestApp {
 
 pub(crate) async fn spawn_on_redis(url: String, cluster: bool) -> TestApp {
     spawn_app_with(move |s| {
-        s.hold_store = HoldStoreKind::Redis;
-        s.redis = test_redis(url, cluster);
-        s.database.pool_size = 8;
-        s.database.acquire_timeout = Duration::from_secs(30);
+        s.stores.hold_store = HoldStoreKind::Redis;
+        s.stores.redis = test_redis(url, cluster);
+        s.stores.database.pool_size = 8;
+        s.stores.database.acquire_timeout = Duration::from_secs(30);
     })
     .await
 }

@@ -36,14 +36,14 @@ impl Store {
     /// Points the server's settings at this store.
     pub fn configure(self, settings: &mut Settings) {
         match self {
-            Store::Postgres => settings.hold_store = HoldStoreKind::Postgres,
+            Store::Postgres => settings.stores.hold_store = HoldStoreKind::Postgres,
             Store::Redis => {
-                settings.hold_store = HoldStoreKind::Redis;
-                settings.redis = test_redis(redis_url(), false);
+                settings.stores.hold_store = HoldStoreKind::Redis;
+                settings.stores.redis = test_redis(redis_url(), false);
             }
             Store::RedisCluster => {
-                settings.hold_store = HoldStoreKind::Redis;
-                settings.redis = test_redis(cluster_url(), true);
+                settings.stores.hold_store = HoldStoreKind::Redis;
+                settings.stores.redis = test_redis(cluster_url(), true);
             }
         }
     }
