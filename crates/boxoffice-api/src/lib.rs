@@ -7,13 +7,15 @@
 //!
 //! One section per resource, in API.md's order: venues, events, availability (with the
 //! live stream's events), holds,
-//! orders, general admission, sessions, operations, seasons, and [`Problem`], the body of every
+//! orders, general admission, sessions, operations, organizations and keys, seasons, and
+//! [`Problem`], the body of every
 //! error answer.
 
+use boxoffice_core::access::Role;
 use boxoffice_core::availability::{EventSeat, SeatCounts, SeatState, SeatStatus};
 use boxoffice_core::event::{AllocationEntry, Channel, GaArea, QueueSettings, TicketType};
 use boxoffice_core::hold::{OrderStatus, PricedSeat};
-use boxoffice_core::ids::{EventId, SeasonId, VenueId};
+use boxoffice_core::ids::{EventId, KeyId, OrganizationId, SeasonId, VenueId};
 use boxoffice_core::season::Season;
 use boxoffice_core::statuses;
 use boxoffice_core::validation::FieldError;
@@ -94,6 +96,8 @@ pub struct EventListItem {
     pub venue_id: VenueId,
     /// Start time.
     pub starts_at: DateTime<Utc>,
+    /// The organization it belongs to.
+    pub organization_id: OrganizationId,
 }
 
 /// Answer to `GET /v1/events`.
@@ -118,6 +122,8 @@ pub struct GaAreaView {
 pub struct EventView {
     /// Event id.
     pub id: EventId,
+    /// The organization it belongs to.
+    pub organization_id: OrganizationId,
     /// Venue id.
     pub venue_id: VenueId,
     /// Display name.
@@ -798,6 +804,99 @@ pub struct Health {
     pub status: String,
 }
 
+// Organizations and keys.
+
+/// Body of `POST /v1/organizations`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OrganizationBody {
+    /// Its name, 1–200 characters.
+    pub name: String,
+    /// 1–40 of `a-z 0-9 -`, unique; made from the name when absent.
+    #[serde(default)]
+    pub slug: Option<String>,
+}
+
+/// An organization.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OrganizationView {
+    /// Its id.
+    pub id: OrganizationId,
+    /// Its name.
+    pub name: String,
+    /// Its slug.
+    pub slug: String,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+}
+
+/// Answer to `GET /v1/organizations`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct OrganizationList {
+    /// A platform key's: every organization; any other key's: its own.
+    pub organizations: Vec<OrganizationView>,
+}
+
+/// Body of `POST /v1/organizations/{id}/keys`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct KeyBody {
+    /// A name to know it by, 1–100 characters.
+    pub name: String,
+    /// `platform` (only a platform key makes one), `admin`, `sales`, `checkin` or
+    /// `reports`.
+    pub role: String,
+    /// When it stops working; in the future. Never, when absent.
+    #[serde(default)]
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// Answer to `POST /v1/organizations/{id}/keys`: the key itself is in this answer and
+/// nowhere else, ever.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct KeyCreated {
+    /// The key's id.
+    pub id: KeyId,
+    /// Its name.
+    pub name: String,
+    /// Its role.
+    pub role: Role,
+    /// The key: `bxk_` and 43 URL-safe base64 characters.
+    pub key: String,
+    /// The first 8 characters after `bxk_`.
+    pub prefix: String,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+    /// When it stops working, if ever.
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// A key as listed: never the key itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct KeyView {
+    /// The key's id.
+    pub id: KeyId,
+    /// Its name.
+    pub name: String,
+    /// Its role.
+    pub role: Role,
+    /// The first 8 characters after `bxk_`.
+    pub prefix: String,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+    /// When it stops working, if ever.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// The minute it was last used in, if ever.
+    pub last_used_at: Option<DateTime<Utc>>,
+    /// When it was revoked, if it was.
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// Answer to `GET /v1/organizations/{id}/keys`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct KeyList {
+    /// The organization's keys, oldest first, revoked ones too.
+    pub keys: Vec<KeyView>,
+}
+
 // Seasons.
 
 /// Answer to `POST /v1/seasons`.
@@ -1016,6 +1115,9 @@ pub struct Problem {
     /// The events still needing a waiting-room pass (`queue_required` for a season hold).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_ids: Option<Vec<EventId>>,
+    /// The roles that may make the call (`forbidden` for a key whose role may not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required_roles: Option<Vec<boxoffice_core::access::Role>>,
     /// With 429 and 503: how long to wait before asking again, in milliseconds. The
     /// `Retry-After` header says the same rounded up to whole seconds (at least one); a
     /// hold refused by the server's adaptive limit is given its turn here, often well

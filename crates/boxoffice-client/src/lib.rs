@@ -20,12 +20,13 @@
 use boxoffice_api::{
     AddSeatsBody, AllocationsChanged, AllocationsRequest, AvailabilityView, BestAvailable,
     BookingBody, BookingView, ChannelReleased, CheckoutBody, EventCreated, EventList, EventPatch,
-    EventView, Extended, Health, HoldBody, HoldView, LayoutView, OrderView, PaymentBody, Problem,
+    EventView, Extended, Health, HoldBody, HoldView, KeyBody, KeyCreated, KeyList, LayoutView,
+    OrderView, OrganizationBody, OrganizationList, OrganizationView, PaymentBody, Problem,
     QueueJoined, QueueLine, QueueStatus, SeasonCreated, SeasonHoldBody, SeasonHoldView, SeatsView,
     SessionCreated, VenueCreated, VenueList, VenueView, WaitlistEntryView, WaitlistJoin,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
-use boxoffice_core::ids::{EventId, SeasonId, VenueId};
+use boxoffice_core::ids::{EventId, KeyId, SeasonId, VenueId};
 use boxoffice_core::season::SeasonSpec;
 use boxoffice_core::venue::VenueSpec;
 use chrono::{DateTime, Utc};
@@ -119,7 +120,8 @@ impl Client {
         }
     }
 
-    /// The same client, making admin calls with `token`.
+    /// The same client, making staff calls with `token`: a key (`bxk_…`), or
+    /// `BOXOFFICE_ADMIN_TOKEN`.
     pub fn admin(mut self, token: &str) -> Self {
         self.admin_token = Some(token.to_owned());
         self
@@ -220,6 +222,53 @@ impl Client {
     /// `GET /v1/venues/{id}`.
     pub async fn get_venue(&self, venue: VenueId) -> Result<VenueView> {
         self.get(&format!("/v1/venues/{venue}"), None).await
+    }
+
+    // Organizations and keys.
+
+    /// `POST /v1/organizations` (a platform key).
+    pub async fn create_organization(&self, body: &OrganizationBody) -> Result<OrganizationView> {
+        self.send(
+            Method::POST,
+            "/v1/organizations",
+            self.admin_token(),
+            Some(body),
+        )
+        .await
+    }
+
+    /// `GET /v1/organizations`: a platform key's, every one; any other key's, its own.
+    pub async fn list_organizations(&self) -> Result<OrganizationList> {
+        self.get("/v1/organizations", self.admin_token()).await
+    }
+
+    /// `GET /v1/organizations/{id}`, by id or slug.
+    pub async fn get_organization(&self, organization: &str) -> Result<OrganizationView> {
+        self.get(
+            &format!("/v1/organizations/{organization}"),
+            self.admin_token(),
+        )
+        .await
+    }
+
+    /// `POST /v1/organizations/{id}/keys`: the answer holds the key, shown this once.
+    pub async fn create_key(&self, organization: &str, body: &KeyBody) -> Result<KeyCreated> {
+        let path = format!("/v1/organizations/{organization}/keys");
+        self.send(Method::POST, &path, self.admin_token(), Some(body))
+            .await
+    }
+
+    /// `GET /v1/organizations/{id}/keys`.
+    pub async fn list_keys(&self, organization: &str) -> Result<KeyList> {
+        let path = format!("/v1/organizations/{organization}/keys");
+        self.get(&path, self.admin_token()).await
+    }
+
+    /// `DELETE /v1/organizations/{id}/keys/{key_id}`.
+    pub async fn revoke_key(&self, organization: &str, key: KeyId) -> Result<()> {
+        let path = format!("/v1/organizations/{organization}/keys/{key}");
+        self.send::<(), ()>(Method::DELETE, &path, self.admin_token(), None)
+            .await
     }
 
     /// `POST /v1/events` (admin).

@@ -72,6 +72,22 @@ uuid_id!(
     /// Identifies a season: events of one venue sold together, the same seat for each.
     SeasonId
 );
+uuid_id!(
+    /// Identifies an organization: an organizer whose venues, events and seasons, and
+    /// everything sold in them, are theirs alone.
+    OrganizationId
+);
+uuid_id!(
+    /// Identifies a key staff and servers call with (never the key itself).
+    KeyId
+);
+
+impl OrganizationId {
+    /// The organization `default`: everything from before organizations, what
+    /// `BOXOFFICE_JWT_SECRET`'s buyers belong to, and where a platform key creates when the
+    /// body names no organization.
+    pub const DEFAULT: Self = Self(Uuid::from_u128(1));
+}
 
 /// Identifies a buyer: the `sub` claim of their token, 1–128 characters.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

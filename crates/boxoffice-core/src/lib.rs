@@ -2,6 +2,7 @@
 //!
 //! # Layout
 //!
+//! - [`access`]: the roles keys have, the rights calls need, and the table between them.
 //! - [`ids`]: typed identifiers (`VenueId`, `EventId`, `UserId`) parsed from text.
 //! - [`validation`]: per-field validation errors, collected rather than failing on the first.
 //! - [`venue`]: the venue specification clients send and the seat-map generator that turns
@@ -17,6 +18,7 @@
 //! Everything here is deterministic and is unit- and property-tested; the store and the
 //! server crates bring the I/O.
 
+pub mod access;
 pub mod availability;
 pub mod best_available;
 pub mod event;

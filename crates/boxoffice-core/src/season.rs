@@ -27,6 +27,10 @@ pub const MAX_PARTIALS: usize = 50;
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SeasonSpec {
+    /// The organization it belongs to: for a platform key, the `default` one when absent;
+    /// a key of an organization creates in its own (naming another answers 404).
+    #[serde(default)]
+    pub organization_id: Option<crate::ids::OrganizationId>,
     /// Display name, 1–200 characters.
     #[schema(min_length = 1, max_length = 200)]
     pub name: String,
@@ -332,6 +336,7 @@ mod tests {
     #[test]
     fn a_season_needs_an_event() {
         let errors = SeasonSpec {
+            organization_id: None,
             name: "Empty".into(),
             event_ids: Vec::new(),
             ticket_types: Vec::new(),

@@ -54,6 +54,10 @@ pub struct Point {
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VenueSpec {
+    /// The organization it belongs to: for a platform key, the `default` one when absent;
+    /// a key of an organization creates in its own (naming another answers 404).
+    #[serde(default)]
+    pub organization_id: Option<crate::ids::OrganizationId>,
     /// Display name, 1–200 characters.
     #[schema(min_length = 1, max_length = 200)]
     pub name: String,

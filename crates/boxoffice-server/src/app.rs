@@ -19,7 +19,7 @@ use crate::encoded::EncodedCache;
 use crate::router::{router, BodyLimits};
 use crate::state::{AppState, Inner};
 use crate::tokens::Auth;
-use crate::workers::{expiries, sweeps, upkeep};
+use crate::workers::{expiries, keys, sweeps, upkeep};
 
 /// A server bound to its address, its database created and migrated, ready to run.
 pub struct Application {
@@ -86,6 +86,8 @@ impl Application {
             ));
         }
         let services = services.build()?;
+        // Keys work from the first request on.
+        services.keys.refresh(&services.pool).await?;
         let state = AppState::new(Inner {
             services,
             auth: Auth::new(&settings.server.admin_token, &settings.server.jwt_secret),
@@ -167,6 +169,7 @@ impl Application {
             .replica
             .clone()
             .map(|r| boxoffice_service::replica::watch(r, stopped.clone()));
+        let keys = tokio::spawn(keys(Services::clone(&self.state), stopped.clone()));
         let upkeep = tokio::spawn(upkeep(self.state.clone(), stopped));
         let state = self.state.clone();
         crate::serve::serve(self.listener, self.router, self.limits, async move {
@@ -184,6 +187,7 @@ impl Application {
             let _ = replica.await;
         }
         let _ = upkeep.await;
+        let _ = keys.await;
         let _ = sweeps.await;
         let _ = expiries.await;
         Ok(())

@@ -1,11 +1,14 @@
-//! Authentication: the extractors that tell who a request comes from (an admin, a buyer,
-//! either, and the buyer's sales channel), by the bearer token the state's
+//! Authentication: the extractors that tell who a request comes from (staff with a key, a
+//! buyer, either, and the buyer's sales channel), by the bearer token: a key the services'
+//! key ring holds, `BOXOFFICE_ADMIN_TOKEN`, or a buyer's token the state's
 //! [`crate::tokens::Auth`] verifies.
 
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRequestParts, MatchedPath};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
-use boxoffice_core::ids::UserId;
+use boxoffice_core::access::Role;
+use boxoffice_core::ids::{KeyId, OrganizationId, UserId};
+use boxoffice_service::organizations::Owned;
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -29,36 +32,165 @@ fn bearer(parts: &Parts) -> Result<&str, ApiError> {
         ))
 }
 
-/// An admin or a buyer, for calls either may make (an order is read or cancelled by its
-/// owner or an admin). Missing or invalid token → 401.
+/// A staff caller: the holder of a key, or of `BOXOFFICE_ADMIN_TOKEN` (a platform key),
+/// whose role has the right the route needs ([`crate::access::ROUTES`]).
+#[derive(Debug, Clone)]
+pub struct Staff {
+    /// The key's id; none for `BOXOFFICE_ADMIN_TOKEN`.
+    pub key_id: Option<KeyId>,
+    /// The key's name (`BOXOFFICE_ADMIN_TOKEN` for that token).
+    pub key_name: String,
+    /// The key's role.
+    pub role: Role,
+    /// The key's organization (the `default` one for `BOXOFFICE_ADMIN_TOKEN`).
+    pub organization_id: OrganizationId,
+}
+
+impl Staff {
+    /// `BOXOFFICE_ADMIN_TOKEN`'s holder.
+    fn platform_token() -> Self {
+        Staff {
+            key_id: None,
+            key_name: "BOXOFFICE_ADMIN_TOKEN".to_owned(),
+            role: Role::Platform,
+            organization_id: OrganizationId::DEFAULT,
+        }
+    }
+
+    /// Whether this caller sees what belongs to `organization`: a platform key sees every
+    /// organization, any other key its own.
+    pub fn sees(&self, organization: OrganizationId) -> bool {
+        self.role == Role::Platform || self.organization_id == organization
+    }
+
+    /// The organization whose things this caller sees, or none for a platform key (all).
+    pub fn scope(&self) -> Option<OrganizationId> {
+        (self.role != Role::Platform).then_some(self.organization_id)
+    }
+
+    /// For a key of an organization: whether `thing` is its organization's, else the 404
+    /// of a `thing` that does not exist. A platform key sees everything (a missing thing is
+    /// then the handler's 404).
+    pub async fn sees_thing(&self, state: &AppState, thing: Owned) -> Result<(), ApiError> {
+        let Some(own) = self.scope() else {
+            return Ok(());
+        };
+        if boxoffice_service::organizations::owns(state, own, thing).await? {
+            return Ok(());
+        }
+        let not_found = |code: &'static str, what: &str| ApiError::NotFound {
+            code,
+            detail: format!("no such {what}"),
+        };
+        Err(match thing {
+            Owned::Venue(_) => crate::routes::venue_not_found(),
+            Owned::Event(_) => ApiError::event_not_found(),
+            Owned::Season(_) => not_found("not_found", "season"),
+            Owned::Order(_) => not_found("order_not_found", "order"),
+            Owned::Booking(_) => not_found("not_found", "booking"),
+        })
+    }
+
+    /// The organization something this caller creates belongs to: a key of an
+    /// organization creates in its own (a body naming another answers 404, as an
+    /// organization that does not exist); a platform key in the one `asked`, or `default`.
+    pub async fn placing(
+        &self,
+        state: &AppState,
+        asked: Option<OrganizationId>,
+    ) -> Result<OrganizationId, ApiError> {
+        let missing = || ApiError::from(boxoffice_service::Error::OrganizationNotFound);
+        match (self.scope(), asked) {
+            (Some(own), None) => Ok(own),
+            (Some(own), Some(asked)) if asked == own => Ok(own),
+            (Some(_), Some(_)) => Err(missing()),
+            (None, None) => Ok(OrganizationId::DEFAULT),
+            (None, Some(asked)) => {
+                boxoffice_service::organizations::find(state, &asked.to_string())
+                    .await
+                    .map_err(|_| missing())?;
+                Ok(asked)
+            }
+        }
+    }
+
+    /// Whether the role may make this call (by the route it matched), else 403 with the
+    /// roles that may. A staff route missing from the table is a bug: 500, never a call
+    /// let through.
+    fn allowed(self, parts: &Parts) -> Result<Self, ApiError> {
+        let path = parts
+            .extensions
+            .get::<MatchedPath>()
+            .map(MatchedPath::as_str)
+            .unwrap_or_default();
+        let right = crate::access::right_of(&parts.method, path).ok_or_else(|| {
+            ApiError::Internal(format!(
+                "{} {path} takes a staff key but is not in access::ROUTES",
+                parts.method
+            ))
+        })?;
+        if self.role.may(right) {
+            Ok(self)
+        } else {
+            Err(ApiError::RoleForbidden(right.roles()))
+        }
+    }
+}
+
+/// Staff or a buyer, for calls either may make (an order is read or cancelled by its
+/// owner or by staff). Missing or invalid token → 401.
 #[derive(Debug, Clone)]
 pub enum Caller {
-    /// The admin token.
-    Admin,
+    /// A staff key.
+    Staff(Staff),
     /// A user token.
     User(UserId),
 }
 
 impl Caller {
-    /// The acting user, or `None` for an admin.
+    /// The acting user, or `None` for staff.
     pub fn user(&self) -> Option<&UserId> {
         match self {
-            Caller::Admin => None,
+            Caller::Staff(_) => None,
             Caller::User(user) => Some(user),
         }
     }
 
-    /// Who the bearer token says the caller is.
+    /// Who the bearer token says the caller is: `BOXOFFICE_ADMIN_TOKEN`, a live key, or a
+    /// buyer's token.
     fn authenticate(parts: &Parts, state: &AppState) -> Result<Self, ApiError> {
         let token = bearer(parts)?;
         if state.auth().is_admin(token) {
-            return Ok(Caller::Admin);
+            return Ok(Caller::Staff(Staff::platform_token()));
+        }
+        if token.starts_with(boxoffice_service::keyring::KEY_PREFIX) {
+            let holder = state
+                .keys
+                .find(token)
+                .ok_or(ApiError::Unauthorized("unknown, revoked or expired key"))?;
+            return Ok(Caller::Staff(Staff {
+                key_id: Some(holder.key_id),
+                key_name: holder.name,
+                role: holder.role,
+                organization_id: holder.organization_id,
+            }));
         }
         state
             .auth()
             .verify_user(token)
             .map(Caller::User)
             .ok_or(ApiError::Unauthorized("invalid or expired token"))
+    }
+}
+
+impl Caller {
+    /// For a key of an organization: whether the order is its organization's, else the
+    /// 404 of an order that does not exist (a buyer's own orders are checked by owner).
+    pub async fn sees_order(&self, state: &AppState, order: uuid::Uuid) -> Result<(), ApiError> {
+        match self {
+            Caller::Staff(staff) => staff.sees_thing(state, Owned::Order(order)).await,
+            Caller::User(_) => Ok(()),
+        }
     }
 }
 
@@ -69,15 +201,14 @@ impl FromRequestParts<AppState> for Caller {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        Caller::authenticate(parts, state)
+        match Caller::authenticate(parts, state)? {
+            Caller::Staff(staff) => staff.allowed(parts).map(Caller::Staff),
+            user => Ok(user),
+        }
     }
 }
 
-/// An admin caller. Missing or invalid token → 401; a valid user token → 403.
-#[derive(Debug, Clone, Copy)]
-pub struct Admin;
-
-impl FromRequestParts<AppState> for Admin {
+impl FromRequestParts<AppState> for Staff {
     type Rejection = ApiError;
 
     async fn from_request_parts(
@@ -85,14 +216,14 @@ impl FromRequestParts<AppState> for Admin {
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
         match Caller::authenticate(parts, state)? {
-            Caller::Admin => Ok(Admin),
-            Caller::User(_) => Err(ApiError::Forbidden("this call needs the admin token")),
+            Caller::Staff(staff) => staff.allowed(parts),
+            Caller::User(_) => Err(ApiError::Forbidden("this call needs a staff key")),
         }
     }
 }
 
 /// A buyer: the user a valid user token names. Missing, invalid or expired token → 401, and
-/// so is the admin token, which names no buyer.
+/// so is a staff key, which names no buyer.
 #[derive(Debug, Clone)]
 pub struct Buyer(pub UserId);
 
@@ -105,7 +236,7 @@ impl FromRequestParts<AppState> for Buyer {
     ) -> Result<Self, Self::Rejection> {
         match Caller::authenticate(parts, state)? {
             Caller::User(user) => Ok(Buyer(user)),
-            Caller::Admin => Err(ApiError::Unauthorized("this call needs a user token")),
+            Caller::Staff(_) => Err(ApiError::Unauthorized("this call needs a user token")),
         }
     }
 }

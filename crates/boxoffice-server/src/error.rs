@@ -23,6 +23,9 @@ pub enum ApiError {
     /// 403 `forbidden`: valid credentials that may not do this.
     #[error("{0}")]
     Forbidden(&'static str),
+    /// 403 `forbidden`, with `required_roles`: a key whose role may not make this call.
+    #[error("a key of another role may make this call: {}", roles_named(.0))]
+    RoleForbidden(&'static [boxoffice_core::access::Role]),
     /// 403 `queue_required`: the event's waiting room is on, and the request shows no valid
     /// pass of this buyer.
     #[error("{0}")]
@@ -91,6 +94,9 @@ pub enum ApiError {
     /// 409 `hold_not_live`: the token does not, or no longer, own its seats.
     #[error("this hold has expired, was released or was already used")]
     HoldNotLive,
+    /// 409 `slug_taken`: another organization has the slug.
+    #[error("another organization has this slug")]
+    SlugTaken,
     /// 409 `already_paid`: the order was paid before, with another reference.
     #[error("this order was paid before, with another reference")]
     AlreadyPaid,
@@ -127,6 +133,14 @@ pub enum ApiError {
 }
 
 pub use boxoffice_service::SeatRef;
+
+fn roles_named(roles: &[boxoffice_core::access::Role]) -> String {
+    roles
+        .iter()
+        .map(|r| r.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 fn unavailable_detail(seats: &[SeatRef]) -> String {
     match seats {
@@ -194,6 +208,7 @@ impl ApiError {
         match self {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_)
+            | ApiError::RoleForbidden(_)
             | ApiError::QueueRequired(_)
             | ApiError::PassesRequired(_)
             | ApiError::PassesEnded(_)
@@ -213,6 +228,7 @@ impl ApiError {
             | ApiError::AlreadyPaid
             | ApiError::AlreadyReleased
             | ApiError::PaymentWindowClosed(_)
+            | ApiError::SlugTaken
             | ApiError::SoldOut(_) => StatusCode::CONFLICT,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
@@ -227,7 +243,7 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         match self {
             ApiError::Unauthorized(_) => "unauthorized",
-            ApiError::Forbidden(_) => "forbidden",
+            ApiError::Forbidden(_) | ApiError::RoleForbidden(_) => "forbidden",
             ApiError::TicketInvalid => "ticket_invalid",
             ApiError::QueueRequired(_) | ApiError::PassesRequired(_) | ApiError::PassesEnded(_) => {
                 "queue_required"
@@ -247,6 +263,7 @@ impl ApiError {
             ApiError::AlreadyPaid => "already_paid",
             ApiError::AlreadyReleased => "already_released",
             ApiError::PaymentWindowClosed(_) => "payment_window_closed",
+            ApiError::SlugTaken => "slug_taken",
             ApiError::SoldOut(_) => "sold_out",
             ApiError::RequestTimeout => "request_timeout",
             ApiError::RateLimited(_) => "rate_limited",
@@ -258,7 +275,7 @@ impl ApiError {
     fn title(&self) -> &'static str {
         match self {
             ApiError::Unauthorized(_) => "Unauthorized",
-            ApiError::Forbidden(_) => "Forbidden",
+            ApiError::Forbidden(_) | ApiError::RoleForbidden(_) => "Forbidden",
             ApiError::TicketInvalid => "Waiting room",
             ApiError::QueueRequired(_) | ApiError::PassesRequired(_) | ApiError::PassesEnded(_) => {
                 "Waiting room"
@@ -278,6 +295,7 @@ impl ApiError {
             ApiError::AlreadyPaid => "Already paid",
             ApiError::AlreadyReleased => "Already released",
             ApiError::PaymentWindowClosed(_) => "Payment window closed",
+            ApiError::SlugTaken => "Slug taken",
             ApiError::SoldOut(_) => "Sold out",
             ApiError::RequestTimeout => "Request timeout",
             ApiError::RateLimited(_) => "Too many requests",
@@ -301,6 +319,10 @@ impl ApiError {
             ApiError::PassesRequired(events) | ApiError::PassesEnded(events) => {
                 Some(events.clone())
             }
+            _ => None,
+        };
+        let required_roles = match &self {
+            ApiError::RoleForbidden(roles) => Some(roles.to_vec()),
             _ => None,
         };
         let retry_after_ms = self.retry_after().map(|d| d.as_millis() as u64);
@@ -334,6 +356,7 @@ impl ApiError {
             seats,
             left,
             event_ids,
+            required_roles,
             retry_after_ms,
         }
     }
@@ -418,6 +441,9 @@ impl From<boxoffice_service::Error> for ApiError {
             Error::HoldNotFound => not_found("not_found", "no live hold with this token"),
             Error::SeatNotInHold => not_found("not_found", "this hold has no such seat"),
             Error::OrderNotFound => not_found("order_not_found", "no such order"),
+            Error::OrganizationNotFound => not_found("not_found", "no such organization"),
+            Error::KeyNotFound => not_found("not_found", "no such key"),
+            Error::SlugTaken => ApiError::SlugTaken,
             Error::BookingNotFound => not_found("not_found", "no such booking"),
             Error::ChannelNotFound => not_found("not_found", "the event has no such channel"),
             Error::EntryNotFound => not_found("not_found", "no such waiting-list entry"),
@@ -473,6 +499,12 @@ mod tests {
         let cases = [
             (ApiError::Unauthorized("x"), 401, "unauthorized"),
             (ApiError::Forbidden("x"), 403, "forbidden"),
+            (
+                ApiError::RoleForbidden(&[boxoffice_core::access::Role::Admin]),
+                403,
+                "forbidden",
+            ),
+            (ApiError::SlugTaken, 409, "slug_taken"),
             (ApiError::TicketInvalid, 403, "ticket_invalid"),
             (ApiError::QueueRequired("x"), 403, "queue_required"),
             (ApiError::PassesRequired(vec![]), 403, "queue_required"),

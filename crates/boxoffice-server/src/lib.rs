@@ -9,14 +9,15 @@
 //! - [`router`]: every route, the OpenAPI document, and the layers in their order.
 //! - [`middleware`]: compression, request ids, CORS, the head-size check and the request
 //!   timeout (the adaptive limit is the service's, around its store calls).
-//! - [`workers`]: upkeep, sweeps and expiries, each on its interval.
+//! - [`workers`]: upkeep, the keys, sweeps and expiries, each on its interval.
 //! - [`serve`]: the accept loop: header and idle timeouts, a cap on connections, shutdown
 //!   with a grace period.
 //! - [`state`]: what every handler shares: the services, auth, compressed answers.
 //! - [`routes`]: one module per resource; handlers extract, call a service, and map the
 //!   result to HTTP. (Only `/metrics` reads the pool's and the hold store's own gauges.)
 //! - [`tokens`]: the admin token and user JWTs, verified and minted.
-//! - [`auth`]: the extractors that tell who a request comes from, by its token.
+//! - [`auth`]: the extractors that tell who a request comes from, by its token or key.
+//! - [`access`]: which right each staff route needs, in one table.
 //! - [`client`]: the client's address, behind trusted proxies as `X-Forwarded-For` says.
 //! - [`anonymous`]: who an anonymous session is: one of a few buyers per client address.
 //! - [`error`]: [`error::ApiError`], rendered as problem+json with API.md's stable codes,
@@ -33,6 +34,7 @@
 //!   layer has none of.
 //! - [`demo`]: the demo venue and event of `boxoffice serve --demo`.
 
+pub mod access;
 pub mod anonymous;
 pub mod app;
 pub mod auth;

@@ -20,8 +20,8 @@ use utoipa_axum::routes;
 use crate::error::ApiError;
 use crate::middleware::{compression, cors, head_size, request_span, timeout, REQUEST_ID};
 use crate::routes::{
-    admin, availability, bookings, events, holds, ops, orders, page, pay, queue, seasons, sessions,
-    stream, venues, waitlist,
+    admin, availability, bookings, events, holds, ops, orders, organizations, page, pay, queue,
+    seasons, sessions, stream, venues, waitlist,
 };
 use crate::state::AppState;
 
@@ -58,6 +58,13 @@ fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) 
         .routes(routes!(stream::stream))
         .split_for_parts();
     let (routes, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(
+            organizations::list_organizations,
+            organizations::create_organization
+        ))
+        .routes(routes!(organizations::get_organization))
+        .routes(routes!(organizations::list_keys, organizations::create_key))
+        .routes(routes!(organizations::revoke_key))
         .routes(routes!(venues::list_venues, venues::create_venue).layer(import))
         .routes(routes!(venues::import_venue).layer(import))
         .routes(routes!(venues::get_venue))

@@ -1,5 +1,6 @@
-//! The background workers of a running server: upkeep, sweeps, and expiries (unpaid orders
-//! and lapsed waiting-list offers), each on its own interval until the server stops.
+//! The background workers of a running server: upkeep, the keys, sweeps, and expiries
+//! (unpaid orders and lapsed waiting-list offers), each on its own interval until the
+//! server stops.
 
 use std::future::Future;
 use std::time::Duration;
@@ -39,6 +40,28 @@ where
         }
         task().await;
     }
+}
+
+/// How often a server asks whether the keys changed: a key revoked on one instance stops
+/// working on every other within this, and the time a reload takes.
+pub const KEY_REFRESH: Duration = Duration::from_millis(250);
+
+/// Keeps the key ring in step with Postgres ([`KEY_REFRESH`]), and writes down which keys
+/// were used every half minute, until `stopped` turns true.
+pub(crate) async fn keys(state: Services, stopped: tokio::sync::watch::Receiver<bool>) {
+    let rounds = std::sync::atomic::AtomicU32::new(0);
+    every(KEY_REFRESH, stopped, || async {
+        if let Err(error) = state.keys.refresh(&state.pool).await {
+            tracing::warn!(%error, "reloading the keys failed; trying again shortly");
+        }
+        let round = rounds.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if round.is_multiple_of(120) {
+            if let Err(error) = state.keys.record_use(&state.pool).await {
+                tracing::warn!(%error, "recording the keys' use failed; trying again later");
+            }
+        }
+    })
+    .await
 }
 
 /// Sweeps old idempotency answers and delivered outbox rows every `interval`, until

@@ -31,6 +31,15 @@ pub enum Error {
     /// No such order.
     #[error("no such order")]
     OrderNotFound,
+    /// No such organization (or one the caller may not see).
+    #[error("no such organization")]
+    OrganizationNotFound,
+    /// No such key in the organization.
+    #[error("no such key")]
+    KeyNotFound,
+    /// Another organization has this slug.
+    #[error("another organization has this slug")]
+    SlugTaken,
     /// No such booking.
     #[error("no such booking")]
     BookingNotFound,

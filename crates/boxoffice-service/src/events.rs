@@ -9,7 +9,7 @@ use boxoffice_api::{
 };
 use boxoffice_core::availability::SeatCounts;
 use boxoffice_core::event::{resolve_allocations, EventSpec, QueueSettings, WithdrawSpec};
-use boxoffice_core::ids::EventId;
+use boxoffice_core::ids::{EventId, OrganizationId};
 use boxoffice_core::validation::ValidationErrors;
 use boxoffice_core::venue::VenueLayout;
 use boxoffice_store::pg::events::{self, AllocationChange, AllocationOutcome, EventRecord};
@@ -20,40 +20,59 @@ use crate::availability::event_availability;
 use crate::live::Change;
 use crate::{Error, Services};
 
-/// Creates an event from `spec`, checked against its venue; answers its id.
-pub async fn create(state: &Services, spec: EventSpec) -> Result<EventId, Error> {
-    let event = checked(state, spec).await?;
+/// Creates an event of `organization` from `spec`, checked against its venue (which must
+/// be the organization's: another's is as missing); answers its id.
+pub async fn create(
+    state: &Services,
+    organization: OrganizationId,
+    spec: EventSpec,
+) -> Result<EventId, Error> {
+    let event = checked(state, organization, spec).await?;
     let id = EventId::new();
-    events::insert_event(&state.pool, id, &event).await?;
+    events::insert_event(&state.pool, id, organization, &event).await?;
     Ok(id)
 }
 
-/// Creates the event `id` from `spec` unless it exists; whether it was created now
+/// Creates the event `id` of the `default` organization from `spec` unless it exists; whether it was created now
 /// (`false` when it was there before, or another server created it first).
 pub async fn ensure(state: &Services, id: EventId, spec: EventSpec) -> Result<bool, Error> {
     if events::get_event(&state.pool, id).await?.is_some() {
         return Ok(false);
     }
-    let event = checked(state, spec).await?;
+    let event = checked(state, OrganizationId::DEFAULT, spec).await?;
     Ok(crate::venues::inserted(
-        events::insert_event(&state.pool, id, &event).await,
+        events::insert_event(&state.pool, id, OrganizationId::DEFAULT, &event).await,
     )?)
 }
 
-/// `spec` checked against its venue, now.
+/// `spec` checked against its venue, now: a venue of another organization than
+/// `organization` is as missing.
 async fn checked(
     state: &Services,
+    organization: OrganizationId,
     spec: EventSpec,
 ) -> Result<boxoffice_core::event::NewEvent, Error> {
+    let no_venue = || Error::invalid("venue_id", "no such venue");
+    let owner = boxoffice_store::pg::organizations::owner(
+        &state.pool,
+        boxoffice_store::pg::organizations::Owned::Venue(spec.venue_id.0),
+    )
+    .await?;
+    if owner != Some(organization) {
+        return Err(no_venue());
+    }
     let venue = venues::get_venue(&state.pool, spec.venue_id)
         .await?
-        .ok_or_else(|| Error::invalid("venue_id", "no such venue"))?;
+        .ok_or_else(no_venue)?;
     Ok(spec.validate(&venue, chrono::Utc::now())?)
 }
 
-/// Every event, soonest first.
-pub async fn list(state: &Services) -> Result<Vec<events::EventSummary>, Error> {
-    Ok(events::list_events(&state.pool).await?)
+/// Every event, soonest first: of one organization, or of all.
+pub async fn list(
+    state: &Services,
+    organization: Option<OrganizationId>,
+) -> Result<Vec<events::EventSummary>, Error> {
+    Ok(events::list_events(&state.pool, organization).await?)
 }
 
 /// One event as it stands: its settings, GA areas and seat counts now; and whether the
@@ -65,6 +84,7 @@ pub async fn view(state: &Services, id: EventId) -> Result<(EventView, bool), Er
     let availability = event_availability(state, id).await?;
     let view = EventView {
         id,
+        organization_id: record.summary.organization_id,
         venue_id: record.summary.venue_id,
         name: record.summary.name,
         starts_at: record.summary.starts_at,

@@ -21,6 +21,7 @@
 //!   - [`events`]: events as an organizer sets them up: created, read with their seat
 //!     counts, their waiting room set, their allocations changed.
 //!   - [`venues`]: venues stored with their seats, read back, listed.
+//!   - [`organizations`]: organizations, and the keys their staff call with.
 //!   - [`housekeeping`]: unpaid orders recorded expired, old rows swept (the server's
 //!     workers call it on their intervals).
 //!   - [`health`]: whether the stores answer and the outbox keeps up, for readiness and
@@ -36,6 +37,7 @@
 //!   when it is configured.
 //! - [`overload`]: the adaptive concurrency limit around the store calls of holds,
 //!   bookings, checkouts and payments.
+//! - [`keyring`]: every live key in memory, reloaded when the keys change anywhere.
 //! - [`replica`]: a streaming replica that reads deciding nothing may go to.
 //! - [`metrics`]: one server's Prometheus recorder.
 //! - [`error`]: [`Error`], why a service could not do what it was asked.
@@ -51,10 +53,12 @@ pub mod events;
 pub mod health;
 pub mod holds;
 pub mod housekeeping;
+pub mod keyring;
 pub mod limits;
 pub mod live;
 pub mod metrics;
 pub mod orders;
+pub mod organizations;
 pub mod overload;
 pub mod pass;
 pub mod queue;
@@ -114,6 +118,8 @@ pub struct Parts {
     pub overload: Arc<overload::Overload>,
     /// Each event's token of a season hold, derived from the season hold's token.
     pub season_tokens: seasons::SeasonTokens,
+    /// Every live key staff and servers call with.
+    pub keys: keyring::KeyRing,
 }
 
 impl Services {
@@ -223,6 +229,7 @@ impl ServicesBuilder {
             season_tokens: seasons::SeasonTokens::new(&self.jwt_secret),
             overload: overload::Overload::new(self.overload),
             replica: self.replica,
+            keys: keyring::KeyRing::new(),
         }))
     }
 }

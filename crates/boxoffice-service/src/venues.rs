@@ -1,6 +1,6 @@
 //! Venues as an organizer keeps them: stored once with every seat, read back whole, listed.
 
-use boxoffice_core::ids::VenueId;
+use boxoffice_core::ids::{OrganizationId, VenueId};
 use boxoffice_core::venue::VenueLayout;
 use boxoffice_store::error::Constraint;
 use boxoffice_store::pg::venues;
@@ -8,21 +8,25 @@ use boxoffice_store::StoreError;
 
 use crate::{Error, Services};
 
-/// Stores `layout` as a new venue; answers its id.
-pub async fn create(state: &Services, layout: &VenueLayout) -> Result<VenueId, Error> {
+/// Stores `layout` as a new venue of `organization`; answers its id.
+pub async fn create(
+    state: &Services,
+    organization: OrganizationId,
+    layout: &VenueLayout,
+) -> Result<VenueId, Error> {
     let id = VenueId::new();
-    venues::insert_venue(&state.pool, id, layout).await?;
+    venues::insert_venue(&state.pool, id, organization, layout).await?;
     Ok(id)
 }
 
-/// Stores `layout` as the venue `id` unless it exists; whether it was stored now (`false`
+/// Stores `layout` as the venue `id` of the `default` organization unless it exists; whether it was stored now (`false`
 /// when it was there before, or another server stored it first).
 pub async fn ensure(state: &Services, id: VenueId, layout: &VenueLayout) -> Result<bool, Error> {
     if venues::get_venue(&state.pool, id).await?.is_some() {
         return Ok(false);
     }
     Ok(inserted(
-        venues::insert_venue(&state.pool, id, layout).await,
+        venues::insert_venue(&state.pool, id, OrganizationId::DEFAULT, layout).await,
     )?)
 }
 
@@ -31,9 +35,12 @@ pub async fn get(state: &Services, id: VenueId) -> Result<Option<VenueLayout>, E
     Ok(venues::get_venue(&state.pool, id).await?)
 }
 
-/// Every venue, newest first: its id, name and seat count.
-pub async fn list(state: &Services) -> Result<Vec<(VenueId, String, usize)>, Error> {
-    Ok(venues::list_venues(&state.pool).await?)
+/// Every venue, newest first: its id, name and seat count; of one organization, or of all.
+pub async fn list(
+    state: &Services,
+    organization: Option<OrganizationId>,
+) -> Result<Vec<(VenueId, String, usize)>, Error> {
+    Ok(venues::list_venues(&state.pool, organization).await?)
 }
 
 /// `Ok(true)` if an insert with a fixed id happened, `Ok(false)` if another server

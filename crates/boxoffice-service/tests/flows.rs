@@ -88,6 +88,7 @@ async fn event(state: &Services, rows: usize, per_row: u32) -> EventId {
     boxoffice_store::pg::venues::insert_venue(
         &state.pool,
         venue_id,
+        boxoffice_core::ids::OrganizationId::DEFAULT,
         &venue.into_layout().expect("a layout"),
     )
     .await
@@ -100,7 +101,9 @@ async fn event(state: &Services, rows: usize, per_row: u32) -> EventId {
         "ga_areas": [{"code": "standing", "name": "Standing", "capacity": 50,
                       "price_cents": 500, "currency": "EUR", "max_per_booking": 10}]}))
     .expect("an event spec");
-    events::create(state, spec).await.expect("event created")
+    events::create(state, boxoffice_core::ids::OrganizationId::DEFAULT, spec)
+        .await
+        .expect("event created")
 }
 
 fn user(name: &str) -> UserId {

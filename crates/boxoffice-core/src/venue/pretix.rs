@@ -223,6 +223,7 @@ impl Plan {
             format!("a venue has at most {MAX_SHAPES} shapes: the plan's areas are more"),
         );
         let spec = VenueSpec {
+            organization_id: None,
             name: name.unwrap_or(self.name),
             sections,
             shapes,

@@ -118,6 +118,7 @@ pub fn read_csv(input: impl std::io::Read, name: &str) -> Result<VenueLayout, Va
         return Err(errors);
     }
     let spec = VenueSpec {
+        organization_id: None,
         name: name.to_owned(),
         sections,
         shapes: Vec::new(),

@@ -10,6 +10,7 @@ use crate::error::{ApiError, Problem};
 use crate::extract::{Json, PassHeader};
 use crate::state::AppState;
 use boxoffice_service::bookings::{self, PlacesWanted};
+use boxoffice_service::organizations::Owned;
 
 /// Longest idempotency key accepted.
 const MAX_KEY_LEN: usize = 255;
@@ -96,6 +97,9 @@ pub async fn cancel_booking(
     Path(id): Path<String>,
 ) -> Result<axum::Json<BookingView>, ApiError> {
     let id = boxoffice_core::ids::parse_canonical_uuid(&id);
+    if let (Caller::Staff(staff), Some(id)) = (&caller, id) {
+        staff.sees_thing(&state, Owned::Booking(id)).await?;
+    }
     let booking = bookings::cancel_booking(&state, id, caller.user()).await?;
     Ok(axum::Json(booking_view(booking)))
 }

@@ -1,6 +1,7 @@
 //! Events: create, list, read; allocation changes.
 
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use boxoffice_api::{
@@ -9,8 +10,11 @@ use boxoffice_api::{
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_service::events;
+use boxoffice_service::organizations::Owned;
+use serde::Deserialize;
+use utoipa::IntoParams;
 
-use crate::auth::Admin;
+use crate::auth::Staff;
 use crate::error::{ApiError, Problem};
 use crate::extract::Json;
 use crate::state::AppState;
@@ -26,11 +30,12 @@ use crate::state::AppState;
         (status = 422, description = "Invalid event", body = Problem),
     ))]
 pub async fn create_event(
-    _: Admin,
+    staff: Staff,
     State(state): State<AppState>,
     Json(spec): Json<EventSpec>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let id = events::create(&state, spec).await?;
+    let organization = staff.placing(&state, spec.organization_id).await?;
+    let id = events::create(&state, organization, spec).await?;
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, format!("/v1/events/{id}"))],
@@ -38,11 +43,37 @@ pub async fn create_event(
     ))
 }
 
-/// Every event, soonest first.
+/// The query of `GET /v1/events`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EventsQuery {
+    /// One organization's events only, by its id or slug.
+    organization: Option<String>,
+}
+
+/// Every event, soonest first; with `?organization=`, one organization's.
 #[utoipa::path(get, path = "/v1/events", tag = "events",
-    responses((status = 200, description = "Events", body = EventList)))]
-pub async fn list_events(State(state): State<AppState>) -> Result<axum::Json<EventList>, ApiError> {
-    let events = boxoffice_service::events::list(&state)
+    params(EventsQuery),
+    responses(
+        (status = 200, description = "Events", body = EventList),
+        (status = 404, description = "No such organization", body = Problem),
+    ))]
+pub async fn list_events(
+    State(state): State<AppState>,
+    query: Result<Query<EventsQuery>, QueryRejection>,
+) -> Result<axum::Json<EventList>, ApiError> {
+    let Ok(Query(query)) = query else {
+        return Err(ApiError::invalid("organization", "name one organization"));
+    };
+    let organization = match &query.organization {
+        Some(named) => Some(
+            boxoffice_service::organizations::find(&state, named)
+                .await?
+                .organization_id,
+        ),
+        None => None,
+    };
+    let events = boxoffice_service::events::list(&state, organization)
         .await?
         .into_iter()
         .map(|e| EventListItem {
@@ -50,6 +81,7 @@ pub async fn list_events(State(state): State<AppState>) -> Result<axum::Json<Eve
             name: e.name,
             venue_id: e.venue_id,
             starts_at: e.starts_at,
+            organization_id: e.organization_id,
         })
         .collect();
     Ok(axum::Json(EventList { events }))
@@ -89,12 +121,13 @@ pub async fn get_event(
         (status = 422, description = "Invalid settings", body = Problem),
     ))]
 pub async fn patch_event(
-    _: Admin,
+    staff: Staff,
     State(state): State<AppState>,
     Path(id): Path<String>,
     Json(patch): Json<EventPatch>,
 ) -> Result<impl IntoResponse, ApiError> {
     let event = super::event_id(&id)?;
+    staff.sees_thing(&state, Owned::Event(event.0)).await?;
     if let Some(queue) = &patch.queue {
         events::set_queue(&state, event, queue.as_ref()).await?;
     }
@@ -114,12 +147,13 @@ pub async fn patch_event(
         (status = 422, description = "Invalid entries", body = Problem),
     ))]
 pub async fn put_allocations(
-    _: Admin,
+    staff: Staff,
     State(state): State<AppState>,
     Path(id): Path<String>,
     Json(body): Json<AllocationsRequest>,
 ) -> Result<axum::Json<AllocationsChanged>, ApiError> {
     let id = super::event_id(&id)?;
+    staff.sees_thing(&state, Owned::Event(id.0)).await?;
     Ok(axum::Json(
         events::put_allocations(&state, id, &body).await?,
     ))
@@ -137,12 +171,13 @@ pub async fn put_allocations(
         (status = 422, description = "Invalid selection", body = Problem),
     ))]
 pub async fn withdraw_allocations(
-    _: Admin,
+    staff: Staff,
     State(state): State<AppState>,
     Path(id): Path<String>,
     Json(body): Json<WithdrawSpec>,
 ) -> Result<axum::Json<AllocationsChanged>, ApiError> {
     let id = super::event_id(&id)?;
+    staff.sees_thing(&state, Owned::Event(id.0)).await?;
     Ok(axum::Json(
         events::withdraw_allocations(&state, id, &body).await?,
     ))
@@ -163,11 +198,12 @@ pub async fn withdraw_allocations(
         (status = 404, description = "No such event, or the event has no such channel", body = Problem),
     ))]
 pub async fn release_channel(
-    _: Admin,
+    staff: Staff,
     State(state): State<AppState>,
     Path((id, code)): Path<(String, String)>,
 ) -> Result<axum::Json<ChannelReleased>, ApiError> {
     let id = super::event_id(&id)?;
+    staff.sees_thing(&state, Owned::Event(id.0)).await?;
     Ok(axum::Json(
         events::release_channel(&state, id, &code).await?,
     ))

@@ -8,6 +8,7 @@ pub mod events;
 pub mod holds;
 pub mod ops;
 pub mod orders;
+pub mod organizations;
 pub mod page;
 pub mod pay;
 pub mod queue;

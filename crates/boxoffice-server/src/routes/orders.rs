@@ -5,11 +5,12 @@ use axum::http::StatusCode;
 use boxoffice_api::{AnyOrder, CheckoutBody, OrderView, PaymentBody, ReleasedNight};
 use boxoffice_core::ids::EventId;
 
-use crate::auth::{Admin, Buyer, Caller};
+use crate::auth::{Buyer, Caller, Staff};
 use crate::error::{ApiError, Problem};
 use crate::extract::Json;
 use crate::state::AppState;
 use boxoffice_service::orders::{self, Checkout};
+use boxoffice_service::organizations::Owned;
 use boxoffice_service::seasons;
 
 /// Checks out a live hold: its seats are sold, with the order and its outbox row, in one
@@ -59,6 +60,7 @@ pub async fn get_order(
 ) -> Result<axum::Json<AnyOrder>, ApiError> {
     let id = boxoffice_core::ids::parse_canonical_uuid(&id);
     if let Some(id) = id {
+        caller.sees_order(&state, id).await?;
         if let Some(season) = seasons::find_order(&state, id, caller.user()).await? {
             return Ok(axum::Json(AnyOrder::Season(season)));
         }
@@ -82,12 +84,15 @@ pub async fn get_order(
         (status = 422, description = "An amount other than the order's total, or no reference", body = Problem),
     ))]
 pub async fn pay_order(
-    _: Admin,
+    staff: Staff,
     State(state): State<AppState>,
     Path(id): Path<String>,
     Json(body): Json<PaymentBody>,
 ) -> Result<axum::Json<OrderView>, ApiError> {
     let id = boxoffice_core::ids::parse_canonical_uuid(&id);
+    if let Some(id) = id {
+        staff.sees_thing(&state, Owned::Order(id)).await?;
+    }
     Ok(axum::Json(
         orders::pay_order(&state, id, &body.reference, body.amount_cents)
             .await?
@@ -114,6 +119,7 @@ pub async fn cancel_order(
 ) -> Result<axum::Json<AnyOrder>, ApiError> {
     let id = boxoffice_core::ids::parse_canonical_uuid(&id);
     if let Some(id) = id {
+        caller.sees_order(&state, id).await?;
         if let Some(season) = seasons::cancel_order(&state, id, caller.user()).await? {
             return Ok(axum::Json(AnyOrder::Season(season)));
         }
@@ -146,6 +152,9 @@ pub async fn release_night(
     Path((id, event_id)): Path<(String, String)>,
 ) -> Result<axum::Json<ReleasedNight>, ApiError> {
     let id = boxoffice_core::ids::parse_canonical_uuid(&id);
+    if let Some(id) = id {
+        caller.sees_order(&state, id).await?;
+    }
     let event = boxoffice_core::ids::parse_canonical_uuid(&event_id).map(EventId);
     Ok(axum::Json(
         seasons::release_night(&state, id, event, caller.user()).await?,

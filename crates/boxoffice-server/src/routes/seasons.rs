@@ -15,10 +15,11 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
 
-use crate::auth::{Admin, Buyer};
+use crate::auth::{Buyer, Staff};
 use crate::error::{ApiError, Problem};
 use crate::extract::{Json, PassHeader};
 use crate::state::AppState;
+use boxoffice_service::organizations::Owned;
 
 /// The season a path names; a malformed id is as unknown as a missing one (404).
 fn season_id(text: &str) -> Result<SeasonId, ApiError> {
@@ -40,11 +41,12 @@ fn season_id(text: &str) -> Result<SeasonId, ApiError> {
         (status = 422, description = "Invalid season: events of different venues or in another season, a partial naming an event outside the season, a code repeated", body = Problem),
     ))]
 pub async fn create_season(
-    _: Admin,
+    staff: Staff,
     State(state): State<AppState>,
     Json(spec): Json<SeasonSpec>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let id = seasons::create(&state, spec).await?;
+    let organization = staff.placing(&state, spec.organization_id).await?;
+    let id = seasons::create(&state, organization, spec).await?;
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, format!("/v1/seasons/{id}"))],
@@ -274,12 +276,13 @@ pub struct SeasonOrdersQuery {
         (status = 422, description = "`limit` or `q` invalid", body = Problem),
     ))]
 pub async fn list_season_orders(
-    _: Admin,
+    staff: Staff,
     State(state): State<AppState>,
     Path(id): Path<String>,
     query: Result<Query<SeasonOrdersQuery>, QueryRejection>,
 ) -> Result<axum::Json<SeasonOrderList>, ApiError> {
     let id = season_id(&id)?;
+    staff.sees_thing(&state, Owned::Season(id.0)).await?;
     let Query(query) =
         query.map_err(|e| ApiError::invalid("limit", &format!("cannot read the query: {e}")))?;
     let limit = query.limit.unwrap_or(50);
@@ -305,10 +308,11 @@ pub async fn list_season_orders(
         (status = 404, description = "No such season", body = Problem),
     ))]
 pub async fn get_season_sales(
-    _: Admin,
+    staff: Staff,
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<SeasonSales>, ApiError> {
     let id = season_id(&id)?;
+    staff.sees_thing(&state, Owned::Season(id.0)).await?;
     Ok(axum::Json(seasons::sales_of(&state, id).await?))
 }

@@ -14,10 +14,12 @@ use http_body_util::BodyExt;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::auth::Admin;
+use crate::auth::Staff;
 use crate::error::{ApiError, Problem};
 use crate::extract::{declares, parse_json, Json};
 use crate::state::AppState;
+use boxoffice_core::ids::OrganizationId;
+use boxoffice_service::organizations::Owned;
 
 /// Creates a venue: sections, rows given by seat count or as explicit seats.
 #[utoipa::path(post, path = "/v1/venues", tag = "venues", request_body = VenueSpec,
@@ -31,17 +33,22 @@ use crate::state::AppState;
         (status = 422, description = "Invalid venue", body = Problem),
     ))]
 pub async fn create_venue(
-    _: Admin,
+    staff: Staff,
     State(state): State<AppState>,
     Json(spec): Json<VenueSpec>,
 ) -> Result<impl IntoResponse, ApiError> {
+    let organization = staff.placing(&state, spec.organization_id).await?;
     let layout = spec.into_layout()?;
-    created(&state, &layout).await
+    created(&state, organization, &layout).await
 }
 
-/// Stores a venue and answers 201 with its id.
-async fn created(state: &AppState, layout: &VenueLayout) -> Result<impl IntoResponse, ApiError> {
-    let id = boxoffice_service::venues::create(state, layout).await?;
+/// Stores a venue of `organization` and answers 201 with its id.
+async fn created(
+    state: &AppState,
+    organization: OrganizationId,
+    layout: &VenueLayout,
+) -> Result<impl IntoResponse, ApiError> {
+    let id = boxoffice_service::venues::create(state, organization, layout).await?;
     let created = VenueCreated {
         id,
         seat_count: layout.seat_count(),
@@ -64,6 +71,8 @@ pub struct ImportQuery {
     name: Option<String>,
     /// `true`: check the file and answer the venue it would create (200), saving nothing.
     dry_run: Option<bool>,
+    /// The organization the venue belongs to (a platform key; `default` when absent).
+    organization_id: Option<OrganizationId>,
 }
 
 /// Creates a venue from a pretix seating plan or a CSV file of seats.
@@ -94,7 +103,7 @@ pub struct ImportQuery {
         (status = 422, description = "Invalid plan or file; `format` missing, unknown, or not the body's type", body = Problem),
     ))]
 pub async fn import_venue(
-    _: Admin,
+    staff: Staff,
     State(state): State<AppState>,
     query: Result<Query<ImportQuery>, QueryRejection>,
     headers: HeaderMap,
@@ -104,10 +113,12 @@ pub async fn import_venue(
         format,
         name,
         dry_run,
+        organization_id,
     })) = query
     else {
         return Err(ApiError::invalid("format", "must be pretix or csv"));
     };
+    let organization = staff.placing(&state, organization_id).await?;
     let pretix = match format.as_deref() {
         Some("pretix") => true,
         Some("csv") => false,
@@ -172,7 +183,9 @@ pub async fn import_venue(
         };
         return Ok(axum::Json(preview).into_response());
     }
-    Ok(created(&state, &layout).await?.into_response())
+    Ok(created(&state, organization, &layout)
+        .await?
+        .into_response())
 }
 
 /// Runs `read` off the threads that serve the sale.
@@ -244,7 +257,7 @@ pub struct ExportQuery {
         (status = 422, description = "`format` missing or not `pretix`", body = Problem),
     ))]
 pub async fn export_venue(
-    _: Admin,
+    staff: Staff,
     State(state): State<AppState>,
     Path(id): Path<String>,
     query: Result<Query<ExportQuery>, QueryRejection>,
@@ -253,6 +266,7 @@ pub async fn export_venue(
         return Err(ApiError::invalid("format", "must be pretix"));
     }
     let id = super::venue_id(&id)?;
+    staff.sees_thing(&state, Owned::Venue(id.0)).await?;
     let layout = boxoffice_service::venues::get(&state, id)
         .await?
         .ok_or_else(super::venue_not_found)?;
@@ -268,10 +282,10 @@ pub async fn export_venue(
         (status = 403, description = "A user token", body = Problem),
     ))]
 pub async fn list_venues(
-    _: Admin,
+    staff: Staff,
     State(state): State<AppState>,
 ) -> Result<axum::Json<VenueList>, ApiError> {
-    let venues = boxoffice_service::venues::list(&state)
+    let venues = boxoffice_service::venues::list(&state, staff.scope())
         .await?
         .into_iter()
         .map(|(id, name, seat_count)| VenueListItem {

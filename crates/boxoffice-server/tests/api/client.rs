@@ -256,3 +256,52 @@ async fn the_client_waits_in_the_queue_and_holds_with_its_pass() {
         .unwrap();
     assert_eq!(booked.quantity, 2);
 }
+
+#[tokio::test]
+async fn the_client_makes_organizations_and_keys_and_calls_with_them() {
+    use boxoffice_client::api::{KeyBody, OrganizationBody};
+    let app = spawn_app_on(Store::Postgres).await;
+    let platform = client(&app);
+    let acme = platform
+        .create_organization(&OrganizationBody {
+            name: "Acme".into(),
+            slug: Some("acme".into()),
+        })
+        .await
+        .unwrap();
+    let made = platform
+        .create_key(
+            "acme",
+            &KeyBody {
+                name: "Clerk".into(),
+                role: "sales".into(),
+                expires_at: None,
+            },
+        )
+        .await
+        .unwrap();
+    let clerk = Client::new(&app.base).admin(&made.key);
+    assert_eq!(clerk.get_organization("acme").await.unwrap().id, acme.id);
+    let mine = clerk.list_organizations().await.unwrap().organizations;
+    assert_eq!(mine.len(), 1);
+    // A sales key manages no keys: the refusal names the roles that may.
+    let refused = clerk.list_keys("acme").await.unwrap_err();
+    assert_eq!(refused.code(), Some("forbidden"));
+    let problem = refused.problem().unwrap();
+    assert_eq!(
+        problem.required_roles.as_deref(),
+        Some(
+            &[
+                boxoffice_core::access::Role::Platform,
+                boxoffice_core::access::Role::Admin
+            ][..]
+        )
+    );
+    let keys = platform.list_keys("acme").await.unwrap().keys;
+    assert_eq!((keys.len(), keys[0].id), (1, made.id));
+    platform.revoke_key("acme", made.id).await.unwrap();
+    assert_eq!(
+        clerk.get_organization("acme").await.unwrap_err().code(),
+        Some("unauthorized")
+    );
+}

@@ -34,6 +34,7 @@ mod live;
 mod monitoring;
 mod ops;
 mod orders;
+mod organizations;
 mod outage;
 mod passes;
 mod pay_page;

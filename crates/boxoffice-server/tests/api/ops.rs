@@ -55,6 +55,12 @@ async fn the_openapi_document_lists_every_route() {
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
     let paths = doc["paths"].as_object().unwrap();
     for (path, method) in [
+        ("/v1/organizations", "post"),
+        ("/v1/organizations", "get"),
+        ("/v1/organizations/{id}", "get"),
+        ("/v1/organizations/{id}/keys", "post"),
+        ("/v1/organizations/{id}/keys", "get"),
+        ("/v1/organizations/{id}/keys/{key_id}", "delete"),
         ("/v1/venues", "post"),
         ("/v1/venues/{id}", "get"),
         ("/v1/events", "get"),

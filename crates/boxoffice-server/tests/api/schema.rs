@@ -41,6 +41,9 @@ const GLOBAL: &[&str] = &[
     "season_partial_price",
     "season_order",
     "claim_in_force",
+    "organization",
+    "api_key",
+    "key_generation",
     "_sqlx_migrations",
 ];
 

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 
 use boxoffice_api::{SeasonSeatView, SeasonSeats};
 use boxoffice_core::availability::SeatStatus;
-use boxoffice_core::ids::{EventId, SeasonId};
+use boxoffice_core::ids::{EventId, OrganizationId, SeasonId};
 use boxoffice_core::season::{Season, SeasonSpec};
 use boxoffice_store::pg::seasons;
 use boxoffice_store::pg::{events, venues};
@@ -28,10 +28,14 @@ pub use orders::{
     MAX_ORDERS_LISTED,
 };
 
-/// Creates a season from `spec`, checked against its events and their venue; answers its
-/// id.
-pub async fn create(state: &Services, spec: SeasonSpec) -> Result<SeasonId, Error> {
-    let events = seasons::season_events(&state.pool, &spec.event_ids).await?;
+/// Creates a season of `organization` from `spec`, checked against its events and their
+/// venue (another organization's events are as missing); answers its id.
+pub async fn create(
+    state: &Services,
+    organization: OrganizationId,
+    spec: SeasonSpec,
+) -> Result<SeasonId, Error> {
+    let events = seasons::season_events(&state.pool, organization, &spec.event_ids).await?;
     let venue_id = spec
         .event_ids
         .iter()
@@ -44,7 +48,7 @@ pub async fn create(state: &Services, spec: SeasonSpec) -> Result<SeasonId, Erro
     let venue = venue_id.zip(layout.as_ref());
     let season = spec.validate(&events, venue)?;
     let id = SeasonId::new();
-    match seasons::insert_season(&state.pool, id, &season).await {
+    match seasons::insert_season(&state.pool, id, organization, &season).await {
         Ok(()) => Ok(id),
         Err(e) if seasons::is_event_in_another_season(&e) => Err(Error::invalid(
             "event_ids",

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use boxoffice_core::event::TicketType;
-use boxoffice_core::ids::{EventId, SeasonId};
+use boxoffice_core::ids::{EventId, OrganizationId, SeasonId};
 use boxoffice_core::season::{NewSeason, PartialSeason, Season, SeasonEvent};
 use sqlx::PgPool;
 use uuid::Uuid;
@@ -16,19 +16,21 @@ use crate::StoreError;
 /// A partial season as read: code, name, events, and its prices by ticket type.
 type PartialRow = (String, String, Vec<Uuid>, Vec<String>, Vec<i64>);
 
-/// What a season needs to know of the events `ids` that exist: their venue and the season
-/// each is in already.
+/// What a season needs to know of the events `ids` that exist in `organization` (another
+/// organization's are as missing): their venue and the season each is in already.
 pub async fn season_events(
     pool: &PgPool,
+    organization: OrganizationId,
     ids: &[EventId],
 ) -> Result<HashMap<EventId, SeasonEvent>, StoreError> {
     let ids: Vec<Uuid> = ids.iter().map(|id| id.0).collect();
     let rows: Vec<(Uuid, Uuid, Option<Uuid>)> = sqlx::query_as(
         "select e.event_id, e.venue_id, se.season_id
            from event e left join season_event se on se.event_id = e.event_id
-          where e.event_id = any($1)",
+          where e.event_id = any($1) and e.organization_id = $2",
     )
     .bind(&ids)
+    .bind(organization.0)
     .fetch_all(pool)
     .await?;
     Ok(rows
@@ -48,16 +50,20 @@ pub async fn season_events(
 pub async fn insert_season(
     pool: &PgPool,
     id: SeasonId,
+    organization: OrganizationId,
     season: &NewSeason,
 ) -> Result<(), StoreError> {
     let mut tx = pool.begin().await?;
     crate::pg::db::allow_bulk_write(&mut tx).await?;
-    sqlx::query("insert into season (season_id, venue_id, name) values ($1, $2, $3)")
-        .bind(id.0)
-        .bind(season.venue_id.0)
-        .bind(&season.name)
-        .execute(&mut *tx)
-        .await?;
+    sqlx::query(
+        "insert into season (season_id, venue_id, name, organization_id) values ($1, $2, $3, $4)",
+    )
+    .bind(id.0)
+    .bind(season.venue_id.0)
+    .bind(&season.name)
+    .bind(organization.0)
+    .execute(&mut *tx)
+    .await?;
     let events: Vec<Uuid> = season.event_ids.iter().map(|e| e.0).collect();
     sqlx::query(
         "insert into season_event (season_id, event_id, position)

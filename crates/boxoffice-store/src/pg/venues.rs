@@ -1,6 +1,6 @@
 //! Venues and their seat maps.
 
-use boxoffice_core::ids::VenueId;
+use boxoffice_core::ids::{OrganizationId, VenueId};
 use boxoffice_core::venue::{Point, Row, Seat, SeatAttributes, Section, Shape, VenueLayout};
 use sqlx::types::Json;
 use sqlx::PgPool;
@@ -11,17 +11,22 @@ use crate::StoreError;
 pub async fn insert_venue(
     pool: &PgPool,
     id: VenueId,
+    organization: OrganizationId,
     layout: &VenueLayout,
 ) -> Result<(), StoreError> {
     let mut tx = pool.begin().await?;
     crate::pg::db::allow_bulk_write(&mut tx).await?;
-    sqlx::query("insert into venue (venue_id, name, seat_count, shapes) values ($1, $2, $3, $4)")
-        .bind(id.0)
-        .bind(&layout.name)
-        .bind(layout.seat_count() as i32)
-        .bind(Json(&layout.shapes))
-        .execute(&mut *tx)
-        .await?;
+    sqlx::query(
+        "insert into venue (venue_id, name, seat_count, shapes, organization_id)
+         values ($1, $2, $3, $4, $5)",
+    )
+    .bind(id.0)
+    .bind(&layout.name)
+    .bind(layout.seat_count() as i32)
+    .bind(Json(&layout.shapes))
+    .bind(organization.0)
+    .execute(&mut *tx)
+    .await?;
 
     let mut s = SectionColumns::default();
     let mut r = RowColumns::default();
@@ -145,11 +150,17 @@ struct SeatColumns<'a> {
     external_id: Vec<Option<&'a str>>,
 }
 
-/// Every venue's id, name and seat count, newest first.
-pub async fn list_venues(pool: &PgPool) -> Result<Vec<(VenueId, String, usize)>, StoreError> {
+/// Every venue's id, name and seat count, newest first: of one organization, or of all.
+pub async fn list_venues(
+    pool: &PgPool,
+    organization: Option<OrganizationId>,
+) -> Result<Vec<(VenueId, String, usize)>, StoreError> {
     let rows: Vec<(uuid::Uuid, String, i32)> = sqlx::query_as(
-        "select venue_id, name, seat_count from venue order by created_at desc, venue_id",
+        "select venue_id, name, seat_count from venue
+          where $1::uuid is null or organization_id = $1
+          order by created_at desc, venue_id",
     )
+    .bind(organization.map(|o| o.0))
     .fetch_all(pool)
     .await?;
     Ok(rows

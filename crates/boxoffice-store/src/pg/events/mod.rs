@@ -3,7 +3,7 @@
 //! settings, what availability reads).
 
 use boxoffice_core::event::{Channel, GaArea, NewEvent, QueueSettings, TicketType};
-use boxoffice_core::ids::{EventId, VenueId};
+use boxoffice_core::ids::{EventId, OrganizationId, VenueId};
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
@@ -32,6 +32,9 @@ pub struct EventSummary {
     pub venue_id: VenueId,
     /// Start time.
     pub starts_at: DateTime<Utc>,
+    /// The organization it belongs to.
+    #[sqlx(try_from = "uuid::Uuid")]
+    pub organization_id: OrganizationId,
 }
 
 /// An event with its settings, ticket types and general-admission areas.
@@ -138,14 +141,19 @@ pub(crate) async fn insert_ticket_types(
 }
 
 /// Stores a validated event with its ticket types, areas and allocations, in one transaction.
-pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Result<(), StoreError> {
+pub async fn insert_event(
+    pool: &PgPool,
+    id: EventId,
+    organization: OrganizationId,
+    event: &NewEvent,
+) -> Result<(), StoreError> {
     let mut tx = pool.begin().await?;
     crate::pg::db::allow_bulk_write(&mut tx).await?;
     sqlx::query(
         "insert into event (event_id, venue_id, name, starts_at, hold_ttl_seconds,
                             max_hold_seconds, max_seats_per_user, section_order,
-                            payment_window_seconds, waitlist_offer_seconds)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                            payment_window_seconds, waitlist_offer_seconds, organization_id)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(id.0)
     .bind(event.venue_id.0)
@@ -157,6 +165,7 @@ pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Resul
     .bind(&event.section_order)
     .bind(event.payment_window_seconds as i32)
     .bind(event.waitlist_offer_seconds as i32)
+    .bind(organization.0)
     .execute(&mut *tx)
     .await?;
 
@@ -208,11 +217,17 @@ pub async fn insert_event(pool: &PgPool, id: EventId, event: &NewEvent) -> Resul
     Ok(())
 }
 
-/// Every event, soonest first.
-pub async fn list_events(pool: &PgPool) -> Result<Vec<EventSummary>, StoreError> {
+/// Every event, soonest first: of one organization, or of all.
+pub async fn list_events(
+    pool: &PgPool,
+    organization: Option<OrganizationId>,
+) -> Result<Vec<EventSummary>, StoreError> {
     Ok(sqlx::query_as(
-        "select event_id, name, venue_id, starts_at from event order by starts_at, event_id",
+        "select event_id, name, venue_id, starts_at, organization_id from event
+          where $1::uuid is null or organization_id = $1
+          order by starts_at, event_id",
     )
+    .bind(organization.map(|o| o.0))
     .fetch_all(pool)
     .await?)
 }
@@ -230,6 +245,7 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         Vec<String>,
         i32,
         i32,
+        uuid::Uuid,
     );
     let Some((
         event_id,
@@ -242,9 +258,11 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         section_order,
         window,
         offer_seconds,
+        organization_id,
     )) = sqlx::query_as::<_, Row>(
         "select event_id, name, venue_id, starts_at, hold_ttl_seconds, max_hold_seconds,
-                max_seats_per_user, section_order, payment_window_seconds, waitlist_offer_seconds
+                max_seats_per_user, section_order, payment_window_seconds, waitlist_offer_seconds,
+                organization_id
            from event where event_id = $1",
     )
     .bind(id.0)
@@ -297,6 +315,7 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
             name,
             venue_id: VenueId(venue_id),
             starts_at,
+            organization_id: OrganizationId(organization_id),
         },
         hold_ttl_seconds: ttl as u32,
         max_hold_seconds: max_hold as u32,

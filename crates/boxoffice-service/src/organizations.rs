@@ -1,0 +1,181 @@
+//! Organizations and their keys: creating and reading organizations, and creating, listing
+//! and revoking the keys their staff call with (a key is shown once, when it is made, and
+//! kept only as its digest; see [`crate::keyring`]).
+
+use boxoffice_core::access::Role;
+use boxoffice_core::ids::{KeyId, OrganizationId};
+use boxoffice_core::validation::ValidationErrors;
+use boxoffice_store::pg::organizations::{self as store, CreateOrganizationError, StoredKey};
+pub use boxoffice_store::pg::organizations::{Organization, Owned};
+use chrono::{DateTime, Utc};
+
+use crate::keyring;
+use crate::{Error, Services};
+
+/// Longest slug, in characters.
+pub const MAX_SLUG_LEN: usize = 40;
+
+/// Whether `slug` is 1–40 of `a-z 0-9 -`.
+pub fn is_slug(slug: &str) -> bool {
+    !slug.is_empty()
+        && slug.len() <= MAX_SLUG_LEN
+        && slug
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+/// A slug made from a name: letters and digits lowercased (accents and other letters
+/// dropped), every other run of characters one `-`, at most 40; `organization` when
+/// nothing is left.
+pub fn slug_of(name: &str) -> String {
+    let mut slug = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c.to_ascii_lowercase());
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+    }
+    slug.truncate(MAX_SLUG_LEN);
+    let slug = slug.trim_end_matches('-');
+    if slug.is_empty() {
+        "organization".to_owned()
+    } else {
+        slug.to_owned()
+    }
+}
+
+/// Creates an organization named `name`, with `slug` or one made from the name.
+pub async fn create(
+    services: &Services,
+    name: &str,
+    slug: Option<&str>,
+) -> Result<Organization, Error> {
+    let mut errors = ValidationErrors::default();
+    errors.check_name("name", name);
+    if let Some(slug) = slug {
+        errors.check(is_slug(slug), "slug", "must be 1–40 of a-z, 0-9 and -");
+    }
+    errors.into_result(())?;
+    let slug = slug.map_or_else(|| slug_of(name), str::to_owned);
+    store::create_organization(&services.pool, OrganizationId::new(), name.trim(), &slug)
+        .await
+        .map_err(|e| match e {
+            CreateOrganizationError::SlugTaken => Error::SlugTaken,
+            CreateOrganizationError::Store(e) => Error::Store(e),
+        })
+}
+
+/// Every organization, or only `only`.
+pub async fn list(
+    services: &Services,
+    only: Option<OrganizationId>,
+) -> Result<Vec<Organization>, Error> {
+    Ok(store::list_organizations(&services.pool, only).await?)
+}
+
+/// One organization, by id or slug.
+pub async fn find(services: &Services, id_or_slug: &str) -> Result<Organization, Error> {
+    store::find_organization(&services.pool, id_or_slug)
+        .await?
+        .ok_or(Error::OrganizationNotFound)
+}
+
+/// A key just made: the key itself, which nobody will see again, and what is kept of it.
+#[derive(Clone, Debug)]
+pub struct NewKey {
+    /// The key, `bxk_…`.
+    pub key: String,
+    /// What is kept.
+    pub stored: StoredKey,
+}
+
+/// Makes a key of `organization` named `name` with `role`, working until `expires_at` if
+/// given (which must be in the future).
+pub async fn create_key(
+    services: &Services,
+    organization: OrganizationId,
+    name: &str,
+    role: &str,
+    expires_at: Option<DateTime<Utc>>,
+) -> Result<NewKey, Error> {
+    let mut errors = ValidationErrors::default();
+    errors.check(
+        boxoffice_core::validation::is_name(name, 100),
+        "name",
+        "must be 1–100 characters",
+    );
+    let role = role.parse::<Role>();
+    if let Err(unknown) = &role {
+        errors.add("role", unknown.to_string());
+    }
+    let now = Utc::now();
+    if let Some(at) = expires_at {
+        errors.check(at > now, "expires_at", "must be in the future");
+    }
+    errors.into_result(())?;
+    let (key, prefix) = keyring::mint();
+    let stored = StoredKey {
+        key_id: KeyId::new(),
+        organization_id: organization,
+        name: name.trim().to_owned(),
+        role: role.expect("checked above"),
+        prefix,
+        hash: keyring::digest(&key),
+        created_at: now,
+        expires_at,
+        revoked_at: None,
+        last_used_at: None,
+    };
+    store::insert_key(&services.pool, &stored).await?;
+    Ok(NewKey { key, stored })
+}
+
+/// An organization's keys, revoked ones too, oldest first.
+pub async fn keys(
+    services: &Services,
+    organization: OrganizationId,
+) -> Result<Vec<StoredKey>, Error> {
+    Ok(store::list_keys(&services.pool, organization).await?)
+}
+
+/// Revokes one of an organization's keys (again: nothing changes).
+pub async fn revoke_key(
+    services: &Services,
+    organization: OrganizationId,
+    key: KeyId,
+) -> Result<(), Error> {
+    if store::revoke_key(&services.pool, organization, key).await? {
+        Ok(())
+    } else {
+        Err(Error::KeyNotFound)
+    }
+}
+
+/// Whether `thing` exists and belongs to `organization`.
+pub async fn owns(
+    services: &Services,
+    organization: OrganizationId,
+    thing: Owned,
+) -> Result<bool, Error> {
+    Ok(store::owner(&services.pool, thing).await? == Some(organization))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slug_is_made_from_a_name() {
+        assert_eq!(slug_of("Acme Concerts"), "acme-concerts");
+        assert_eq!(slug_of("  Théâtre du Châtelet!  "), "th-tre-du-ch-telet");
+        assert_eq!(slug_of("***"), "organization");
+        assert_eq!(slug_of(&"a ".repeat(40)).len(), 39);
+        for name in ["Acme Concerts", "Ωμέγα", "x".repeat(300).as_str()] {
+            assert!(is_slug(&slug_of(name)), "{name}");
+        }
+        assert!(!is_slug("Acme"));
+        assert!(!is_slug(""));
+        assert!(!is_slug(&"a".repeat(41)));
+    }
+}
