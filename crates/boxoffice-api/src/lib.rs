@@ -897,6 +897,59 @@ pub struct KeyList {
     pub keys: Vec<KeyView>,
 }
 
+/// Who made a change recorded in the audit log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AuditActor {
+    /// The key's id; `null` for `BOXOFFICE_ADMIN_TOKEN`.
+    pub key_id: Option<KeyId>,
+    /// The key's name (`BOXOFFICE_ADMIN_TOKEN` for that token).
+    pub key_name: String,
+    /// The key's role.
+    pub role: String,
+}
+
+/// What a change recorded in the audit log changed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AuditTarget {
+    /// `organization`, `key`, `venue`, `event`, `season`, `order` or `booking`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Its id.
+    pub id: String,
+}
+
+/// One entry of the audit log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AuditEntry {
+    /// The entry's id.
+    pub id: Uuid,
+    /// When the change was made.
+    pub at: DateTime<Utc>,
+    /// The organization whose log it is in.
+    pub organization_id: OrganizationId,
+    /// Who made it.
+    pub actor: AuditActor,
+    /// `<type>.<verb>`: `event.created`, `key.revoked`, …
+    pub action: String,
+    /// What it changed.
+    pub target: AuditTarget,
+    /// For an update, each changed field as `[before, after]`; for a creation, the fields
+    /// set. Never a secret.
+    #[schema(value_type = Object)]
+    pub changes: serde_json::Value,
+    /// The request it was made in (`X-Request-Id`).
+    pub request_id: Option<String>,
+}
+
+/// Answer to `GET /v1/organizations/{id}/audit`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct AuditList {
+    /// Newest first.
+    pub entries: Vec<AuditEntry>,
+    /// The `cursor` of the next page; `null` on the last.
+    pub next_cursor: Option<String>,
+}
+
 // Seasons.
 
 /// Answer to `POST /v1/seasons`.

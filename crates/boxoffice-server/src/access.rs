@@ -34,6 +34,11 @@ pub const ROUTES: &[(Method, &str, Right)] = &[
         "/v1/organizations/{id}/keys/{key_id}",
         Right::ManageKeys,
     ),
+    (
+        Method::GET,
+        "/v1/organizations/{id}/audit",
+        Right::ReadAudit,
+    ),
     (Method::POST, "/v1/venues", Right::WriteCatalog),
     (Method::POST, "/v1/venues/import", Right::WriteCatalog),
     (Method::GET, "/v1/venues", Right::ReadCatalog),

@@ -8,7 +8,7 @@ use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use boxoffice_core::access::Role;
 use boxoffice_core::ids::{KeyId, OrganizationId, UserId};
-use boxoffice_service::organizations::Owned;
+use boxoffice_service::organizations::{Actor, Owned};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -44,6 +44,8 @@ pub struct Staff {
     pub role: Role,
     /// The key's organization (the `default` one for `BOXOFFICE_ADMIN_TOKEN`).
     pub organization_id: OrganizationId,
+    /// The request's id (`X-Request-Id`), for the audit log.
+    pub request_id: Option<String>,
 }
 
 impl Staff {
@@ -54,6 +56,17 @@ impl Staff {
             key_name: "BOXOFFICE_ADMIN_TOKEN".to_owned(),
             role: Role::Platform,
             organization_id: OrganizationId::DEFAULT,
+            request_id: None,
+        }
+    }
+
+    /// Who this caller is, as the audit log records it.
+    pub fn actor(&self) -> Actor {
+        Actor {
+            key_id: self.key_id,
+            key_name: self.key_name.clone(),
+            role: self.role,
+            request_id: self.request_id.clone(),
         }
     }
 
@@ -117,7 +130,12 @@ impl Staff {
     /// Whether the role may make this call (by the route it matched), else 403 with the
     /// roles that may. A staff route missing from the table is a bug: 500, never a call
     /// let through.
-    fn allowed(self, parts: &Parts) -> Result<Self, ApiError> {
+    fn allowed(mut self, parts: &Parts) -> Result<Self, ApiError> {
+        self.request_id = parts
+            .headers
+            .get(&crate::middleware::REQUEST_ID)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let path = parts
             .extensions
             .get::<MatchedPath>()
@@ -173,6 +191,7 @@ impl Caller {
                 key_name: holder.name,
                 role: holder.role,
                 organization_id: holder.organization_id,
+                request_id: None,
             }));
         }
         state

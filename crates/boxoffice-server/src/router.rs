@@ -20,8 +20,8 @@ use utoipa_axum::routes;
 use crate::error::ApiError;
 use crate::middleware::{compression, cors, head_size, request_span, timeout, REQUEST_ID};
 use crate::routes::{
-    admin, availability, bookings, events, holds, ops, orders, organizations, page, pay, queue,
-    seasons, sessions, stream, venues, waitlist,
+    admin, audit, availability, bookings, events, holds, ops, orders, organizations, page, pay,
+    queue, seasons, sessions, stream, venues, waitlist,
 };
 use crate::state::AppState;
 
@@ -65,6 +65,7 @@ fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) 
         .routes(routes!(organizations::get_organization))
         .routes(routes!(organizations::list_keys, organizations::create_key))
         .routes(routes!(organizations::revoke_key))
+        .routes(routes!(audit::list_audit))
         .routes(routes!(venues::list_venues, venues::create_venue).layer(import))
         .routes(routes!(venues::import_venue).layer(import))
         .routes(routes!(venues::get_venue))

@@ -12,6 +12,7 @@ use boxoffice_core::event::{resolve_allocations, EventSpec, QueueSettings, Withd
 use boxoffice_core::ids::{EventId, OrganizationId};
 use boxoffice_core::validation::ValidationErrors;
 use boxoffice_core::venue::VenueLayout;
+use boxoffice_store::pg::audit::Actor;
 use boxoffice_store::pg::events::{self, AllocationChange, AllocationOutcome, EventRecord};
 use boxoffice_store::pg::venues;
 use boxoffice_store::StoreError;
@@ -26,10 +27,11 @@ pub async fn create(
     state: &Services,
     organization: OrganizationId,
     spec: EventSpec,
+    actor: &Actor,
 ) -> Result<EventId, Error> {
     let event = checked(state, organization, spec).await?;
     let id = EventId::new();
-    events::insert_event(&state.pool, id, organization, &event).await?;
+    events::insert_event(&state.pool, id, organization, &event, Some(actor)).await?;
     Ok(id)
 }
 
@@ -41,7 +43,7 @@ pub async fn ensure(state: &Services, id: EventId, spec: EventSpec) -> Result<bo
     }
     let event = checked(state, OrganizationId::DEFAULT, spec).await?;
     Ok(crate::venues::inserted(
-        events::insert_event(&state.pool, id, OrganizationId::DEFAULT, &event).await,
+        events::insert_event(&state.pool, id, OrganizationId::DEFAULT, &event, None).await,
     )?)
 }
 
@@ -112,13 +114,14 @@ pub async fn set_queue(
     state: &Services,
     id: EventId,
     queue: Option<&QueueSettings>,
+    actor: Option<&Actor>,
 ) -> Result<(), Error> {
     if let Some(queue) = queue {
         let mut errors = ValidationErrors::default();
         queue.check("queue", &mut errors);
         errors.into_result(())?;
     }
-    if !events::set_queue(&state.pool, id, queue).await? {
+    if !events::set_queue(&state.pool, id, queue, actor).await? {
         return Err(Error::EventNotFound);
     }
     crate::queue::settings_changed(state, id).await;
@@ -131,6 +134,7 @@ pub async fn put_allocations(
     state: &Services,
     id: EventId,
     body: &AllocationsRequest,
+    actor: &Actor,
 ) -> Result<AllocationsChanged, Error> {
     let (record, venue) = event_and_venue(state, id).await?;
     let mut errors = ValidationErrors::default();
@@ -153,7 +157,7 @@ pub async fn put_allocations(
         &mut errors,
     );
     let allocations = errors.into_result(allocations)?;
-    change(state, id, &venue, AllocationChange::Put(allocations)).await
+    change(state, id, &venue, AllocationChange::Put(allocations), actor).await
 }
 
 /// Takes seats off sale; held and sold seats are left alone and listed back.
@@ -161,10 +165,11 @@ pub async fn withdraw_allocations(
     state: &Services,
     id: EventId,
     body: &WithdrawSpec,
+    actor: &Actor,
 ) -> Result<AllocationsChanged, Error> {
     let (_, venue) = event_and_venue(state, id).await?;
     let seats = body.resolve(&venue.index())?;
-    change(state, id, &venue, AllocationChange::Withdraw(seats)).await
+    change(state, id, &venue, AllocationChange::Withdraw(seats), actor).await
 }
 
 /// Puts the channel's seats that are neither held nor sold on general sale, at once on
@@ -173,6 +178,7 @@ pub async fn release_channel(
     state: &Services,
     id: EventId,
     code: &str,
+    actor: &Actor,
 ) -> Result<ChannelReleased, Error> {
     let record = events::get_event(&state.pool, id)
         .await?
@@ -185,6 +191,7 @@ pub async fn release_channel(
         state.holds.as_ref(),
         id,
         AllocationChange::Release(code.to_owned()),
+        Some(actor),
     )
     .await?
     .ok_or(Error::EventNotFound)?;
@@ -200,10 +207,12 @@ async fn change(
     id: EventId,
     venue: &VenueLayout,
     change: AllocationChange,
+    actor: &Actor,
 ) -> Result<AllocationsChanged, Error> {
-    let outcome = events::change_allocations(&state.pool, state.holds.as_ref(), id, change)
-        .await?
-        .ok_or(Error::EventNotFound)?;
+    let outcome =
+        events::change_allocations(&state.pool, state.holds.as_ref(), id, change, Some(actor))
+            .await?
+            .ok_or(Error::EventNotFound)?;
     state.live.publish(id, Change::Layout).await;
     Ok(changed(venue, outcome))
 }

@@ -22,6 +22,8 @@
 //!     counts, their waiting room set, their allocations changed.
 //!   - [`venues`]: venues stored with their seats, read back, listed.
 //!   - [`organizations`]: organizations, and the keys their staff call with.
+//!   - [`audit`]: reading the audit log (each change writes its entry in its own
+//!     transaction, in the store).
 //!   - [`housekeeping`]: unpaid orders recorded expired, old rows swept (the server's
 //!     workers call it on their intervals).
 //!   - [`health`]: whether the stores answer and the outbox keeps up, for readiness and
@@ -44,6 +46,7 @@
 
 pub mod admin;
 pub mod admission;
+pub mod audit;
 pub mod availability;
 pub mod basket;
 pub mod best_available;

@@ -9,6 +9,8 @@ use boxoffice_store::pg::organizations::{self as store, CreateOrganizationError,
 pub use boxoffice_store::pg::organizations::{Organization, Owned};
 use chrono::{DateTime, Utc};
 
+pub use boxoffice_store::pg::audit::Actor;
+
 use crate::keyring;
 use crate::{Error, Services};
 
@@ -50,6 +52,7 @@ pub async fn create(
     services: &Services,
     name: &str,
     slug: Option<&str>,
+    actor: &Actor,
 ) -> Result<Organization, Error> {
     let mut errors = ValidationErrors::default();
     errors.check_name("name", name);
@@ -58,12 +61,18 @@ pub async fn create(
     }
     errors.into_result(())?;
     let slug = slug.map_or_else(|| slug_of(name), str::to_owned);
-    store::create_organization(&services.pool, OrganizationId::new(), name.trim(), &slug)
-        .await
-        .map_err(|e| match e {
-            CreateOrganizationError::SlugTaken => Error::SlugTaken,
-            CreateOrganizationError::Store(e) => Error::Store(e),
-        })
+    store::create_organization(
+        &services.pool,
+        OrganizationId::new(),
+        name.trim(),
+        &slug,
+        actor,
+    )
+    .await
+    .map_err(|e| match e {
+        CreateOrganizationError::SlugTaken => Error::SlugTaken,
+        CreateOrganizationError::Store(e) => Error::Store(e),
+    })
 }
 
 /// Every organization, or only `only`.
@@ -98,6 +107,7 @@ pub async fn create_key(
     name: &str,
     role: &str,
     expires_at: Option<DateTime<Utc>>,
+    actor: &Actor,
 ) -> Result<NewKey, Error> {
     let mut errors = ValidationErrors::default();
     errors.check(
@@ -127,7 +137,7 @@ pub async fn create_key(
         revoked_at: None,
         last_used_at: None,
     };
-    store::insert_key(&services.pool, &stored).await?;
+    store::insert_key(&services.pool, &stored, actor).await?;
     Ok(NewKey { key, stored })
 }
 
@@ -144,8 +154,9 @@ pub async fn revoke_key(
     services: &Services,
     organization: OrganizationId,
     key: KeyId,
+    actor: &Actor,
 ) -> Result<(), Error> {
-    if store::revoke_key(&services.pool, organization, key).await? {
+    if store::revoke_key(&services.pool, organization, key, actor).await? {
         Ok(())
     } else {
         Err(Error::KeyNotFound)

@@ -3,6 +3,7 @@
 use boxoffice_core::ids::{OrganizationId, VenueId};
 use boxoffice_core::venue::VenueLayout;
 use boxoffice_store::error::Constraint;
+use boxoffice_store::pg::audit::Actor;
 use boxoffice_store::pg::venues;
 use boxoffice_store::StoreError;
 
@@ -13,9 +14,10 @@ pub async fn create(
     state: &Services,
     organization: OrganizationId,
     layout: &VenueLayout,
+    actor: &Actor,
 ) -> Result<VenueId, Error> {
     let id = VenueId::new();
-    venues::insert_venue(&state.pool, id, organization, layout).await?;
+    venues::insert_venue(&state.pool, id, organization, layout, Some(actor)).await?;
     Ok(id)
 }
 
@@ -26,7 +28,7 @@ pub async fn ensure(state: &Services, id: VenueId, layout: &VenueLayout) -> Resu
         return Ok(false);
     }
     Ok(inserted(
-        venues::insert_venue(&state.pool, id, OrganizationId::DEFAULT, layout).await,
+        venues::insert_venue(&state.pool, id, OrganizationId::DEFAULT, layout, None).await,
     )?)
 }
 

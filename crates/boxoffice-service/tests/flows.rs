@@ -90,6 +90,7 @@ async fn event(state: &Services, rows: usize, per_row: u32) -> EventId {
         venue_id,
         boxoffice_core::ids::OrganizationId::DEFAULT,
         &venue.into_layout().expect("a layout"),
+        None,
     )
     .await
     .expect("venue stored");
@@ -101,9 +102,20 @@ async fn event(state: &Services, rows: usize, per_row: u32) -> EventId {
         "ga_areas": [{"code": "standing", "name": "Standing", "capacity": 50,
                       "price_cents": 500, "currency": "EUR", "max_per_booking": 10}]}))
     .expect("an event spec");
-    events::create(state, boxoffice_core::ids::OrganizationId::DEFAULT, spec)
-        .await
-        .expect("event created")
+    let actor = boxoffice_service::organizations::Actor {
+        key_id: None,
+        key_name: "flows".into(),
+        role: boxoffice_core::access::Role::Platform,
+        request_id: None,
+    };
+    events::create(
+        state,
+        boxoffice_core::ids::OrganizationId::DEFAULT,
+        spec,
+        &actor,
+    )
+    .await
+    .expect("event created")
 }
 
 fn user(name: &str) -> UserId {
@@ -172,7 +184,9 @@ async fn while_the_waiting_room_is_on_no_flow_holds_or_books_without_a_pass() {
     let queue: QueueSettings = serde_json::from_value(json!({
         "enabled": true, "opens_at": "2029-01-01T00:00:00Z", "admit_per_minute": 60}))
     .unwrap();
-    events::set_queue(state, event, Some(&queue)).await.unwrap();
+    events::set_queue(state, event, Some(&queue), None)
+        .await
+        .unwrap();
     let buyer = user("no-pass");
     let seats = vec!["floor-R0-1".to_owned()];
 

@@ -35,7 +35,7 @@ pub async fn create_event(
     Json(spec): Json<EventSpec>,
 ) -> Result<impl IntoResponse, ApiError> {
     let organization = staff.placing(&state, spec.organization_id).await?;
-    let id = events::create(&state, organization, spec).await?;
+    let id = events::create(&state, organization, spec, &staff.actor()).await?;
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, format!("/v1/events/{id}"))],
@@ -129,7 +129,7 @@ pub async fn patch_event(
     let event = super::event_id(&id)?;
     staff.sees_thing(&state, Owned::Event(event.0)).await?;
     if let Some(queue) = &patch.queue {
-        events::set_queue(&state, event, queue.as_ref()).await?;
+        events::set_queue(&state, event, queue.as_ref(), Some(&staff.actor())).await?;
     }
     get_event(State(state), Path(id)).await
 }
@@ -155,7 +155,7 @@ pub async fn put_allocations(
     let id = super::event_id(&id)?;
     staff.sees_thing(&state, Owned::Event(id.0)).await?;
     Ok(axum::Json(
-        events::put_allocations(&state, id, &body).await?,
+        events::put_allocations(&state, id, &body, &staff.actor()).await?,
     ))
 }
 
@@ -179,7 +179,7 @@ pub async fn withdraw_allocations(
     let id = super::event_id(&id)?;
     staff.sees_thing(&state, Owned::Event(id.0)).await?;
     Ok(axum::Json(
-        events::withdraw_allocations(&state, id, &body).await?,
+        events::withdraw_allocations(&state, id, &body, &staff.actor()).await?,
     ))
 }
 
@@ -205,6 +205,6 @@ pub async fn release_channel(
     let id = super::event_id(&id)?;
     staff.sees_thing(&state, Owned::Event(id.0)).await?;
     Ok(axum::Json(
-        events::release_channel(&state, id, &code).await?,
+        events::release_channel(&state, id, &code, &staff.actor()).await?,
     ))
 }

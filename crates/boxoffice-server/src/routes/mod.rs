@@ -2,6 +2,7 @@
 //! service, map the result.
 
 pub mod admin;
+pub mod audit;
 pub mod availability;
 pub mod bookings;
 pub mod events;

@@ -41,7 +41,11 @@ fn key_view(key: StoredKey) -> KeyView {
 }
 
 /// The organization a path names (its id or slug), if the caller sees it; else 404.
-async fn visible(state: &AppState, staff: &Staff, id: &str) -> Result<Organization, ApiError> {
+pub(crate) async fn visible(
+    state: &AppState,
+    staff: &Staff,
+    id: &str,
+) -> Result<Organization, ApiError> {
     let organization = organizations::find(state, id).await?;
     if staff.sees(organization.organization_id) {
         Ok(organization)
@@ -61,11 +65,12 @@ async fn visible(state: &AppState, staff: &Staff, id: &str) -> Result<Organizati
         (status = 422, description = "A name or slug that is not valid", body = Problem),
     ))]
 pub async fn create_organization(
-    _: Staff,
+    staff: Staff,
     State(state): State<AppState>,
     Json(body): Json<OrganizationBody>,
 ) -> Result<impl IntoResponse, ApiError> {
-    let organization = organizations::create(&state, &body.name, body.slug.as_deref()).await?;
+    let organization =
+        organizations::create(&state, &body.name, body.slug.as_deref(), &staff.actor()).await?;
     Ok((
         StatusCode::CREATED,
         [(
@@ -138,6 +143,7 @@ pub async fn create_key(
         &body.name,
         &body.role,
         body.expires_at,
+        &staff.actor(),
     )
     .await?;
     // The new key works on this instance at once, not at the next refresh.
@@ -199,7 +205,7 @@ pub async fn revoke_key(
 ) -> Result<StatusCode, ApiError> {
     let organization = visible(&state, &staff, &id).await?;
     let key = KeyId::parse(&key_id).ok_or(boxoffice_service::Error::KeyNotFound)?;
-    organizations::revoke_key(&state, organization.organization_id, key).await?;
+    organizations::revoke_key(&state, organization.organization_id, key, &staff.actor()).await?;
     state.keys.refresh(&state.pool).await?;
     Ok(StatusCode::NO_CONTENT)
 }

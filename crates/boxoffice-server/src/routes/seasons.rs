@@ -46,7 +46,7 @@ pub async fn create_season(
     Json(spec): Json<SeasonSpec>,
 ) -> Result<impl IntoResponse, ApiError> {
     let organization = staff.placing(&state, spec.organization_id).await?;
-    let id = seasons::create(&state, organization, spec).await?;
+    let id = seasons::create(&state, organization, spec, &staff.actor()).await?;
     Ok((
         StatusCode::CREATED,
         [(header::LOCATION, format!("/v1/seasons/{id}"))],

@@ -19,7 +19,7 @@ use crate::error::{ApiError, Problem};
 use crate::extract::{declares, parse_json, Json};
 use crate::state::AppState;
 use boxoffice_core::ids::OrganizationId;
-use boxoffice_service::organizations::Owned;
+use boxoffice_service::organizations::{Actor, Owned};
 
 /// Creates a venue: sections, rows given by seat count or as explicit seats.
 #[utoipa::path(post, path = "/v1/venues", tag = "venues", request_body = VenueSpec,
@@ -39,7 +39,7 @@ pub async fn create_venue(
 ) -> Result<impl IntoResponse, ApiError> {
     let organization = staff.placing(&state, spec.organization_id).await?;
     let layout = spec.into_layout()?;
-    created(&state, organization, &layout).await
+    created(&state, organization, &layout, &staff.actor()).await
 }
 
 /// Stores a venue of `organization` and answers 201 with its id.
@@ -47,8 +47,9 @@ async fn created(
     state: &AppState,
     organization: OrganizationId,
     layout: &VenueLayout,
+    actor: &Actor,
 ) -> Result<impl IntoResponse, ApiError> {
-    let id = boxoffice_service::venues::create(state, organization, layout).await?;
+    let id = boxoffice_service::venues::create(state, organization, layout, actor).await?;
     let created = VenueCreated {
         id,
         seat_count: layout.seat_count(),
@@ -183,7 +184,7 @@ pub async fn import_venue(
         };
         return Ok(axum::Json(preview).into_response());
     }
-    Ok(created(&state, organization, &layout)
+    Ok(created(&state, organization, &layout, &staff.actor())
         .await?
         .into_response())
 }

@@ -25,7 +25,8 @@ async fn a_created_event_is_listed_and_reads_back_with_types_areas_and_counts() 
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         list,
-        json!({"events": [{"id": id, "name": "Spring Gala", "venue_id": venue, "starts_at": "2030-03-01T19:30:00Z"}]})
+        json!({"events": [{"id": id, "name": "Spring Gala", "venue_id": venue, "starts_at": "2030-03-01T19:30:00Z",
+                           "organization_id": "00000000-0000-0000-0000-000000000001"}]})
     );
 
     let (status, event) = app.get(&location).await;

@@ -6,6 +6,7 @@ mod admin;
 mod admin_page;
 mod admin_seasons;
 mod allocations;
+mod audit;
 mod availability;
 mod baskets;
 mod bench;

@@ -44,6 +44,7 @@ const GLOBAL: &[&str] = &[
     "organization",
     "api_key",
     "key_generation",
+    "audit_entry",
     "_sqlx_migrations",
 ];
 

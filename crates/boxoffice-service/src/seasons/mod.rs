@@ -34,6 +34,7 @@ pub async fn create(
     state: &Services,
     organization: OrganizationId,
     spec: SeasonSpec,
+    actor: &boxoffice_store::pg::audit::Actor,
 ) -> Result<SeasonId, Error> {
     let events = seasons::season_events(&state.pool, organization, &spec.event_ids).await?;
     let venue_id = spec
@@ -48,7 +49,7 @@ pub async fn create(
     let venue = venue_id.zip(layout.as_ref());
     let season = spec.validate(&events, venue)?;
     let id = SeasonId::new();
-    match seasons::insert_season(&state.pool, id, organization, &season).await {
+    match seasons::insert_season(&state.pool, id, organization, &season, Some(actor)).await {
         Ok(()) => Ok(id),
         Err(e) if seasons::is_event_in_another_season(&e) => Err(Error::invalid(
             "event_ids",

@@ -3,6 +3,7 @@
 //! postgres hold store. Sales of held seats are [`crate::sales`], whichever store holds.
 
 pub mod admin;
+pub mod audit;
 pub mod bookings;
 pub mod db;
 pub mod events;

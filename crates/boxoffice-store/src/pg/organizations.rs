@@ -7,7 +7,9 @@ use boxoffice_core::ids::{KeyId, OrganizationId};
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
+use crate::pg::audit::{self, Actor, Change};
 use crate::StoreError;
+use serde_json::json;
 
 /// An organization as stored.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
@@ -34,13 +36,15 @@ pub enum CreateOrganizationError {
     Store(#[from] StoreError),
 }
 
-/// Creates an organization.
+/// Creates an organization, with its audit entry.
 pub async fn create_organization(
     pool: &PgPool,
     id: OrganizationId,
     name: &str,
     slug: &str,
+    actor: &Actor,
 ) -> Result<Organization, CreateOrganizationError> {
+    let mut tx = pool.begin().await.map_err(StoreError::from)?;
     let created = sqlx::query_as::<_, Organization>(
         "insert into organization (organization_id, name, slug) values ($1, $2, $3)
          on conflict (slug) do nothing
@@ -49,10 +53,21 @@ pub async fn create_organization(
     .bind(id.0)
     .bind(name)
     .bind(slug)
-    .fetch_optional(pool)
+    .fetch_optional(&mut *tx)
     .await
     .map_err(StoreError::from)?;
-    created.ok_or(CreateOrganizationError::SlugTaken)
+    let created = created.ok_or(CreateOrganizationError::SlugTaken)?;
+    let change = Change {
+        action: "organization.created",
+        target_type: "organization",
+        target_id: id.to_string(),
+        changes: json!({ "name": name, "slug": slug }),
+    };
+    audit::write(&mut tx, actor, &change)
+        .await
+        .map_err(StoreError::from)?;
+    tx.commit().await.map_err(StoreError::from)?;
+    Ok(created)
 }
 
 /// Every organization, oldest first, or only `only`.
@@ -148,8 +163,9 @@ fn stored_key(row: KeyRow) -> Result<StoredKey, StoreError> {
     })
 }
 
-/// Stores a new key.
-pub async fn insert_key(pool: &PgPool, key: &StoredKey) -> Result<(), StoreError> {
+/// Stores a new key, with its audit entry (never the key, nor its hash).
+pub async fn insert_key(pool: &PgPool, key: &StoredKey, actor: &Actor) -> Result<(), StoreError> {
+    let mut tx = pool.begin().await?;
     sqlx::query(
         "insert into api_key (key_id, organization_id, name, role, prefix, hash, created_at, expires_at)
          values ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -162,8 +178,21 @@ pub async fn insert_key(pool: &PgPool, key: &StoredKey) -> Result<(), StoreError
     .bind(&key.hash[..])
     .bind(key.created_at)
     .bind(key.expires_at)
-    .execute(pool)
+    .execute(&mut *tx)
     .await?;
+    let change = Change {
+        action: "key.created",
+        target_type: "key",
+        target_id: key.key_id.to_string(),
+        changes: json!({
+            "name": key.name,
+            "role": key.role,
+            "prefix": key.prefix,
+            "expires_at": key.expires_at,
+        }),
+    };
+    audit::write(&mut tx, actor, &change).await?;
+    tx.commit().await?;
     Ok(())
 }
 
@@ -192,26 +221,42 @@ pub async fn live_keys(pool: &PgPool) -> Result<Vec<StoredKey>, StoreError> {
     rows.into_iter().map(stored_key).collect()
 }
 
-/// Revokes an organization's key: whether it was there (a key already revoked is).
+/// Revokes an organization's key, with its audit entry: whether it was there (a key
+/// already revoked is, and is left as it was, with no entry).
 pub async fn revoke_key(
     pool: &PgPool,
     organization: OrganizationId,
     key: KeyId,
+    actor: &Actor,
 ) -> Result<bool, StoreError> {
-    let found: Option<bool> = sqlx::query_scalar(
-        "with found as (
-             select key_id from api_key where key_id = $1 and organization_id = $2
-         ), revoked as (
-             update api_key set revoked_at = now()
-              where key_id in (select key_id from found) and revoked_at is null
-         )
-         select true from found",
+    let mut tx = pool.begin().await?;
+    let found: Option<Option<DateTime<Utc>>> = sqlx::query_scalar(
+        "select revoked_at from api_key where key_id = $1 and organization_id = $2 for update",
     )
     .bind(key.0)
     .bind(organization.0)
-    .fetch_optional(pool)
+    .fetch_optional(&mut *tx)
     .await?;
-    Ok(found.is_some())
+    match found {
+        None => return Ok(false),
+        Some(Some(_)) => return Ok(true),
+        Some(None) => {}
+    }
+    let revoked_at: DateTime<Utc> = sqlx::query_scalar(
+        "update api_key set revoked_at = now() where key_id = $1 returning revoked_at",
+    )
+    .bind(key.0)
+    .fetch_one(&mut *tx)
+    .await?;
+    let change = Change {
+        action: "key.revoked",
+        target_type: "key",
+        target_id: key.to_string(),
+        changes: json!({ "revoked_at": [null, revoked_at] }),
+    };
+    audit::write(&mut tx, actor, &change).await?;
+    tx.commit().await?;
+    Ok(true)
 }
 
 /// Where the keys are: it moves with every change to them.

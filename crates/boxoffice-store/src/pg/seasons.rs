@@ -10,6 +10,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::error::Constraint;
+use crate::pg::audit::{self, Actor, Change};
 use crate::pg::events::{insert_ticket_types, TicketTypesOf};
 use crate::StoreError;
 
@@ -52,6 +53,7 @@ pub async fn insert_season(
     id: SeasonId,
     organization: OrganizationId,
     season: &NewSeason,
+    actor: Option<&Actor>,
 ) -> Result<(), StoreError> {
     let mut tx = pool.begin().await?;
     crate::pg::db::allow_bulk_write(&mut tx).await?;
@@ -121,6 +123,21 @@ pub async fn insert_season(
         .bind(partial.prices.values().copied().collect::<Vec<_>>())
         .execute(&mut *tx)
         .await?;
+    }
+    if let Some(actor) = actor {
+        let change = Change {
+            action: "season.created",
+            target_type: "season",
+            target_id: id.to_string(),
+            changes: serde_json::json!({
+                "name": season.name,
+                "venue_id": season.venue_id,
+                "event_ids": season.event_ids,
+                "ticket_types": season.ticket_types,
+                "partials": season.partials.iter().map(|p| &p.code).collect::<Vec<_>>(),
+            }),
+        };
+        audit::write(&mut tx, actor, &change).await?;
     }
     tx.commit().await?;
     Ok(())

@@ -5,6 +5,7 @@ use boxoffice_core::venue::{Point, Row, Seat, SeatAttributes, Section, Shape, Ve
 use sqlx::types::Json;
 use sqlx::PgPool;
 
+use crate::pg::audit::{self, Actor, Change};
 use crate::StoreError;
 
 /// Stores a validated venue with every section, row and seat, in one transaction.
@@ -13,6 +14,7 @@ pub async fn insert_venue(
     id: VenueId,
     organization: OrganizationId,
     layout: &VenueLayout,
+    actor: Option<&Actor>,
 ) -> Result<(), StoreError> {
     let mut tx = pool.begin().await?;
     crate::pg::db::allow_bulk_write(&mut tx).await?;
@@ -111,6 +113,19 @@ pub async fn insert_venue(
     .bind(&seats.external_id)
     .execute(&mut *tx)
     .await?;
+    if let Some(actor) = actor {
+        let change = Change {
+            action: "venue.created",
+            target_type: "venue",
+            target_id: id.to_string(),
+            changes: serde_json::json!({
+                "name": layout.name,
+                "seat_count": layout.seat_count(),
+                "sections": layout.sections.len(),
+            }),
+        };
+        audit::write(&mut tx, actor, &change).await?;
+    }
     tx.commit().await?;
     Ok(())
 }

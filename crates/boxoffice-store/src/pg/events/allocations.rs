@@ -10,6 +10,7 @@ use boxoffice_core::ids::EventId;
 use sqlx::{PgConnection, PgPool};
 
 use crate::hold_store::{AllocationFence, HoldStore};
+use crate::pg::audit::{self, Actor, Change};
 use crate::StoreError;
 
 /// Puts `allocations` on sale in the caller's transaction; answers how many rows changed.
@@ -78,6 +79,7 @@ pub async fn change_allocations(
     holds: &dyn HoldStore,
     id: EventId,
     change: AllocationChange,
+    actor: Option<&Actor>,
 ) -> Result<Option<AllocationOutcome>, StoreError> {
     let mut tx = pool.begin().await?;
     let found = sqlx::query("select 1 from event where event_id = $1 for no key update")
@@ -109,17 +111,56 @@ pub async fn change_allocations(
     .bind(&named)
     .execute(&mut *tx)
     .await?;
+    let entry = actor.map(|actor| (actor, audit_change(id, &change)));
     let fence = holds.fence_allocations(id).await?;
     let outcome = match apply_allocation_change(&mut tx, holds, id, &named, change, &fence).await {
-        Ok(outcome) => tx
-            .commit()
-            .await
-            .map(|()| outcome)
-            .map_err(StoreError::from),
+        Ok(outcome) => {
+            let written = match &entry {
+                Some((actor, change)) => {
+                    let mut change = change.clone();
+                    change.changes["seats_changed"] = outcome.changed.into();
+                    change.changes["seats_left_alone"] = outcome.skipped.len().into();
+                    audit::write(&mut tx, actor, &change).await
+                }
+                None => Ok(()),
+            };
+            match written {
+                Ok(()) => tx
+                    .commit()
+                    .await
+                    .map(|()| outcome)
+                    .map_err(StoreError::from),
+                Err(e) => Err(e.into()),
+            }
+        }
         Err(e) => Err(e),
     };
     holds.lift_fence(id, fence).await;
     outcome.map(Some)
+}
+
+/// The audit entry of an allocation change, before its counts are known: what was asked.
+fn audit_change(id: EventId, change: &AllocationChange) -> Change {
+    let (action, asked) = match change {
+        AllocationChange::Put(list) => (
+            "event.allocations_put",
+            serde_json::json!({ "seats": list.len() }),
+        ),
+        AllocationChange::Withdraw(list) => (
+            "event.allocations_withdrawn",
+            serde_json::json!({ "seats": list.len() }),
+        ),
+        AllocationChange::Release(channel) => (
+            "event.channel_released",
+            serde_json::json!({ "channel": channel }),
+        ),
+    };
+    Change {
+        action,
+        target_type: "event",
+        target_id: id.to_string(),
+        changes: asked,
+    }
 }
 
 /// The body of [`change_allocations`], inside its transaction and fence.

@@ -7,6 +7,7 @@ use boxoffice_core::ids::{EventId, OrganizationId, VenueId};
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
+use crate::pg::audit::{self, Actor, Change};
 use crate::StoreError;
 
 mod allocations;
@@ -146,6 +147,7 @@ pub async fn insert_event(
     id: EventId,
     organization: OrganizationId,
     event: &NewEvent,
+    actor: Option<&Actor>,
 ) -> Result<(), StoreError> {
     let mut tx = pool.begin().await?;
     crate::pg::db::allow_bulk_write(&mut tx).await?;
@@ -212,6 +214,28 @@ pub async fn insert_event(
     upsert_allocations(&mut tx, id, &event.allocations).await?;
     if let Some(queue) = &event.queue {
         write_queue(&mut tx, id, queue).await?;
+    }
+    if let Some(actor) = actor {
+        let change = Change {
+            action: "event.created",
+            target_type: "event",
+            target_id: id.to_string(),
+            changes: serde_json::json!({
+                "name": event.name,
+                "venue_id": event.venue_id,
+                "starts_at": event.starts_at,
+                "hold_ttl_seconds": event.hold_ttl_seconds,
+                "max_hold_seconds": event.max_hold_seconds,
+                "max_seats_per_user": event.max_seats_per_user,
+                "payment_window_seconds": event.payment_window_seconds,
+                "waitlist_offer_seconds": event.waitlist_offer_seconds,
+                "ticket_types": event.ticket_types,
+                "ga_areas": event.ga_areas.iter().map(|a| &a.code).collect::<Vec<_>>(),
+                "seats_allocated": event.allocations.len(),
+                "queue": event.queue,
+            }),
+        };
+        audit::write(&mut tx, actor, &change).await?;
     }
     tx.commit().await?;
     Ok(())

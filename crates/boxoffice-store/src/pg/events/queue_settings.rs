@@ -5,6 +5,7 @@ use boxoffice_core::ids::EventId;
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 
+use crate::pg::audit::{self, Actor, Change};
 use crate::StoreError;
 
 /// Writes the event's waiting room in the caller's transaction.
@@ -40,6 +41,7 @@ pub async fn set_queue(
     pool: &PgPool,
     id: EventId,
     queue: Option<&QueueSettings>,
+    actor: Option<&Actor>,
 ) -> Result<bool, StoreError> {
     let mut tx = pool.begin().await?;
     let exists: Option<i32> =
@@ -50,6 +52,7 @@ pub async fn set_queue(
     if exists.is_none() {
         return Ok(false);
     }
+    let before = self::queue(&mut *tx, id).await?;
     match queue {
         Some(queue) => write_queue(&mut tx, id, queue).await?,
         None => {
@@ -59,19 +62,31 @@ pub async fn set_queue(
                 .await?;
         }
     }
+    if let (Some(actor), true) = (actor, before.as_ref() != queue) {
+        let change = Change {
+            action: "event.updated",
+            target_type: "event",
+            target_id: id.to_string(),
+            changes: serde_json::json!({ "queue": [before, queue] }),
+        };
+        audit::write(&mut tx, actor, &change).await?;
+    }
     tx.commit().await?;
     Ok(true)
 }
 
 /// The event's waiting room, if it has one.
-pub async fn queue(pool: &PgPool, id: EventId) -> Result<Option<QueueSettings>, StoreError> {
+pub async fn queue<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
+    id: EventId,
+) -> Result<Option<QueueSettings>, StoreError> {
     type Row = (bool, DateTime<Utc>, i32, i32, bool);
     let row: Option<Row> = sqlx::query_as(
         "select enabled, opens_at, admit_per_minute, session_seconds, shuffle_at_open
            from event_queue where event_id = $1",
     )
     .bind(id.0)
-    .fetch_optional(pool)
+    .fetch_optional(executor)
     .await?;
     Ok(row.map(
         |(enabled, opens_at, admit_per_minute, session_seconds, shuffle_at_open)| QueueSettings {
