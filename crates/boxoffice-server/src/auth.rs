@@ -8,6 +8,7 @@ use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use boxoffice_core::access::Role;
 use boxoffice_core::ids::{KeyId, OrganizationId, UserId};
+use boxoffice_service::audit::By;
 use boxoffice_service::organizations::{Actor, Owned};
 
 use crate::error::ApiError;
@@ -202,7 +203,34 @@ impl Caller {
     }
 }
 
+/// Who acts on an order or a booking, owned for the length of a call.
+#[derive(Debug, Clone)]
+pub enum Acting {
+    /// Its buyer.
+    Buyer(UserId),
+    /// Staff, whose change is in the audit log.
+    Staff(Actor),
+}
+
+impl Acting {
+    /// Borrowed, as the services take it.
+    pub fn by(&self) -> By<'_> {
+        match self {
+            Acting::Buyer(user) => By::Buyer(user),
+            Acting::Staff(actor) => By::Staff(actor),
+        }
+    }
+}
+
 impl Caller {
+    /// Who acts, as the services take it.
+    pub fn acting(&self) -> Acting {
+        match self {
+            Caller::Staff(staff) => Acting::Staff(staff.actor()),
+            Caller::User(user) => Acting::Buyer(user.clone()),
+        }
+    }
+
     /// For a key of an organization: whether the order is its organization's, else the
     /// 404 of an order that does not exist (a buyer's own orders are checked by owner).
     pub async fn sees_order(&self, state: &AppState, order: uuid::Uuid) -> Result<(), ApiError> {

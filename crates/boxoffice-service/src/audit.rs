@@ -3,7 +3,7 @@
 //! transactions (`boxoffice_store::pg::audit::write`); nothing changes or deletes one.
 
 use boxoffice_core::ids::OrganizationId;
-pub use boxoffice_store::pg::audit::{Actor, Entry, Filters};
+pub use boxoffice_store::pg::audit::{Actor, By, Entry, Filters};
 
 use crate::{Error, Services};
 

@@ -3,6 +3,7 @@
 use crate::live::Change;
 use boxoffice_api::GaChanged;
 use boxoffice_core::ids::{EventId, UserId};
+use boxoffice_store::pg::audit::By;
 use boxoffice_store::pg::bookings::{self, Booking, BookingCancel, BookingOutcome, BookingRequest};
 use boxoffice_store::redis::gate::GateTake;
 use uuid::Uuid;
@@ -114,12 +115,12 @@ fn answer(outcome: BookingOutcome) -> Result<Booking, Error> {
     }
 }
 
-/// Cancels the booking `id` (its owner `by`, or an admin: `None`) and returns its places
-/// to the area. A cancelled booking is answered as it is.
+/// Cancels the booking `id` (its owner, or staff: `by`) and returns its places to the area.
+/// A cancelled booking is answered as it is.
 pub async fn cancel_booking(
     state: &Services,
     id: Option<Uuid>,
-    by: Option<&UserId>,
+    by: By<'_>,
 ) -> Result<Booking, Error> {
     let id = id.ok_or(Error::BookingNotFound)?;
     match bookings::cancel_booking(&state.pool, id, by).await? {

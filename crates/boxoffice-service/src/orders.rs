@@ -4,6 +4,7 @@ use boxoffice_core::hold::{
     CancelOutcome, CheckoutOutcome, Offer, Order, OrderStatus, PayOutcome, PricedSeat,
 };
 use boxoffice_core::ids::{EventId, UserId};
+use boxoffice_store::pg::audit::{Actor, By};
 use boxoffice_store::sales;
 use uuid::Uuid;
 
@@ -115,13 +116,13 @@ pub async fn get_order(
     labelled(state, order).await
 }
 
-/// Cancels the order `id` (its owner `by`, or an admin: `None`); its seats are on sale
+/// Cancels the order `id` (its owner, or staff: `by`); its seats are on sale
 /// again, offered first to the buyers waiting on the event's waiting list. A cancelled
 /// order is answered as it is.
 pub async fn cancel_order(
     state: &Services,
     id: Option<Uuid>,
-    by: Option<&UserId>,
+    by: By<'_>,
 ) -> Result<LabelledOrder, Error> {
     let id = id.ok_or(Error::OrderNotFound)?;
     match sales::cancel(&state.pool, &*state.holds, id, by).await? {
@@ -184,6 +185,7 @@ pub async fn pay_order(
     id: Option<Uuid>,
     reference: &str,
     amount_cents: i64,
+    actor: Option<&Actor>,
 ) -> Result<LabelledOrder, Error> {
     let id = id.ok_or(Error::OrderNotFound)?;
     let reference = reference.trim();
@@ -200,7 +202,7 @@ pub async fn pay_order(
         ));
     }
     let paid = limited(&state.overload, Path::Checkout, async {
-        Ok(sales::pay(&state.pool, &*state.holds, id, reference).await?)
+        Ok(sales::pay(&state.pool, &*state.holds, id, reference, actor).await?)
     })
     .await?;
     match paid {

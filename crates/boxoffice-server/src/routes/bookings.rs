@@ -100,6 +100,6 @@ pub async fn cancel_booking(
     if let (Caller::Staff(staff), Some(id)) = (&caller, id) {
         staff.sees_thing(&state, Owned::Booking(id)).await?;
     }
-    let booking = bookings::cancel_booking(&state, id, caller.user()).await?;
+    let booking = bookings::cancel_booking(&state, id, caller.acting().by()).await?;
     Ok(axum::Json(booking_view(booking)))
 }

@@ -94,9 +94,15 @@ pub async fn pay_order(
         staff.sees_thing(&state, Owned::Order(id)).await?;
     }
     Ok(axum::Json(
-        orders::pay_order(&state, id, &body.reference, body.amount_cents)
-            .await?
-            .into(),
+        orders::pay_order(
+            &state,
+            id,
+            &body.reference,
+            body.amount_cents,
+            Some(&staff.actor()),
+        )
+        .await?
+        .into(),
     ))
 }
 
@@ -120,12 +126,12 @@ pub async fn cancel_order(
     let id = boxoffice_core::ids::parse_canonical_uuid(&id);
     if let Some(id) = id {
         caller.sees_order(&state, id).await?;
-        if let Some(season) = seasons::cancel_order(&state, id, caller.user()).await? {
+        if let Some(season) = seasons::cancel_order(&state, id, caller.acting().by()).await? {
             return Ok(axum::Json(AnyOrder::Season(season)));
         }
     }
     Ok(axum::Json(AnyOrder::Event(
-        orders::cancel_order(&state, id, caller.user())
+        orders::cancel_order(&state, id, caller.acting().by())
             .await?
             .into(),
     )))
@@ -157,6 +163,6 @@ pub async fn release_night(
     }
     let event = boxoffice_core::ids::parse_canonical_uuid(&event_id).map(EventId);
     Ok(axum::Json(
-        seasons::release_night(&state, id, event, caller.user()).await?,
+        seasons::release_night(&state, id, event, caller.acting().by()).await?,
     ))
 }

@@ -62,6 +62,7 @@ pub async fn act(
                 Some(order.order.order_id),
                 &reference,
                 order.order.total_cents,
+                None,
             )
             .await;
             match paid {

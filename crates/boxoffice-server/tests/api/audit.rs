@@ -328,3 +328,116 @@ async fn postgres_refuses_to_update_delete_or_truncate_the_log() {
         .unwrap();
     assert_eq!(action, "organization.created");
 }
+
+#[tokio::test]
+async fn staff_actions_on_orders_and_bookings_are_logged_and_buyers_own_are_not() {
+    let app = spawn_app().await;
+    let (_, made) = app
+        .send(
+            Method::POST,
+            "/v1/organizations/default/keys",
+            &As::Admin,
+            Some(&json!({"name": "Box office", "role": "sales"})),
+        )
+        .await;
+    let clerk = As::Token(made["key"].as_str().unwrap().to_owned());
+    let venue = app.create_venue().await;
+    let mut spec = gala(&venue);
+    spec["payment_window_seconds"] = json!(600);
+    let (_, event) = app.post_events(&spec).await;
+    let event = event["id"].as_str().unwrap().to_owned();
+    let pending = crate::helpers::buy(&app, &event, "alice", &["stalls-B-1"]).await;
+    let mine = crate::helpers::buy(&app, &event, "bob", &["stalls-B-2"]).await;
+    let (status, booking) = app
+        .send(
+            Method::POST,
+            &format!("/v1/events/{event}/bookings"),
+            &app.buyer("carol"),
+            Some(&json!({"area": "floor", "quantity": 2})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let before = app.count("audit_entry").await;
+
+    // Bob cancels his own order: a buyer's action, not in the log.
+    let (status, _) = app
+        .send(
+            Method::POST,
+            &format!("/v1/orders/{}/cancel", mine["order_id"].as_str().unwrap()),
+            &app.buyer("bob"),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(app.count("audit_entry").await, before);
+
+    // The clerk records Alice's payment, then cancels her order, and Carol's booking.
+    let order = pending["order_id"].as_str().unwrap();
+    let (status, paid) = app
+        .send(
+            Method::POST,
+            &format!("/v1/orders/{order}/payment"),
+            &clerk,
+            Some(&json!({"reference": "PSP-1", "amount_cents": pending["total_cents"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{paid}");
+    for path in [
+        format!("/v1/orders/{order}/cancel"),
+        format!(
+            "/v1/bookings/{}/cancel",
+            booking["booking_id"].as_str().unwrap()
+        ),
+    ] {
+        let (status, body) = app.send(Method::POST, &path, &clerk, None).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+    }
+    // Cancelling again changes nothing, and logs nothing.
+    let (status, _) = app
+        .send(
+            Method::POST,
+            &format!("/v1/orders/{order}/cancel"),
+            &clerk,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    let (_, page) = log(&app, "default", &As::Admin, "").await;
+    let entries = &page["entries"].as_array().unwrap()[..3];
+    let summary: Vec<(&str, &str, &Value)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e["action"].as_str().unwrap(),
+                e["target"]["type"].as_str().unwrap(),
+                &e["changes"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (
+                "booking.cancelled",
+                "booking",
+                &json!({"status": ["confirmed", "cancelled"]})
+            ),
+            (
+                "order.cancelled",
+                "order",
+                &json!({"status": ["paid", "cancelled"]})
+            ),
+            (
+                "order.paid",
+                "order",
+                &json!({"status": ["pending_payment", "paid"], "payment_reference": [null, "PSP-1"]})
+            ),
+        ]
+    );
+    for entry in entries {
+        assert_eq!(entry["actor"]["key_name"], "Box office");
+        assert_eq!(entry["actor"]["role"], "sales");
+    }
+    assert_eq!(app.count("audit_entry").await, before + 3);
+}

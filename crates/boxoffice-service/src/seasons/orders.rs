@@ -8,6 +8,7 @@ use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::hold::{ClaimedSeat, PricedSeat};
 use boxoffice_core::ids::{EventId, SeasonId, UserId};
 use boxoffice_core::season::{Season, SeasonOrder};
+use boxoffice_store::pg::audit::By;
 use boxoffice_store::sales::{self, seasons::SeasonPurchase};
 use uuid::Uuid;
 
@@ -94,14 +95,14 @@ pub async fn find_order(
     Ok(Some(order_view(state, &season, order).await?))
 }
 
-/// Cancels the season order `id` (its owner `by`, or an admin): its seats go on sale again
+/// Cancels the season order `id` (its owner, or staff: `by`): its seats go on sale again
 /// in every event where they were not released, the waiting list first; with the id of one
 /// of its events' orders, in that event alone (released for that night). `None` when there
 /// is no such season order; a cancelled order (or night released) is answered as it is.
 pub async fn cancel_order(
     state: &Services,
     id: Uuid,
-    by: Option<&UserId>,
+    by: By<'_>,
 ) -> Result<Option<SeasonOrderView>, Error> {
     let outcome = sales::seasons::cancel(&state.pool, &*state.holds, id, by).await?;
     match given_back(state, outcome).await {
@@ -111,13 +112,13 @@ pub async fn cancel_order(
     }
 }
 
-/// Releases the season order `id`'s seats for `event` alone (its owner `by`, or an admin):
+/// Releases the season order `id`'s seats for `event` alone (its owner, or staff: `by`):
 /// they go on sale in that event (the waiting list first); the order keeps the others.
 pub async fn release_night(
     state: &Services,
     id: Option<Uuid>,
     event: Option<EventId>,
-    by: Option<&UserId>,
+    by: By<'_>,
 ) -> Result<ReleasedNight, Error> {
     let (Some(id), Some(event)) = (id, event) else {
         return Err(Error::OrderNotFound);

@@ -3,7 +3,7 @@
 //! ([`list`]). Postgres refuses to update, delete or truncate an entry (migration 0024).
 
 use boxoffice_core::access::Role;
-use boxoffice_core::ids::{KeyId, OrganizationId};
+use boxoffice_core::ids::{KeyId, OrganizationId, UserId};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
@@ -193,4 +193,32 @@ pub async fn list(
             },
         )
         .collect())
+}
+
+/// Who acts on an order or a booking: its buyer (who may act on their own only, and is not
+/// in the log), or staff with a key (whose change is).
+#[derive(Clone, Copy, Debug)]
+pub enum By<'a> {
+    /// The buyer of this user id.
+    Buyer(&'a UserId),
+    /// Staff.
+    Staff(&'a Actor),
+}
+
+impl<'a> By<'a> {
+    /// The buyer, if a buyer acts.
+    pub fn buyer(self) -> Option<&'a UserId> {
+        match self {
+            By::Buyer(user) => Some(user),
+            By::Staff(_) => None,
+        }
+    }
+
+    /// Writes the change's entry in the change's transaction when staff make it.
+    pub async fn record(self, conn: &mut PgConnection, change: &Change) -> Result<(), sqlx::Error> {
+        match self {
+            By::Buyer(_) => Ok(()),
+            By::Staff(actor) => write(conn, actor, change).await,
+        }
+    }
 }

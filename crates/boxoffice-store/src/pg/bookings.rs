@@ -8,6 +8,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::error::Constraint;
+use crate::pg::audit::{By, Change};
 use crate::StoreError;
 
 /// A general-admission booking.
@@ -372,18 +373,19 @@ pub enum BookingCancel {
 }
 
 /// Cancels a booking and returns its places to the area, with its outbox row, in one
-/// transaction. `by` is the acting user, or `None` for an admin.
+/// transaction. `by` acts: a buyer on their own booking only; staff with an entry in the
+/// audit log.
 pub async fn cancel_booking(
     pool: &PgPool,
     booking_id: Uuid,
-    by: Option<&UserId>,
+    by: By<'_>,
 ) -> Result<BookingCancel, StoreError> {
     let mut tx = pool.begin().await?;
     // Lock the booking so two cancellations cannot both return its places.
     let Some(mut booking) = find_booking(&mut tx, booking_id, true).await? else {
         return Ok(BookingCancel::NotFound);
     };
-    if by.is_some_and(|u| u.as_str() != booking.user_id) {
+    if by.buyer().is_some_and(|u| u.as_str() != booking.user_id) {
         return Ok(BookingCancel::Forbidden);
     }
     let (event_id, quantity) = (booking.event_id.0, booking.quantity as i32);
@@ -403,6 +405,13 @@ pub async fn cancel_booking(
     .bind(quantity)
     .execute(&mut *tx)
     .await?;
+    let change = Change {
+        action: "booking.cancelled",
+        target_type: "booking",
+        target_id: booking_id.to_string(),
+        changes: serde_json::json!({ "status": [booking.status, "cancelled"] }),
+    };
+    by.record(&mut tx, &change).await?;
     booking.status = "cancelled".into();
     write_outbox(&mut tx, "booking.cancelled", &booking).await?;
     tx.commit().await?;

@@ -23,6 +23,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::error::{retry_contention, Constraint};
+use crate::pg::audit::{self, Actor, By, Change};
 use crate::StoreError;
 
 pub mod lapsing;
@@ -385,12 +386,14 @@ async fn try_checkout(
 /// Records the payment of a pending order: its seats are sold if they are still the
 /// order's when the payment is made, before its `pay_by`; otherwise the order expired and
 /// nothing is sold. A payment and a takeover of a seat at the deadline: exactly one
-/// happens. Idempotent by `reference`.
+/// happens. Idempotent by `reference`. Staff record it (`actor`) with an entry in the audit
+/// log; the demo's test payment page, as the buyer, with none.
 pub async fn pay(
     pool: &PgPool,
     store: &dyn SaleSeats,
     order_id: Uuid,
     reference: &str,
+    actor: Option<&Actor>,
 ) -> Result<PayOutcome, StoreError> {
     retry_contention(|| async move {
         let mut tx = pool.begin().await?;
@@ -404,6 +407,18 @@ pub async fn pay(
         }
         let paid = async {
             let paid = orders::pay_in_tx(&mut tx, order.clone(), reference).await?;
+            let change = Change {
+                action: "order.paid",
+                target_type: "order",
+                target_id: order_id.to_string(),
+                changes: serde_json::json!({
+                    "status": [order.status, paid.status],
+                    "payment_reference": [null, reference],
+                }),
+            };
+            if let Some(actor) = actor {
+                audit::write(&mut tx, actor, &change).await?;
+            }
             tx.commit().await?;
             Ok::<_, StoreError>(paid)
         };
@@ -423,12 +438,13 @@ pub async fn pay(
 
 /// Cancels an order and puts its seats on sale again: offered first to the event's
 /// waiting list, whose offers hold them before the cancellation commits (so they never
-/// read available while anyone waits). `by` is the acting user, or `None` for an admin.
+/// read available while anyone waits). `by` acts: a buyer on their own order only; staff
+/// with an entry in the audit log.
 pub async fn cancel(
     pool: &PgPool,
     store: &dyn SaleSeats,
     order_id: Uuid,
-    by: Option<&UserId>,
+    by: By<'_>,
 ) -> Result<CancelOutcome, StoreError> {
     retry_contention(|| async move {
         let mut tx = pool.begin().await?;

@@ -10,6 +10,7 @@ use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use crate::error::stored_user_id;
+use crate::pg::audit::{By, Change};
 use crate::pg::outbox;
 use crate::StoreError;
 
@@ -500,25 +501,32 @@ impl CancelStep {
 }
 
 /// Cancels an order inside the caller's transaction: the order, its seats (released, so the
-/// unique index no longer counts them) and its outbox row. `by` is the acting user, or
-/// `None` for an admin.
+/// unique index no longer counts them), its outbox row, and staff's audit entry. `by` acts:
+/// a buyer on their own order only.
 pub async fn cancel_in_tx(
     tx: &mut PgConnection,
     order_id: Uuid,
-    by: Option<&UserId>,
+    by: By<'_>,
 ) -> Result<CancelStep, StoreError> {
     // Lock the order row so two cancellations cannot both release and both write outbox rows.
     let row = lock_order(tx, order_id).await?;
     let Some(row) = row else {
         return Ok(CancelStep::NotFound);
     };
-    if by.is_some_and(|u| u.as_str() != row.user_id) {
+    if by.buyer().is_some_and(|u| u.as_str() != row.user_id) {
         return Ok(CancelStep::Forbidden);
     }
     let mut order = with_seats(tx, row).await?;
     if matches!(order.status, OrderStatus::Cancelled | OrderStatus::Expired) {
         return Ok(CancelStep::AlreadyCancelled(order));
     }
+    let change = Change {
+        action: "order.cancelled",
+        target_type: "order",
+        target_id: order_id.to_string(),
+        changes: serde_json::json!({ "status": [order.status, OrderStatus::Cancelled] }),
+    };
+    by.record(&mut *tx, &change).await?;
     sqlx::query("update ticket_order set status = 'cancelled', cancelled_at = now() where event_id = $1 and order_id = $2")
         .bind(order.event_id.0)
         .bind(order_id)

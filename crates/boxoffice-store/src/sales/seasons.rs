@@ -22,6 +22,7 @@ use uuid::Uuid;
 use super::orders::{write_orders, Placement, SeasonPart, Written};
 use super::{orders, Passing, SaleSeats};
 use crate::error::{retry_contention, stored_user_id, Constraint};
+use crate::pg::audit::{By, Change};
 use crate::pg::outbox;
 use crate::season_holds::{SeasonHolds, SeasonSeatHeld, SeasonTaken};
 use crate::StoreError;
@@ -402,7 +403,7 @@ pub async fn cancel(
     pool: &PgPool,
     store: &dyn SaleSeats,
     id: Uuid,
-    by: Option<&UserId>,
+    by: By<'_>,
 ) -> Result<SeasonCancel, StoreError> {
     retry_contention(|| give_back(pool, store, id, by, None)).await
 }
@@ -415,7 +416,7 @@ pub async fn release_night(
     store: &dyn SaleSeats,
     id: Uuid,
     event: EventId,
-    by: Option<&UserId>,
+    by: By<'_>,
 ) -> Result<SeasonCancel, StoreError> {
     retry_contention(|| give_back(pool, store, id, by, Some(event))).await
 }
@@ -425,14 +426,14 @@ async fn give_back(
     pool: &PgPool,
     store: &dyn SaleSeats,
     id: Uuid,
-    by: Option<&UserId>,
+    by: By<'_>,
     night: Option<EventId>,
 ) -> Result<SeasonCancel, StoreError> {
     let mut tx = pool.begin().await?;
     let Some(mut order) = read(&mut tx, id, true).await? else {
         return Ok(SeasonCancel::NotFound);
     };
-    if by.is_some_and(|u| u != &order.user_id) {
+    if by.buyer().is_some_and(|u| u != &order.user_id) {
         return Ok(SeasonCancel::Forbidden);
     }
     // Cancelling one event's order of a season releases that night alone.
@@ -504,6 +505,20 @@ async fn give_back(
         Some(_) => "season_order.released",
         None => "season_order.cancelled",
     };
+    let change = Change {
+        action: if night.is_some() {
+            "order.night_released"
+        } else {
+            "order.cancelled"
+        },
+        target_type: "order",
+        target_id: order.order_id.to_string(),
+        changes: match night {
+            Some(event) => serde_json::json!({ "released": [null, event] }),
+            None => serde_json::json!({ "status": ["paid", "cancelled"] }),
+        },
+    };
+    by.record(&mut tx, &change).await?;
     write_outbox(&mut tx, topic, &order, night).await?;
     // Each event's seats pass on as a cancelled order's do.
     let mut returned = Vec::with_capacity(going.len());
