@@ -897,6 +897,51 @@ pub struct KeyList {
     pub keys: Vec<KeyView>,
 }
 
+/// Body of `POST /v1/organizations/{id}/signing-keys`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SigningKeyBody {
+    /// `HS256` (a secret made here, shown once) or `EdDSA` (the platform's public key).
+    pub algorithm: String,
+    /// For `EdDSA`: the PEM (SubjectPublicKeyInfo) of the platform's Ed25519 public key.
+    #[serde(default)]
+    pub public_key: Option<String>,
+}
+
+/// Answer to `POST /v1/organizations/{id}/signing-keys`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SigningKeyCreated {
+    /// The name a token's header gives it (`kid`).
+    pub kid: String,
+    /// `HS256` or `EdDSA`.
+    pub algorithm: String,
+    /// For `HS256`: the secret to sign buyers' tokens with (its bytes as given), in this
+    /// answer and nowhere else, ever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+    /// When it was added.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A signing key as listed: never a secret.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SigningKeyView {
+    /// The name a token's header gives it (`kid`).
+    pub kid: String,
+    /// `HS256` or `EdDSA`.
+    pub algorithm: String,
+    /// When it was added.
+    pub created_at: DateTime<Utc>,
+    /// When it was retired, if it was.
+    pub retired_at: Option<DateTime<Utc>>,
+}
+
+/// Answer to `GET /v1/organizations/{id}/signing-keys`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct SigningKeyList {
+    /// Oldest first, retired ones too.
+    pub signing_keys: Vec<SigningKeyView>,
+}
+
 /// Who made a change recorded in the audit log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct AuditActor {

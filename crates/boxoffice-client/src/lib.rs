@@ -18,12 +18,13 @@
 //! - [`turns`]: a call refused for now made again at the turn the server gave it.
 
 use boxoffice_api::{
-    AddSeatsBody, AllocationsChanged, AllocationsRequest, AvailabilityView, BestAvailable,
-    BookingBody, BookingView, ChannelReleased, CheckoutBody, EventCreated, EventList, EventPatch,
-    EventView, Extended, Health, HoldBody, HoldView, KeyBody, KeyCreated, KeyList, LayoutView,
-    OrderView, OrganizationBody, OrganizationList, OrganizationView, PaymentBody, Problem,
-    QueueJoined, QueueLine, QueueStatus, SeasonCreated, SeasonHoldBody, SeasonHoldView, SeatsView,
-    SessionCreated, VenueCreated, VenueList, VenueView, WaitlistEntryView, WaitlistJoin,
+    AddSeatsBody, AllocationsChanged, AllocationsRequest, AuditList, AvailabilityView,
+    BestAvailable, BookingBody, BookingView, ChannelReleased, CheckoutBody, EventCreated,
+    EventList, EventPatch, EventView, Extended, Health, HoldBody, HoldView, KeyBody, KeyCreated,
+    KeyList, LayoutView, OrderView, OrganizationBody, OrganizationList, OrganizationView,
+    PaymentBody, Problem, QueueJoined, QueueLine, QueueStatus, SeasonCreated, SeasonHoldBody,
+    SeasonHoldView, SeatsView, SessionCreated, SigningKeyBody, SigningKeyCreated, SigningKeyList,
+    VenueCreated, VenueList, VenueView, WaitlistEntryView, WaitlistJoin,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_core::ids::{EventId, KeyId, SeasonId, VenueId};
@@ -269,6 +270,37 @@ impl Client {
         let path = format!("/v1/organizations/{organization}/keys/{key}");
         self.send::<(), ()>(Method::DELETE, &path, self.admin_token(), None)
             .await
+    }
+
+    /// `POST /v1/organizations/{id}/signing-keys`: an HS256 key's secret is in the answer,
+    /// shown this once.
+    pub async fn create_signing_key(
+        &self,
+        organization: &str,
+        body: &SigningKeyBody,
+    ) -> Result<SigningKeyCreated> {
+        let path = format!("/v1/organizations/{organization}/signing-keys");
+        self.send(Method::POST, &path, self.admin_token(), Some(body))
+            .await
+    }
+
+    /// `GET /v1/organizations/{id}/signing-keys`.
+    pub async fn list_signing_keys(&self, organization: &str) -> Result<SigningKeyList> {
+        let path = format!("/v1/organizations/{organization}/signing-keys");
+        self.get(&path, self.admin_token()).await
+    }
+
+    /// `DELETE /v1/organizations/{id}/signing-keys/{kid}`.
+    pub async fn retire_signing_key(&self, organization: &str, kid: &str) -> Result<()> {
+        let path = format!("/v1/organizations/{organization}/signing-keys/{kid}");
+        self.send::<(), ()>(Method::DELETE, &path, self.admin_token(), None)
+            .await
+    }
+
+    /// `GET /v1/organizations/{id}/audit` with `query` (`?action=…&limit=…`, or empty).
+    pub async fn audit(&self, organization: &str, query: &str) -> Result<AuditList> {
+        let path = format!("/v1/organizations/{organization}/audit{query}");
+        self.get(&path, self.admin_token()).await
     }
 
     /// `POST /v1/events` (admin).
@@ -771,4 +803,34 @@ pub fn ticket_place(ticket: &str) -> Option<u64> {
         .ok()?;
     let place = u64::from_be_bytes(bytes.get(41..49)?.try_into().ok()?);
     (place > 0).then_some(place)
+}
+
+/// A buyer's token signed with one of an organization's signing keys, named in its header
+/// (`kid`), as a platform mints it: with the HS256 secret the key was made with
+/// (`EncodingKey::from_secret(secret.as_bytes())`), or with the platform's Ed25519 private
+/// key for an EdDSA key (`EncodingKey::from_ed_pem`). Valid for that organization's events,
+/// seasons, orders and waiting rooms.
+pub fn mint_signed_token(
+    key: &jsonwebtoken::EncodingKey,
+    algorithm: jsonwebtoken::Algorithm,
+    kid: &str,
+    user: &str,
+    expires_at: DateTime<Utc>,
+) -> String {
+    #[derive(Serialize)]
+    struct Claims<'a> {
+        sub: &'a str,
+        exp: i64,
+    }
+    let mut header = jsonwebtoken::Header::new(algorithm);
+    header.kid = Some(kid.to_owned());
+    jsonwebtoken::encode(
+        &header,
+        &Claims {
+            sub: user,
+            exp: expires_at.timestamp(),
+        },
+        key,
+    )
+    .expect("signing with a key in memory")
 }

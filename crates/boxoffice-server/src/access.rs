@@ -39,6 +39,21 @@ pub const ROUTES: &[(Method, &str, Right)] = &[
         "/v1/organizations/{id}/audit",
         Right::ReadAudit,
     ),
+    (
+        Method::POST,
+        "/v1/organizations/{id}/signing-keys",
+        Right::ManageKeys,
+    ),
+    (
+        Method::GET,
+        "/v1/organizations/{id}/signing-keys",
+        Right::ManageKeys,
+    ),
+    (
+        Method::DELETE,
+        "/v1/organizations/{id}/signing-keys/{kid}",
+        Right::ManageKeys,
+    ),
     (Method::POST, "/v1/venues", Right::WriteCatalog),
     (Method::POST, "/v1/venues/import", Right::WriteCatalog),
     (Method::GET, "/v1/venues", Right::ReadCatalog),

@@ -3,11 +3,11 @@
 //! key ring holds, `BOXOFFICE_ADMIN_TOKEN`, or a buyer's token the state's
 //! [`crate::tokens::Auth`] verifies.
 
-use axum::extract::{FromRequestParts, MatchedPath};
+use axum::extract::{FromRequestParts, MatchedPath, RawPathParams};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use boxoffice_core::access::Role;
-use boxoffice_core::ids::{KeyId, OrganizationId, UserId};
+use boxoffice_core::ids::{EventId, KeyId, OrganizationId, UserId};
 use boxoffice_service::audit::By;
 use boxoffice_service::organizations::{Actor, Owned};
 
@@ -162,8 +162,8 @@ impl Staff {
 pub enum Caller {
     /// A staff key.
     Staff(Staff),
-    /// A user token.
-    User(UserId),
+    /// A buyer's token, and the organization whose buyer it names.
+    User(UserId, OrganizationId),
 }
 
 impl Caller {
@@ -171,7 +171,7 @@ impl Caller {
     pub fn user(&self) -> Option<&UserId> {
         match self {
             Caller::Staff(_) => None,
-            Caller::User(user) => Some(user),
+            Caller::User(user, _) => Some(user),
         }
     }
 
@@ -197,9 +197,62 @@ impl Caller {
         }
         state
             .auth()
-            .verify_user(token)
-            .map(Caller::User)
+            .verify_buyer(token, &state.keys)
+            .map(|v| Caller::User(v.user, v.organization))
             .ok_or(ApiError::Unauthorized("invalid or expired token"))
+    }
+}
+
+/// What a route's `{id}` names, from the id.
+type OwnedBy = fn(uuid::Uuid) -> Owned;
+
+/// The prefixes of the routes whose first parameter names what a buyer acts on, and what
+/// that is.
+const BUYER_TARGETS: [(&str, OwnedBy); 4] = [
+    ("/v1/events/{id}", Owned::Event),
+    ("/v1/seasons/{id}", Owned::Season),
+    ("/v1/orders/{id}", Owned::Order),
+    ("/v1/bookings/{id}", Owned::Booking),
+];
+
+/// Whether a buyer of `organization` may act on what the route names: an event, a season,
+/// an order or a booking of another organization answers 401 (their token is not valid
+/// there). Something that does not exist is the handler's 404.
+async fn buyer_may_act(
+    parts: &mut Parts,
+    state: &AppState,
+    organization: OrganizationId,
+) -> Result<(), ApiError> {
+    let path = parts
+        .extensions
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_default();
+    let Some((_, thing)) = BUYER_TARGETS
+        .iter()
+        .find(|(prefix, _)| path.starts_with(prefix))
+    else {
+        return Ok(());
+    };
+    let Ok(params) = RawPathParams::from_request_parts(parts, state).await else {
+        return Ok(());
+    };
+    let Some(id) = params
+        .iter()
+        .find(|(name, _)| *name == "id")
+        .and_then(|(_, value)| boxoffice_core::ids::parse_canonical_uuid(value))
+    else {
+        return Ok(());
+    };
+    let owner = match thing(id) {
+        Owned::Event(event) => state.event_owners.owner(state, EventId(event)).await?,
+        other => boxoffice_service::organizations::owner(state, other).await?,
+    };
+    match owner {
+        Some(owner) if owner != organization => Err(ApiError::Unauthorized(
+            "this buyer's token is of another organization",
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -227,7 +280,7 @@ impl Caller {
     pub fn acting(&self) -> Acting {
         match self {
             Caller::Staff(staff) => Acting::Staff(staff.actor()),
-            Caller::User(user) => Acting::Buyer(user.clone()),
+            Caller::User(user, _) => Acting::Buyer(user.clone()),
         }
     }
 
@@ -236,7 +289,7 @@ impl Caller {
     pub async fn sees_order(&self, state: &AppState, order: uuid::Uuid) -> Result<(), ApiError> {
         match self {
             Caller::Staff(staff) => staff.sees_thing(state, Owned::Order(order)).await,
-            Caller::User(_) => Ok(()),
+            Caller::User(..) => Ok(()),
         }
     }
 }
@@ -250,7 +303,10 @@ impl FromRequestParts<AppState> for Caller {
     ) -> Result<Self, Self::Rejection> {
         match Caller::authenticate(parts, state)? {
             Caller::Staff(staff) => staff.allowed(parts).map(Caller::Staff),
-            user => Ok(user),
+            Caller::User(user, organization) => {
+                buyer_may_act(parts, state, organization).await?;
+                Ok(Caller::User(user, organization))
+            }
         }
     }
 }
@@ -264,13 +320,14 @@ impl FromRequestParts<AppState> for Staff {
     ) -> Result<Self, Self::Rejection> {
         match Caller::authenticate(parts, state)? {
             Caller::Staff(staff) => staff.allowed(parts),
-            Caller::User(_) => Err(ApiError::Forbidden("this call needs a staff key")),
+            Caller::User(..) => Err(ApiError::Forbidden("this call needs a staff key")),
         }
     }
 }
 
 /// A buyer: the user a valid user token names. Missing, invalid or expired token → 401, and
-/// so is a staff key, which names no buyer.
+/// so is a staff key, which names no buyer, and a token of another organization than the
+/// event's, season's, order's or booking's the route names.
 #[derive(Debug, Clone)]
 pub struct Buyer(pub UserId);
 
@@ -282,7 +339,10 @@ impl FromRequestParts<AppState> for Buyer {
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
         match Caller::authenticate(parts, state)? {
-            Caller::User(user) => Ok(Buyer(user)),
+            Caller::User(user, organization) => {
+                buyer_may_act(parts, state, organization).await?;
+                Ok(Buyer(user))
+            }
             Caller::Staff(_) => Err(ApiError::Unauthorized("this call needs a user token")),
         }
     }
@@ -303,8 +363,8 @@ impl FromRequestParts<AppState> for TokenChannel {
     ) -> Result<Self, Self::Rejection> {
         let channel = bearer(parts)
             .ok()
-            .and_then(|token| state.auth().verify(token))
-            .and_then(|(_, channel)| channel);
+            .and_then(|token| state.auth().verify_buyer(token, &state.keys))
+            .and_then(|verified| verified.channel);
         Ok(TokenChannel(channel))
     }
 }

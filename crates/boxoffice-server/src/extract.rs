@@ -31,6 +31,42 @@ where
     }
 }
 
+/// [`Json`] for a body whose strings may hold line breaks, and no other control character:
+/// a PEM key (`POST …/signing-keys`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsonWithLines<T>(pub T);
+
+impl<T, S> FromRequest<S> for JsonWithLines<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if !declares(req.headers(), mime::APPLICATION, mime::JSON) {
+            return Err(ApiError::UnsupportedMediaType("application/json"));
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(body_error)?;
+        parse_json_allowing(&bytes, Controls::LineBreaks).map(JsonWithLines)
+    }
+}
+
+/// Which control characters a body's strings may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Controls {
+    /// None.
+    None,
+    /// Line breaks (`\n`, `\r`) only.
+    LineBreaks,
+}
+
+impl Controls {
+    fn refuses(self, c: char) -> bool {
+        c.is_control() && !(self == Controls::LineBreaks && matches!(c, '\n' | '\r'))
+    }
+}
+
 /// Whether the request declares a body of type `type_/subtype` (or `type_/…+subtype`).
 pub fn declares(headers: &HeaderMap, type_: mime::Name<'_>, subtype: mime::Name<'_>) -> bool {
     headers
@@ -63,6 +99,14 @@ fn is_length_limit(e: &axum::extract::rejection::FailedToBufferBody) -> bool {
 /// the offending field). A string holding a control character (a NUL, a newline…) is 422
 /// too: no field of the API carries one, and Postgres cannot store a NUL.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    parse_json_allowing(bytes, Controls::None)
+}
+
+/// [`parse_json`], its strings holding none of the control characters `controls` refuses.
+fn parse_json_allowing<T: DeserializeOwned>(
+    bytes: &[u8],
+    controls: Controls,
+) -> Result<T, ApiError> {
     // Every body this API reads is an object; serde would read a struct whose fields are
     // all optional from `[]` too.
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
@@ -94,8 +138,8 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     // body this server reads as its first value while a proxy in front reads it otherwise.
     de.end()
         .map_err(|e| ApiError::MalformedJson(format!("the body is not valid JSON: {e}")))?;
-    if has_escaped_control(bytes) {
-        return Err(control_character_error(bytes));
+    if has_escaped_control(bytes, controls) {
+        return Err(control_character_error(bytes, controls));
     }
     Ok(value)
 }
@@ -103,18 +147,22 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
 /// Whether a JSON text (already known to parse) spells a control character in a string. In
 /// valid JSON a control character can only appear escaped (`\n`, `\u0000`), and a
 /// backslash only inside a string, so one pass over the escapes finds them all.
-fn has_escaped_control(bytes: &[u8]) -> bool {
+fn has_escaped_control(bytes: &[u8], controls: Controls) -> bool {
     let mut i = 0;
     while let Some(at) = bytes[i..].iter().position(|&b| b == b'\\') {
         let escape = i + at + 1;
         match bytes.get(escape) {
-            Some(b'b' | b'f' | b'n' | b'r' | b't') => return true,
+            Some(b'b' | b'f' | b't') => return true,
+            Some(b'n' | b'r') if controls == Controls::None => return true,
             Some(b'u') => {
                 let code = bytes
                     .get(escape + 1..escape + 5)
                     .and_then(|hex| std::str::from_utf8(hex).ok())
                     .and_then(|hex| u32::from_str_radix(hex, 16).ok());
-                if code.and_then(char::from_u32).is_some_and(char::is_control) {
+                if code
+                    .and_then(char::from_u32)
+                    .is_some_and(|c| controls.refuses(c))
+                {
                     return true;
                 }
             }
@@ -126,9 +174,21 @@ fn has_escaped_control(bytes: &[u8]) -> bool {
 }
 
 /// The 422 naming the first string (or key) that holds a control character.
-fn control_character_error(bytes: &[u8]) -> ApiError {
-    fn find(value: &serde_json::Value, path: String) -> Option<String> {
-        let bad = |s: &str| s.chars().any(char::is_control);
+fn control_character_error(bytes: &[u8], controls: Controls) -> ApiError {
+    let find = |value: &serde_json::Value| find_control(value, String::new(), controls);
+    let field = serde_json::from_slice(bytes)
+        .ok()
+        .and_then(|v| find(&v))
+        .unwrap_or_default();
+    ApiError::invalid(&field, "must not contain control characters")
+}
+
+/// The path of the first string (or key) in `value` holding a control character
+/// `controls` refuses.
+fn find_control(value: &serde_json::Value, path: String, controls: Controls) -> Option<String> {
+    {
+        let bad = |s: &str| s.chars().any(|c| controls.refuses(c));
+        let find = |v: &serde_json::Value, p: String| find_control(v, p, controls);
         match value {
             serde_json::Value::String(s) => bad(s).then_some(path),
             serde_json::Value::Array(items) => items
@@ -150,11 +210,6 @@ fn control_character_error(bytes: &[u8]) -> ApiError {
             _ => None,
         }
     }
-    let field = serde_json::from_slice(bytes)
-        .ok()
-        .and_then(|v| find(&v, String::new()))
-        .unwrap_or_default();
-    ApiError::invalid(&field, "must not contain control characters")
 }
 
 /// The 422 for JSON of the wrong shape, naming the field (a missing field by its own name).
@@ -272,6 +327,20 @@ mod tests {
         let ok = parse_json::<Named>(br#"{"names": ["C:\\new", "\u00e9", "\"quoted\""]}"#)
             .expect("no control character");
         assert_eq!(ok.names, ["C:\\new", "é", "\"quoted\""]);
+    }
+
+    #[test]
+    fn a_body_with_lines_takes_line_breaks_and_no_other_control_character() {
+        let pem = br#"{"names": ["-----BEGIN PUBLIC KEY-----\nMCowBQ\r\n\u000a-----END PUBLIC KEY-----\n"]}"#;
+        let read: Named = parse_json_allowing(pem, Controls::LineBreaks).expect("line breaks");
+        assert_eq!(read.names[0].lines().count(), 4);
+        assert!(parse_json::<Named>(pem).is_err());
+        for body in [r#"{"names": ["a\tb"]}"#, r#"{"names": ["a\u0000"]}"#] {
+            match parse_json_allowing::<Named>(body.as_bytes(), Controls::LineBreaks) {
+                Err(ApiError::Validation(e)) => assert_eq!(e.0[0].field, "names[0]", "{body}"),
+                other => panic!("{body}: expected a validation error, got {other:?}"),
+            }
+        }
     }
 }
 

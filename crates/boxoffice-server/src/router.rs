@@ -66,6 +66,11 @@ fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) 
         .routes(routes!(organizations::list_keys, organizations::create_key))
         .routes(routes!(organizations::revoke_key))
         .routes(routes!(audit::list_audit))
+        .routes(routes!(
+            organizations::list_signing_keys,
+            organizations::create_signing_key
+        ))
+        .routes(routes!(organizations::retire_signing_key))
         .routes(routes!(venues::list_venues, venues::create_venue).layer(import))
         .routes(routes!(venues::import_venue).layer(import))
         .routes(routes!(venues::get_venue))

@@ -5,7 +5,8 @@
 //! secret (with `channel` for the buyers of a partner who sells an event's channel
 //! seats); for demos and tests `POST /v1/sessions` mints anonymous ones.
 
-use boxoffice_core::ids::UserId;
+use boxoffice_core::ids::{OrganizationId, UserId};
+use boxoffice_service::keyring::KeyRing;
 use boxoffice_service::Secret;
 use chrono::{DateTime, Duration, Utc};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -21,6 +22,27 @@ struct Claims {
     exp: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     channel: Option<String>,
+}
+
+/// The buyer and channel a token's claims name, if they are valid: a `channel` that is no
+/// channel code makes the token not valid.
+fn checked(claims: Claims) -> Option<(UserId, Option<String>)> {
+    let channel = match claims.channel {
+        Some(code) if !boxoffice_core::event::is_channel_code(&code) => return None,
+        channel => channel,
+    };
+    Some((UserId::parse(&claims.sub)?, channel))
+}
+
+/// A buyer's token, verified.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verified {
+    /// The buyer.
+    pub user: UserId,
+    /// The sales channel it puts them in.
+    pub channel: Option<String>,
+    /// The organization whose buyer they are.
+    pub organization: OrganizationId,
 }
 
 /// Verifies admin tokens and user tokens, and mints user tokens.
@@ -68,11 +90,36 @@ impl Auth {
     /// (its `channel` claim). A token whose `channel` is not a channel code is not valid.
     pub fn verify(&self, token: &str) -> Option<(UserId, Option<String>)> {
         let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).ok()?;
-        let channel = match data.claims.channel {
-            Some(code) if !boxoffice_core::event::is_channel_code(&code) => return None,
-            channel => channel,
+        checked(data.claims)
+    }
+
+    /// The buyer a valid, unexpired token names, their channel, and the organization whose
+    /// buyer they are: a token naming a signing key (`kid`) is checked with that key, and
+    /// only under its algorithm (`alg` must be the key's), and belongs to its organization;
+    /// one without is checked with `BOXOFFICE_JWT_SECRET` and belongs to `default`.
+    pub fn verify_buyer(&self, token: &str, ring: &KeyRing) -> Option<Verified> {
+        let header = jsonwebtoken::decode_header(token).ok()?;
+        let Some(kid) = header.kid else {
+            let (user, channel) = self.verify(token)?;
+            return Some(Verified {
+                user,
+                channel,
+                organization: OrganizationId::DEFAULT,
+            });
         };
-        Some((UserId::parse(&data.claims.sub)?, channel))
+        let key = ring.signing_key(&kid)?;
+        if header.alg != key.algorithm {
+            return None;
+        }
+        let mut validation = self.validation.clone();
+        validation.algorithms = vec![key.algorithm];
+        let data = jsonwebtoken::decode::<Claims>(token, &key.decoding, &validation).ok()?;
+        let (user, channel) = checked(data.claims)?;
+        Some(Verified {
+            user,
+            channel,
+            organization: key.organization_id,
+        })
     }
 
     /// A user token for `user` valid until `expires_at`.

@@ -52,22 +52,36 @@ pub fn digest(key: &str) -> [u8; 32] {
     Sha256::digest(key.as_bytes()).into()
 }
 
+/// `bytes` random bytes in URL-safe base64 without padding.
+pub fn random_text(bytes: usize) -> String {
+    let mut random = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut random);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(random)
+}
+
 /// A new random key and the first eight characters after its prefix.
 pub fn mint() -> (String, String) {
-    let mut bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut bytes);
-    let key = format!(
-        "{KEY_PREFIX}{}",
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-    );
+    let key = format!("{KEY_PREFIX}{}", random_text(32));
     let prefix = key[KEY_PREFIX.len()..KEY_PREFIX.len() + 8].to_owned();
     (key, prefix)
 }
 
-/// Every live key of the installation, by digest; see the module.
+/// A buyer-token signing key as a server holds it: ready to check a token.
+#[derive(Clone)]
+pub struct SigningKey {
+    /// The organization whose buyers' tokens it signs.
+    pub organization_id: OrganizationId,
+    /// The only algorithm a token it signs may name.
+    pub algorithm: jsonwebtoken::Algorithm,
+    /// The key that checks the signature.
+    pub decoding: jsonwebtoken::DecodingKey,
+}
+
+/// Every live key and signing key of the installation; see the module.
 #[derive(Default)]
 pub struct KeyRing {
     keys: RwLock<Arc<HashMap<[u8; 32], KeyHolder>>>,
+    signing: RwLock<Arc<HashMap<String, SigningKey>>>,
     generation: Mutex<Option<i64>>,
     used: Mutex<HashSet<KeyId>>,
 }
@@ -96,6 +110,12 @@ impl KeyRing {
         Some(holder.clone())
     }
 
+    /// The live signing key named `kid`, if there is one.
+    pub fn signing_key(&self, kid: &str) -> Option<SigningKey> {
+        let keys = Arc::clone(&self.signing.read().expect("the signing keys' lock"));
+        keys.get(kid).cloned()
+    }
+
     /// Reloads the keys if their generation moved since the last time: whether it did.
     pub async fn refresh(&self, pool: &PgPool) -> Result<bool, StoreError> {
         let generation = store::key_generation(pool).await?;
@@ -118,7 +138,28 @@ impl KeyRing {
                 )
             })
             .collect();
+        let signing: HashMap<String, SigningKey> = store::live_signing_keys(pool)
+            .await?
+            .into_iter()
+            .filter_map(|k| {
+                let key = match (k.algorithm.as_str(), &k.secret, &k.public_key) {
+                    ("HS256", Some(secret), _) => SigningKey {
+                        organization_id: k.organization_id,
+                        algorithm: jsonwebtoken::Algorithm::HS256,
+                        decoding: jsonwebtoken::DecodingKey::from_secret(secret).ok()?,
+                    },
+                    ("EdDSA", _, Some(pem)) => SigningKey {
+                        organization_id: k.organization_id,
+                        algorithm: jsonwebtoken::Algorithm::EdDSA,
+                        decoding: jsonwebtoken::DecodingKey::from_ed_pem(pem.as_bytes()).ok()?,
+                    },
+                    _ => return None,
+                };
+                Some((k.kid, key))
+            })
+            .collect();
         *self.keys.write().expect("the key ring's lock") = Arc::new(keys);
+        *self.signing.write().expect("the signing keys' lock") = Arc::new(signing);
         *self.generation.lock().expect("the generation's lock") = Some(generation);
         Ok(true)
     }

@@ -121,8 +121,10 @@ pub struct Parts {
     pub overload: Arc<overload::Overload>,
     /// Each event's token of a season hold, derived from the season hold's token.
     pub season_tokens: seasons::SeasonTokens,
-    /// Every live key staff and servers call with.
+    /// Every live key staff and servers call with, and every buyer-token signing key.
     pub keys: keyring::KeyRing,
+    /// Which organization each event read so far belongs to.
+    pub event_owners: organizations::EventOwners,
 }
 
 impl Services {
@@ -233,6 +235,7 @@ impl ServicesBuilder {
             overload: overload::Overload::new(self.overload),
             replica: self.replica,
             keys: keyring::KeyRing::new(),
+            event_owners: organizations::EventOwners::default(),
         }))
     }
 }

@@ -3,9 +3,11 @@
 //! kept only as its digest; see [`crate::keyring`]).
 
 use boxoffice_core::access::Role;
-use boxoffice_core::ids::{KeyId, OrganizationId};
+use boxoffice_core::ids::{EventId, KeyId, OrganizationId};
 use boxoffice_core::validation::ValidationErrors;
-use boxoffice_store::pg::organizations::{self as store, CreateOrganizationError, StoredKey};
+use boxoffice_store::pg::organizations::{
+    self as store, CreateOrganizationError, StoredKey, StoredSigningKey,
+};
 pub use boxoffice_store::pg::organizations::{Organization, Owned};
 use chrono::{DateTime, Utc};
 
@@ -160,6 +162,116 @@ pub async fn revoke_key(
         Ok(())
     } else {
         Err(Error::KeyNotFound)
+    }
+}
+
+/// A signing key just added: what is kept, and for HS256 the secret, which nobody will see
+/// again.
+#[derive(Clone, Debug)]
+pub struct NewSigningKey {
+    /// What is kept.
+    pub stored: StoredSigningKey,
+    /// HS256: the secret the platform signs its buyers' tokens with (its bytes as given).
+    pub secret: Option<String>,
+}
+
+/// Adds a buyer-token signing key to `organization`: `HS256` (a new random secret, shown
+/// once) or `EdDSA` with the PEM of the platform's Ed25519 public key.
+pub async fn create_signing_key(
+    services: &Services,
+    organization: OrganizationId,
+    algorithm: &str,
+    public_key: Option<&str>,
+    actor: &Actor,
+) -> Result<NewSigningKey, Error> {
+    let (secret, public_key) = match (algorithm, public_key) {
+        ("HS256", None) => (Some(keyring::random_text(32)), None),
+        ("HS256", Some(_)) => {
+            return Err(Error::invalid(
+                "public_key",
+                "an HS256 key has no public key: its secret is made here",
+            ))
+        }
+        ("EdDSA", Some(pem)) => {
+            if jsonwebtoken::DecodingKey::from_ed_pem(pem.as_bytes()).is_err() {
+                return Err(Error::invalid(
+                    "public_key",
+                    "must be the PEM (SubjectPublicKeyInfo) of an Ed25519 public key",
+                ));
+            }
+            (None, Some(pem.trim().to_owned()))
+        }
+        ("EdDSA", None) => {
+            return Err(Error::invalid(
+                "public_key",
+                "an EdDSA key needs the PEM of the platform's Ed25519 public key",
+            ))
+        }
+        _ => return Err(Error::invalid("algorithm", "must be HS256 or EdDSA")),
+    };
+    let stored = StoredSigningKey {
+        kid: format!("sk_{}", keyring::random_text(12)),
+        organization_id: organization,
+        algorithm: algorithm.to_owned(),
+        secret: secret.as_ref().map(|s| s.as_bytes().to_vec()),
+        public_key,
+        created_at: Utc::now(),
+        retired_at: None,
+    };
+    store::insert_signing_key(&services.pool, &stored, actor).await?;
+    Ok(NewSigningKey { stored, secret })
+}
+
+/// An organization's signing keys, retired ones too, oldest first.
+pub async fn signing_keys(
+    services: &Services,
+    organization: OrganizationId,
+) -> Result<Vec<StoredSigningKey>, Error> {
+    Ok(store::list_signing_keys(&services.pool, organization).await?)
+}
+
+/// Retires one of an organization's signing keys: tokens it signed stop working.
+pub async fn retire_signing_key(
+    services: &Services,
+    organization: OrganizationId,
+    kid: &str,
+    actor: &Actor,
+) -> Result<(), Error> {
+    if store::retire_signing_key(&services.pool, organization, kid, actor).await? {
+        Ok(())
+    } else {
+        Err(Error::KeyNotFound)
+    }
+}
+
+/// The organization that owns `thing`; none when there is no such thing.
+pub async fn owner(services: &Services, thing: Owned) -> Result<Option<OrganizationId>, Error> {
+    Ok(store::owner(&services.pool, thing).await?)
+}
+
+/// Which organization each event belongs to, as this server has read it: an event never
+/// changes organization, so a buyer's every call asks Postgres once per event at most.
+#[derive(Default)]
+pub struct EventOwners(std::sync::RwLock<std::collections::HashMap<EventId, OrganizationId>>);
+
+impl EventOwners {
+    /// The organization of `event`; none when there is no such event.
+    pub async fn owner(
+        &self,
+        services: &Services,
+        event: EventId,
+    ) -> Result<Option<OrganizationId>, Error> {
+        if let Some(owner) = self.0.read().expect("the event owners' lock").get(&event) {
+            return Ok(Some(*owner));
+        }
+        let owner = store::owner(&services.pool, Owned::Event(event.0)).await?;
+        if let Some(owner) = owner {
+            self.0
+                .write()
+                .expect("the event owners' lock")
+                .insert(event, owner);
+        }
+        Ok(owner)
     }
 }
 

@@ -7,6 +7,7 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use boxoffice_api::{
     KeyBody, KeyCreated, KeyList, KeyView, OrganizationBody, OrganizationList, OrganizationView,
+    SigningKeyBody, SigningKeyCreated, SigningKeyList, SigningKeyView,
 };
 use boxoffice_core::access::Role;
 use boxoffice_core::ids::KeyId;
@@ -15,7 +16,7 @@ use boxoffice_store::pg::organizations::StoredKey;
 
 use crate::auth::Staff;
 use crate::error::{ApiError, Problem};
-use crate::extract::Json;
+use crate::extract::{Json, JsonWithLines};
 use crate::state::AppState;
 
 fn view(organization: Organization) -> OrganizationView {
@@ -206,6 +207,102 @@ pub async fn revoke_key(
     let organization = visible(&state, &staff, &id).await?;
     let key = KeyId::parse(&key_id).ok_or(boxoffice_service::Error::KeyNotFound)?;
     organizations::revoke_key(&state, organization.organization_id, key, &staff.actor()).await?;
+    state.keys.refresh(&state.pool).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Adds a buyer-token signing key: `HS256` (its secret in this answer only) or `EdDSA` with
+/// the platform's Ed25519 public key. A token naming it (`kid`) is valid for this
+/// organization's events, seasons, orders and waiting rooms only.
+#[utoipa::path(post, path = "/v1/organizations/{id}/signing-keys", tag = "organizations", request_body = SigningKeyBody,
+    security(("admin" = [])),
+    params(("id" = String, Path, description = "Organization id or slug")),
+    responses(
+        (status = 201, description = "Added; an HS256 `secret` shown this once", body = SigningKeyCreated),
+        (status = 401, description = "Missing, malformed, unknown, revoked or expired key", body = Problem),
+        (status = 403, description = "A role that may not manage keys (`required_roles`)", body = Problem),
+        (status = 404, description = "No such organization, or another one's", body = Problem),
+        (status = 422, description = "An unknown algorithm, or a PEM that is not an Ed25519 public key", body = Problem),
+    ))]
+pub async fn create_signing_key(
+    staff: Staff,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    JsonWithLines(body): JsonWithLines<SigningKeyBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let organization = visible(&state, &staff, &id).await?;
+    let made = organizations::create_signing_key(
+        &state,
+        organization.organization_id,
+        &body.algorithm,
+        body.public_key.as_deref(),
+        &staff.actor(),
+    )
+    .await?;
+    // Tokens it signs work on this instance at once.
+    state.keys.refresh(&state.pool).await?;
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(SigningKeyCreated {
+            kid: made.stored.kid,
+            algorithm: made.stored.algorithm,
+            secret: made.secret,
+            created_at: made.stored.created_at,
+        }),
+    ))
+}
+
+/// The organization's signing keys, oldest first, retired ones too; never a secret.
+#[utoipa::path(get, path = "/v1/organizations/{id}/signing-keys", tag = "organizations",
+    security(("admin" = [])),
+    params(("id" = String, Path, description = "Organization id or slug")),
+    responses(
+        (status = 200, description = "Signing keys", body = SigningKeyList),
+        (status = 401, description = "Missing, malformed, unknown, revoked or expired key", body = Problem),
+        (status = 403, description = "A role that may not manage keys (`required_roles`)", body = Problem),
+        (status = 404, description = "No such organization, or another one's", body = Problem),
+    ))]
+pub async fn list_signing_keys(
+    staff: Staff,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<axum::Json<SigningKeyList>, ApiError> {
+    let organization = visible(&state, &staff, &id).await?;
+    let keys = organizations::signing_keys(&state, organization.organization_id).await?;
+    Ok(axum::Json(SigningKeyList {
+        signing_keys: keys
+            .into_iter()
+            .map(|k| SigningKeyView {
+                kid: k.kid,
+                algorithm: k.algorithm,
+                created_at: k.created_at,
+                retired_at: k.retired_at,
+            })
+            .collect(),
+    }))
+}
+
+/// Retires a signing key: tokens it signed answer 401 on every instance within a second.
+#[utoipa::path(delete, path = "/v1/organizations/{id}/signing-keys/{kid}", tag = "organizations",
+    security(("admin" = [])),
+    params(
+        ("id" = String, Path, description = "Organization id or slug"),
+        ("kid" = String, Path, description = "The signing key's kid"),
+    ),
+    responses(
+        (status = 204, description = "Retired (or it was already)"),
+        (status = 401, description = "Missing, malformed, unknown, revoked or expired key", body = Problem),
+        (status = 403, description = "A role that may not manage keys (`required_roles`)", body = Problem),
+        (status = 404, description = "No such organization or signing key, or another organization's", body = Problem),
+    ))]
+pub async fn retire_signing_key(
+    staff: Staff,
+    State(state): State<AppState>,
+    Path((id, kid)): Path<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    let organization = visible(&state, &staff, &id).await?;
+    organizations::retire_signing_key(&state, organization.organization_id, &kid, &staff.actor())
+        .await?;
     state.keys.refresh(&state.pool).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -51,5 +51,6 @@ mod season_holds;
 mod season_orders;
 mod seasons;
 mod sessions;
+mod signing_keys;
 mod venues;
 mod waitlist;

@@ -508,7 +508,8 @@ async fn another_organizations_things_answer_404_on_every_staff_route_as_missing
                 .replacen("{id}", &first, 1)
                 .replace("{event_id}", &event)
                 .replace("{code}", "partners")
-                .replace("{key_id}", &default_key);
+                .replace("{key_id}", &default_key)
+                .replace("{kid}", "sk_default");
             if path.ends_with("/export") {
                 path + "?format=pretix"
             } else {
@@ -525,6 +526,7 @@ async fn another_organizations_things_answer_404_on_every_staff_route_as_missing
                 Some(json!({"reference": "r", "amount_cents": 4500}))
             }
             ("POST", "/v1/organizations/{id}/keys") => Some(json!({"name": "x", "role": "sales"})),
+            ("POST", "/v1/organizations/{id}/signing-keys") => Some(json!({"algorithm": "HS256"})),
             _ => None,
         };
         let theirs = app

@@ -45,6 +45,7 @@ const GLOBAL: &[&str] = &[
     "api_key",
     "key_generation",
     "audit_entry",
+    "signing_key",
     "_sqlx_migrations",
 ];
 

@@ -331,3 +331,139 @@ pub async fn owner(pool: &PgPool, thing: Owned) -> Result<Option<OrganizationId>
         .await?;
     Ok(owner.map(OrganizationId))
 }
+
+/// A buyer-token signing key as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredSigningKey {
+    /// Its name in a token's header.
+    pub kid: String,
+    /// The organization whose buyers' tokens it signs.
+    pub organization_id: OrganizationId,
+    /// `HS256` or `EdDSA`.
+    pub algorithm: String,
+    /// HS256: the shared secret.
+    pub secret: Option<Vec<u8>>,
+    /// EdDSA: the public key, PEM.
+    pub public_key: Option<String>,
+    /// When it was added.
+    pub created_at: DateTime<Utc>,
+    /// When it was retired, if it was.
+    pub retired_at: Option<DateTime<Utc>>,
+}
+
+type SigningKeyRow = (
+    String,
+    uuid::Uuid,
+    String,
+    Option<Vec<u8>>,
+    Option<String>,
+    DateTime<Utc>,
+    Option<DateTime<Utc>>,
+);
+
+fn signing_key(row: SigningKeyRow) -> StoredSigningKey {
+    let (kid, organization, algorithm, secret, public_key, created_at, retired_at) = row;
+    StoredSigningKey {
+        kid,
+        organization_id: OrganizationId(organization),
+        algorithm,
+        secret,
+        public_key,
+        created_at,
+        retired_at,
+    }
+}
+
+/// Stores a new signing key, with its audit entry (never the secret).
+pub async fn insert_signing_key(
+    pool: &PgPool,
+    key: &StoredSigningKey,
+    actor: &Actor,
+) -> Result<(), StoreError> {
+    let mut tx = pool.begin().await?;
+    sqlx::query(
+        "insert into signing_key (kid, organization_id, algorithm, secret, public_key, created_at)
+         values ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(&key.kid)
+    .bind(key.organization_id.0)
+    .bind(&key.algorithm)
+    .bind(&key.secret)
+    .bind(&key.public_key)
+    .bind(key.created_at)
+    .execute(&mut *tx)
+    .await?;
+    let change = Change {
+        action: "signing_key.created",
+        target_type: "organization",
+        target_id: key.organization_id.to_string(),
+        changes: json!({ "kid": key.kid, "algorithm": key.algorithm }),
+    };
+    audit::write(&mut tx, actor, &change).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// An organization's signing keys, oldest first, retired ones too.
+pub async fn list_signing_keys(
+    pool: &PgPool,
+    organization: OrganizationId,
+) -> Result<Vec<StoredSigningKey>, StoreError> {
+    let rows: Vec<SigningKeyRow> = sqlx::query_as(
+        "select kid, organization_id, algorithm, secret, public_key, created_at, retired_at
+           from signing_key where organization_id = $1 order by created_at, kid",
+    )
+    .bind(organization.0)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(signing_key).collect())
+}
+
+/// Every signing key not retired, for a server to hold in memory.
+pub async fn live_signing_keys(pool: &PgPool) -> Result<Vec<StoredSigningKey>, StoreError> {
+    let rows: Vec<SigningKeyRow> = sqlx::query_as(
+        "select kid, organization_id, algorithm, secret, public_key, created_at, retired_at
+           from signing_key where retired_at is null",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(signing_key).collect())
+}
+
+/// Retires an organization's signing key, with its audit entry: whether it was there (one
+/// retired already is, and is left as it was).
+pub async fn retire_signing_key(
+    pool: &PgPool,
+    organization: OrganizationId,
+    kid: &str,
+    actor: &Actor,
+) -> Result<bool, StoreError> {
+    let mut tx = pool.begin().await?;
+    let found: Option<Option<DateTime<Utc>>> = sqlx::query_scalar(
+        "select retired_at from signing_key where kid = $1 and organization_id = $2 for update",
+    )
+    .bind(kid)
+    .bind(organization.0)
+    .fetch_optional(&mut *tx)
+    .await?;
+    match found {
+        None => return Ok(false),
+        Some(Some(_)) => return Ok(true),
+        Some(None) => {}
+    }
+    let retired_at: DateTime<Utc> = sqlx::query_scalar(
+        "update signing_key set retired_at = now() where kid = $1 returning retired_at",
+    )
+    .bind(kid)
+    .fetch_one(&mut *tx)
+    .await?;
+    let change = Change {
+        action: "signing_key.retired",
+        target_type: "organization",
+        target_id: organization.to_string(),
+        changes: json!({ "kid": kid, "retired_at": [null, retired_at] }),
+    };
+    audit::write(&mut tx, actor, &change).await?;
+    tx.commit().await?;
+    Ok(true)
+}
