@@ -219,3 +219,62 @@ async fn an_eddsa_key_checks_tokens_boxoffice_could_never_mint() {
     }
     assert_eq!(app.count("signing_key").await, 1);
 }
+
+#[tokio::test]
+async fn a_retired_signing_key_stops_on_every_instance_within_a_second() {
+    let app = spawn_app().await;
+    let other =
+        crate::helpers::another_instance(&app, crate::helpers::stores::Store::Postgres).await;
+    let acme_event = organization_with_event(&app, "acme").await;
+    let made = app
+        .typed()
+        .create_signing_key(
+            "acme",
+            &SigningKeyBody {
+                algorithm: "HS256".into(),
+                public_key: None,
+            },
+        )
+        .await
+        .unwrap();
+    let key = EncodingKey::from_secret(made.secret.unwrap().as_bytes()).unwrap();
+    let buyer = As::Token(mint_signed_token(
+        &key,
+        Algorithm::HS256,
+        &made.kid,
+        "alice",
+        soon(),
+    ));
+    let path = format!("/v1/events/{acme_event}/waitlist");
+    let body = json!({"quantity": 1});
+    // Made on one instance, the key works on the other within a second.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    loop {
+        let (status, answer) = other.send(Method::POST, &path, &buyer, Some(&body)).await;
+        if status == StatusCode::CREATED {
+            break;
+        }
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new key is not known"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    app.typed()
+        .retire_signing_key("acme", &made.kid)
+        .await
+        .unwrap();
+    let retired = std::time::Instant::now();
+    loop {
+        let (status, _) = other.send(Method::POST, &path, &buyer, Some(&body)).await;
+        if status == StatusCode::UNAUTHORIZED {
+            break;
+        }
+        assert!(
+            retired.elapsed() < std::time::Duration::from_secs(1),
+            "a retired key's token still works on the other instance ({status})"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
