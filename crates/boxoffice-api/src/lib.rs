@@ -25,6 +25,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+/// What an answer of a server from before organizations belongs to.
+fn default_organization() -> OrganizationId {
+    OrganizationId::DEFAULT
+}
+
 // Venues.
 
 /// Answer to `POST /v1/venues`.
@@ -96,7 +101,8 @@ pub struct EventListItem {
     pub venue_id: VenueId,
     /// Start time.
     pub starts_at: DateTime<Utc>,
-    /// The organization it belongs to.
+    /// The organization it belongs to (`default` from a server that has none).
+    #[serde(default = "default_organization")]
     pub organization_id: OrganizationId,
 }
 
@@ -122,7 +128,8 @@ pub struct GaAreaView {
 pub struct EventView {
     /// Event id.
     pub id: EventId,
-    /// The organization it belongs to.
+    /// The organization it belongs to (`default` from a server that has none).
+    #[serde(default = "default_organization")]
     pub organization_id: OrganizationId,
     /// Venue id.
     pub venue_id: VenueId,
@@ -1222,4 +1229,30 @@ pub struct Problem {
     /// under a second away.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A client of this version speaks to a server from before organizations: what it sends
+    /// names no organization unless asked, and an event answered without one is `default`'s.
+    #[test]
+    fn bodies_and_answers_stay_readable_across_the_organizations_upgrade() {
+        let venue: boxoffice_core::venue::VenueSpec = serde_json::from_value(serde_json::json!({
+            "name": "Hall", "sections": [{"id": "a", "name": "A", "rows": [{"label": "1", "seats": 2}]}]
+        }))
+        .unwrap();
+        assert!(!serde_json::to_value(&venue)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .contains_key("organization_id"));
+        let listed: EventListItem = serde_json::from_value(serde_json::json!({
+            "id": EventId::new(), "name": "Gala", "venue_id": VenueId::new(),
+            "starts_at": "2030-01-01T20:00:00Z"
+        }))
+        .unwrap();
+        assert_eq!(listed.organization_id, OrganizationId::DEFAULT);
+    }
 }

@@ -41,7 +41,7 @@ pub const MAX_PRICE_CENTS: i64 = 100_000_000_000;
 pub struct EventSpec {
     /// The organization it belongs to: for a platform key, the `default` one when absent;
     /// a key of an organization creates in its own (naming another answers 404).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub organization_id: Option<crate::ids::OrganizationId>,
     /// The venue whose seat map this event sells.
     pub venue_id: VenueId,

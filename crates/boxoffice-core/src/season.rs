@@ -29,7 +29,7 @@ pub const MAX_PARTIALS: usize = 50;
 pub struct SeasonSpec {
     /// The organization it belongs to: for a platform key, the `default` one when absent;
     /// a key of an organization creates in its own (naming another answers 404).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub organization_id: Option<crate::ids::OrganizationId>,
     /// Display name, 1–200 characters.
     #[schema(min_length = 1, max_length = 200)]
