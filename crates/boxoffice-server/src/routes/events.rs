@@ -27,6 +27,7 @@ use crate::state::AppState;
         (status = 400, description = "Malformed JSON", body = Problem),
         (status = 401, description = "Missing or invalid token", body = Problem),
         (status = 403, description = "A user token", body = Problem),
+        (status = 404, description = "`organization_id` names no organization, or another one than the key's", body = Problem),
         (status = 422, description = "Invalid event", body = Problem),
     ))]
 pub async fn create_event(

@@ -38,6 +38,7 @@ fn season_id(text: &str) -> Result<SeasonId, ApiError> {
         (status = 400, description = "Malformed JSON", body = Problem),
         (status = 401, description = "Missing or invalid token", body = Problem),
         (status = 403, description = "A user token", body = Problem),
+        (status = 404, description = "`organization_id` names no organization, or another one than the key's", body = Problem),
         (status = 422, description = "Invalid season: events of different venues or in another season, a partial naming an event outside the season, a code repeated", body = Problem),
     ))]
 pub async fn create_season(

@@ -30,6 +30,7 @@ use boxoffice_service::organizations::{Actor, Owned};
         (status = 401, description = "Missing or invalid token", body = Problem),
         (status = 403, description = "A user token", body = Problem),
         (status = 413, description = "Body too large", body = Problem),
+        (status = 404, description = "`organization_id` names no organization, or another one than the key's", body = Problem),
         (status = 422, description = "Invalid venue", body = Problem),
     ))]
 pub async fn create_venue(
@@ -101,6 +102,7 @@ pub struct ImportQuery {
         (status = 403, description = "A user token", body = Problem),
         (status = 413, description = "Body too large", body = Problem),
         (status = 415, description = "A body neither `application/json` nor `text/csv`", body = Problem),
+        (status = 404, description = "`organization_id` names no organization, or another one than the key's", body = Problem),
         (status = 422, description = "Invalid plan or file; `format` missing, unknown, or not the body's type", body = Problem),
     ))]
 pub async fn import_venue(
