@@ -97,7 +97,7 @@ pub fn markdown() -> String {
 
 /// Each group's settings that parsed matches of `serve` (or of a command flattening its
 /// flags, as `doctor` does) take from the environment or the command line rather than the
-/// default, as `VARIABLE=value`; a secret's value shows as `(set)`.
+/// default, as `VARIABLE=value`; a secret's value shows as `(set)`, a URL's password as `***`.
 pub fn in_effect(matches: &ArgMatches) -> Vec<(String, Vec<String>)> {
     groups()
         .into_iter()
@@ -119,7 +119,7 @@ pub fn in_effect(matches: &ArgMatches) -> Vec<(String, Vec<String>)> {
                             .get_raw(&s.id)
                             .into_iter()
                             .flatten()
-                            .map(|v| v.to_string_lossy().into_owned())
+                            .map(|v| without_password(&v.to_string_lossy()))
                             .collect::<Vec<_>>()
                             .join(",")
                     };
@@ -129,6 +129,26 @@ pub fn in_effect(matches: &ArgMatches) -> Vec<(String, Vec<String>)> {
             (group.heading, set)
         })
         .collect()
+}
+
+/// A value as it may be shown: a URL's password (`postgres://user:secret@host`) as `***`.
+fn without_password(value: &str) -> String {
+    let Some(scheme_end) = value.find("://").map(|i| i + 3) else {
+        return value.to_owned();
+    };
+    let authority_end = value[scheme_end..]
+        .find('/')
+        .map_or(value.len(), |i| scheme_end + i);
+    let authority = &value[scheme_end..authority_end];
+    match (authority.rfind('@'), authority.find(':')) {
+        (Some(at), Some(colon)) if colon < at => format!(
+            "{}{}:***{}",
+            &value[..scheme_end],
+            &authority[..colon],
+            &value[scheme_end + at..]
+        ),
+        _ => value.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -208,6 +228,26 @@ mod tests {
         // Given on the command line, even at its default value: it was set.
         assert_eq!(of("Limits"), ["BOXOFFICE_HOLDS_PER_MINUTE=30"]);
         assert!(of("Operations").is_empty());
+    }
+
+    #[test]
+    fn a_urls_password_is_never_shown() {
+        assert_eq!(
+            without_password("postgres://box:s3cret@db:5432/boxoffice"),
+            "postgres://box:***@db:5432/boxoffice"
+        );
+        assert_eq!(
+            without_password("redis://:s3cret@cache:6379"),
+            "redis://:***@cache:6379"
+        );
+        for plain in [
+            "postgres://postgres@127.0.0.1:5432/boxoffice",
+            "redis://127.0.0.1:6379",
+            "127.0.0.1:3000",
+            "https://shop.example",
+        ] {
+            assert_eq!(without_password(plain), plain);
+        }
     }
 
     #[test]
