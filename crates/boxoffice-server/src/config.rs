@@ -1,6 +1,7 @@
 //! Configuration: every setting is an environment variable and a flag of `boxoffice serve`,
 //! in five groups (server, stores, limits, live updates, operations); [`table`] reads them
-//! back as one table for the docs and `doctor`.
+//! back as one table for the docs and `doctor`. (A long file: each setting's flag, help and
+//! default beside the typed group it resolves into, so one cannot change without the other.)
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -23,11 +23,7 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        if !declares(req.headers(), mime::APPLICATION, mime::JSON) {
-            return Err(ApiError::UnsupportedMediaType("application/json"));
-        }
-        let bytes = Bytes::from_request(req, state).await.map_err(body_error)?;
-        parse_json(&bytes).map(Json)
+        read_json(req, state, Controls::None).await.map(Json)
     }
 }
 
@@ -44,12 +40,24 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        if !declares(req.headers(), mime::APPLICATION, mime::JSON) {
-            return Err(ApiError::UnsupportedMediaType("application/json"));
-        }
-        let bytes = Bytes::from_request(req, state).await.map_err(body_error)?;
-        parse_json_allowing(&bytes, Controls::LineBreaks).map(JsonWithLines)
+        read_json(req, state, Controls::LineBreaks)
+            .await
+            .map(JsonWithLines)
     }
+}
+
+/// The body of `req`, declared JSON, read and parsed with its strings holding none of the
+/// control characters `controls` refuses.
+async fn read_json<T: DeserializeOwned, S: Send + Sync>(
+    req: Request,
+    state: &S,
+    controls: Controls,
+) -> Result<T, ApiError> {
+    if !declares(req.headers(), mime::APPLICATION, mime::JSON) {
+        return Err(ApiError::UnsupportedMediaType("application/json"));
+    }
+    let bytes = Bytes::from_request(req, state).await.map_err(body_error)?;
+    parse_json_allowing(&bytes, controls)
 }
 
 /// Which control characters a body's strings may hold.

@@ -1,7 +1,8 @@
 //! Organizations and keys: a platform key creates organizations, keys are shown once and
 //! work at once, each role may do what the role table says and nothing more, keys of one
 //! organization see nothing of another's, and a revoked or expired key stops working on
-//! every instance.
+//! every instance. (A long file: the isolation walk over every staff route needs the things
+//! of two organizations set up beside it, and the role test one call of each right.)
 
 use std::time::{Duration, Instant};
 
