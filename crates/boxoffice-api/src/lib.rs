@@ -949,6 +949,37 @@ pub struct SigningKeyList {
     pub signing_keys: Vec<SigningKeyView>,
 }
 
+/// Body of `PUT /v1/organizations/{id}/webhook`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct WebhookBody {
+    /// Where the organization's events are delivered: an absolute `http` or `https` URL.
+    pub url: String,
+    /// The HMAC-SHA256 key deliveries are signed with (16–256 visible ASCII characters);
+    /// one is made when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+}
+
+/// Answer to `PUT /v1/organizations/{id}/webhook`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct WebhookSet {
+    /// Where the organization's events are delivered.
+    pub url: String,
+    /// The key deliveries are signed with, in this answer and nowhere else, ever.
+    pub secret: String,
+}
+
+/// Answer to `GET /v1/organizations/{id}/webhook`: never the secret.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct WebhookView {
+    /// Where the organization's events are delivered.
+    pub url: String,
+    /// When it was first set.
+    pub created_at: DateTime<Utc>,
+    /// When it was last set.
+    pub updated_at: DateTime<Utc>,
+}
+
 /// Who made a change recorded in the audit log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct AuditActor {

@@ -24,7 +24,8 @@ use boxoffice_api::{
     KeyList, LayoutView, OrderView, OrganizationBody, OrganizationList, OrganizationView,
     PaymentBody, Problem, QueueJoined, QueueLine, QueueStatus, SeasonCreated, SeasonHoldBody,
     SeasonHoldView, SeatsView, SessionCreated, SigningKeyBody, SigningKeyCreated, SigningKeyList,
-    VenueCreated, VenueList, VenueView, WaitlistEntryView, WaitlistJoin,
+    VenueCreated, VenueList, VenueView, WaitlistEntryView, WaitlistJoin, WebhookBody, WebhookSet,
+    WebhookView,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_core::ids::{EventId, KeyId, SeasonId, VenueId};
@@ -293,6 +294,26 @@ impl Client {
     /// `DELETE /v1/organizations/{id}/signing-keys/{kid}`.
     pub async fn retire_signing_key(&self, organization: &str, kid: &str) -> Result<()> {
         let path = format!("/v1/organizations/{organization}/signing-keys/{kid}");
+        self.send::<(), ()>(Method::DELETE, &path, self.admin_token(), None)
+            .await
+    }
+
+    /// `PUT /v1/organizations/{id}/webhook`: the answer holds the secret, this once.
+    pub async fn set_webhook(&self, organization: &str, body: &WebhookBody) -> Result<WebhookSet> {
+        let path = format!("/v1/organizations/{organization}/webhook");
+        self.send(Method::PUT, &path, self.admin_token(), Some(body))
+            .await
+    }
+
+    /// `GET /v1/organizations/{id}/webhook`.
+    pub async fn webhook(&self, organization: &str) -> Result<WebhookView> {
+        let path = format!("/v1/organizations/{organization}/webhook");
+        self.get(&path, self.admin_token()).await
+    }
+
+    /// `DELETE /v1/organizations/{id}/webhook`.
+    pub async fn delete_webhook(&self, organization: &str) -> Result<()> {
+        let path = format!("/v1/organizations/{organization}/webhook");
         self.send::<(), ()>(Method::DELETE, &path, self.admin_token(), None)
             .await
     }

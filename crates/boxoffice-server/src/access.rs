@@ -54,6 +54,21 @@ pub const ROUTES: &[(Method, &str, Right)] = &[
         "/v1/organizations/{id}/signing-keys/{kid}",
         Right::ManageKeys,
     ),
+    (
+        Method::PUT,
+        "/v1/organizations/{id}/webhook",
+        Right::ManageKeys,
+    ),
+    (
+        Method::GET,
+        "/v1/organizations/{id}/webhook",
+        Right::ManageKeys,
+    ),
+    (
+        Method::DELETE,
+        "/v1/organizations/{id}/webhook",
+        Right::ManageKeys,
+    ),
     (Method::POST, "/v1/venues", Right::WriteCatalog),
     (Method::POST, "/v1/venues/import", Right::WriteCatalog),
     (Method::GET, "/v1/venues", Right::ReadCatalog),

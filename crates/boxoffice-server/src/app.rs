@@ -26,7 +26,7 @@ pub struct Application {
     listener: TcpListener,
     router: Router,
     state: AppState,
-    relay: Option<crate::relay::RelayConfig>,
+    relay: crate::relay::RelayConfig,
     limits: crate::serve::ConnectionLimits,
     retention: boxoffice_store::pg::sweep::Retention,
     sweep_interval: Duration,
@@ -140,7 +140,7 @@ impl Application {
         &self.state
     }
 
-    /// Serves (and relays the outbox, if webhooks are configured) until `shutdown`
+    /// Serves (and relays the outbox to the webhooks) until `shutdown`
     /// completes, then lets requests in flight finish for at most the shutdown grace
     /// period.
     pub async fn run_until(
@@ -148,10 +148,9 @@ impl Application {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let (stop, stopped) = tokio::sync::watch::channel(false);
-        let relay = self.relay.map(|config| {
-            let relay = crate::relay::Relay::new(self.state.pool.clone(), config);
-            tokio::spawn(relay.run(stopped.clone()))
-        });
+        let relay = tokio::spawn(
+            crate::relay::Relay::new(self.state.pool.clone(), self.relay).run(stopped.clone()),
+        );
         let sweeps = tokio::spawn(sweeps(
             Services::clone(&self.state),
             self.retention,
@@ -180,9 +179,7 @@ impl Application {
         })
         .await;
         let _ = live.await;
-        if let Some(relay) = relay {
-            let _ = relay.await;
-        }
+        let _ = relay.await;
         if let Some(replica) = replica {
             let _ = replica.await;
         }

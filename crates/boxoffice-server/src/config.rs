@@ -279,8 +279,9 @@ pub struct OperationArgs {
     /// Hours a delivered outbox row is kept; older ones are swept.
     #[arg(long, env = "BOXOFFICE_OUTBOX_RETENTION_HOURS", default_value_t = Retention::DEFAULT_OUTBOX_HOURS)]
     pub outbox_retention_hours: u64,
-    /// Webhook URLs the outbox relay delivers to (comma-separated); the relay runs in the
-    /// server when they are set.
+    /// Webhook URLs the `default` organization's outbox rows are delivered to
+    /// (comma-separated), besides its own webhook; every organization's webhook is served
+    /// whether or not they are set.
     #[arg(
         long = "webhook-url",
         env = "BOXOFFICE_WEBHOOK_URLS",
@@ -386,8 +387,9 @@ pub struct Operations {
     pub sweep_interval: Duration,
     /// How long they are kept.
     pub retention: Retention,
-    /// The outbox relay to run inside the server, if webhooks are configured.
-    pub relay: Option<crate::relay::RelayConfig>,
+    /// The outbox relay the server runs: organizations' webhooks, and the `default`
+    /// organization's URLs if configured.
+    pub relay: crate::relay::RelayConfig,
 }
 
 impl Settings {
@@ -522,27 +524,24 @@ pub struct GeneratedSecrets {
     pub jwt_secret: bool,
 }
 
-/// The relay's configuration from webhook flags: `None` without URLs; an error for URLs
-/// without a secret to sign with.
+/// The relay's configuration from webhook flags: organizations' webhooks only without
+/// URLs; an error for URLs without a secret to sign with.
 pub fn relay_config(
     urls: &[String],
     secret: Option<&str>,
-) -> anyhow::Result<Option<crate::relay::RelayConfig>> {
+) -> anyhow::Result<crate::relay::RelayConfig> {
     let urls: Vec<String> = urls
         .iter()
         .map(|u| u.trim().to_owned())
         .filter(|u| !u.is_empty())
         .collect();
     if urls.is_empty() {
-        return Ok(None);
+        return Ok(crate::relay::RelayConfig::webhooks_only());
     }
     let secret = secret.filter(|s| !s.is_empty()).ok_or_else(|| {
         anyhow::anyhow!("BOXOFFICE_WEBHOOK_SECRET is needed to sign webhook deliveries")
     })?;
-    Ok(Some(crate::relay::RelayConfig::new(
-        urls,
-        Secret::new(secret),
-    )))
+    Ok(crate::relay::RelayConfig::new(urls, Secret::new(secret)))
 }
 
 /// Origins as `BOXOFFICE_ALLOWED_ORIGINS` gives them: each `http` or `https`, a host, and a

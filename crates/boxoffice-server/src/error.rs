@@ -443,6 +443,7 @@ impl From<boxoffice_service::Error> for ApiError {
             Error::OrderNotFound => not_found("order_not_found", "no such order"),
             Error::OrganizationNotFound => not_found("not_found", "no such organization"),
             Error::KeyNotFound => not_found("not_found", "no such key"),
+            Error::WebhookNotFound => not_found("not_found", "the organization has no webhook"),
             Error::SlugTaken => ApiError::SlugTaken,
             Error::BookingNotFound => not_found("not_found", "no such booking"),
             Error::ChannelNotFound => not_found("not_found", "the event has no such channel"),

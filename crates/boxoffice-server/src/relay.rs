@@ -1,6 +1,12 @@
 //! The outbox relay: delivers outbox rows to webhooks at least once, in order per event,
 //! signed with HMAC-SHA256, retrying failures with exponential backoff.
 //!
+//! A row goes to its event's organization's webhook (set through the API, signed with the
+//! organization's secret), and a `default` organization's row also to the URLs the relay
+//! was started with (`BOXOFFICE_WEBHOOK_URLS`, signed with `BOXOFFICE_WEBHOOK_SECRET`).
+//! The webhooks are read on every pass, so one set on any instance is served within a
+//! pass; an organization with nowhere to deliver to has its rows wait, in order.
+//!
 //! A delivery is a `POST` of `{"id", "topic", "event_id", "created_at", "payload"}` with
 //! `Boxoffice-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` and
 //! `Boxoffice-Delivery: <id>`. Receivers should check the signature and the timestamp's
@@ -12,7 +18,11 @@
 
 use std::time::{Duration, Instant};
 
+use std::collections::HashMap;
+
+use boxoffice_core::ids::OrganizationId;
 use boxoffice_store::pg::outbox::{self, OutboxRow};
+use boxoffice_store::pg::webhooks;
 use boxoffice_store::StoreError;
 use hmac::{Hmac, Mac};
 use serde_json::json;
@@ -22,12 +32,22 @@ use tokio::sync::watch;
 
 use boxoffice_service::Secret;
 
+/// One place a row is delivered to, and the key that signs it there.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// Where deliveries go.
+    pub url: String,
+    /// HMAC-SHA256 key for the signature header.
+    pub secret: Secret,
+}
+
 /// Where and how to deliver.
 #[derive(Clone, Debug)]
 pub struct RelayConfig {
-    /// Webhook URLs; every row goes to each of them.
+    /// Webhook URLs every `default` organization's row goes to, besides that
+    /// organization's own webhook (`BOXOFFICE_WEBHOOK_URLS`).
     pub urls: Vec<String>,
-    /// HMAC-SHA256 key for the signature header.
+    /// HMAC-SHA256 key for [`RelayConfig::urls`]' signature header.
     pub secret: Secret,
     /// How long to wait after a pass that found nothing due.
     pub poll_interval: Duration,
@@ -42,15 +62,17 @@ pub struct RelayConfig {
     /// Most rows of one event claimed per pass, delivered one after another.
     pub run: i64,
     /// How long a claim keeps a row from other relays: by default longer than delivering
-    /// it to every URL can take, so a live relay never loses a row it is delivering.
+    /// it to every URL can take (these and an organization's own), so a live relay never
+    /// loses a row it is delivering.
     pub lease: Duration,
 }
 
 impl RelayConfig {
-    /// Defaults for these URLs and secret.
+    /// Defaults for these URLs and secret (the `default` organization's, besides its
+    /// webhook).
     pub fn new(urls: Vec<String>, secret: Secret) -> Self {
         let timeout = Duration::from_secs(10);
-        let lease = timeout * (urls.len().max(1) as u32) + Duration::from_secs(30);
+        let lease = timeout * (urls.len() as u32 + 1) + Duration::from_secs(30);
         Self {
             urls,
             secret,
@@ -62,6 +84,11 @@ impl RelayConfig {
             run: 50,
             lease,
         }
+    }
+
+    /// Defaults for a relay that serves organizations' own webhooks only.
+    pub fn webhooks_only() -> Self {
+        Self::new(Vec::new(), Secret::random())
     }
 
     /// How long to wait before attempt `attempts + 1`, after `attempts` failures.
@@ -124,9 +151,12 @@ impl Relay {
     /// the relay dies mid-pass its leases lapse and the rows are delivered again later:
     /// at least once.
     pub async fn pass(&self) -> Result<PassReport, StoreError> {
+        let targets = self.targets().await?;
+        let organizations: Vec<OrganizationId> = targets.keys().copied().collect();
         let claimed = Instant::now();
         let rows = outbox::lease_runs(
             &self.pool,
+            &organizations,
             self.config.batch,
             self.config.run,
             self.config.lease,
@@ -135,8 +165,13 @@ impl Relay {
         let mut rows = rows;
         rows.sort_by_key(|r| (r.event_id, r.outbox_id));
         let runs = rows.chunk_by(|a, b| a.event_id == b.event_id);
-        let reports =
-            futures::future::join_all(runs.map(|run| self.deliver_run(run, claimed))).await;
+        let reports = futures::future::join_all(runs.map(|run| {
+            let to = targets
+                .get(&OrganizationId(run[0].organization_id))
+                .map_or(&[][..], Vec::as_slice);
+            self.deliver_run(run, to, claimed)
+        }))
+        .await;
         let mut report = PassReport::default();
         for one in reports {
             let one = one?;
@@ -146,20 +181,50 @@ impl Relay {
         Ok(report)
     }
 
-    /// Delivers one event's claimed rows in order, until one fails or the lease would not
-    /// cover another delivery to every URL; gives back the rest.
+    /// Where each organization's rows go now: its webhook, and for the `default`
+    /// organization the relay's own URLs too. Organizations with nowhere are left out.
+    async fn targets(&self) -> Result<HashMap<OrganizationId, Vec<Target>>, StoreError> {
+        let mut targets: HashMap<OrganizationId, Vec<Target>> = HashMap::new();
+        if !self.config.urls.is_empty() {
+            targets.insert(
+                OrganizationId::DEFAULT,
+                self.config
+                    .urls
+                    .iter()
+                    .map(|url| Target {
+                        url: url.clone(),
+                        secret: self.config.secret.clone(),
+                    })
+                    .collect(),
+            );
+        }
+        for webhook in webhooks::all(&self.pool).await? {
+            targets
+                .entry(webhook.organization_id)
+                .or_default()
+                .push(Target {
+                    url: webhook.url,
+                    secret: Secret::new(webhook.secret),
+                });
+        }
+        Ok(targets)
+    }
+
+    /// Delivers one event's claimed rows in order to `targets`, until one fails or the
+    /// lease would not cover another delivery to every target; gives back the rest.
     async fn deliver_run(
         &self,
         run: &[OutboxRow],
+        targets: &[Target],
         claimed: Instant,
     ) -> Result<PassReport, StoreError> {
         let mut report = PassReport::default();
-        let longest = self.config.timeout * (self.config.urls.len().max(1) as u32);
+        let longest = self.config.timeout * (targets.len().max(1) as u32);
         for (i, row) in run.iter().enumerate() {
             if i > 0 && claimed.elapsed() + longest >= self.config.lease {
                 return self.give_back(&run[i..], report).await;
             }
-            match self.deliver(row).await {
+            match self.deliver(row, targets).await {
                 Ok(()) => {
                     outbox::mark_delivered(&self.pool, row.outbox_id).await?;
                     report.delivered += 1;
@@ -194,7 +259,10 @@ impl Relay {
         Ok(report)
     }
 
-    async fn deliver(&self, row: &OutboxRow) -> Result<(), String> {
+    async fn deliver(&self, row: &OutboxRow, targets: &[Target]) -> Result<(), String> {
+        if targets.is_empty() {
+            return Err("no webhook to deliver to".to_owned());
+        }
         let body = serde_json::to_vec(&json!({
             "id": row.outbox_id,
             "topic": row.topic,
@@ -203,8 +271,8 @@ impl Relay {
             "payload": row.payload.0,
         }))
         .map_err(|e| e.to_string())?;
-        let signature = signature(&self.config.secret, chrono::Utc::now().timestamp(), &body);
-        for url in &self.config.urls {
+        for Target { url, secret } in targets {
+            let signature = signature(secret, chrono::Utc::now().timestamp(), &body);
             let response = self
                 .client
                 .post(url)

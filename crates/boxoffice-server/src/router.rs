@@ -21,7 +21,7 @@ use crate::error::ApiError;
 use crate::middleware::{compression, cors, head_size, request_span, timeout, REQUEST_ID};
 use crate::routes::{
     admin, audit, availability, bookings, events, holds, ops, orders, organizations, page, pay,
-    queue, seasons, sessions, stream, venues, waitlist,
+    queue, seasons, sessions, stream, venues, waitlist, webhooks,
 };
 use crate::state::AppState;
 
@@ -71,6 +71,11 @@ fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) 
             organizations::create_signing_key
         ))
         .routes(routes!(organizations::retire_signing_key))
+        .routes(routes!(
+            webhooks::get_webhook,
+            webhooks::set_webhook,
+            webhooks::delete_webhook
+        ))
         .routes(routes!(venues::list_venues, venues::create_venue).layer(import))
         .routes(routes!(venues::import_venue).layer(import))
         .routes(routes!(venues::get_venue))

@@ -64,7 +64,8 @@ pub(crate) async fn keys(state: Services, stopped: tokio::sync::watch::Receiver<
     .await
 }
 
-/// Sweeps old idempotency answers and delivered outbox rows every `interval`, until
+/// Sweeps old idempotency answers, delivered outbox rows, ended passes and events that
+/// waited too long for a webhook every `interval`, until
 /// `stopped` turns true. Every instance sweeps; sweeps skip rows another is deleting.
 pub(crate) async fn sweeps(
     state: Services,
@@ -78,6 +79,8 @@ pub(crate) async fn sweeps(
                 tracing::info!(
                     idempotency = swept.idempotency,
                     outbox = swept.outbox,
+                    passes = swept.passes,
+                    waited = swept.waited,
                     "swept old rows"
                 );
             }

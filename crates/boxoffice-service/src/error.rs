@@ -37,6 +37,9 @@ pub enum Error {
     /// No such key in the organization.
     #[error("no such key")]
     KeyNotFound,
+    /// The organization has no webhook.
+    #[error("the organization has no webhook")]
+    WebhookNotFound,
     /// Another organization has this slug.
     #[error("another organization has this slug")]
     SlugTaken,

@@ -21,7 +21,8 @@
 //!   - [`events`]: events as an organizer sets them up: created, read with their seat
 //!     counts, their waiting room set, their allocations changed.
 //!   - [`venues`]: venues stored with their seats, read back, listed.
-//!   - [`organizations`]: organizations, and the keys their staff call with.
+//!   - [`organizations`]: organizations, and the keys their staff call with;
+//!     [`webhooks`]: where each organization's events are delivered.
 //!   - [`audit`]: reading the audit log (each change writes its entry in its own
 //!     transaction, in the store).
 //!   - [`housekeeping`]: unpaid orders recorded expired, old rows swept (the server's
@@ -71,6 +72,7 @@ pub mod seat_map;
 mod secret;
 pub mod venues;
 pub mod waitlist;
+pub mod webhooks;
 
 use std::num::NonZeroUsize;
 use std::ops::Deref;

@@ -37,8 +37,12 @@
 //!     transaction).
 //!   - [`pg::bookings`]: general-admission bookings by quantity under the area row's
 //!     lock, with idempotent answers.
+//!   - [`pg::organizations`]: organizations, their keys and buyer-token signing keys,
+//!     and who owns a thing; [`pg::webhooks`]: each organization's webhook;
+//!     [`pg::audit`]: the append-only log of changes made with a key.
 //!   - [`pg::outbox`]: leasing and marking outbox rows for delivery.
-//!   - [`pg::sweep`]: deleting old idempotency answers and delivered outbox rows.
+//!   - [`pg::sweep`]: deleting old idempotency answers, delivered outbox rows and events
+//!     that waited too long for a webhook.
 //! - [`redis`]: Redis, a module per job:
 //!   - [`redis::link`]: one lazily made connection to a Redis server or a Redis Cluster.
 //!   - [`redis::holds`]: the redis hold store (docs/design/holds-in-redis.md;

@@ -18,6 +18,7 @@ pub mod sessions;
 pub mod stream;
 pub mod venues;
 pub mod waitlist;
+pub mod webhooks;
 
 use boxoffice_core::ids::{EventId, VenueId};
 

@@ -1,5 +1,5 @@
-//! Housekeeping the server does by itself: sweeping old idempotency answers and delivered
-//! outbox rows.
+//! Housekeeping the server does by itself: sweeping old idempotency answers, delivered
+//! outbox rows, and rows that waited 7 days for their organization's webhook.
 
 use std::time::{Duration, Instant};
 
@@ -18,7 +18,7 @@ async fn old_answers_and_delivered_outbox_rows_are_swept_in_batches_and_nothing_
     })
     .await;
     // More old rows than one batch deletes, and rows that must stay: fresh answers,
-    // rows delivered lately, and old rows never delivered.
+    // rows delivered lately, and old rows never delivered that a relay has tried.
     sqlx::query(
         "insert into idempotency (event_id, user_id, key, fingerprint, status, body, created_at)
          select gen_random_uuid(), 'u', 'old-' || i, 'f', 201, '{}'::jsonb, now() - interval '2 hours'
@@ -31,14 +31,14 @@ async fn old_answers_and_delivered_outbox_rows_are_swept_in_batches_and_nothing_
     .await
     .unwrap();
     sqlx::query(
-        "insert into outbox (event_id, topic, payload, created_at, delivered_at)
-         select gen_random_uuid(), 't', '{}'::jsonb, now() - interval '3 hours', now() - interval '3 hours'
+        "insert into outbox (event_id, topic, payload, created_at, delivered_at, attempts)
+         select gen_random_uuid(), 't', '{}'::jsonb, now() - interval '3 hours', now() - interval '3 hours', 1
            from generate_series(1, 1200)
          union all
-         select gen_random_uuid(), 't', '{}'::jsonb, now() - interval '3 hours', now() - interval '1 hour'
+         select gen_random_uuid(), 't', '{}'::jsonb, now() - interval '3 hours', now() - interval '1 hour', 1
            from generate_series(1, 2)
          union all
-         select gen_random_uuid(), 't', '{}'::jsonb, now() - interval '10 days', null
+         select gen_random_uuid(), 't', '{}'::jsonb, now() - interval '10 days', null, 3
            from generate_series(1, 2)",
     )
     .execute(&app.db)
@@ -69,6 +69,6 @@ async fn old_answers_and_delivered_outbox_rows_are_swept_in_batches_and_nothing_
             .unwrap();
     assert_eq!(
         undelivered, 2,
-        "undelivered rows are never swept, however old"
+        "undelivered rows a relay has tried are never swept, however old"
     );
 }

@@ -54,3 +54,4 @@ mod sessions;
 mod signing_keys;
 mod venues;
 mod waitlist;
+mod webhooks;

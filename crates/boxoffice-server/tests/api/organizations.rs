@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use crate::helpers::stores::Store;
 use crate::helpers::{another_instance, spawn_app, As, TestApp};
 
-async fn organization(app: &TestApp, name: &str) -> Value {
+pub(crate) async fn organization(app: &TestApp, name: &str) -> Value {
     let (status, body) = app
         .send(
             Method::POST,
@@ -27,7 +27,7 @@ async fn organization(app: &TestApp, name: &str) -> Value {
 }
 
 /// A key of `organization` with `role`, made with the platform token: (the key, its id).
-async fn key(app: &TestApp, organization: &str, role: &str) -> (As, String) {
+pub(crate) async fn key(app: &TestApp, organization: &str, role: &str) -> (As, String) {
     let (status, body) = app
         .send(
             Method::POST,
@@ -519,6 +519,9 @@ async fn another_organizations_things_answer_404_on_every_staff_route_as_missing
         };
         let body = match (method.as_str(), *route) {
             ("PATCH", "/v1/events/{id}") => Some(json!({})),
+            ("PUT", "/v1/organizations/{id}/webhook") => {
+                Some(json!({"url": "https://platform.example/hook"}))
+            }
             ("PUT", _) => {
                 Some(json!({"allocations": [{"ticket_type": "standard", "section": "stalls"}]}))
             }

@@ -15,9 +15,9 @@ use crate::helpers::{spawn_app, spawn_app_with, TestApp};
 
 /// A webhook receiver on a local port that records what it is sent, and can be told to
 /// answer 503 as if it were down.
-struct Receiver {
-    url: String,
-    got: Arc<Mutex<Vec<(HeaderMap, Value)>>>,
+pub(crate) struct Receiver {
+    pub(crate) url: String,
+    pub(crate) got: Arc<Mutex<Vec<(HeaderMap, Value)>>>,
     up: Arc<AtomicBool>,
     /// While set, each delivery waits this many milliseconds before it is answered.
     stall_ms: Arc<AtomicU64>,
@@ -27,7 +27,7 @@ struct Receiver {
 }
 
 impl Receiver {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr: SocketAddr = listener.local_addr().unwrap();
         let got: Arc<Mutex<Vec<(HeaderMap, Value)>>> = Arc::default();
@@ -73,7 +73,7 @@ impl Receiver {
         }
     }
 
-    fn ids(&self) -> Vec<i64> {
+    pub(crate) fn ids(&self) -> Vec<i64> {
         self.got
             .lock()
             .unwrap()
@@ -122,7 +122,9 @@ async fn drain_until(relay: &Relay, want: usize) -> usize {
     delivered
 }
 
-async fn make_changes(app: &TestApp) -> String {
+/// An order, a booking and its cancellation in a new event of the default organization:
+/// three outbox rows; the event's id.
+pub(crate) async fn make_changes(app: &TestApp) -> String {
     let event = app.create_event().await;
     let alice = app.buyer("alice");
     let (_, hold) = app.post_holds(&event, &alice, &["stalls-A-1"]).await;
@@ -398,7 +400,7 @@ async fn two_relays_never_deliver_the_same_row_twice_in_one_pass() {
 async fn the_server_runs_the_relay_when_webhooks_are_configured() {
     let receiver = Receiver::start().await;
     let url = receiver.url.clone();
-    let app = spawn_app_with(move |s| s.operations.relay = Some(config(&url))).await;
+    let app = spawn_app_with(move |s| s.operations.relay = config(&url)).await;
     make_changes(&app).await;
     for _ in 0..200 {
         if receiver.ids().len() == 3 {

@@ -46,6 +46,7 @@ const GLOBAL: &[&str] = &[
     "key_generation",
     "audit_entry",
     "signing_key",
+    "organization_webhook",
     "_sqlx_migrations",
 ];
 

@@ -16,7 +16,7 @@ use crate::helpers::{gala, hall, spawn_app, As, TestApp};
 
 /// An organization `slug` with an event of its own (made with the platform token); the
 /// event's id.
-async fn organization_with_event(app: &TestApp, slug: &str) -> String {
+pub(crate) async fn organization_with_event(app: &TestApp, slug: &str) -> String {
     let (status, _) = app
         .send(
             Method::POST,

@@ -29,8 +29,8 @@ pub struct Actor {
 pub struct Change {
     /// `<type>.<verb>`: `event.created`, `key.revoked`, …
     pub action: &'static str,
-    /// What was changed: `organization`, `key`, `venue`, `event`, `season`, `order`,
-    /// `booking`.
+    /// What was changed: `organization`, `key`, `webhook` (by its organization's id),
+    /// `venue`, `event`, `season`, `order`, `booking`.
     pub target_type: &'static str,
     /// Its id.
     pub target_id: String,
@@ -40,8 +40,8 @@ pub struct Change {
 }
 
 /// Writes the entry of `change` by `actor`, on the connection (in the transaction) that
-/// makes the change. The organization is the target's: a key's, an organization itself,
-/// a venue's, an event's, a season's, an order's or a booking's.
+/// makes the change. The organization is the target's: a key's, an organization itself
+/// (or its webhook), a venue's, an event's, a season's, an order's or a booking's.
 pub async fn write(
     conn: &mut PgConnection,
     actor: &Actor,
@@ -55,6 +55,8 @@ pub async fn write(
            from (select case $6
                    when 'organization' then (select organization_id from organization
                                                where organization_id = $7::uuid)
+                   when 'webhook' then (select organization_id from organization
+                                          where organization_id = $7::uuid)
                    when 'key' then (select organization_id from api_key where key_id = $7::uuid)
                    when 'venue' then (select organization_id from venue where venue_id = $7::uuid)
                    when 'event' then (select organization_id from event where event_id = $7::uuid)

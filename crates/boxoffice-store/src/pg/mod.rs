@@ -13,3 +13,4 @@ pub mod outbox;
 pub mod seasons;
 pub mod sweep;
 pub mod venues;
+pub mod webhooks;

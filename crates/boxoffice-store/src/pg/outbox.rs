@@ -1,6 +1,7 @@
 //! The outbox: rows written with every order, booking and cancellation ([`write`], the one
 //! writer, in the transaction of the change), claimed and marked by relays.
 
+use boxoffice_core::ids::OrganizationId;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::{PgExecutor, PgPool};
@@ -15,6 +16,8 @@ pub struct OutboxRow {
     pub outbox_id: i64,
     /// The event the change belongs to.
     pub event_id: Uuid,
+    /// The event's organization, whose webhook the row goes to.
+    pub organization_id: Uuid,
     /// What happened: `order.created`, `order.cancelled`, `booking.created`,
     /// `booking.cancelled`, `season_order.created`, `season_order.released`, … (under the
     /// season order's first event, or the event released).
@@ -66,9 +69,12 @@ pub async fn write<'e>(
     Ok(())
 }
 
-/// Leases the oldest undelivered rows of up to `events` events whose oldest row is due:
-/// that row and up to `per_event - 1` after it, in order, for `lease`; and commits. The
-/// rows are then delivered outside any transaction, each event's in order.
+/// Leases the oldest undelivered rows of up to `events` events of `organizations` (those
+/// with somewhere to deliver to) whose oldest row is due: that row and up to
+/// `per_event - 1` after it, in order, for `lease`; and commits. The rows are then
+/// delivered outside any transaction, each event's in order. Other organizations' rows
+/// wait, in order, until they have a webhook. (A row of no event there is belongs to the
+/// `default` organization.)
 ///
 /// Why rows are delivered once per pass and in order per event: an event's rows are
 /// claimed only from its oldest undelivered row (a later row waits until every earlier
@@ -78,24 +84,31 @@ pub async fn write<'e>(
 /// leased only by whoever locked the oldest.
 pub async fn lease_runs(
     pool: &PgPool,
+    organizations: &[OrganizationId],
     events: i64,
     per_event: i64,
     lease: std::time::Duration,
 ) -> Result<Vec<OutboxRow>, StoreError> {
+    if organizations.is_empty() {
+        return Ok(Vec::new());
+    }
+    let organizations: Vec<Uuid> = organizations.iter().map(|o| o.0).collect();
     let mut rows: Vec<OutboxRow> = sqlx::query_as(
         "with heads as (
-             select o.event_id, o.outbox_id
+             select o.event_id, o.outbox_id, coalesce(e.organization_id, $5) as organization_id
                from outbox o
+               left join event e on e.event_id = o.event_id
               where o.delivered_at is null and o.next_attempt_at <= now()
                 and (o.locked_until is null or o.locked_until <= now())
+                and coalesce(e.organization_id, $5) = any($4)
                 and not exists (select 1 from outbox p
                                  where p.event_id = o.event_id and p.delivered_at is null
                                    and p.outbox_id < o.outbox_id)
               order by o.outbox_id
               limit $1
-                for update skip locked),
+                for update of o skip locked),
          runs as (
-             select r.event_id, r.outbox_id
+             select r.event_id, r.outbox_id, h.organization_id
                from heads h
               cross join lateral (
                     select p.event_id, p.outbox_id
@@ -107,11 +120,14 @@ pub async fn lease_runs(
          update outbox o set locked_until = now() + make_interval(secs => $3)
            from runs
           where o.event_id = runs.event_id and o.outbox_id = runs.outbox_id
-         returning o.outbox_id, o.event_id, o.topic, o.payload, o.created_at, o.attempts",
+         returning o.outbox_id, o.event_id, runs.organization_id, o.topic, o.payload,
+                   o.created_at, o.attempts",
     )
     .bind(events)
     .bind(per_event.max(1))
     .bind(lease.as_secs_f64())
+    .bind(&organizations)
+    .bind(OrganizationId::DEFAULT.0)
     .fetch_all(pool)
     .await?;
     rows.sort_by_key(|r| r.outbox_id);

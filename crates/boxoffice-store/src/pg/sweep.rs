@@ -44,14 +44,22 @@ pub struct Swept {
     pub outbox: u64,
     /// Ended waiting-room passes, a day after they ended (no pass lives longer).
     pub passes: u64,
+    /// Outbox rows that waited [`UNDELIVERED_KEPT`] for their organization to set a
+    /// webhook, never tried.
+    pub waited: u64,
 }
+
+/// How long an outbox row of an organization without a webhook waits for one: 7 days.
+/// A row a relay has tried (a webhook that fails) is never swept undelivered.
+pub const UNDELIVERED_KEPT: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// How long an ended pass is remembered: the longest a pass can live
 /// (`session_seconds` is at most a day).
 const PASS_ENDED_KEPT: Duration = Duration::from_secs(24 * 3600);
 
-/// Deletes idempotency rows and delivered outbox rows older than `retention`, and passes
-/// ended more than a day ago, a batch per
+/// Deletes idempotency rows and delivered outbox rows older than `retention`, passes
+/// ended more than a day ago, and outbox rows never tried that waited
+/// [`UNDELIVERED_KEPT`] while their organization had no webhook, a batch per
 /// statement (each its own short transaction) until none is left. Rows another sweep (on
 /// another server) is deleting right now are skipped, not waited for.
 pub async fn sweep(pool: &PgPool, retention: Retention) -> Result<Swept, StoreError> {
@@ -85,6 +93,24 @@ pub async fn sweep(pool: &PgPool, retention: Retention) -> Result<Swept, StoreEr
                                             limit $2
                                               for update skip locked)",
             PASS_ENDED_KEPT,
+        )
+        .await?,
+        waited: delete_in_batches(
+            pool,
+            "delete from outbox
+              where outbox_id in (select o.outbox_id from outbox o
+                                    left join event e on e.event_id = o.event_id
+                                   where o.delivered_at is null and o.attempts = 0
+                                     and o.created_at < now() - make_interval(secs => $1)
+                                     and not exists (
+                                           select 1 from organization_webhook w
+                                            where w.organization_id = coalesce(
+                                                    e.organization_id,
+                                                    '00000000-0000-0000-0000-000000000001'))
+                                   order by o.created_at
+                                   limit $2
+                                     for update of o skip locked)",
+            UNDELIVERED_KEPT,
         )
         .await?,
     })
