@@ -949,6 +949,22 @@ pub struct SigningKeyList {
     pub signing_keys: Vec<SigningKeyView>,
 }
 
+/// Answer to `GET /v1/me`: the key the call was made with, and what its role may do.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct MeView {
+    /// The key's id; `null` for `BOXOFFICE_ADMIN_TOKEN`.
+    pub key_id: Option<KeyId>,
+    /// The key's name (`BOXOFFICE_ADMIN_TOKEN` for that token).
+    pub name: String,
+    /// The key's role.
+    pub role: Role,
+    /// The key's organization (`default` for `BOXOFFICE_ADMIN_TOKEN`).
+    pub organization_id: OrganizationId,
+    /// The rights the role has, by name (`manage_keys`, `write_catalog`, `read_orders`,
+    /// `change_orders`, `check_in`, `read_audit`, …): what a console shows it.
+    pub rights: Vec<String>,
+}
+
 /// Body of `PUT /v1/organizations/{id}/webhook`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct WebhookBody {

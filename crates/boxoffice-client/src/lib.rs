@@ -21,7 +21,7 @@ use boxoffice_api::{
     AddSeatsBody, AllocationsChanged, AllocationsRequest, AuditList, AvailabilityView,
     BestAvailable, BookingBody, BookingView, ChannelReleased, CheckoutBody, EventCreated,
     EventList, EventPatch, EventView, Extended, Health, HoldBody, HoldView, KeyBody, KeyCreated,
-    KeyList, LayoutView, OrderView, OrganizationBody, OrganizationList, OrganizationView,
+    KeyList, LayoutView, MeView, OrderView, OrganizationBody, OrganizationList, OrganizationView,
     PaymentBody, Problem, QueueJoined, QueueLine, QueueStatus, SeasonCreated, SeasonHoldBody,
     SeasonHoldView, SeatsView, SessionCreated, SigningKeyBody, SigningKeyCreated, SigningKeyList,
     VenueCreated, VenueList, VenueView, WaitlistEntryView, WaitlistJoin, WebhookBody, WebhookSet,
@@ -296,6 +296,11 @@ impl Client {
         let path = format!("/v1/organizations/{organization}/signing-keys/{kid}");
         self.send::<(), ()>(Method::DELETE, &path, self.admin_token(), None)
             .await
+    }
+
+    /// `GET /v1/me`: the key this client calls with, and its rights.
+    pub async fn me(&self) -> Result<MeView> {
+        self.get("/v1/me", self.admin_token()).await
     }
 
     /// `PUT /v1/organizations/{id}/webhook`: the answer holds the secret, this once.

@@ -132,6 +132,21 @@ impl Right {
         Right::ReadAudit,
     ];
 
+    /// Its name, as `GET /v1/me` lists it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Right::CreateOrganizations => "create_organizations",
+            Right::ReadOrganization => "read_organization",
+            Right::ManageKeys => "manage_keys",
+            Right::WriteCatalog => "write_catalog",
+            Right::ReadCatalog => "read_catalog",
+            Right::ReadOrders => "read_orders",
+            Right::ChangeOrders => "change_orders",
+            Right::CheckIn => "check_in",
+            Right::ReadAudit => "read_audit",
+        }
+    }
+
     /// The roles that have this right, by [`RIGHTS`].
     pub fn roles(self) -> &'static [Role] {
         RIGHTS
@@ -190,6 +205,14 @@ mod tests {
             rights(Role::Reports),
             [ReadOrganization, ReadCatalog, ReadOrders, ReadAudit]
         );
+    }
+
+    #[test]
+    fn each_right_has_a_name_of_its_own() {
+        let mut names: Vec<&str> = Right::ALL.iter().map(|r| r.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Right::ALL.len());
     }
 
     #[test]

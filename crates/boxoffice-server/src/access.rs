@@ -69,6 +69,7 @@ pub const ROUTES: &[(Method, &str, Right)] = &[
         "/v1/organizations/{id}/webhook",
         Right::ManageKeys,
     ),
+    (Method::GET, "/v1/me", Right::ReadOrganization),
     (Method::POST, "/v1/venues", Right::WriteCatalog),
     (Method::POST, "/v1/venues/import", Right::WriteCatalog),
     (Method::GET, "/v1/venues", Right::ReadCatalog),

@@ -63,6 +63,7 @@ fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) 
             organizations::create_organization
         ))
         .routes(routes!(organizations::get_organization))
+        .routes(routes!(organizations::me))
         .routes(routes!(organizations::list_keys, organizations::create_key))
         .routes(routes!(organizations::revoke_key))
         .routes(routes!(audit::list_audit))

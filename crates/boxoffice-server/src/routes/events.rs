@@ -66,14 +66,9 @@ pub async fn list_events(
     let Ok(Query(query)) = query else {
         return Err(ApiError::invalid("organization", "name one organization"));
     };
-    let organization = match &query.organization {
-        Some(named) => Some(
-            boxoffice_service::organizations::find(&state, named)
-                .await?
-                .organization_id,
-        ),
-        None => None,
-    };
+    let organization = super::organizations::named(&state, query.organization.as_deref())
+        .await?
+        .map(|o| o.organization_id);
     let events = boxoffice_service::events::list(&state, organization)
         .await?
         .into_iter()

@@ -6,10 +6,10 @@ use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use boxoffice_api::{
-    KeyBody, KeyCreated, KeyList, KeyView, OrganizationBody, OrganizationList, OrganizationView,
-    SigningKeyBody, SigningKeyCreated, SigningKeyList, SigningKeyView,
+    KeyBody, KeyCreated, KeyList, KeyView, MeView, OrganizationBody, OrganizationList,
+    OrganizationView, SigningKeyBody, SigningKeyCreated, SigningKeyList, SigningKeyView,
 };
-use boxoffice_core::access::Role;
+use boxoffice_core::access::{Right, Role};
 use boxoffice_core::ids::KeyId;
 use boxoffice_service::organizations::{self, Organization};
 use boxoffice_store::pg::organizations::StoredKey;
@@ -53,6 +53,41 @@ pub(crate) async fn visible(
     } else {
         Err(boxoffice_service::Error::OrganizationNotFound.into())
     }
+}
+
+/// The organization a list's `?organization=` names (its id or slug), if any; a name of
+/// none answers 404.
+pub(crate) async fn named(
+    state: &AppState,
+    named: Option<&str>,
+) -> Result<Option<Organization>, ApiError> {
+    match named {
+        Some(named) => Ok(Some(organizations::find(state, named).await?)),
+        None => Ok(None),
+    }
+}
+
+/// The key the call is made with: its name, role and organization, and the rights its role
+/// has, so that a console shows what the key may do and nothing more.
+#[utoipa::path(get, path = "/v1/me", tag = "organizations",
+    security(("admin" = [])),
+    responses(
+        (status = 200, description = "The calling key", body = MeView),
+        (status = 401, description = "Missing, malformed, unknown, revoked or expired key", body = Problem),
+        (status = 403, description = "A buyer's token, not a key", body = Problem),
+    ))]
+pub async fn me(staff: Staff) -> axum::Json<MeView> {
+    axum::Json(MeView {
+        key_id: staff.key_id,
+        name: staff.key_name,
+        role: staff.role,
+        organization_id: staff.organization_id,
+        rights: Right::ALL
+            .into_iter()
+            .filter(|r| staff.role.may(*r))
+            .map(|r| r.as_str().to_owned())
+            .collect(),
+    })
 }
 
 /// Creates an organization (a platform key).

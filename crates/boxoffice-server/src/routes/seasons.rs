@@ -55,13 +55,32 @@ pub async fn create_season(
     ))
 }
 
-/// Every season, newest first.
+/// The query of `GET /v1/seasons`.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SeasonsQuery {
+    /// One organization's seasons only, by its id or slug.
+    organization: Option<String>,
+}
+
+/// Every season, newest first; with `?organization=`, one organization's.
 #[utoipa::path(get, path = "/v1/seasons", tag = "seasons",
-    responses((status = 200, description = "Seasons", body = SeasonList)))]
+    params(SeasonsQuery),
+    responses(
+        (status = 200, description = "Seasons", body = SeasonList),
+        (status = 404, description = "No such organization", body = Problem),
+    ))]
 pub async fn list_seasons(
     State(state): State<AppState>,
+    query: Result<axum::extract::Query<SeasonsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<axum::Json<SeasonList>, ApiError> {
-    let seasons = seasons::list(&state).await?;
+    let Ok(axum::extract::Query(query)) = query else {
+        return Err(ApiError::invalid("organization", "name one organization"));
+    };
+    let organization = super::organizations::named(&state, query.organization.as_deref())
+        .await?
+        .map(|o| o.organization_id);
+    let seasons = seasons::list(&state, organization).await?;
     Ok(axum::Json(SeasonList { seasons }))
 }
 

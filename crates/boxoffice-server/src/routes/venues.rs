@@ -276,19 +276,43 @@ pub async fn export_venue(
     Ok(axum::Json(Plan::from_layout(&layout)))
 }
 
-/// Every venue, newest first, with its seat count.
+/// The query of `GET /v1/venues`.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct VenuesQuery {
+    /// One organization's venues only, by its id or slug (a key of an organization: its
+    /// own; another answers 404).
+    organization: Option<String>,
+}
+
+/// Every venue the key sees, newest first, with its seat count; with `?organization=`,
+/// one organization's.
 #[utoipa::path(get, path = "/v1/venues", tag = "venues",
     security(("admin" = [])),
+    params(VenuesQuery),
     responses(
         (status = 200, description = "Venues", body = VenueList),
         (status = 401, description = "Missing or invalid token", body = Problem),
         (status = 403, description = "A user token", body = Problem),
+        (status = 404, description = "No such organization, or another one's", body = Problem),
     ))]
 pub async fn list_venues(
     staff: Staff,
     State(state): State<AppState>,
+    query: Result<axum::extract::Query<VenuesQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<axum::Json<VenueList>, ApiError> {
-    let venues = boxoffice_service::venues::list(&state, staff.scope())
+    let Ok(axum::extract::Query(query)) = query else {
+        return Err(ApiError::invalid("organization", "name one organization"));
+    };
+    let scope = match query.organization.as_deref() {
+        Some(named) => Some(
+            super::organizations::visible(&state, &staff, named)
+                .await?
+                .organization_id,
+        ),
+        None => staff.scope(),
+    };
+    let venues = boxoffice_service::venues::list(&state, scope)
         .await?
         .into_iter()
         .map(|(id, name, seat_count)| VenueListItem {

@@ -31,7 +31,7 @@ async fn an_organizer_signs_in_imports_a_venue_and_creates_an_event() {
         &page,
         LOADS_WITHIN,
         "return document.getElementById('signin-error').textContent",
-        json!("That is not this server's admin token."),
+        json!("That key is not valid here: unknown, revoked or expired."),
     )
     .await;
     assert_eq!(
@@ -53,8 +53,8 @@ async fn an_organizer_signs_in_imports_a_venue_and_creates_an_event() {
     .await;
     assert_eq!(
         kept,
-        json!([1, 0, false]),
-        "the token is kept for the session only"
+        json!([2, 0, false]),
+        "the token (and the organization shown) is kept for the session only"
     );
     assert_accessible(&page, "the console's home").await;
     screenshot(&page, "console-02-home").await;

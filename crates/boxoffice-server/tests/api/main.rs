@@ -3,6 +3,7 @@
 mod helpers;
 
 mod admin;
+mod admin_keys;
 mod admin_page;
 mod admin_seasons;
 mod allocations;

@@ -642,3 +642,89 @@ async fn another_organizations_things_answer_404_on_every_staff_route_as_missing
     let (status, _) = app.get("/v1/events?organization=nobody").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn a_key_reads_who_it_is_and_lists_narrow_to_one_organization() {
+    let app = spawn_app().await;
+    let default_event = app.create_event().await;
+    let acme_event = crate::signing_keys::organization_with_event(&app, "acme").await;
+    let acme = app.typed().get_organization("acme").await.unwrap();
+
+    let me = app.typed().me().await.unwrap();
+    assert_eq!(
+        (me.key_id, me.name.as_str(), me.role, me.organization_id),
+        (
+            None,
+            "BOXOFFICE_ADMIN_TOKEN",
+            Role::Platform,
+            boxoffice_core::ids::OrganizationId::DEFAULT
+        )
+    );
+    assert_eq!(me.rights.len(), Right::ALL.len());
+    let (reports, reports_id) = key(&app, &acme.id.to_string(), "reports").await;
+    let (status, me) = app.send(Method::GET, "/v1/me", &reports, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        me,
+        json!({
+            "key_id": reports_id,
+            "name": "reports key",
+            "role": "reports",
+            "organization_id": acme.id,
+            "rights": ["read_organization", "read_catalog", "read_orders", "read_audit"],
+        })
+    );
+    let (status, _) = app
+        .send(Method::GET, "/v1/me", &app.buyer("alice"), None)
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "a buyer's token is no key");
+
+    // A platform key narrows the venue, event and season lists to one organization.
+    let ids = |list: &Value, field: &str| -> Vec<String> {
+        list[field]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (_, all) = app.send(Method::GET, "/v1/venues", &As::Admin, None).await;
+    assert_eq!(ids(&all, "venues").len(), 2);
+    let (_, acme_venues) = app
+        .send(
+            Method::GET,
+            "/v1/venues?organization=acme",
+            &As::Admin,
+            None,
+        )
+        .await;
+    let (_, view) = app.get(&format!("/v1/events/{acme_event}")).await;
+    assert_eq!(
+        ids(&acme_venues, "venues"),
+        [view["venue_id"].as_str().unwrap()]
+    );
+    let (_, events) = app.get("/v1/events?organization=default").await;
+    assert_eq!(ids(&events, "events"), [default_event.as_str()]);
+    let (_, seasons) = app.get("/v1/seasons?organization=acme").await;
+    assert_eq!(seasons["seasons"], json!([]));
+    for path in [
+        "/v1/seasons?organization=nobody",
+        "/v1/events?organization=nobody",
+    ] {
+        assert_eq!(app.get(path).await.0, StatusCode::NOT_FOUND, "{path}");
+    }
+    // A key of an organization: its own, and another's is not found.
+    let (_, own) = app
+        .send(Method::GET, "/v1/venues?organization=acme", &reports, None)
+        .await;
+    assert_eq!(own, acme_venues);
+    let (status, _) = app
+        .send(
+            Method::GET,
+            "/v1/venues?organization=default",
+            &reports,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}

@@ -5,7 +5,7 @@
 import { esc } from "../core/format.js";
 import { PALETTE } from "../core/hall.js";
 import { follow } from "../core/stream.js";
-import { $, api, errorBox, screen, onLeave, money, when } from "./shared.js";
+import { $, api, errorBox, screen, onLeave, money, when, may } from "./shared.js";
 import { organizerMap } from "./seats.js";
 import { showReport } from "./report.js";
 import { orderList } from "./orders.js";
@@ -16,6 +16,7 @@ export async function dashboard(id) {
   const typeColour = new Map(event.ticket_types.map((t, i) => [t.code, PALETTE[i % PALETTE.length]]));
   const typeName = new Map(event.ticket_types.map((t) => [t.code, t.name]));
   const areaName = new Map(event.ga_areas.map((g) => [g.code, g.name]));
+  const edits = may("write_catalog"), reads = may("read_orders");
   screen(event.name, `<div class="head"><h1>${esc(event.name)}</h1>
       <p class="meta">${esc(when(event.starts_at))} · <a href="/?event=${esc(event.id)}">the buyers' page</a></p></div>
     <section class="counters" aria-label="The sale now">
@@ -23,22 +24,22 @@ export async function dashboard(id) {
       <div class="counter"><strong data-count="held">–</strong><span>held</span></div>
       <div class="counter"><strong data-count="available">–</strong><span>available</span></div>
       <div class="counter"><strong data-count="not_for_sale">–</strong><span>held back</span></div>
-      <div class="counter"><strong id="revenue" data-revenue-cents="0">–</strong><span>revenue</span></div>
+      ${reads ? `<div class="counter"><strong id="revenue" data-revenue-cents="0">–</strong><span>revenue</span></div>` : ""}
       <div class="counter" id="queue-counter" hidden><strong id="queue-waiting">–</strong><span>waiting, <span id="queue-admitted">–</span> let in</span><span class="rate" id="queue-rate"></span></div>
       <div class="counter" id="waitlist-counter" hidden><strong id="waitlist-waiting">–</strong><span>on the waiting list, <span id="waitlist-offered">–</span> offered seats</span></div>
     </section>
-    ${event.channels && event.channels.length ? `<section class="card" aria-labelledby="channels-title">
+    ${reads && event.channels && event.channels.length ? `<section class="card" aria-labelledby="channels-title">
       <div class="head"><h2 id="channels-title">Sales channels</h2><p class="meta">Seats sold through a partner, to its buyers alone, until released.</p></div>
       <ul id="channels" class="list"></ul><div id="channels-result" aria-live="polite"></div></section>` : ""}
-    <div class="split">
+    ${reads ? `<div class="split">
       <section class="card" aria-labelledby="minute-title"><h2 id="minute-title">Seats sold a minute, last hour</h2>
         <svg id="chart" class="chart" role="img" aria-label="Seats sold a minute" viewBox="0 0 600 126" preserveAspectRatio="none"></svg>
         <div class="chart-axis"><span>an hour ago</span><span id="chart-most"></span></div></section>
       <section class="card" aria-labelledby="types-title"><h2 id="types-title">By ticket type</h2><div id="by-type" tabindex="0" role="region" aria-labelledby="types-title"></div></section>
     </div>
-    <section class="card" aria-labelledby="sections-title"><h2 id="sections-title">By section</h2><div id="by-section" tabindex="0" role="region" aria-labelledby="sections-title"></div></section>
+    <section class="card" aria-labelledby="sections-title"><h2 id="sections-title">By section</h2><div id="by-section" tabindex="0" role="region" aria-labelledby="sections-title"></div></section>` : ""}
     <section class="card organizer" aria-labelledby="map-title">
-      <div class="head"><h2 id="map-title">Seats</h2><p class="meta">Click a seat, shift-click to add, drag a box to select many; or arrow keys to move, Enter or Space to pick, Shift with an arrow to extend.</p></div>
+      ${edits ? `<div class="head"><h2 id="map-title">Seats</h2><p class="meta">Click a seat, shift-click to add, drag a box to select many; or arrow keys to move, Enter or Space to pick, Shift with an arrow to extend.</p></div>
       <div class="toolbar" role="toolbar" aria-label="Selected seats">
         <span id="picked" aria-live="polite">No seats selected</span>
         <label>Ticket type <select name="ticket_type">${event.ticket_types.map((t) =>
@@ -49,18 +50,18 @@ export async function dashboard(id) {
         <button type="button" data-action="hold-back" disabled>Hold back</button>
         <button type="button" id="clear" disabled>Clear</button>
         <label>Select a section <select id="pick-section"><option value="">…</option></select></label>
-      </div>
+      </div>` : `<div class="head"><h2 id="map-title">Seats</h2><p class="meta">As they stand now; this key may look, not change them.</p></div>`}
       <div id="map-result" aria-live="polite"></div>
       <svg id="map" role="group" aria-label="The event's seats. Arrow keys move between seats, Enter or Space picks, Shift with an arrow extends." xmlns="http://www.w3.org/2000/svg"></svg>
     </section>
-    <section class="card" aria-labelledby="orders-title">
+    ${reads ? `<section class="card" aria-labelledby="orders-title">
       <div class="head"><h2 id="orders-title">Orders</h2><button type="button" id="csv">Download CSV</button></div>
       <form id="search" class="toolbar" role="search"><label>Find <input name="q" type="search" placeholder="order id, user id or seat" autocomplete="off"></label>
         <button type="submit">Search</button></form>
       <div id="orders-result" aria-live="polite"></div>
       <ul id="orders" class="list orders"></ul>
       <button type="button" id="more" hidden>More orders</button>
-    </section>`);
+    </section>` : ""}`);
 
 
   const map = organizerMap(path, { typeName, typeColour });
@@ -74,7 +75,7 @@ export async function dashboard(id) {
     for (const [name, n] of Object.entries(tally)) document.querySelector(`[data-count=${name}]`).textContent = n.toLocaleString("en");
   };
   const known = new Map(); // seat id -> status, as the stream last said
-  const orders = orderList(event, path);
+  const orders = reads ? orderList(event, path) : { refresh() {} };
 
   // The report and the first page of orders, read again at most once a second after the
   // stream says something changed.
@@ -82,7 +83,7 @@ export async function dashboard(id) {
   const soon = () => {
     reportTimer ??= setTimeout(() => {
       reportTimer = null;
-      showReport(event, path, names);
+      if (reads) showReport(event, path, names);
       orders.refresh();
     }, 1000);
   };
@@ -112,5 +113,5 @@ export async function dashboard(id) {
   });
   const minuteTicker = setInterval(soon, 60000);
   onLeave(() => { stream.close(); clearTimeout(reportTimer); clearInterval(minuteTicker); });
-  showReport(event, path, names);
+  if (reads) showReport(event, path, names);
 }

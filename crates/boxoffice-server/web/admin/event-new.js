@@ -2,10 +2,10 @@
 // first type (or none), holds and buyers' limits, sales channels and a waiting room.
 
 import { esc } from "../core/format.js";
-import { $, api, errorBox, screen, go, addTicketType, ticketTypes as readTicketTypes } from "./shared.js";
+import { $, api, errorBox, screen, go, addTicketType, ticketTypes as readTicketTypes, organization, ofOrganization } from "./shared.js";
 
 export async function eventNew() {
-  const venues = (await api("GET", "/v1/venues")).venues;
+  const venues = (await api("GET", ofOrganization("/v1/venues"))).venues;
   const chosen = new URLSearchParams(location.search).get("venue");
   const tomorrow = new Date(Date.now() + 86400000);
   tomorrow.setHours(19, 30, 0, 0);
@@ -54,7 +54,7 @@ export async function eventNew() {
       spec.queue = { enabled: true, opens_at: new Date(f.opens_at.value).toISOString(), admit_per_minute: Number(f.admit_per_minute.value) };
     }
     try {
-      const created = await api("POST", "/v1/events", { json: spec });
+      const created = await api("POST", "/v1/events", { json: { ...spec, organization_id: organization() } });
       go(`/admin/events/${created.id}`);
     } catch (err) {
       $("event-error").innerHTML = errorBox(err);

@@ -2,7 +2,7 @@
 // on, cancelled after a confirmation, downloaded as CSV.
 
 import { esc } from "../core/format.js";
-import { $, api, errorBox, confirmDialog, download, money, when } from "./shared.js";
+import { $, api, errorBox, confirmDialog, download, money, when, may } from "./shared.js";
 
 const STATUS_NAMES = { paid: "paid", pending_payment: "awaiting payment", expired: "expired unpaid", cancelled: "cancelled" };
 
@@ -10,7 +10,7 @@ const orderItem = (o) => `<li data-order-id="${esc(o.order_id)}"><div>
     <strong>${esc(o.user_id)}</strong> · ${esc(when(o.created_at))} · <span class="status-${esc(o.status)}">${esc(STATUS_NAMES[o.status] || o.status)}</span>${o.status === "pending_payment" && o.pay_by ? ` · pay by ${esc(when(o.pay_by))}` : ""}
     <div class="seats">${esc(o.seats.map((s) => s.label).join("; "))}</div><code>${esc(o.order_id)}</code></div>
     <div>${esc(money(o.total_cents, o.currency))}
-    ${o.status === "paid" || o.status === "pending_payment" ? `<button type="button" data-action="cancel" aria-label="Cancel the order of ${esc(o.user_id)}">Cancel</button>` : ""}</div></li>`;
+    ${(o.status === "paid" || o.status === "pending_payment") && may("change_orders") ? `<button type="button" data-action="cancel" aria-label="Cancel the order of ${esc(o.user_id)}">Cancel</button>` : ""}</div></li>`;
 
 // Wires the orders of `event` (at `path`); answers `{refresh()}`, which reads the first
 // page again unless the organizer is searching or has read further.

@@ -3,7 +3,7 @@
 // general sale after a confirmation). Read again after the stream says something changed.
 
 import { esc } from "../core/format.js";
-import { $, api, errorBox, confirmDialog, money } from "./shared.js";
+import { $, api, errorBox, confirmDialog, money, may } from "./shared.js";
 
 // Reads the report of the event at `path` and shows it; `names` has `typeName`, `areaName`
 // and `sectionName` by code.
@@ -31,7 +31,7 @@ export async function showReport(event, path, { typeName, areaName, sectionName 
   if ($("channels")) {
     $("channels").innerHTML = (r.channels || []).map((c) => `<li data-channel="${esc(c.code)}"><span><strong>${esc(c.name)}</strong>
       · ${c.seats} seat${c.seats === 1 ? "" : "s"}: ${c.available} available, ${c.held} held, ${c.sold} sold</span>
-      <button type="button" data-release="${esc(c.code)}" ${c.available ? "" : "disabled"}>${c.available ? `Release ${c.available} to general sale` : "Nothing to release"}</button></li>`).join("");
+      ${may("write_catalog") ? `<button type="button" data-release="${esc(c.code)}" ${c.available ? "" : "disabled"}>${c.available ? `Release ${c.available} to general sale` : "Nothing to release"}</button>` : ""}</li>`).join("");
     for (const b of document.querySelectorAll("[data-release]")) {
       b.onclick = () => release(event, path, b.dataset.release, () => showReport(event, path, { typeName, areaName, sectionName }));
     }

@@ -4,7 +4,7 @@
 // for one event.
 
 import { esc } from "../core/format.js";
-import { $, api, errorBox, screen, go, confirmDialog, money, when, addTicketType, ticketTypes as readTicketTypes } from "./shared.js";
+import { $, api, errorBox, screen, go, confirmDialog, money, when, addTicketType, ticketTypes as readTicketTypes, may, organization, ofOrganization } from "./shared.js";
 
 const STATUS_NAMES = { paid: "paid", cancelled: "cancelled" };
 
@@ -14,13 +14,13 @@ export function seasonsCard(seasons) {
       <a href="/admin/seasons/${esc(s.id)}" data-nav>${esc(s.name)}</a>
       <span class="meta">${s.event_ids.length} events${s.partials.length ? ` · ${s.partials.length} partial` : ""}</span></li>`).join("");
   return `<section class="card" aria-labelledby="seasons-title">
-      <div class="head"><h2 id="seasons-title">Seasons</h2><a href="/admin/seasons/new" data-nav>New season</a></div>
+      <div class="head"><h2 id="seasons-title">Seasons</h2>${may("write_catalog") ? `<a href="/admin/seasons/new" data-nav>New season</a>` : ""}</div>
       ${items ? `<ul class="list">${items}</ul>` : `<p class="hint">No seasons yet: a season sells the same seat for every event of a series.</p>`}
     </section>`;
 }
 
 export async function seasonNew() {
-  const [venues, events] = await Promise.all([api("GET", "/v1/venues"), api("GET", "/v1/events")]);
+  const [venues, events] = await Promise.all([api("GET", ofOrganization("/v1/venues")), api("GET", ofOrganization("/v1/events"))]);
   const venueName = new Map(venues.venues.map((v) => [v.id, v.name]));
   const eventBoxes = (name, prefix) => events.events.map((ev, i) => `<label class="check">
       <input type="checkbox" name="${name}" value="${esc(ev.id)}" data-venue="${esc(ev.venue_id)}" id="${prefix}-${i}">
@@ -80,7 +80,7 @@ export async function seasonNew() {
       }),
     };
     try {
-      const created = await api("POST", "/v1/seasons", { json: spec });
+      const created = await api("POST", "/v1/seasons", { json: { ...spec, organization_id: organization() } });
       go(`/admin/seasons/${created.id}`);
     } catch (err) {
       $("season-error").innerHTML = errorBox(err);
@@ -90,7 +90,8 @@ export async function seasonNew() {
 
 export async function seasonShow(id) {
   const path = `/v1/seasons/${encodeURIComponent(id)}`;
-  const [season, events] = await Promise.all([api("GET", path), api("GET", "/v1/events")]);
+  const [season, events] = await Promise.all([api("GET", path), api("GET", ofOrganization("/v1/events"))]);
+  const changes = may("change_orders");
   const eventName = new Map(events.events.map((ev) => [ev.id, ev.name]));
   const nameOf = (eventId) => eventName.get(eventId) || eventId;
   const eventItems = season.event_ids.map((eventId) => `<li data-event-id="${esc(eventId)}">
@@ -101,15 +102,16 @@ export async function seasonShow(id) {
     <div class="split">
       <section class="card" aria-labelledby="season-events-title"><h2 id="season-events-title">Events</h2>
         <ul class="list">${eventItems}</ul></section>
-      <section class="card" aria-labelledby="sales-title"><h2 id="sales-title">Sales</h2><div id="sales"></div></section>
+      ${may("read_orders") ? `<section class="card" aria-labelledby="sales-title"><h2 id="sales-title">Sales</h2><div id="sales"></div></section>` : ""}
     </div>
-    <section class="card" aria-labelledby="orders-title">
+    ${may("read_orders") ? `<section class="card" aria-labelledby="orders-title">
       <div class="head"><h2 id="orders-title">Season orders</h2></div>
       <form id="search" class="toolbar" role="search"><label>Find an order <input name="q" autocomplete="off" placeholder="Order id, buyer or seat"></label>
         <button type="submit">Find</button></form>
       <div id="orders-result" aria-live="polite"></div>
       <ul id="orders" class="list orders"></ul>
-    </section>`);
+    </section>` : ""}`);
+  if (!may("read_orders")) return;
 
   const sales = async () => {
     const s = await api("GET", `${path}/sales`);
@@ -125,7 +127,7 @@ export async function seasonShow(id) {
     const live = o.status === "paid";
     const nights = o.event_ids.map((eventId) => released.has(eventId)
       ? `<li>${esc(nameOf(eventId))}: <span class="status-cancelled">released</span></li>`
-      : `<li>${esc(nameOf(eventId))}${live ? ` <button type="button" data-action="release" data-event-id="${esc(eventId)}"
+      : `<li>${esc(nameOf(eventId))}${live && changes ? ` <button type="button" data-action="release" data-event-id="${esc(eventId)}"
           aria-label="Release the seats of ${esc(o.user_id)} for ${esc(nameOf(eventId))}">Release</button>` : ""}</li>`).join("");
     const partial = o.partial && season.partials.find((p) => p.code === o.partial);
     const partialName = o.partial ? ` · ${esc(partial ? partial.name : o.partial)}` : "";
@@ -134,7 +136,7 @@ export async function seasonShow(id) {
       <div class="seats">${esc(o.seats.map((s) => s.label).join("; "))}</div><code>${esc(o.order_id)}</code>
       <ul class="nights">${nights}</ul></div>
       <div>${esc(money(o.total_cents, o.currency))}
-      ${live ? `<button type="button" data-action="cancel" aria-label="Cancel the season order of ${esc(o.user_id)}">Cancel</button>` : ""}</div></li>`;
+      ${live && changes ? `<button type="button" data-action="cancel" aria-label="Cancel the season order of ${esc(o.user_id)}">Cancel</button>` : ""}</div></li>`;
   };
   const orders = async () => {
     const q = document.querySelector("#search [name=q]").value.trim();

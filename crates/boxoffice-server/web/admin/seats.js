@@ -1,7 +1,8 @@
 // The event's map in organizer mode: seats picked by click (shift-click adds or removes
 // one), by a dragged box (added with shift), by section, or with the keyboard (arrow keys
 // move, Enter or Space picks or unpicks, Shift with an arrow extends the pick), then put on
-// sale as a ticket type (in a sales channel, if chosen) or held back.
+// sale as a ticket type (in a sales channel, if chosen) or held back. Without the toolbar
+// (a key that may not change the catalog) the map only shows the seats.
 
 import { esc } from "../core/format.js";
 import { draw } from "../core/hall.js";
@@ -15,6 +16,7 @@ const STATUS_NAMES = { available: "available", held: "held", sold: "sold", not_f
 // it (`sectionName` by section id, as the map's rows name them).
 export function organizerMap(path, { typeName, typeColour }) {
   const svg = $("map");
+  const editable = !!document.querySelector("[data-action=put-on-sale]");
   const seats = { list: [], byId: new Map(), el: new Map(), picked: new Set() };
   const sectionName = new Map();
   const named = (s, status) => `${s.label}, ${STATUS_NAMES[status] || status}${s.ticket_type ? ", " + (typeName.get(s.ticket_type) || s.ticket_type) : ""}`;
@@ -42,9 +44,11 @@ export function organizerMap(path, { typeName, typeColour }) {
     keys.reset(drawn, list.length ? list[0].id : null);
     seats.picked = new Set([...seats.picked].filter((id) => seats.el.has(id)));
     for (const s of list) if (!sectionName.has(s.section)) sectionName.set(s.section, s.label.split(", Row ")[0]);
-    const chosen = $("pick-section").value;
-    $("pick-section").innerHTML = `<option value="">…</option>` + [...sectionName.entries()].map(([sid, name]) =>
-      `<option value="${esc(sid)}" ${sid === chosen ? "selected" : ""}>${esc(name)}</option>`).join("");
+    if (editable) {
+      const chosen = $("pick-section").value;
+      $("pick-section").innerHTML = `<option value="">…</option>` + [...sectionName.entries()].map(([sid, name]) =>
+        `<option value="${esc(sid)}" ${sid === chosen ? "selected" : ""}>${esc(name)}</option>`).join("");
+    }
     showPicked();
   };
 
@@ -63,6 +67,7 @@ export function organizerMap(path, { typeName, typeColour }) {
       el.classList.toggle("picked", picked);
       el.setAttribute("aria-checked", String(picked));
     }
+    if (!editable) return;
     const n = seats.picked.size;
     const type = document.querySelector("select[name=ticket_type]");
     const typeLabel = typeName.get(type.value) || "";
@@ -123,6 +128,7 @@ export function organizerMap(path, { typeName, typeColour }) {
     band = null;
     showPicked();
   });
+  if (!editable) return { show, status, sectionName };
   $("clear").onclick = () => { seats.picked.clear(); showPicked(); };
   document.querySelector("select[name=ticket_type]").onchange = showPicked;
   $("pick-section").onchange = (e) => {

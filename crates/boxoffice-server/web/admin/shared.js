@@ -1,12 +1,14 @@
-// What the console's screens share: the admin's sign-in (the server's admin token, kept in
-// sessionStorage for this browser session only, never in localStorage or a URL), calls to
-// the API as the admin, moving between screens, problems shown as the organizer reads
-// them, the confirmation dialog and downloads.
+// What the console's screens share: signing in (with any key or the server's admin token,
+// kept in sessionStorage for this browser session only, never in localStorage or a URL),
+// who signed in and what their role may do (`GET /v1/me`), the organization the screens
+// show (a platform key picks one), calls to the API with the key, moving between screens,
+// problems shown as the organizer reads them, the confirmation dialog and downloads.
 
 import { Problem, request } from "../core/api.js";
 import { esc, money as formatMoney, dateTime } from "../core/format.js";
 
 const TOKEN_KEY = "boxoffice.console.token";
+const ORGANIZATION_KEY = "boxoffice.console.organization";
 
 export const $ = (id) => document.getElementById(id);
 
@@ -15,6 +17,39 @@ export const when = (iso) => dateTime(iso, "en-GB");
 
 export function token() {
   return sessionStorage.getItem(TOKEN_KEY);
+}
+
+// ---- who signed in ----
+
+// The key signed in with, as `GET /v1/me` tells: `{key_id, name, role, organization_id,
+// rights}`; read once per page load.
+let me = null;
+
+export async function whoAmI() {
+  me ??= await api("GET", "/v1/me");
+  return me;
+}
+
+// Whether the signed-in key's role has `right` (`write_catalog`, `change_orders`, …): the
+// server's table decides, and the console shows only what it allows.
+export function may(right) {
+  return !!me && me.rights.includes(right);
+}
+
+// The organization the screens show: a key's own, or the one a platform key picked.
+export function organization() {
+  if (!me) return null;
+  return me.role === "platform" ? sessionStorage.getItem(ORGANIZATION_KEY) : me.organization_id;
+}
+
+export function pickOrganization(id) {
+  if (id) sessionStorage.setItem(ORGANIZATION_KEY, id);
+  else sessionStorage.removeItem(ORGANIZATION_KEY);
+}
+
+// `path` with `?organization=` (or `&organization=`) naming the organization shown.
+export function ofOrganization(path) {
+  return `${path}${path.includes("?") ? "&" : "?"}organization=${encodeURIComponent(organization())}`;
 }
 
 // A call to the API as the admin. A 401 signs out; any other failure throws the Problem.
@@ -67,9 +102,9 @@ export function signIn(message) {
   $("nav").hidden = true;
   screen("Sign in", `<section class="card signin" aria-labelledby="signin-title">
     <h1 id="signin-title">Sign in</h1>
-    <p class="hint">The console signs in with this server's admin token. It is kept for this browser session only.</p>
+    <p class="hint">Sign in with your key (it starts with <code>bxk_</code>) or this server's admin token. It is kept for this browser session only.</p>
     <form id="signin" class="form">
-      <label>Admin token <input name="admin_token" type="password" autocomplete="off" required></label>
+      <label>Key <input name="admin_token" type="password" autocomplete="off" required></label>
       <p id="signin-error" class="error" role="alert" ${message ? "" : "hidden"}>${esc(message)}</p>
       <button type="submit">Sign in</button>
     </form></section>`);
@@ -78,20 +113,25 @@ export function signIn(message) {
     const value = e.target.admin_token.value.trim();
     const error = $("signin-error");
     try {
-      await request("GET", "/v1/venues", { token: value });
+      me = await request("GET", "/v1/me", { token: value });
       sessionStorage.setItem(TOKEN_KEY, value);
+      pickOrganization(null);
       go(location.pathname + location.search);
     } catch (err) {
       error.hidden = false;
-      error.textContent = err instanceof Problem && (err.status === 401 || err.status === 403)
-        ? "That is not this server's admin token."
-        : "The server did not answer: try again.";
+      error.textContent = !(err instanceof Problem) || err.status === 0 || err.status >= 500
+        ? "The server did not answer: try again."
+        : err.status === 403
+          ? "That is a buyer's token, not a key."
+          : "That key is not valid here: unknown, revoked or expired.";
     }
   };
 }
 
 export function signOut(message) {
   sessionStorage.removeItem(TOKEN_KEY);
+  pickOrganization(null);
+  me = null;
   leave();
   if (location.pathname !== "/admin") history.pushState(null, "", "/admin");
   signIn(message);

@@ -4,7 +4,7 @@
 
 import { esc } from "../core/format.js";
 import { PALETTE, draw } from "../core/hall.js";
-import { $, api, errorBox, screen, go, download } from "./shared.js";
+import { $, api, errorBox, screen, go, download, may, organization } from "./shared.js";
 
 // A venue's seats as the map draws them, from its sections and rows.
 function venueSeats(venue) {
@@ -32,7 +32,7 @@ export async function venueNew() {
   const request = async (dryRun) => {
     const csv = /\.csv$/i.test(file.name) || file.type === "text/csv";
     const name = form.name.value.trim();
-    const query = new URLSearchParams({ format: csv ? "csv" : "pretix" });
+    const query = new URLSearchParams({ format: csv ? "csv" : "pretix", organization_id: organization() });
     if (name) query.set("name", name);
     if (dryRun) query.set("dry_run", "true");
     return api("POST", `/v1/venues/import?${query}`, { body: await file.text(), type: csv ? "text/csv" : "application/json" });
@@ -73,7 +73,7 @@ export async function venueShow(id) {
   const venue = await api("GET", `/v1/venues/${encodeURIComponent(id)}`);
   screen(venue.name, `<div class="head"><h1>${esc(venue.name)}</h1>
       <p class="meta">${venue.seat_count.toLocaleString("en")} seats in ${venue.sections.length} sections</p></div>
-    <div class="toolbar"><a href="/admin/events/new?venue=${esc(venue.id)}" data-nav>New event in this venue</a>
+    <div class="toolbar">${may("write_catalog") ? `<a href="/admin/events/new?venue=${esc(venue.id)}" data-nav>New event in this venue</a>` : ""}
       <button type="button" id="export">Download as a pretix plan</button></div>
     <div class="card"><svg id="map" role="img" aria-label="The venue's seats" xmlns="http://www.w3.org/2000/svg"></svg></div>`);
   draw($("map"), venueSeats(venue), venue.shapes, { colour: () => PALETTE[0] });

@@ -59,9 +59,12 @@ pub async fn create(
     }
 }
 
-/// Every season, newest first.
-pub async fn list(state: &Services) -> Result<Vec<Season>, Error> {
-    Ok(seasons::list_seasons(&state.pool).await?)
+/// Every season, newest first; with `organization`, that organization's only.
+pub async fn list(
+    state: &Services,
+    organization: Option<boxoffice_core::ids::OrganizationId>,
+) -> Result<Vec<Season>, Error> {
+    Ok(seasons::list_seasons(&state.pool, organization).await?)
 }
 
 /// One season.

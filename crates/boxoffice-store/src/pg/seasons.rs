@@ -149,12 +149,19 @@ pub fn is_event_in_another_season(error: &StoreError) -> bool {
         if *constraint == Constraint::Other("season_event_one_season".into()))
 }
 
-/// Every season, newest first.
-pub async fn list_seasons(pool: &PgPool) -> Result<Vec<Season>, StoreError> {
-    let ids: Vec<Uuid> =
-        sqlx::query_scalar("select season_id from season order by created_at desc, season_id")
-            .fetch_all(pool)
-            .await?;
+/// Every season, newest first; with `organization`, that organization's only.
+pub async fn list_seasons(
+    pool: &PgPool,
+    organization: Option<OrganizationId>,
+) -> Result<Vec<Season>, StoreError> {
+    let ids: Vec<Uuid> = sqlx::query_scalar(
+        "select season_id from season
+          where $1::uuid is null or organization_id = $1
+          order by created_at desc, season_id",
+    )
+    .bind(organization.map(|o| o.0))
+    .fetch_all(pool)
+    .await?;
     let mut seasons = Vec::with_capacity(ids.len());
     for id in ids {
         if let Some(season) = get_season(pool, SeasonId(id)).await? {
