@@ -6,10 +6,7 @@
 // only what the signed-in key's role may do, and has a platform key pick an organization.
 
 import { esc } from "../core/format.js";
-import {
-  $, api, errorBox, screen, go, leave, token, signIn, signOut, when,
-  whoAmI, may, organization, pickOrganization, ofOrganization,
-} from "./shared.js";
+import { $, api, errorBox, screen, go, leave, token, signIn, signOut, when, whoAmI, may, organization, pickOrganization, ofOrganization } from "./shared.js";
 import { keysScreen } from "./keys.js";
 import { auditScreen } from "./audit.js";
 import { venueNew, venueShow } from "./venues.js";
