@@ -7,13 +7,15 @@
 //!
 //! One section per resource, in API.md's order: venues, events, availability (with the
 //! live stream's events), holds,
-//! orders, general admission, sessions, operations, organizations and keys, seasons, and
-//! [`Problem`], the body of every
+//! orders, general admission, sessions, operations, organizations and keys, seasons,
+//! tickets and entry, and [`Problem`], the body of every
 //! error answer.
 
 use boxoffice_core::access::Role;
 use boxoffice_core::availability::{EventSeat, SeatCounts, SeatState, SeatStatus};
-use boxoffice_core::event::{AllocationEntry, Channel, GaArea, QueueSettings, TicketType};
+use boxoffice_core::event::{
+    AllocationEntry, Channel, EntrySettings, GaArea, QueueSettings, TicketType,
+};
 use boxoffice_core::hold::{OrderStatus, PricedSeat};
 use boxoffice_core::ids::{EventId, KeyId, OrganizationId, SeasonId, VenueId};
 use boxoffice_core::season::Season;
@@ -164,10 +166,14 @@ pub struct EventView {
     /// The waiting room in front of holds and bookings, if the event has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<QueueSettings>,
+    /// How its tickets are let in.
+    #[serde(default)]
+    pub entry: EntrySettings,
 }
 
 /// Body of `PATCH /v1/events/{id}` (admin): the settings to change. Only the waiting room
-/// can change after creation; `"queue": null` removes it.
+/// and how tickets are let in can change after creation; `"queue": null` removes the
+/// waiting room.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EventPatch {
@@ -179,6 +185,9 @@ pub struct EventPatch {
     )]
     #[schema(value_type = Option<QueueSettings>)]
     pub queue: Option<Option<QueueSettings>>,
+    /// How tickets are let in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<EntrySettings>,
 }
 
 /// A field that is present, even as `null` (`Some(None)`), apart from one left out (`None`).
@@ -1224,6 +1233,200 @@ pub struct SeasonSeats {
     pub seats: Vec<SeasonSeatView>,
 }
 
+// Tickets and entry.
+
+/// Where a ticket stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TicketStatus {
+    /// Sold, not let in yet.
+    Valid,
+    /// Let in at least once.
+    Redeemed,
+    /// Cancelled, moved or resold: it lets nobody in.
+    Revoked,
+}
+
+/// A ticket: one seat, or one place of a GA booking, of a paid order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct TicketView {
+    /// Ticket id.
+    pub id: Uuid,
+    /// The order it belongs to (a season order's id for a season's nights).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_id: Option<Uuid>,
+    /// The GA booking it belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub booking_id: Option<Uuid>,
+    /// The event it lets into.
+    pub event_id: EventId,
+    /// The seat, for a seated ticket.
+    pub seat_id: Option<String>,
+    /// The GA area's code, for a place.
+    pub area: Option<String>,
+    /// "Stalls, Row C, Seat 12", or "Standing floor, place 2 of 3".
+    pub label: String,
+    /// The ticket type's code (a place: its area's).
+    pub ticket_type: String,
+    /// The buyer's user id.
+    pub holder: String,
+    /// `bx1.<payload>.<signature>`: what the QR code carries, checked with the entry keys.
+    pub secret: String,
+    /// Valid, redeemed or revoked.
+    pub status: TicketStatus,
+}
+
+/// Answer to `GET /v1/orders/{id}/tickets` and `GET /v1/bookings/{id}/tickets`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct TicketList {
+    /// The tickets, in event then seat order; none for an order not paid.
+    pub tickets: Vec<TicketView>,
+}
+
+/// An entry key's public half.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct EntryKeyView {
+    /// Its name, as a ticket's payload gives it.
+    pub kid: String,
+    /// The raw 32-byte Ed25519 public key, base64url without padding.
+    pub public_key: String,
+    /// When it began to sign.
+    pub created_at: DateTime<Utc>,
+    /// When it stopped signing (its tickets stay valid).
+    pub retired_at: Option<DateTime<Utc>>,
+}
+
+/// Answer to `GET /v1/events/{id}/entry/keys`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct EntryKeys {
+    /// Every key that may have signed a ticket of the event, the signing one last.
+    pub keys: Vec<EntryKeyView>,
+}
+
+/// A revoked ticket.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct RevokedTicket {
+    /// Ticket id.
+    pub ticket_id: Uuid,
+    /// When it was revoked.
+    pub revoked_at: DateTime<Utc>,
+}
+
+/// Answer to `GET /v1/events/{id}/entry/revoked`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct RevokedList {
+    /// Tickets revoked since the time asked, oldest first.
+    pub revoked: Vec<RevokedTicket>,
+    /// Ask again with `since` this: a little in the past, so an answer may repeat a
+    /// revocation but never miss one.
+    pub as_of: DateTime<Utc>,
+}
+
+/// In or out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Passage {
+    /// In (the default).
+    #[default]
+    Entry,
+    /// Out.
+    Exit,
+}
+
+/// Body of `POST /v1/events/{id}/checkins`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckinBody {
+    /// The ticket's secret, as its QR code carries it.
+    #[schema(max_length = 2000)]
+    pub secret: String,
+    /// The scanner's own id for this scan (1–64 characters): the same nonce again is
+    /// answered the same, and recorded once.
+    #[schema(min_length = 1, max_length = 64)]
+    pub nonce: String,
+    /// Entry (default) or exit.
+    #[serde(default, rename = "type")]
+    pub passage: Passage,
+    /// The gate, at most 64 characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 64)]
+    pub gate: Option<String>,
+    /// When the scanner saw it (an offline scanner's upload).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scanned_at: Option<DateTime<Utc>>,
+    /// An offline scanner's upload of whom it let in: recorded even if the ticket was in
+    /// already (`duplicate`).
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// What a check-in came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckinResult {
+    /// Let in (or out).
+    Ok,
+    /// An upload of a ticket that was in already: let in twice.
+    Duplicate,
+}
+
+/// The ticket a check-in let in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct CheckedTicket {
+    /// Ticket id.
+    pub id: Uuid,
+    /// Seat or place.
+    pub label: String,
+    /// Ticket type.
+    pub ticket_type: String,
+    /// The buyer's user id.
+    pub holder: String,
+}
+
+/// Answer to `POST /v1/events/{id}/checkins` (201).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct CheckinView {
+    /// `ok` or `duplicate`.
+    pub result: CheckinResult,
+    /// The check-in's id.
+    pub checkin_id: Uuid,
+    /// The ticket.
+    pub ticket: CheckedTicket,
+}
+
+/// A ticket's entry, in `already_redeemed`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct FirstEntry {
+    /// When it went in.
+    pub at: DateTime<Utc>,
+    /// Through which gate.
+    pub gate: Option<String>,
+}
+
+/// Tickets let in at one gate.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct GateCount {
+    /// The gate (`null`: scans that named none).
+    pub gate: Option<String>,
+    /// Tickets let in there.
+    pub entered: u64,
+}
+
+/// Answer to `GET /v1/events/{id}/checkins/summary`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct CheckinSummary {
+    /// Tickets that let someone in (valid and redeemed, not revoked).
+    pub tickets: u64,
+    /// Tickets let in at least once.
+    pub entered: u64,
+    /// In now: entered, not gone out.
+    pub inside: u64,
+    /// Offline uploads of tickets that were in already.
+    pub duplicates: u64,
+    /// Tickets let in at each gate.
+    pub by_gate: Vec<GateCount>,
+}
+
 // Errors.
 
 /// A seat named in an answer: its id and label.
@@ -1276,6 +1479,12 @@ pub struct Problem {
     /// under a second away.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
+    /// The event a real ticket of another event lets into (`wrong_event` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_id: Option<EventId>,
+    /// When and where the ticket went in (`already_redeemed` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<FirstEntry>,
 }
 
 #[cfg(test)]

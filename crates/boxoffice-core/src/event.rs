@@ -92,6 +92,19 @@ pub struct EventSpec {
     /// A waiting room in front of the event's holds and bookings.
     #[serde(default)]
     pub queue: Option<QueueSettings>,
+    /// How tickets are let in at the door (default: each once).
+    #[serde(default)]
+    pub entry: EntrySettings,
+}
+
+/// How an event's tickets are let in (`entry` on create and on `PATCH /v1/events/{id}`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EntrySettings {
+    /// Whether a ticket scanned out at an exit may enter again (default false: a ticket
+    /// enters once).
+    #[serde(default)]
+    pub reentry: bool,
 }
 
 /// Default length of an admission from the waiting room, in seconds.
@@ -313,6 +326,8 @@ pub struct NewEvent {
     pub allocations: Vec<Allocation>,
     /// The waiting room, if any.
     pub queue: Option<QueueSettings>,
+    /// How tickets are let in.
+    pub entry: EntrySettings,
 }
 
 /// Checks the channels' codes and names; answers their codes, for the allocations to name.
@@ -436,6 +451,7 @@ impl EventSpec {
             channels: self.channels,
             allocations,
             queue: self.queue,
+            entry: self.entry,
         })
     }
 

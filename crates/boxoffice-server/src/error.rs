@@ -34,6 +34,24 @@ pub enum ApiError {
     /// truncated or forged).
     #[error("the ticket is not valid: join the waiting room again")]
     TicketInvalid,
+    /// 403 `ticket_invalid`, at the door: not a ticket of the event's organization (the
+    /// secret is malformed, or its signature does not verify with the entry keys).
+    #[error("not a ticket: the secret is malformed or its signature does not verify")]
+    NotATicket,
+    /// 400 `wrong_event`, with `event_id`: a real ticket of another event.
+    #[error("a ticket of another event")]
+    WrongEvent(boxoffice_core::ids::EventId),
+    /// 410 `ticket_revoked`: cancelled, moved or resold.
+    #[error("this ticket was revoked (cancelled, moved or resold)")]
+    TicketRevoked,
+    /// 409 `already_redeemed`, with `first`: inside already.
+    #[error("inside already, since {}{}", .at.format("%H:%M"), .gate.as_ref().map(|g| format!(" ({g})")).unwrap_or_default())]
+    AlreadyRedeemed {
+        /// When it went in.
+        at: chrono::DateTime<chrono::Utc>,
+        /// Through which gate.
+        gate: Option<String>,
+    },
     /// 403 `queue_required`, for a season hold: these events' waiting rooms are on, and no
     /// valid pass of the buyer's was shown for them (`event_ids`).
     #[error(
@@ -212,7 +230,10 @@ impl ApiError {
             | ApiError::QueueRequired(_)
             | ApiError::PassesRequired(_)
             | ApiError::PassesEnded(_)
-            | ApiError::TicketInvalid => StatusCode::FORBIDDEN,
+            | ApiError::TicketInvalid
+            | ApiError::NotATicket => StatusCode::FORBIDDEN,
+            ApiError::WrongEvent(_) => StatusCode::BAD_REQUEST,
+            ApiError::TicketRevoked => StatusCode::GONE,
             ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
@@ -229,6 +250,7 @@ impl ApiError {
             | ApiError::AlreadyReleased
             | ApiError::PaymentWindowClosed(_)
             | ApiError::SlugTaken
+            | ApiError::AlreadyRedeemed { .. }
             | ApiError::SoldOut(_) => StatusCode::CONFLICT,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
@@ -244,7 +266,10 @@ impl ApiError {
         match self {
             ApiError::Unauthorized(_) => "unauthorized",
             ApiError::Forbidden(_) | ApiError::RoleForbidden(_) => "forbidden",
-            ApiError::TicketInvalid => "ticket_invalid",
+            ApiError::TicketInvalid | ApiError::NotATicket => "ticket_invalid",
+            ApiError::WrongEvent(_) => "wrong_event",
+            ApiError::TicketRevoked => "ticket_revoked",
+            ApiError::AlreadyRedeemed { .. } => "already_redeemed",
             ApiError::QueueRequired(_) | ApiError::PassesRequired(_) | ApiError::PassesEnded(_) => {
                 "queue_required"
             }
@@ -277,6 +302,10 @@ impl ApiError {
             ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::Forbidden(_) | ApiError::RoleForbidden(_) => "Forbidden",
             ApiError::TicketInvalid => "Waiting room",
+            ApiError::NotATicket => "Not a ticket",
+            ApiError::WrongEvent(_) => "Another event",
+            ApiError::TicketRevoked => "Ticket revoked",
+            ApiError::AlreadyRedeemed { .. } => "Already in",
             ApiError::QueueRequired(_) | ApiError::PassesRequired(_) | ApiError::PassesEnded(_) => {
                 "Waiting room"
             }
@@ -326,6 +355,17 @@ impl ApiError {
             _ => None,
         };
         let retry_after_ms = self.retry_after().map(|d| d.as_millis() as u64);
+        let event_id = match &self {
+            ApiError::WrongEvent(event) => Some(*event),
+            _ => None,
+        };
+        let first = match &self {
+            ApiError::AlreadyRedeemed { at, gate } => Some(boxoffice_api::FirstEntry {
+                at: *at,
+                gate: gate.clone(),
+            }),
+            _ => None,
+        };
         let detail = match self {
             ApiError::Validation(e) => {
                 let (listed, omitted) = bounded_errors(e.0);
@@ -358,6 +398,8 @@ impl ApiError {
             event_ids,
             required_roles,
             retry_after_ms,
+            event_id,
+            first,
         }
     }
 
@@ -457,6 +499,11 @@ impl From<boxoffice_service::Error> for ApiError {
                  again",
             ),
             Error::TicketInvalid => ApiError::TicketInvalid,
+            Error::TicketUnknown => not_found("not_found", "no such ticket"),
+            Error::NotATicket => ApiError::NotATicket,
+            Error::WrongEvent(event) => ApiError::WrongEvent(event),
+            Error::TicketRevoked => ApiError::TicketRevoked,
+            Error::AlreadyRedeemed { at, gate } => ApiError::AlreadyRedeemed { at, gate },
             Error::Forbidden(why) => ApiError::Forbidden(why),
             Error::QueueRequired(why) => ApiError::QueueRequired(why),
             Error::PassesRequired(events) => ApiError::PassesRequired(events),
@@ -507,6 +554,21 @@ mod tests {
             ),
             (ApiError::SlugTaken, 409, "slug_taken"),
             (ApiError::TicketInvalid, 403, "ticket_invalid"),
+            (ApiError::NotATicket, 403, "ticket_invalid"),
+            (
+                ApiError::WrongEvent(boxoffice_core::ids::EventId::new()),
+                400,
+                "wrong_event",
+            ),
+            (ApiError::TicketRevoked, 410, "ticket_revoked"),
+            (
+                ApiError::AlreadyRedeemed {
+                    at: chrono::Utc::now(),
+                    gate: None,
+                },
+                409,
+                "already_redeemed",
+            ),
             (ApiError::QueueRequired("x"), 403, "queue_required"),
             (ApiError::PassesRequired(vec![]), 403, "queue_required"),
             (ApiError::event_not_found(), 404, "event_not_found"),

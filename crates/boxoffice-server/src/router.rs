@@ -21,7 +21,7 @@ use crate::error::ApiError;
 use crate::middleware::{compression, cors, head_size, request_span, timeout, REQUEST_ID};
 use crate::routes::{
     admin, audit, availability, bookings, events, holds, ops, orders, organizations, page, pay,
-    queue, seasons, sessions, stream, venues, waitlist, webhooks,
+    queue, seasons, sessions, stream, tickets, venues, waitlist, webhooks,
 };
 use crate::state::AppState;
 
@@ -121,6 +121,16 @@ fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) 
         .routes(routes!(seasons::get_season_sales))
         .routes(routes!(bookings::create_booking))
         .routes(routes!(bookings::cancel_booking))
+        .routes(routes!(tickets::order_ticket_list))
+        .routes(routes!(tickets::order_ticket_pdf))
+        .routes(routes!(tickets::booking_ticket_list))
+        .routes(routes!(tickets::booking_ticket_pdf))
+        .routes(routes!(tickets::ticket_qr))
+        .routes(routes!(tickets::entry_keys))
+        .routes(routes!(tickets::rotate_entry_key))
+        .routes(routes!(tickets::revoked))
+        .routes(routes!(tickets::check_in))
+        .routes(routes!(tickets::checkin_summary))
         .routes(routes!(sessions::create_session))
         .routes(routes!(page::index))
         .routes(routes!(ops::healthz))

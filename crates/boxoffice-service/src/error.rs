@@ -59,6 +59,27 @@ pub enum Error {
     /// buyer's): join again.
     #[error("no such ticket in the waiting room")]
     TicketNotFound,
+    /// No such entry ticket.
+    #[error("no such ticket")]
+    TicketUnknown,
+    /// Not a ticket of the event's organization: the secret is malformed, or its signature
+    /// does not verify with the organization's entry keys.
+    #[error("not a ticket: the secret is malformed or its signature does not verify")]
+    NotATicket,
+    /// A real ticket, of another event.
+    #[error("a ticket of another event")]
+    WrongEvent(boxoffice_core::ids::EventId),
+    /// Cancelled, moved or resold.
+    #[error("this ticket was revoked (cancelled, moved or resold)")]
+    TicketRevoked,
+    /// Inside already.
+    #[error("inside already")]
+    AlreadyRedeemed {
+        /// When it went in.
+        at: chrono::DateTime<chrono::Utc>,
+        /// Through which gate.
+        gate: Option<String>,
+    },
     /// Not a waiting-room ticket this line signed: altered, truncated or forged.
     #[error("the ticket is not valid: join the waiting room again")]
     TicketInvalid,

@@ -8,7 +8,9 @@ use boxoffice_api::{
     AllocationsChanged, AllocationsRequest, ChannelReleased, EventView, GaAreaView, SkippedSeat,
 };
 use boxoffice_core::availability::SeatCounts;
-use boxoffice_core::event::{resolve_allocations, EventSpec, QueueSettings, WithdrawSpec};
+use boxoffice_core::event::{
+    resolve_allocations, EntrySettings, EventSpec, QueueSettings, WithdrawSpec,
+};
 use boxoffice_core::ids::{EventId, OrganizationId};
 use boxoffice_core::validation::ValidationErrors;
 use boxoffice_core::venue::VenueLayout;
@@ -105,6 +107,7 @@ pub async fn view(state: &Services, id: EventId) -> Result<(EventView, bool), Er
         counts: SeatCounts::of(&availability.states),
         channels: record.channels,
         queue: record.queue,
+        entry: record.entry,
     };
     Ok((view, availability.holds_unknown))
 }
@@ -125,6 +128,19 @@ pub async fn set_queue(
         return Err(Error::EventNotFound);
     }
     crate::queue::settings_changed(state, id).await;
+    Ok(())
+}
+
+/// Sets how the event's tickets are let in.
+pub async fn set_entry(
+    state: &Services,
+    id: EventId,
+    entry: EntrySettings,
+    actor: Option<&Actor>,
+) -> Result<(), Error> {
+    if !events::set_entry(&state.pool, id, entry, actor).await? {
+        return Err(Error::EventNotFound);
+    }
     Ok(())
 }
 

@@ -77,11 +77,36 @@ pub struct SigningKey {
     pub decoding: jsonwebtoken::DecodingKey,
 }
 
+/// An organization's entry key as a server holds it: ready to sign tickets (while it is
+/// the signing one) and to check them.
+#[derive(Clone)]
+pub struct EntryKey {
+    /// Its name in a ticket's payload.
+    pub kid: String,
+    /// Its organization.
+    pub organization_id: OrganizationId,
+    /// The private key.
+    pub signing: ed25519_dalek::SigningKey,
+    /// When it began to sign.
+    pub created_at: DateTime<Utc>,
+    /// When it stopped signing.
+    pub retired_at: Option<DateTime<Utc>>,
+}
+
+impl EntryKey {
+    /// Whether it was the signing key at `at`.
+    pub fn signed_at(&self, at: DateTime<Utc>) -> bool {
+        self.created_at <= at && self.retired_at.is_none_or(|r| r > at)
+    }
+}
+
 /// Every live key and signing key of the installation; see the module.
 #[derive(Default)]
 pub struct KeyRing {
     keys: RwLock<Arc<HashMap<[u8; 32], KeyHolder>>>,
     signing: RwLock<Arc<HashMap<String, SigningKey>>>,
+    /// Each organization's entry keys, oldest first.
+    entry: RwLock<Arc<HashMap<OrganizationId, Vec<EntryKey>>>>,
     generation: Mutex<Option<i64>>,
     used: Mutex<HashSet<KeyId>>,
 }
@@ -114,6 +139,12 @@ impl KeyRing {
     pub fn signing_key(&self, kid: &str) -> Option<SigningKey> {
         let keys = Arc::clone(&self.signing.read().expect("the signing keys' lock"));
         keys.get(kid).cloned()
+    }
+
+    /// The organization's entry keys, oldest first (none until it is given one).
+    pub fn entry_keys(&self, organization: OrganizationId) -> Vec<EntryKey> {
+        let keys = Arc::clone(&self.entry.read().expect("the entry keys' lock"));
+        keys.get(&organization).cloned().unwrap_or_default()
     }
 
     /// Reloads the keys if their generation moved since the last time: whether it did.
@@ -158,7 +189,21 @@ impl KeyRing {
                 Some((k.kid, key))
             })
             .collect();
+        let mut entry: HashMap<OrganizationId, Vec<EntryKey>> = HashMap::new();
+        for k in boxoffice_store::pg::tickets::all_entry_keys(pool).await? {
+            let Ok(seed) = <[u8; 32]>::try_from(k.private_key.as_slice()) else {
+                continue;
+            };
+            entry.entry(k.organization_id).or_default().push(EntryKey {
+                kid: k.kid,
+                organization_id: k.organization_id,
+                signing: ed25519_dalek::SigningKey::from_bytes(&seed),
+                created_at: k.created_at,
+                retired_at: k.retired_at,
+            });
+        }
         *self.keys.write().expect("the key ring's lock") = Arc::new(keys);
+        *self.entry.write().expect("the entry keys' lock") = Arc::new(entry);
         *self.signing.write().expect("the signing keys' lock") = Arc::new(signing);
         *self.generation.lock().expect("the generation's lock") = Some(generation);
         Ok(true)

@@ -70,6 +70,7 @@ pub mod replica;
 pub mod seasons;
 pub mod seat_map;
 mod secret;
+pub mod tickets;
 pub mod venues;
 pub mod waitlist;
 pub mod webhooks;

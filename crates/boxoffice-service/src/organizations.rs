@@ -63,7 +63,7 @@ pub async fn create(
     }
     errors.into_result(())?;
     let slug = slug.map_or_else(|| slug_of(name), str::to_owned);
-    store::create_organization(
+    let created = store::create_organization(
         &services.pool,
         OrganizationId::new(),
         name.trim(),
@@ -74,7 +74,10 @@ pub async fn create(
     .map_err(|e| match e {
         CreateOrganizationError::SlugTaken => Error::SlugTaken,
         CreateOrganizationError::Store(e) => Error::Store(e),
-    })
+    })?;
+    // Its entry key, which signs its tickets.
+    crate::tickets::entry_keys_of(services, created.organization_id).await?;
+    Ok(created)
 }
 
 /// Every organization, or only `only`.

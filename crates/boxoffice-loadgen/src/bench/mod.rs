@@ -91,6 +91,7 @@ impl Target {
     ) -> anyhow::Result<()> {
         let patch = boxoffice_client::api::EventPatch {
             queue: Some(Some(queue)),
+            ..Default::default()
         };
         self.api.patch_event(event, &patch).await?;
         Ok(())

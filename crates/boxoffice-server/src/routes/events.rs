@@ -103,7 +103,8 @@ pub async fn get_event(
     ))
 }
 
-/// Changes an event's settings: its waiting room (`{"queue": {...}}`, or `null` for none).
+/// Changes an event's settings: its waiting room (`{"queue": {...}}`, or `null` for none)
+/// and how its tickets are let in (`{"entry": {"reentry": true}}`).
 /// Answers the event as `GET /v1/events/{id}` does.
 #[utoipa::path(patch, path = "/v1/events/{id}", tag = "events", request_body = EventPatch,
     params(("id" = String, Path, description = "Event id")),
@@ -126,6 +127,9 @@ pub async fn patch_event(
     staff.sees_thing(&state, Owned::Event(event.0)).await?;
     if let Some(queue) = &patch.queue {
         events::set_queue(&state, event, queue.as_ref(), Some(&staff.actor())).await?;
+    }
+    if let Some(entry) = patch.entry {
+        events::set_entry(&state, event, entry, Some(&staff.actor())).await?;
     }
     get_event(State(state), Path(id)).await
 }

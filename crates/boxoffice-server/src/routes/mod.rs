@@ -16,6 +16,7 @@ pub mod queue;
 pub mod seasons;
 pub mod sessions;
 pub mod stream;
+pub mod tickets;
 pub mod venues;
 pub mod waitlist;
 pub mod webhooks;

@@ -211,6 +211,7 @@ async fn the_client_waits_in_the_queue_and_holds_with_its_pass() {
             event,
             &EventPatch {
                 queue: Some(Some(queue)),
+                ..Default::default()
             },
         )
         .await

@@ -53,6 +53,7 @@ mod season_orders;
 mod seasons;
 mod sessions;
 mod signing_keys;
+mod tickets;
 mod venues;
 mod waitlist;
 mod webhooks;

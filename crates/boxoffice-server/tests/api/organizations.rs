@@ -467,6 +467,11 @@ async fn another_organizations_things_answer_404_on_every_staff_route_as_missing
     assert_eq!(status, StatusCode::CREATED, "{booking}");
     let booking = booking["booking_id"].as_str().unwrap().to_owned();
     let (_, default_key) = key(&app, "default", "sales").await;
+    let ticket: uuid::Uuid = sqlx::query_scalar("select ticket_id from order_seat limit 1")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    let ticket = ticket.to_string();
 
     let acme = organization(&app, "Acme").await;
     let (admin, _) = key(&app, acme["id"].as_str().unwrap(), "admin").await;
@@ -500,6 +505,8 @@ async fn another_organizations_things_answer_404_on_every_staff_route_as_missing
                 id(&order)
             } else if route.starts_with("/v1/bookings/") {
                 id(&booking)
+            } else if route.starts_with("/v1/tickets/") {
+                id(&ticket)
             } else if route.starts_with("/v1/organizations/") {
                 id("00000000-0000-0000-0000-000000000001")
             } else {
@@ -531,6 +538,9 @@ async fn another_organizations_things_answer_404_on_every_staff_route_as_missing
             }
             ("POST", "/v1/organizations/{id}/keys") => Some(json!({"name": "x", "role": "sales"})),
             ("POST", "/v1/organizations/{id}/signing-keys") => Some(json!({"algorithm": "HS256"})),
+            ("POST", "/v1/events/{id}/checkins") => {
+                Some(json!({"secret": "bx1.e30.e30", "nonce": "n"}))
+            }
             _ => None,
         };
         let theirs = app

@@ -26,6 +26,10 @@ const EVENT_SCOPED: &[&str] = &[
     "pass_ended",
     "season_event",
     "season_partial_event",
+    "ga_ticket",
+    "revoked_ticket",
+    "ticket_entry",
+    "checkin",
 ];
 
 /// Tables every event reads and none writes in a sale: reference tables, on every shard.
@@ -47,6 +51,7 @@ const GLOBAL: &[&str] = &[
     "audit_entry",
     "signing_key",
     "organization_webhook",
+    "entry_key",
     "_sqlx_migrations",
 ];
 

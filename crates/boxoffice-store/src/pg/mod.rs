@@ -12,5 +12,6 @@ pub mod organizations;
 pub mod outbox;
 pub mod seasons;
 pub mod sweep;
+pub mod tickets;
 pub mod venues;
 pub mod webhooks;

@@ -2,7 +2,7 @@
 //! event records here, and a file a job beside it (allocation changes, waiting-room
 //! settings, what availability reads).
 
-use boxoffice_core::event::{Channel, GaArea, NewEvent, QueueSettings, TicketType};
+use boxoffice_core::event::{Channel, EntrySettings, GaArea, NewEvent, QueueSettings, TicketType};
 use boxoffice_core::ids::{EventId, OrganizationId, VenueId};
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
@@ -17,7 +17,7 @@ mod state;
 use allocations::upsert_allocations;
 pub use allocations::{change_allocations, AllocationChange, AllocationOutcome};
 use queue_settings::write_queue;
-pub use queue_settings::{queue, queued_events, set_queue};
+pub use queue_settings::{queue, queued_events, set_entry, set_queue};
 pub use state::{event_state, layout_version, seat_map, shapes, EventState, GaLeft, SeatMapRead};
 
 /// An event as listed.
@@ -63,6 +63,8 @@ pub struct EventRecord {
     pub channels: Vec<Channel>,
     /// The waiting room, if the event has one.
     pub queue: Option<QueueSettings>,
+    /// How its tickets are let in.
+    pub entry: EntrySettings,
 }
 
 /// An event's settings for holds. They never change once the event is created, so a
@@ -154,8 +156,9 @@ pub async fn insert_event(
     sqlx::query(
         "insert into event (event_id, venue_id, name, starts_at, hold_ttl_seconds,
                             max_hold_seconds, max_seats_per_user, section_order,
-                            payment_window_seconds, waitlist_offer_seconds, organization_id)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                            payment_window_seconds, waitlist_offer_seconds, organization_id,
+                            entry_reentry)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     )
     .bind(id.0)
     .bind(event.venue_id.0)
@@ -168,6 +171,7 @@ pub async fn insert_event(
     .bind(event.payment_window_seconds as i32)
     .bind(event.waitlist_offer_seconds as i32)
     .bind(organization.0)
+    .bind(event.entry.reentry)
     .execute(&mut *tx)
     .await?;
 
@@ -233,6 +237,7 @@ pub async fn insert_event(
                 "ga_areas": event.ga_areas.iter().map(|a| &a.code).collect::<Vec<_>>(),
                 "seats_allocated": event.allocations.len(),
                 "queue": event.queue,
+                "entry": event.entry,
             }),
         };
         audit::write(&mut tx, actor, &change).await?;
@@ -270,6 +275,7 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         i32,
         i32,
         uuid::Uuid,
+        bool,
     );
     let Some((
         event_id,
@@ -283,10 +289,11 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         window,
         offer_seconds,
         organization_id,
+        reentry,
     )) = sqlx::query_as::<_, Row>(
         "select event_id, name, venue_id, starts_at, hold_ttl_seconds, max_hold_seconds,
                 max_seats_per_user, section_order, payment_window_seconds, waitlist_offer_seconds,
-                organization_id
+                organization_id, entry_reentry
            from event where event_id = $1",
     )
     .bind(id.0)
@@ -351,6 +358,7 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         ga_areas,
         channels: channels(pool, id).await?,
         queue: queue(pool, id).await?,
+        entry: EntrySettings { reentry },
     }))
 }
 

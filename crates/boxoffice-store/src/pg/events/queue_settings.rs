@@ -1,6 +1,7 @@
-//! An event's waiting-room settings (the line itself lives in Redis).
+//! An event's settings that change after creation: its waiting room (the line itself
+//! lives in Redis) and how its tickets are let in.
 
-use boxoffice_core::event::QueueSettings;
+use boxoffice_core::event::{EntrySettings, QueueSettings};
 use boxoffice_core::ids::EventId;
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
@@ -70,6 +71,44 @@ pub async fn set_queue(
             changes: serde_json::json!({ "queue": [before, queue] }),
         };
         audit::write(&mut tx, actor, &change).await?;
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Sets how the event's tickets are let in; false if there is no such event.
+pub async fn set_entry(
+    pool: &PgPool,
+    id: EventId,
+    entry: EntrySettings,
+    actor: Option<&Actor>,
+) -> Result<bool, StoreError> {
+    let mut tx = pool.begin().await?;
+    let before: Option<bool> =
+        sqlx::query_scalar("select entry_reentry from event where event_id = $1 for no key update")
+            .bind(id.0)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some(before) = before else {
+        return Ok(false);
+    };
+    if before != entry.reentry {
+        sqlx::query("update event set entry_reentry = $2 where event_id = $1")
+            .bind(id.0)
+            .bind(entry.reentry)
+            .execute(&mut *tx)
+            .await?;
+        if let Some(actor) = actor {
+            let change = Change {
+                action: "event.updated",
+                target_type: "event",
+                target_id: id.to_string(),
+                changes: serde_json::json!({
+                    "entry": [EntrySettings { reentry: before }, entry]
+                }),
+            };
+            audit::write(&mut tx, actor, &change).await?;
+        }
     }
     tx.commit().await?;
     Ok(true)
