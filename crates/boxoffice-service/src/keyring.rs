@@ -1,4 +1,5 @@
-//! The keys staff and servers call with, held in memory: a call is checked against a map
+//! The keys staff and servers call with, the buyer-token signing keys and the ticket entry
+//! keys, held in memory: a call is checked against a map
 //! of SHA-256 digests, never against Postgres. Each server reloads the map when the keys'
 //! generation in Postgres moves ([`KeyRing::refresh`], several times a second), so a key
 //! created or revoked on one instance works or stops on every other within a second. When
