@@ -66,7 +66,7 @@ async fn reads_go_to_a_replica_in_step() {
              select * from public.order_seat
              union all
              select e.event_id, '00000000-0000-4000-8000-000000000000'::uuid, 'stalls-A-1',
-                    t.code, t.price_cents, false
+                    t.code, t.price_cents, false, gen_random_uuid(), null::timestamptz
                from public.event e
               cross join lateral (select code, price_cents from public.ticket_type t
                                    where t.event_id = e.event_id
