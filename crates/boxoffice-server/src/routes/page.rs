@@ -1,12 +1,13 @@
-//! `GET /`: the seat-map page buyers use; `GET /admin`: the organizer console; their ES
-//! modules and style sheets under `/assets/`; and `GET /embed.js`, the element platforms
-//! embed. Plain HTML, CSS and JavaScript modules, embedded in the binary; no build step.
+//! `GET /`: the seat-map page buyers use; `GET /admin`: the organizer console; `GET
+//! /scan`: the scanner at the door; their ES modules and style sheets under `/assets/`;
+//! and `GET /embed.js`, the element platforms embed. Plain HTML, CSS and JavaScript modules, embedded in the binary; no build step.
 //!
 //! The web code lives in `web/`: `core/` is shared (`hall.js` draws a hall, `viewport.js`
 //! zooms, pans and moves with the keyboard, `stream.js` follows an event, `api.js` calls
 //! the API and waits out a busy server's turn, `format.js` writes money, dates and escaped
-//! text), `page/` is the buyer's page, `console/` the organizer console, `embed/` the
-//! element. `/embed.js` is one file for hosts: the element's modules joined in one
+//! text), `page/` is the buyer's page, `admin/` the organizer console, `scan/` the
+//! scanner (`entry.js` decides alone when offline; Node's test runner tests it), `embed/`
+//! the element. `/embed.js` is one file for hosts: the element's modules joined in one
 //! function scope (see [`bundle`]), so it defines `<boxoffice-seat-map>` and nothing else
 //! in the host's page, loaded as a module or as a classic script.
 
@@ -24,6 +25,7 @@ macro_rules! web {
 
 const INDEX: &str = include_str!("../../web/index.html");
 const CONSOLE: &str = include_str!("../../web/admin.html");
+const SCANNER: &str = include_str!("../../web/scan.html");
 /// The element's TypeScript declarations.
 const EMBED_TYPES: &str = include_str!("../../web/embed.d.ts");
 
@@ -32,6 +34,7 @@ const EMBED_TYPES: &str = include_str!("../../web/embed.d.ts");
 const ASSETS: &[(&str, &str)] = &[
     web!("app.css"),
     web!("admin.css"),
+    web!("scan.css"),
     web!("core/api.js"),
     web!("core/format.js"),
     web!("core/hall.js"),
@@ -43,6 +46,7 @@ const ASSETS: &[(&str, &str)] = &[
     web!("page/main.js"),
     web!("page/map.js"),
     web!("page/shared.js"),
+    web!("page/tickets.js"),
     web!("admin/audit.js"),
     web!("admin/dashboard.js"),
     web!("admin/event-new.js"),
@@ -54,6 +58,14 @@ const ASSETS: &[(&str, &str)] = &[
     web!("admin/seats.js"),
     web!("admin/shared.js"),
     web!("admin/venues.js"),
+    web!("scan/entry.js"),
+    web!("scan/main.js"),
+    // jsQR (npm, Apache-2.0), vendored unchanged: the scanner's QR decoder where the
+    // browser has no BarcodeDetector.
+    (
+        "vendor/jsQR.js",
+        include_str!("../../../../vendor/jsqr/jsQR.js"),
+    ),
 ];
 
 /// The element's modules, in the order [`bundle`] joins them: each after what it imports.
@@ -121,6 +133,12 @@ pub async fn index() -> impl IntoResponse {
 /// browser).
 pub async fn admin() -> impl IntoResponse {
     (HEADERS, [(header::CONTENT_TYPE, HTML)], CONSOLE)
+}
+
+/// The scanner page, `/scan?event=<id>`: signed in with a check-in key, it checks tickets
+/// in at the door, through a lost connection too.
+pub async fn scanner() -> impl IntoResponse {
+    (HEADERS, [(header::CONTENT_TYPE, HTML)], SCANNER)
 }
 
 /// `GET /assets/{file}`: a module or style sheet of the page or the console.

@@ -53,6 +53,7 @@ mod season_orders;
 mod seasons;
 mod sessions;
 mod signing_keys;
+mod ticket_pages;
 mod tickets;
 mod venues;
 mod waitlist;

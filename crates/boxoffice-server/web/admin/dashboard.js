@@ -1,6 +1,7 @@
 // An event's live dashboard: the counters by status (kept as changes arrive: a change
-// moves one seat between two), revenue, the report, the map in organizer mode and the
-// orders, all following the event stream.
+// moves one seat between two), revenue, the door (tickets let in, inside now, by gate,
+// read every few seconds), the report, the map in organizer mode and the orders, all
+// following the event stream.
 
 import { esc } from "../core/format.js";
 import { PALETTE } from "../core/hall.js";
@@ -9,6 +10,22 @@ import { $, api, errorBox, screen, onLeave, money, when, may } from "./shared.js
 import { organizerMap } from "./seats.js";
 import { showReport } from "./report.js";
 import { orderList } from "./orders.js";
+
+// Check-ins reach no event stream: the door's counts are read this often.
+const DOOR_EVERY_MS = 5000;
+
+async function doorCounts(path) {
+  const summary = await api("GET", path + "/checkins/summary");
+  for (const name of ["tickets", "entered", "inside", "duplicates"]) {
+    const el = document.querySelector(`[data-door=${name}]`);
+    if (el) el.textContent = summary[name].toLocaleString("en");
+  }
+  const gates = $("by-gate");
+  if (gates) {
+    gates.innerHTML = summary.by_gate.map((g) =>
+      `<li data-gate="${esc(g.gate || "")}"><span>${esc(g.gate || "No gate named")}</span><span class="meta">${g.entered.toLocaleString("en")} let in</span></li>`).join("");
+  }
+}
 
 export async function dashboard(id) {
   const path = `/v1/events/${encodeURIComponent(id)}`;
@@ -27,6 +44,15 @@ export async function dashboard(id) {
       ${reads ? `<div class="counter"><strong id="revenue" data-revenue-cents="0">–</strong><span>revenue</span></div>` : ""}
       <div class="counter" id="queue-counter" hidden><strong id="queue-waiting">–</strong><span>waiting, <span id="queue-admitted">–</span> let in</span><span class="rate" id="queue-rate"></span></div>
       <div class="counter" id="waitlist-counter" hidden><strong id="waitlist-waiting">–</strong><span>on the waiting list, <span id="waitlist-offered">–</span> offered seats</span></div>
+    </section>
+    <section class="card door" aria-labelledby="door-title">
+      <div class="head"><h2 id="door-title">At the door</h2>${may("check_in") ? `<a href="/scan?event=${esc(event.id)}">Open the scanner</a>` : ""}</div>
+      <div class="counters" aria-live="polite">
+        <div class="counter"><strong data-door="entered">–</strong><span>let in, of <span data-door="tickets">–</span> tickets</span></div>
+        <div class="counter"><strong data-door="inside">–</strong><span>inside now</span></div>
+        <div class="counter"><strong data-door="duplicates">–</strong><span>let in twice (offline scanners)</span></div>
+      </div>
+      <ul id="by-gate" class="list gates"></ul>
     </section>
     ${reads && event.channels && event.channels.length ? `<section class="card" aria-labelledby="channels-title">
       <div class="head"><h2 id="channels-title">Sales channels</h2><p class="meta">Seats sold through a partner, to its buyers alone, until released.</p></div>
@@ -112,6 +138,9 @@ export async function dashboard(id) {
     failed: (e) => { $("map-result").innerHTML = errorBox(e); },
   });
   const minuteTicker = setInterval(soon, 60000);
-  onLeave(() => { stream.close(); clearTimeout(reportTimer); clearInterval(minuteTicker); });
+  const door = () => doorCounts(path).catch(() => {});
+  const doorTicker = setInterval(door, DOOR_EVERY_MS);
+  door();
+  onLeave(() => { stream.close(); clearTimeout(reportTimer); clearInterval(minuteTicker); clearInterval(doorTicker); });
   if (reads) showReport(event, path, names);
 }

@@ -1,7 +1,8 @@
 // The organizer console: venues (imported from a pretix plan or a CSV file, previewed on
 // the map before they are saved, exported again), events (created with a form, and each
-// one's live dashboard), seasons (created from events; each one's sales and orders), the
-// organization's keys, signing keys and webhook, and its audit log, routed in the browser
+// one's live dashboard, and the scanner for a key that checks tickets in), seasons (created
+// from events; each one's sales and orders), the organization's keys, signing keys and
+// webhook, and its audit log, routed in the browser
 // under /admin. Each screen is a module of its own; this one routes between them, shows
 // only what the signed-in key's role may do, and has a platform key pick an organization.
 
@@ -109,13 +110,13 @@ async function chooseOrganization() {
 async function home() {
   const [venues, events, seasons] = await Promise.all(
     ["/v1/venues", "/v1/events", "/v1/seasons"].map((path) => api("GET", ofOrganization(path))));
-  const writes = may("write_catalog");
+  const writes = may("write_catalog"), scans = may("check_in");
   const venueItems = venues.venues.map((v) => `<li data-venue-id="${esc(v.id)}">
       <a href="/admin/venues/${esc(v.id)}" data-nav>${esc(v.name)}</a>
       <span class="meta">${v.seat_count.toLocaleString("en")} seats</span></li>`).join("");
   const eventItems = events.events.map((ev) => `<li data-event-id="${esc(ev.id)}">
       <a href="/admin/events/${esc(ev.id)}" data-nav>${esc(ev.name)}</a>
-      <span class="meta">${esc(when(ev.starts_at))}</span></li>`).join("");
+      <span class="meta">${esc(when(ev.starts_at))}${scans ? ` · <a href="/scan?event=${esc(ev.id)}" data-scan>Scan tickets</a>` : ""}</span></li>`).join("");
   screen("Venues and events", `<h1>Venues and events</h1><div class="split">
     <section class="card" aria-labelledby="venues-title">
       <div class="head"><h2 id="venues-title">Venues</h2>${writes ? `<a href="/admin/venues/new" data-nav>Import a venue</a>` : ""}</div>

@@ -7,6 +7,7 @@ import { money } from "../core/format.js";
 import { $, state, buyer, api, say, fail, onChange, typeOf } from "./shared.js";
 import { setStatus, markMine, expireHolds, rove } from "./map.js";
 import { backInLine, passEnded, turnOver } from "./line.js";
+import { renderTickets } from "./tickets.js";
 
 export function renderBasket() {
   const list = $("basket");
@@ -109,9 +110,9 @@ async function once(id, call) {
   }
 }
 
-// The order box: what was bought, or what became of an order paid elsewhere.
-export function showOrder(order) {
-  const box = $("order");
+// The order box (on the map's panel, or `box` on the order's own page): what was bought,
+// or what became of an order paid elsewhere; once paid, its tickets.
+export function showOrder(order, box = $("order")) {
   box.hidden = false;
   box.textContent = "";
   const title = document.createElement("strong");
@@ -143,8 +144,13 @@ export function showOrder(order) {
     pay.textContent = "Pay now";
     box.append(pay);
   }
+  const tickets = document.createElement("div");
+  tickets.className = "tickets";
+  box.append(tickets);
+  renderTickets(order, tickets).catch(fail);
   box.dataset.orderId = order.order_id;
   box.dataset.status = order.status;
+  if (!state.event) return;
   state.paying = order.status === "pending_payment" ? order.seats.map((s) => s.id) : null;
   markMine();
 }

@@ -1,6 +1,6 @@
 // The Boxoffice seat-map page: the event list, or one event's map (its layout and statuses
-// followed live), a basket held all or nothing, checkout, standing areas and the waiting
-// list. An event with a waiting room shows the line first. Reading is open to all; holding
+// followed live), a basket held all or nothing, checkout and the tickets, standing areas
+// and the waiting list; or, at `?order=<id>`, one order's tickets. An event with a waiting room shows the line first. Reading is open to all; holding
 // needs a buyer: a platform's token handed to the page, or an anonymous session where the
 // server hands those out.
 
@@ -13,6 +13,7 @@ import { applySnapshot, setStatus, wireMap, expireHolds, renderLegend } from "./
 import { wirePanel, showOrder } from "./basket.js";
 import { waitForTurn, renderPass } from "./line.js";
 import { wireWaitlist, renderGa, gaLeft } from "./extras.js";
+import { showOrderPage } from "./tickets.js";
 
 async function showEvents() {
   $("events").hidden = false;
@@ -95,15 +96,19 @@ function connect() {
 
 async function start() {
   timed("start");
-  const id = new URLSearchParams(location.search).get("event");
+  const query = new URLSearchParams(location.search);
+  const id = query.get("event"), order = query.get("order");
   try {
     await signIn();
     if (id) await showEvent(id);
+    else if (order && buyer.token) await showOrderPage(order, showOrder);
     else await showEvents();
   } catch (e) {
     const fatal = $("fatal");
     fatal.hidden = false;
-    fatal.textContent = e instanceof Problem && e.status === 404 ? "No such event." : "Could not load: " + e.message;
+    fatal.textContent = e instanceof Problem && e.status === 404 ? (id ? "No such event." : "No such order.")
+      : e instanceof Problem && e.status === 403 ? "This order is another buyer's."
+      : "Could not load: " + e.message;
   }
   setInterval(() => { expireHolds(); if (state.event) renderPass(); }, 1000);
 }

@@ -243,14 +243,32 @@ pub(crate) async fn assert_accessible(page: &Client, what: &str) {
 
 /// A browser the size of a phone (390 × 844 CSS pixels, touch), as Chromium emulates one.
 pub(crate) async fn phone(driver: &Driver) -> Client {
+    phone_with(driver, &[]).await
+}
+
+/// A phone-sized browser started with Chromium flags of the test's own (a fake camera).
+pub(crate) async fn phone_with(driver: &Driver, flags: &[String]) -> Client {
+    let mut args = vec![
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect::<Vec<_>>();
+    args.extend(flags.iter().cloned());
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),
         json!({"binary": CHROMIUM,
                "mobileEmulation": {"deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 3.0, "touch": true}},
-               "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                        "--disable-quic", "--no-first-run", "--disable-background-networking",
-                        "--disable-component-update", "--disable-sync"]}),
+               "args": args}),
     );
     ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
         .capabilities(caps)

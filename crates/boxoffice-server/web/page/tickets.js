@@ -1,0 +1,113 @@
+// An order's tickets on the buyer's page: each with its QR code, seat, event and ticket
+// type, and one PDF of them all. Both are the buyer's alone, so they are fetched with the
+// buyer's token and shown from blob URLs. Also the page of `/?order=<id>`: the order and
+// its tickets, to show at the door.
+
+import { request } from "../core/api.js";
+import { dateTime } from "../core/format.js";
+import { $, buyer, api, read } from "./shared.js";
+
+const STATUS = { valid: "Valid", redeemed: "Used", revoked: "Cancelled" };
+
+// Each object URL made for this order's QR codes, let go when the order is drawn again.
+let urls = [];
+
+// Draws `order`'s tickets into `box` (an element of the page): nothing for an order that
+// is not paid, whose seats are no tickets yet.
+export async function renderTickets(order, box) {
+  for (const url of urls) URL.revokeObjectURL(url);
+  urls = [];
+  box.replaceChildren();
+  box.hidden = order.status !== "paid";
+  if (box.hidden) return;
+  const { tickets } = await api("GET", `/v1/orders/${encodeURIComponent(order.order_id)}/tickets`);
+  const events = new Map();
+  for (const t of tickets) if (!events.has(t.event_id)) events.set(t.event_id, null);
+  await Promise.all([...events.keys()].map(async (id) => {
+    events.set(id, await read("/v1/events/" + encodeURIComponent(id)).catch(() => null));
+  }));
+
+  const heading = document.createElement("h3");
+  heading.textContent = tickets.length === 1 ? "Your ticket" : `Your ${tickets.length} tickets`;
+  const hint = document.createElement("p");
+  hint.className = "hint";
+  hint.textContent = "Show the code at the door, on this screen or printed.";
+  const pdf = document.createElement("button");
+  pdf.type = "button";
+  pdf.id = "tickets-pdf";
+  pdf.textContent = "Download the tickets (PDF)";
+  pdf.onclick = () => download(order.order_id, pdf);
+  const list = document.createElement("ul");
+  list.className = "ticket-list";
+  box.append(heading, hint, pdf, list);
+
+  for (const t of tickets) {
+    const event = events.get(t.event_id);
+    const li = document.createElement("li");
+    li.className = "ticket";
+    li.dataset.ticketId = t.id;
+    li.dataset.status = t.status;
+    const img = document.createElement("img");
+    img.width = 148;
+    img.height = 148;
+    img.alt = "Entry code of the ticket for " + t.label;
+    const text = document.createElement("div");
+    const seat = document.createElement("strong");
+    seat.textContent = t.label;
+    const what = document.createElement("span");
+    const type = event && event.ticket_types.find((k) => k.code === t.ticket_type);
+    what.textContent = (type ? type.name : t.ticket_type) + " · " + (STATUS[t.status] || t.status);
+    const when = document.createElement("span");
+    when.textContent = event ? event.name + ", " + dateTime(event.starts_at) : "";
+    text.append(seat, what, when);
+    li.append(img, text);
+    list.append(li);
+    if (t.status !== "revoked") {
+      request("GET", `/v1/tickets/${encodeURIComponent(t.id)}/qr.svg`, { token: buyer.token, blob: true })
+        .then((svg) => {
+          const url = URL.createObjectURL(svg);
+          urls.push(url);
+          img.src = url;
+        })
+        .catch(() => { img.alt = "The entry code could not be loaded: reload the page."; });
+    } else {
+      img.hidden = true;
+    }
+  }
+  box.dataset.tickets = String(tickets.length);
+}
+
+// The PDF of the order's tickets, saved as a file.
+async function download(orderId, button) {
+  button.disabled = true;
+  try {
+    const pdf = await request("GET", `/v1/orders/${encodeURIComponent(orderId)}/tickets.pdf`, { token: buyer.token, blob: true });
+    const url = URL.createObjectURL(pdf);
+    const a = document.createElement("a");
+    a.href = url;
+    a.download = `tickets-${orderId}.pdf`;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// `/?order=<id>`: the signed-in buyer's order and its tickets, without the map.
+export async function showOrderPage(id, showOrder) {
+  const order = await api("GET", "/v1/orders/" + encodeURIComponent(id));
+  const page = $("order-page");
+  page.hidden = false;
+  const event = order.event_id ? await read("/v1/events/" + encodeURIComponent(order.event_id)).catch(() => null) : null;
+  $("order-page-name").textContent = event ? event.name : "Your order";
+  $("order-page-meta").textContent = event ? dateTime(event.starts_at) : "";
+  if (event) {
+    const back = $("order-page-map");
+    back.href = "/?event=" + encodeURIComponent(event.id);
+    back.hidden = false;
+  }
+  document.title = ($("order-page-name").textContent) + " · your tickets · Boxoffice";
+  showOrder(order, $("order-page-box"));
+}
