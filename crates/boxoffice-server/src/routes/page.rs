@@ -58,6 +58,7 @@ const ASSETS: &[(&str, &str)] = &[
     web!("admin/seats.js"),
     web!("admin/shared.js"),
     web!("admin/venues.js"),
+    web!("scan/camera.js"),
     web!("scan/entry.js"),
     web!("scan/main.js"),
     // jsQR (npm, Apache-2.0), vendored unchanged: the scanner's QR decoder where the
@@ -329,7 +330,11 @@ mod tests {
 
     #[test]
     fn no_web_file_is_longer_than_four_hundred_lines() {
-        for (path, text) in ASSETS.iter().chain(EMBED_MODULES) {
+        // Vendored code is kept as its package ships it.
+        let ours = ASSETS
+            .iter()
+            .filter(|(path, _)| !path.starts_with("vendor/"));
+        for (path, text) in ours.chain(EMBED_MODULES) {
             let lines = text.lines().count();
             assert!(lines <= 400, "{path} has {lines} lines");
         }

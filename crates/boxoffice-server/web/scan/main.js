@@ -9,6 +9,7 @@
 import { Problem, request } from "../core/api.js";
 import { dateTime } from "../core/format.js";
 import { Door, importKeys, judge, parseSecret, upload } from "./entry.js";
+import { watch } from "./camera.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -24,8 +25,6 @@ const REFRESH_EVERY_MS = 30_000;
 // How long a green answer to the camera fills the screen before scanning goes on. A red
 // one, and any answer to a typed code, stays until it is dismissed: a refusal is seen.
 const GREEN_SHOWN_MS = 1800;
-// A code in front of the camera is read again only after it was out of view this long.
-const SAME_CODE_MS = 3000;
 
 const scan = {
   eventId: null,
@@ -314,74 +313,16 @@ function hideAnswer() {
 
 // ---- the camera ----
 
-let lastCode = null, lastCodeAt = 0;
-
 async function startCamera() {
-  const state = $("camera-state");
-  const video = $("video");
-  try {
-    const stream = await navigator.mediaDevices.getUserMedia({
-      audio: false,
-      video: { facingMode: "environment", width: { ideal: 1280 }, height: { ideal: 720 } },
-    });
-    video.srcObject = stream;
-    await video.play();
-  } catch (e) {
-    state.textContent = "No camera: " + (e.name === "NotAllowedError" ? "the browser was not allowed to use it." : "none was found.") + " Type or paste codes below.";
-    return;
-  }
-  const detector = await qrDetector();
-  document.body.dataset.decoder = detector ? "BarcodeDetector" : "jsQR";
+  const on = await watch($("video"), {
+    failed: (why) => { $("camera-state").textContent = why; },
+    paused: () => !$("answer").hidden,
+    read: (text) => check(text, true),
+  });
+  if (!on) return;
+  document.body.dataset.decoder = on;
   $("camera").parentElement.dataset.on = "true";
   scan.cameraOn = true;
-  const canvas = document.createElement("canvas");
-  const context = canvas.getContext("2d", { willReadFrequently: true });
-  const frame = async () => {
-    if (video.readyState >= 2) {
-      const text = detector ? await detected(detector, video) : decoded(video, canvas, context);
-      const now = Date.now();
-      // A code still in view is not read again: it is read again once it was out of view
-      // a moment, or after another one.
-      const again = text && text === lastCode && now - lastCodeAt < SAME_CODE_MS;
-      if (text) lastCodeAt = now;
-      if (text && !again && $("answer").hidden) {
-        lastCode = text;
-        await check(text, true);
-      }
-    }
-    setTimeout(frame, 120);
-  };
-  frame();
-}
-
-async function qrDetector() {
-  if (!("BarcodeDetector" in window)) return null;
-  try {
-    const formats = await window.BarcodeDetector.getSupportedFormats();
-    return formats.includes("qr_code") ? new window.BarcodeDetector({ formats: ["qr_code"] }) : null;
-  } catch (_) {
-    return null;
-  }
-}
-
-async function detected(detector, video) {
-  try {
-    const codes = await detector.detect(video);
-    return codes.length ? codes[0].rawValue : null;
-  } catch (_) {
-    return null;
-  }
-}
-
-// One frame through jsQR, at most 800 pixels wide.
-function decoded(video, canvas, context) {
-  const scale = Math.min(1, 800 / video.videoWidth);
-  canvas.width = Math.round(video.videoWidth * scale);
-  canvas.height = Math.round(video.videoHeight * scale);
-  context.drawImage(video, 0, 0, canvas.width, canvas.height);
-  const image = context.getImageData(0, 0, canvas.width, canvas.height);
-  const code = window.jsQR(image.data, image.width, image.height, { inversionAttempts: "dontInvert" });
-  return code ? code.data : null;
 }
 
 // ---- start ----
