@@ -17,7 +17,7 @@ use crate::helpers::{
 };
 
 /// Opens `url` and waits until its map is drawn and live.
-async fn open_at(page: &Client, url: &str) {
+pub(crate) async fn open_at(page: &Client, url: &str) {
     page.goto(url).await.unwrap();
     wait_for(
         page,

@@ -5,7 +5,9 @@
 //! refusal full screen, and, with its network cut by the test, checks tickets alone,
 //! queues its check-ins and uploads them when the network returns. The console links a
 //! check-in key to the scanner and shows the door's counts on the event's dashboard.
-//! Node's test runner checks the scanner's offline judgement (`tests/js/`).
+//! Node's test runner checks the scanner's offline judgement (`tests/js/`). Long because
+//! the scanner's test is one story: a door's evening, camera to offline to upload, each
+//! step asserting on the state the step before left.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -14,6 +16,7 @@ use fantoccini::Client;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::buyer_page::open_at;
 use crate::helpers::proxy::ChaosProxy;
 use crate::helpers::{
     assert_accessible, browser, buy, click, click_seat, driver, find, phone, phone_with, press,
@@ -21,20 +24,12 @@ use crate::helpers::{
     LIVE_WITHIN, LOADS_WITHIN, ONE_AT_A_TIME,
 };
 use crate::organizations::key;
+use crate::tickets::{summary, tickets_of};
 
 const JSQR: &str = include_str!("../../../../vendor/jsqr/jsQR.js");
 
 async fn tickets(app: &TestApp, order: &str, who: &As) -> Vec<Value> {
-    let (status, body) = app
-        .send(
-            Method::GET,
-            &format!("/v1/orders/{order}/tickets"),
-            who,
-            None,
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["tickets"].as_array().unwrap().clone()
+    tickets_of(app, &format!("/v1/orders/{order}/tickets"), who).await
 }
 
 fn secrets(tickets: &[Value]) -> Vec<Value> {
@@ -85,14 +80,9 @@ async fn a_buyer_sees_their_tickets_once_bought_and_again_at_the_orders_address(
     let driver = driver().await;
     let page = browser(&driver).await;
     let token = app.user_token("ada");
-    page.goto(&format!("{}/?event={event}#buyer_token={token}", app.base))
-        .await
-        .unwrap();
-    wait_for(
+    open_at(
         &page,
-        LOADS_WITHIN,
-        "return document.getElementById('live').dataset.state === 'live' && document.querySelectorAll('#map .seat').length > 0",
-        json!(true),
+        &format!("{}/?event={event}#buyer_token={token}", app.base),
     )
     .await;
     click_seat(&page, "stalls-B-2").await;
@@ -329,16 +319,7 @@ fn said(result: &str, title: &str, detail: &str) -> Value {
 }
 
 async fn door(app: &TestApp, event: &str) -> Value {
-    let (status, body) = app
-        .send(
-            Method::GET,
-            &format!("/v1/events/{event}/checkins/summary"),
-            &As::Admin,
-            None,
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body
+    summary(app, event, &As::Admin).await
 }
 
 async fn secret_of(app: &TestApp, order: &Value) -> String {

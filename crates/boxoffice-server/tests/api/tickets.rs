@@ -19,7 +19,7 @@ use crate::helpers::{buy, race, spawn_app, spawn_race_app_on, tally, As, TestApp
 use crate::organizations::key;
 use crate::signing_keys::organization_with_event;
 
-async fn tickets_of(app: &TestApp, path: &str, who: &As) -> Vec<Value> {
+pub(crate) async fn tickets_of(app: &TestApp, path: &str, who: &As) -> Vec<Value> {
     let (status, body) = app.send(Method::GET, path, who, None).await;
     assert_eq!(status, StatusCode::OK, "{path}: {body}");
     body["tickets"].as_array().unwrap().clone()
@@ -44,7 +44,7 @@ fn scan(secret: &Value, nonce: &str) -> Value {
     json!({"secret": secret, "nonce": nonce, "gate": "North"})
 }
 
-async fn summary(app: &TestApp, event: &str, who: &As) -> Value {
+pub(crate) async fn summary(app: &TestApp, event: &str, who: &As) -> Value {
     let (status, body) = app
         .send(
             Method::GET,
