@@ -14,7 +14,7 @@
 use boxoffice_core::access::Role;
 use boxoffice_core::availability::{EventSeat, SeatCounts, SeatState, SeatStatus};
 use boxoffice_core::event::{
-    AllocationEntry, Channel, EntrySettings, GaArea, QueueSettings, TicketType,
+    AllocationEntry, ChangeSettings, Channel, EntrySettings, GaArea, QueueSettings, TicketType,
 };
 use boxoffice_core::hold::{OrderStatus, PricedSeat};
 use boxoffice_core::ids::{EventId, KeyId, OrganizationId, SeasonId, VenueId};
@@ -169,10 +169,13 @@ pub struct EventView {
     /// How its tickets are let in.
     #[serde(default)]
     pub entry: EntrySettings,
+    /// Who may change its sold seats.
+    #[serde(default)]
+    pub changes: ChangeSettings,
 }
 
-/// Body of `PATCH /v1/events/{id}` (admin): the settings to change. Only the waiting room
-/// and how tickets are let in can change after creation; `"queue": null` removes the
+/// Body of `PATCH /v1/events/{id}` (admin): the settings to change. Only the waiting room,
+/// how tickets are let in and who may change sold seats can change after creation; `"queue": null` removes the
 /// waiting room.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -188,6 +191,9 @@ pub struct EventPatch {
     /// How tickets are let in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entry: Option<EntrySettings>,
+    /// Who may change sold seats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<ChangeSettings>,
 }
 
 /// A field that is present, even as `null` (`Some(None)`), apart from one left out (`None`).
@@ -591,6 +597,64 @@ pub struct OrderView {
     /// The payment provider's reference of its payment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payment_reference: Option<String>,
+}
+
+/// Body of `POST /v1/orders/{id}/moves`: seats of the order, each moved to another seat,
+/// all or none.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MovesBody {
+    /// 1 to 100 moves, each `from` a seat of the order and `to` a free seat, all distinct.
+    pub moves: Vec<SeatMove>,
+}
+
+/// One seat moved.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeatMove {
+    /// The order's seat.
+    pub from: String,
+    /// The seat it moves to.
+    pub to: String,
+}
+
+/// An order after its seats changed, and what the change did to its total.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ChangedOrder {
+    /// The order now.
+    #[serde(flatten)]
+    pub order: OrderView,
+    /// The new total less the old: what the buyer owes (positive) or is owed (negative).
+    pub price_difference_cents: i64,
+}
+
+/// Body of `POST /v1/events/{id}/swaps`: a seat of one order for a seat of another.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SwapBody {
+    /// One order's seat.
+    pub a: SwapSide,
+    /// The other order's seat.
+    pub b: SwapSide,
+}
+
+/// One side of a swap.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SwapSide {
+    /// The order, paid, of the event.
+    pub order_id: Uuid,
+    /// A seat of that order.
+    pub seat: String,
+}
+
+/// The two orders of a swap, after it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Swapped {
+    /// The order of `a`, with `b`'s seat now.
+    pub a: ChangedOrder,
+    /// The order of `b`, with `a`'s seat now.
+    pub b: ChangedOrder,
 }
 
 /// Body of `POST /v1/orders/{id}/payment`: a payment the platform's provider confirmed.

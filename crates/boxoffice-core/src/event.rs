@@ -95,6 +95,19 @@ pub struct EventSpec {
     /// How tickets are let in at the door (default: each once).
     #[serde(default)]
     pub entry: EntrySettings,
+    /// Who may change sold seats, and until when (default: staff alone).
+    #[serde(default)]
+    pub changes: ChangeSettings,
+}
+
+/// Who may move sold seats of an event (`changes` on create and on `PATCH
+/// /v1/events/{id}`): staff always; a buyer their own order's, until `buyer_moves_until`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeSettings {
+    /// Until when buyers may move the seats of their own orders (null: never).
+    #[serde(default)]
+    pub buyer_moves_until: Option<DateTime<Utc>>,
 }
 
 /// How an event's tickets are let in (`entry` on create and on `PATCH /v1/events/{id}`).
@@ -328,6 +341,8 @@ pub struct NewEvent {
     pub queue: Option<QueueSettings>,
     /// How tickets are let in.
     pub entry: EntrySettings,
+    /// Who may change sold seats.
+    pub changes: ChangeSettings,
 }
 
 /// Checks the channels' codes and names; answers their codes, for the allocations to name.
@@ -452,6 +467,7 @@ impl EventSpec {
             allocations,
             queue: self.queue,
             entry: self.entry,
+            changes: self.changes,
         })
     }
 

@@ -123,6 +123,13 @@ pub const ROUTES: &[(Method, &str, Right)] = &[
     (Method::GET, "/v1/orders/{id}", Right::ReadOrders),
     (Method::POST, "/v1/orders/{id}/payment", Right::ChangeOrders),
     (Method::POST, "/v1/orders/{id}/cancel", Right::ChangeOrders),
+    (Method::POST, "/v1/orders/{id}/moves", Right::ChangeOrders),
+    (Method::POST, "/v1/events/{id}/swaps", Right::ChangeOrders),
+    (
+        Method::POST,
+        "/v1/orders/{id}/events/{event_id}/reclaim",
+        Right::ChangeOrders,
+    ),
     (
         Method::POST,
         "/v1/orders/{id}/events/{event_id}/release",

@@ -122,6 +122,10 @@ pub enum ApiError {
     /// before, or the order was cancelled.
     #[error("this season order's seats were released for this event before")]
     AlreadyReleased,
+    /// 409 `order_not_changeable`: the order's seats cannot change now (it is not paid, or
+    /// the season night was not released); nothing changed.
+    #[error("{0}")]
+    NotChangeable(&'static str),
     /// 409 `payment_window_closed`: the order's `pay_by` passed (it expired), or it was
     /// cancelled; nothing was paid.
     #[error("{0}")]
@@ -249,6 +253,7 @@ impl ApiError {
             | ApiError::AlreadyPaid
             | ApiError::AlreadyReleased
             | ApiError::PaymentWindowClosed(_)
+            | ApiError::NotChangeable(_)
             | ApiError::SlugTaken
             | ApiError::AlreadyRedeemed { .. }
             | ApiError::SoldOut(_) => StatusCode::CONFLICT,
@@ -288,6 +293,7 @@ impl ApiError {
             ApiError::AlreadyPaid => "already_paid",
             ApiError::AlreadyReleased => "already_released",
             ApiError::PaymentWindowClosed(_) => "payment_window_closed",
+            ApiError::NotChangeable(_) => "order_not_changeable",
             ApiError::SlugTaken => "slug_taken",
             ApiError::SoldOut(_) => "sold_out",
             ApiError::RequestTimeout => "request_timeout",
@@ -324,6 +330,7 @@ impl ApiError {
             ApiError::AlreadyPaid => "Already paid",
             ApiError::AlreadyReleased => "Already released",
             ApiError::PaymentWindowClosed(_) => "Payment window closed",
+            ApiError::NotChangeable(_) => "Order not changeable",
             ApiError::SlugTaken => "Slug taken",
             ApiError::SoldOut(_) => "Sold out",
             ApiError::RequestTimeout => "Request timeout",
@@ -517,6 +524,7 @@ impl From<boxoffice_service::Error> for ApiError {
             Error::AlreadyPaid => ApiError::AlreadyPaid,
             Error::AlreadyReleased => ApiError::AlreadyReleased,
             Error::PaymentWindowClosed(why) => ApiError::PaymentWindowClosed(why),
+            Error::NotChangeable(why) => ApiError::NotChangeable(why),
             Error::SoldOut(left) => ApiError::SoldOut(left),
             Error::RateLimited(wait) => ApiError::RateLimited(wait),
             Error::Unavailable {
@@ -583,6 +591,7 @@ mod tests {
             (ApiError::HoldNotLive, 409, "hold_not_live"),
             (ApiError::AlreadyPaid, 409, "already_paid"),
             (ApiError::AlreadyReleased, 409, "already_released"),
+            (ApiError::NotChangeable("x"), 409, "order_not_changeable"),
             (
                 ApiError::PaymentWindowClosed("x"),
                 409,

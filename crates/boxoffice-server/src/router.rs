@@ -20,8 +20,8 @@ use utoipa_axum::routes;
 use crate::error::ApiError;
 use crate::middleware::{compression, cors, head_size, request_span, timeout, REQUEST_ID};
 use crate::routes::{
-    admin, audit, availability, bookings, events, holds, ops, orders, organizations, page, pay,
-    queue, seasons, sessions, stream, tickets, venues, waitlist, webhooks,
+    admin, audit, availability, bookings, changes, events, holds, ops, orders, organizations, page,
+    pay, queue, seasons, sessions, stream, tickets, venues, waitlist, webhooks,
 };
 use crate::state::AppState;
 
@@ -102,6 +102,9 @@ fn api(import_bytes: usize) -> (Router<AppState>, Router<AppState>, OpenApiDoc) 
         .routes(routes!(orders::cancel_order))
         .routes(routes!(orders::pay_order))
         .routes(routes!(orders::release_night))
+        .routes(routes!(changes::move_seats))
+        .routes(routes!(changes::swap))
+        .routes(routes!(changes::reclaim_night))
         .routes(routes!(queue::join_queue))
         .routes(routes!(queue::queue_status))
         .routes(routes!(queue::poll_queue, queue::leave_queue))

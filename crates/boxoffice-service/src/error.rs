@@ -126,6 +126,10 @@ pub enum Error {
     /// cancelled).
     #[error("this season order's seats were released for this event before")]
     AlreadyReleased,
+    /// The order's seats cannot change now: why (it is not paid; the night was not
+    /// released).
+    #[error("{0}")]
+    NotChangeable(&'static str),
     /// The order can no longer be paid: why (its window closed, or it was cancelled).
     #[error("{0}")]
     PaymentWindowClosed(&'static str),

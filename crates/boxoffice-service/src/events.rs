@@ -9,7 +9,7 @@ use boxoffice_api::{
 };
 use boxoffice_core::availability::SeatCounts;
 use boxoffice_core::event::{
-    resolve_allocations, EntrySettings, EventSpec, QueueSettings, WithdrawSpec,
+    resolve_allocations, ChangeSettings, EntrySettings, EventSpec, QueueSettings, WithdrawSpec,
 };
 use boxoffice_core::ids::{EventId, OrganizationId};
 use boxoffice_core::validation::ValidationErrors;
@@ -108,6 +108,7 @@ pub async fn view(state: &Services, id: EventId) -> Result<(EventView, bool), Er
         channels: record.channels,
         queue: record.queue,
         entry: record.entry,
+        changes: record.changes,
     };
     Ok((view, availability.holds_unknown))
 }
@@ -139,6 +140,19 @@ pub async fn set_entry(
     actor: Option<&Actor>,
 ) -> Result<(), Error> {
     if !events::set_entry(&state.pool, id, entry, actor).await? {
+        return Err(Error::EventNotFound);
+    }
+    Ok(())
+}
+
+/// Sets who may change the event's sold seats.
+pub async fn set_changes(
+    state: &Services,
+    id: EventId,
+    changes: ChangeSettings,
+    actor: Option<&Actor>,
+) -> Result<(), Error> {
+    if !events::set_changes(&state.pool, id, changes, actor).await? {
         return Err(Error::EventNotFound);
     }
     Ok(())

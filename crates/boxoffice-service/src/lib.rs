@@ -52,6 +52,7 @@ pub mod availability;
 pub mod basket;
 pub mod best_available;
 pub mod bookings;
+pub mod changes;
 pub mod error;
 pub mod events;
 pub mod health;

@@ -34,7 +34,7 @@ pub enum Checkout {
     Existing(LabelledOrder),
 }
 
-async fn labelled(state: &Services, order: Order) -> Result<LabelledOrder, Error> {
+pub(crate) async fn labelled(state: &Services, order: Order) -> Result<LabelledOrder, Error> {
     let map = event_layout(state, order.event_id).await?;
     Ok(LabelledOrder {
         seats: priced(&map, &order.seats),

@@ -104,7 +104,8 @@ pub async fn get_event(
 }
 
 /// Changes an event's settings: its waiting room (`{"queue": {...}}`, or `null` for none)
-/// and how its tickets are let in (`{"entry": {"reentry": true}}`).
+/// how its tickets are let in (`{"entry": {"reentry": true}}`) and until when buyers may
+/// move their seats (`{"changes": {"buyer_moves_until": "<RFC 3339>"}}`).
 /// Answers the event as `GET /v1/events/{id}` does.
 #[utoipa::path(patch, path = "/v1/events/{id}", tag = "events", request_body = EventPatch,
     params(("id" = String, Path, description = "Event id")),
@@ -130,6 +131,9 @@ pub async fn patch_event(
     }
     if let Some(entry) = patch.entry {
         events::set_entry(&state, event, entry, Some(&staff.actor())).await?;
+    }
+    if let Some(changes) = patch.changes {
+        events::set_changes(&state, event, changes, Some(&staff.actor())).await?;
     }
     get_event(State(state), Path(id)).await
 }

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod audit;
 pub mod availability;
 pub mod bookings;
+pub mod changes;
 pub mod events;
 pub mod holds;
 pub mod ops;

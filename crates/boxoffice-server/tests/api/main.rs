@@ -15,6 +15,7 @@ mod best_available;
 mod bookings;
 mod browser;
 mod buyer_page;
+mod changes;
 mod channels;
 mod checkouts_together;
 mod claim_rules;

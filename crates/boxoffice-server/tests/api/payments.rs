@@ -61,8 +61,7 @@ async fn topics(app: &TestApp, order: &Value) -> Vec<String> {
 
 /// `POST /v1/orders/{id}/cancel` as `who`.
 async fn cancel(app: &TestApp, id: &str, who: &As) -> (StatusCode, Value) {
-    app.send(Method::POST, &format!("/v1/orders/{id}/cancel"), who, None)
-        .await
+    app.cancel_order(id, who).await
 }
 
 fn at(value: &Value) -> DateTime<Utc> {

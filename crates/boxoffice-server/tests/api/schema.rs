@@ -28,6 +28,7 @@ const EVENT_SCOPED: &[&str] = &[
     "season_partial_event",
     "ga_ticket",
     "revoked_ticket",
+    "resale_listing",
     "ticket_entry",
     "checkin",
 ];

@@ -10,7 +10,7 @@ use crate::helpers::seasons::season;
 use crate::helpers::stores::Store;
 use crate::helpers::{race, spawn_app_on, spawn_race_app_on, tally, As, TestApp};
 
-async fn hold(app: &TestApp, season: &str, who: &str, body: Value) -> String {
+pub(crate) async fn hold(app: &TestApp, season: &str, who: &str, body: Value) -> String {
     let (status, held) = app
         .send(
             Method::POST,
@@ -23,7 +23,12 @@ async fn hold(app: &TestApp, season: &str, who: &str, body: Value) -> String {
     held["hold_token"].as_str().unwrap().to_owned()
 }
 
-async fn order(app: &TestApp, season: &str, who: &As, token: &str) -> (StatusCode, Value) {
+pub(crate) async fn order(
+    app: &TestApp,
+    season: &str,
+    who: &As,
+    token: &str,
+) -> (StatusCode, Value) {
     app.send(
         Method::POST,
         &format!("/v1/seasons/{season}/orders"),
@@ -33,7 +38,12 @@ async fn order(app: &TestApp, season: &str, who: &As, token: &str) -> (StatusCod
     .await
 }
 
-async fn release(app: &TestApp, order: &str, event: &str, who: &As) -> (StatusCode, Value) {
+pub(crate) async fn release(
+    app: &TestApp,
+    order: &str,
+    event: &str,
+    who: &As,
+) -> (StatusCode, Value) {
     app.send(
         Method::POST,
         &format!("/v1/orders/{order}/events/{event}/release"),

@@ -559,14 +559,7 @@ async fn cancelled_bookings_and_released_nights_revoke_their_tickets_for_online_
     assert_eq!(body["revoked"], json!([]));
 
     let id = order["order_id"].as_str().unwrap();
-    let (status, _) = app
-        .send(
-            Method::POST,
-            &format!("/v1/orders/{id}/cancel"),
-            &alice,
-            None,
-        )
-        .await;
+    let (status, _) = app.cancel_order(id, &alice).await;
     assert_eq!(status, StatusCode::OK);
     let (status, _) = app
         .send(
@@ -712,15 +705,9 @@ async fn exits_re_entry_and_offline_uploads_are_counted_at_the_door() {
         (status, body["code"].as_str()),
         (StatusCode::CONFLICT, Some("already_redeemed"))
     );
-    let (status, patched) = app
-        .send(
-            Method::PATCH,
-            &format!("/v1/events/{event}"),
-            &As::Admin,
-            Some(&json!({"entry": {"reentry": true}})),
-        )
+    let patched = app
+        .patch_event(&event, &json!({"entry": {"reentry": true}}))
         .await;
-    assert_eq!(status, StatusCode::OK, "{patched}");
     assert_eq!(patched["entry"], json!({"reentry": true}));
     let (status, _) = check_in(
         &app,

@@ -58,14 +58,7 @@ async fn bought(app: &TestApp, event: &str, who: &As, seats: &[&str]) -> String 
 }
 
 async fn cancel(app: &TestApp, order: &str) -> StatusCode {
-    app.send(
-        Method::POST,
-        &format!("/v1/orders/{order}/cancel"),
-        &As::Admin,
-        None,
-    )
-    .await
-    .0
+    app.cancel_order(order, &As::Admin).await.0
 }
 
 fn offered_seats(entry: &Value) -> Vec<&str> {

@@ -437,7 +437,23 @@ pub async fn scan(pool: &PgPool, scan: &Scan<'_>) -> Result<ScanOutcome, StoreEr
     }
     let ticket = match find(&mut tx, scan.ticket_id).await? {
         Some(ticket) if ticket.event_id == scan.event => ticket,
-        _ => return Ok(ScanOutcome::Unknown),
+        Some(_) => return Ok(ScanOutcome::Unknown),
+        // A seat moved, swapped or resold left its order with its row: its ticket is only
+        // in the revocation list.
+        None => {
+            let revoked: bool = sqlx::query_scalar(
+                "select exists (select 1 from revoked_ticket where event_id = $1 and ticket_id = $2)",
+            )
+            .bind(scan.event.0)
+            .bind(scan.ticket_id)
+            .fetch_one(&mut *tx)
+            .await?;
+            return Ok(if revoked {
+                ScanOutcome::Revoked
+            } else {
+                ScanOutcome::Unknown
+            });
+        }
     };
     if ticket.status == TicketStatus::Revoked {
         return Ok(ScanOutcome::Revoked);

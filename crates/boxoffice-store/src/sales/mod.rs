@@ -14,6 +14,7 @@
 //! - [`passes`]: the waiting-room passes a sale ends.
 //! - [`seasons`]: season orders, their cancellation and their nights released.
 //! - [`together`]: checkouts committed together, for either store.
+//! - [`changes`]: sold seats moved, swapped, or a season night taken back.
 
 use async_trait::async_trait;
 use boxoffice_core::hold::{CancelOutcome, CheckoutOutcome, ClaimedSeat, Offer, Order, PayOutcome};
@@ -26,6 +27,7 @@ use crate::error::{retry_contention, Constraint};
 use crate::pg::audit::{self, Actor, By, Change};
 use crate::StoreError;
 
+pub mod changes;
 pub mod lapsing;
 pub mod orders;
 pub mod passes;
@@ -84,6 +86,21 @@ impl Passing<'_> {
             Passing::LapsedOffer(lapsed) => lapsed.event,
         }
     }
+}
+
+/// Seats that changed hands between sold orders ([`changes`]), as a hold store is told.
+#[derive(Clone, Copy, Debug)]
+pub struct Changed<'a> {
+    /// The event.
+    pub event: EventId,
+    /// The hold whose seats the change took for an order (a move, a night taken back):
+    /// its token, buyer and seats.
+    pub hold: Option<(Uuid, &'a UserId, &'a [ClaimedSeat])>,
+    /// Seats now sold to another order: each order's hold token and buyer, and the seats.
+    pub gained: &'a [(Uuid, UserId, Vec<String>)],
+    /// Seats that left every order, free again (or offered to the waiting list in the
+    /// change's transaction).
+    pub freed: &'a [String],
 }
 
 /// What a hold store does around the Postgres transactions of a sale.
@@ -192,6 +209,24 @@ pub trait SaleSeats: Send + Sync {
         seats: &[String],
         from: Option<Uuid>,
     ) -> Result<Vec<Offer>, StoreError>;
+
+    /// Sold seats change hands in `tx` ([`changes`]), before it commits: a store that keeps
+    /// the sold seats' holds in Postgres gives them to their new orders there, and lets
+    /// the freed ones go (before the waiting list is offered them).
+    async fn changed_in_tx(
+        &self,
+        tx: &mut PgConnection,
+        change: &Changed<'_>,
+    ) -> Result<(), StoreError> {
+        let _ = (tx, change);
+        Ok(())
+    }
+
+    /// The transaction of `change` committed: a store outside Postgres marks the hold's
+    /// seats sold and puts the freed ones on sale. Doing it twice changes nothing.
+    async fn changed(&self, change: &Changed<'_>) {
+        let _ = change;
+    }
 
     /// The transaction that passed on `passing`'s seats committed: what no offer took goes
     /// on general sale.

@@ -384,6 +384,18 @@ async fn lock_order(tx: &mut PgConnection, order_id: Uuid) -> Result<Option<Orde
     .await?)
 }
 
+/// The order `order_id` with its seats, its row locked for update in the caller's
+/// transaction.
+pub(crate) async fn lock(
+    tx: &mut PgConnection,
+    order_id: Uuid,
+) -> Result<Option<Order>, StoreError> {
+    match lock_order(tx, order_id).await? {
+        Some(row) => Ok(Some(with_seats(tx, row).await?)),
+        None => Ok(None),
+    }
+}
+
 /// The pending order `order_id`, locked for its payment: `Err` with the answer when it is
 /// not pending (paid before, expired, cancelled, or no such order).
 pub async fn lock_for_payment(

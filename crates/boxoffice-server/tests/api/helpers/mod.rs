@@ -281,6 +281,22 @@ impl TestApp {
             .await
     }
 
+    /// `POST /v1/orders/{id}/cancel` as `who`.
+    pub async fn cancel_order(&self, id: &str, who: &As) -> (StatusCode, Value) {
+        let path = format!("/v1/orders/{id}/cancel");
+        self.send(Method::POST, &path, who, None).await
+    }
+
+    /// `PATCH /v1/events/{event}` as admin with `body`; the event it answers.
+    pub async fn patch_event(&self, event: &str, body: &Value) -> Value {
+        let path = format!("/v1/events/{event}");
+        let (status, patched) = self
+            .send(Method::PATCH, &path, &As::Admin, Some(body))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{patched}");
+        patched
+    }
+
     /// Who `user` is, as a bearer of a user token signed with this server's secret.
     pub fn buyer(&self, user: &str) -> As {
         As::Token(self.user_token(user))

@@ -2,7 +2,9 @@
 //! event records here, and a file a job beside it (allocation changes, waiting-room
 //! settings, what availability reads).
 
-use boxoffice_core::event::{Channel, EntrySettings, GaArea, NewEvent, QueueSettings, TicketType};
+use boxoffice_core::event::{
+    ChangeSettings, Channel, EntrySettings, GaArea, NewEvent, QueueSettings, TicketType,
+};
 use boxoffice_core::ids::{EventId, OrganizationId, VenueId};
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
@@ -17,7 +19,7 @@ mod state;
 use allocations::upsert_allocations;
 pub use allocations::{change_allocations, AllocationChange, AllocationOutcome};
 use queue_settings::write_queue;
-pub use queue_settings::{queue, queued_events, set_entry, set_queue};
+pub use queue_settings::{queue, queued_events, set_changes, set_entry, set_queue};
 pub use state::{event_state, layout_version, seat_map, shapes, EventState, GaLeft, SeatMapRead};
 
 /// An event as listed.
@@ -65,6 +67,8 @@ pub struct EventRecord {
     pub queue: Option<QueueSettings>,
     /// How its tickets are let in.
     pub entry: EntrySettings,
+    /// Who may change its sold seats.
+    pub changes: ChangeSettings,
 }
 
 /// An event's settings for holds. They never change once the event is created, so a
@@ -157,8 +161,8 @@ pub async fn insert_event(
         "insert into event (event_id, venue_id, name, starts_at, hold_ttl_seconds,
                             max_hold_seconds, max_seats_per_user, section_order,
                             payment_window_seconds, waitlist_offer_seconds, organization_id,
-                            entry_reentry)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                            entry_reentry, buyer_moves_until)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     )
     .bind(id.0)
     .bind(event.venue_id.0)
@@ -172,6 +176,7 @@ pub async fn insert_event(
     .bind(event.waitlist_offer_seconds as i32)
     .bind(organization.0)
     .bind(event.entry.reentry)
+    .bind(event.changes.buyer_moves_until)
     .execute(&mut *tx)
     .await?;
 
@@ -238,6 +243,7 @@ pub async fn insert_event(
                 "seats_allocated": event.allocations.len(),
                 "queue": event.queue,
                 "entry": event.entry,
+                "changes": event.changes,
             }),
         };
         audit::write(&mut tx, actor, &change).await?;
@@ -276,6 +282,7 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         i32,
         uuid::Uuid,
         bool,
+        Option<DateTime<Utc>>,
     );
     let Some((
         event_id,
@@ -290,10 +297,11 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         offer_seconds,
         organization_id,
         reentry,
+        buyer_moves_until,
     )) = sqlx::query_as::<_, Row>(
         "select event_id, name, venue_id, starts_at, hold_ttl_seconds, max_hold_seconds,
                 max_seats_per_user, section_order, payment_window_seconds, waitlist_offer_seconds,
-                organization_id, entry_reentry
+                organization_id, entry_reentry, buyer_moves_until
            from event where event_id = $1",
     )
     .bind(id.0)
@@ -359,6 +367,7 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         channels: channels(pool, id).await?,
         queue: queue(pool, id).await?,
         entry: EntrySettings { reentry },
+        changes: ChangeSettings { buyer_moves_until },
     }))
 }
 

@@ -1,7 +1,7 @@
 //! An event's settings that change after creation: its waiting room (the line itself
-//! lives in Redis) and how its tickets are let in.
+//! lives in Redis), how its tickets are let in, and who may change its sold seats.
 
-use boxoffice_core::event::{EntrySettings, QueueSettings};
+use boxoffice_core::event::{ChangeSettings, EntrySettings, QueueSettings};
 use boxoffice_core::ids::EventId;
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
@@ -83,28 +83,80 @@ pub async fn set_entry(
     entry: EntrySettings,
     actor: Option<&Actor>,
 ) -> Result<bool, StoreError> {
+    let setting = Setting {
+        name: "entry",
+        column: "entry_reentry",
+        settings: |reentry| EntrySettings { reentry },
+    };
+    set_column(pool, id, setting, entry.reentry, actor).await
+}
+
+/// Sets who may change the event's sold seats; false if there is no such event.
+pub async fn set_changes(
+    pool: &PgPool,
+    id: EventId,
+    changes: ChangeSettings,
+    actor: Option<&Actor>,
+) -> Result<bool, StoreError> {
+    let setting = Setting {
+        name: "changes",
+        column: "buyer_moves_until",
+        settings: |buyer_moves_until| ChangeSettings { buyer_moves_until },
+    };
+    set_column(pool, id, setting, changes.buyer_moves_until, actor).await
+}
+
+/// An event setting kept in one column of `event`.
+struct Setting<T, S> {
+    /// Its name in the API (and the audit entry).
+    name: &'static str,
+    /// The column.
+    column: &'static str,
+    /// The settings the column's value makes.
+    settings: fn(T) -> S,
+}
+
+/// Sets one column of the event to `value`, with staff's audit entry of the settings
+/// before and after when it changes; false if there is no such event.
+async fn set_column<T, S>(
+    pool: &PgPool,
+    id: EventId,
+    setting: Setting<T, S>,
+    value: T,
+    actor: Option<&Actor>,
+) -> Result<bool, StoreError>
+where
+    T: Copy + PartialEq + Send + Unpin,
+    T: for<'r> sqlx::Decode<'r, sqlx::Postgres> + for<'q> sqlx::Encode<'q, sqlx::Postgres>,
+    T: sqlx::Type<sqlx::Postgres>,
+    S: serde::Serialize,
+{
+    let column = setting.column;
     let mut tx = pool.begin().await?;
-    let before: Option<bool> =
-        sqlx::query_scalar("select entry_reentry from event where event_id = $1 for no key update")
-            .bind(id.0)
-            .fetch_optional(&mut *tx)
-            .await?;
+    let before: Option<T> = sqlx::query_scalar(&format!(
+        "select {column} from event where event_id = $1 for no key update"
+    ))
+    .bind(id.0)
+    .fetch_optional(&mut *tx)
+    .await?;
     let Some(before) = before else {
         return Ok(false);
     };
-    if before != entry.reentry {
-        sqlx::query("update event set entry_reentry = $2 where event_id = $1")
-            .bind(id.0)
-            .bind(entry.reentry)
-            .execute(&mut *tx)
-            .await?;
+    if before != value {
+        sqlx::query(&format!(
+            "update event set {column} = $2 where event_id = $1"
+        ))
+        .bind(id.0)
+        .bind(value)
+        .execute(&mut *tx)
+        .await?;
         if let Some(actor) = actor {
             let change = Change {
                 action: "event.updated",
                 target_type: "event",
                 target_id: id.to_string(),
                 changes: serde_json::json!({
-                    "entry": [EntrySettings { reentry: before }, entry]
+                    setting.name: [(setting.settings)(before), (setting.settings)(value)]
                 }),
             };
             audit::write(&mut tx, actor, &change).await?;

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::PgHoldStore;
 use crate::sales::together::Checkout;
-use crate::sales::{waitlist, Passing, SaleSeats, Taken};
+use crate::sales::{waitlist, Changed, Passing, SaleSeats, Taken};
 use crate::StoreError;
 
 #[async_trait]
@@ -129,6 +129,45 @@ impl SaleSeats for PgHoldStore {
             .fetch_all(&mut *tx)
             .await?;
         Ok((tokens.last().copied(), seats))
+    }
+
+    async fn changed_in_tx(
+        &self,
+        tx: &mut PgConnection,
+        change: &Changed<'_>,
+    ) -> Result<(), StoreError> {
+        // A sold seat's row is reserved under its order's hold token (or the order's id,
+        // paid after a window), which a cancellation lets go of: a seat gained carries its
+        // new order's from now on, and a seat freed has no row.
+        let (mut seats, mut tokens, mut users) = (Vec::new(), Vec::new(), Vec::new());
+        for (token, user, gained) in change.gained {
+            for seat in gained {
+                seats.push(seat.as_str());
+                tokens.push(*token);
+                users.push(user.as_str());
+            }
+        }
+        sqlx::query(
+            "update reservation r set hold_token = g.t, user_id = g.u
+               from unnest($2::text[], $3::uuid[], $4::text[]) as g (seat, t, u)
+              where r.event_id = $1 and r.seat_id = g.seat and r.status = 'R'",
+        )
+        .bind(change.event.0)
+        .bind(&seats)
+        .bind(&tokens)
+        .bind(&users)
+        .execute(&mut *tx)
+        .await?;
+        if !change.freed.is_empty() {
+            sqlx::query(
+                "delete from reservation where event_id = $1 and seat_id = any($2) and status = 'R'",
+            )
+            .bind(change.event.0)
+            .bind(change.freed)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Ok(())
     }
 
     async fn offer(

@@ -10,7 +10,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::*;
-use crate::sales::{waitlist, Passing, SaleSeats, Taken};
+use crate::sales::{waitlist, Changed, Passing, SaleSeats, Taken};
 
 #[async_trait]
 impl SaleSeats for RedisHoldStore {
@@ -187,6 +187,18 @@ impl SaleSeats for RedisHoldStore {
         Ok(offers)
     }
 
+    async fn changed(&self, change: &Changed<'_>) {
+        // Seats that only changed orders stay sold.
+        if let Some((token, user, seats)) = change.hold {
+            self.mark_sold(change.event, token, user, seats).await;
+        }
+        if !change.freed.is_empty() {
+            if let Err(e) = self.unsell_seats(change.event, change.freed).await {
+                tracing::warn!(event = %change.event, error = %e, "could not return seats moved away from to sale in redis");
+            }
+        }
+    }
+
     async fn passed(&self, passing: Passing<'_>) {
         match passing {
             Passing::Cancelled(order) => self.unsell(order).await,
@@ -331,23 +343,31 @@ impl RedisHoldStore {
             }
             return;
         }
-        let unsold = async {
-            let mut conn = self.conn().await?;
-            let event = order.event_id;
-            let mut call = self.scripts.unsell.key(keys::sold(event));
-            call.key(keys::sold_new(event))
-                .key(keys::sync(event))
-                .key(keys::loading(event));
-            for seat in &order.seats {
-                call.arg(&seat.seat_id);
-            }
-            call.invoke_async::<i64>(&mut conn)
-                .await
-                .map_err(redis_error)
-        };
-        if let Err(e) = unsold.await {
+        let seats: Vec<String> = order.seats.iter().map(|s| s.seat_id.clone()).collect();
+        if let Err(e) = self.unsell_seats(order.event_id, &seats).await {
             tracing::warn!(order = %order.order_id, error = %e, "could not return cancelled seats to sale in redis");
         }
+    }
+
+    /// Takes `seats` out of the event's sold seats in Redis, after Postgres freed them.
+    /// Should Redis be away, it refuses them until the event's next load from Postgres.
+    pub(super) async fn unsell_seats(
+        &self,
+        event: EventId,
+        seats: &[String],
+    ) -> Result<(), StoreError> {
+        let mut conn = self.conn().await?;
+        let mut call = self.scripts.unsell.key(keys::sold(event));
+        call.key(keys::sold_new(event))
+            .key(keys::sync(event))
+            .key(keys::loading(event));
+        for seat in seats {
+            call.arg(seat);
+        }
+        call.invoke_async::<i64>(&mut conn)
+            .await
+            .map_err(redis_error)
+            .map(drop)
     }
 
     /// Holds the seats of `offers` in Redis for them, taking each seat over from the hold
