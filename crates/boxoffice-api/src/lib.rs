@@ -657,6 +657,21 @@ pub struct Swapped {
     pub b: ChangedOrder,
 }
 
+/// Body of `POST /v1/orders/{id}/resale`: seats of the order to offer again.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResaleBody {
+    /// 1 to 100 distinct seats of the order.
+    pub seats: Vec<String>,
+}
+
+/// The seats an order lists for resale.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Listed {
+    /// Seat ids, sorted.
+    pub listed: Vec<String>,
+}
+
 /// Body of `POST /v1/orders/{id}/payment`: a payment the platform's provider confirmed.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -51,6 +51,8 @@ pub enum SeatStatus {
     Held,
     /// Part of an order.
     Sold,
+    /// Part of an order whose buyer offers it again: any buyer may hold and buy it.
+    Resale,
     /// Not allocated to any ticket type for this event.
     NotForSale,
 }
@@ -62,6 +64,7 @@ impl SeatStatus {
             SeatStatus::Available => "available",
             SeatStatus::Held => "held",
             SeatStatus::Sold => "sold",
+            SeatStatus::Resale => "resale",
             SeatStatus::NotForSale => "not_for_sale",
         }
     }
@@ -96,6 +99,8 @@ pub struct SeatCounts {
     pub sold: u32,
     /// Seats held back.
     pub not_for_sale: u32,
+    /// Seats sold and offered again by their buyers, free to hold.
+    pub resale: u32,
 }
 
 impl SeatCounts {
@@ -108,6 +113,7 @@ impl SeatCounts {
                 SeatStatus::Held => &mut counts.held,
                 SeatStatus::Sold => &mut counts.sold,
                 SeatStatus::NotForSale => &mut counts.not_for_sale,
+                SeatStatus::Resale => &mut counts.resale,
             } += 1;
         }
         counts
@@ -151,6 +157,7 @@ impl SeatMap {
     pub fn compose<'a>(
         &self,
         sold: impl IntoIterator<Item = &'a str>,
+        listed: impl IntoIterator<Item = &'a str>,
         held: impl IntoIterator<Item = &'a HeldSeat>,
     ) -> Vec<SeatState> {
         let mut states: Vec<SeatState> = self
@@ -165,6 +172,12 @@ impl SeatMap {
                 held_until: None,
             })
             .collect();
+        // A seat listed for resale is free to hold: a hold on it reads held.
+        for id in listed {
+            if let Some(&i) = self.by_id.get(id) {
+                states[i].status = SeatStatus::Resale;
+            }
+        }
         for h in held {
             if let Some(&i) = self.by_id.get(h.seat_id.as_str()) {
                 states[i] = SeatState {
@@ -229,7 +242,7 @@ mod tests {
                 held_until: until,
             },
         ];
-        let states = map.compose(["c", "unknown"], &held);
+        let states = map.compose(["c", "unknown"], [], &held);
         let statuses: Vec<_> = states.iter().map(|s| s.status).collect();
         assert_eq!(
             statuses,
@@ -248,7 +261,8 @@ mod tests {
                 available: 1,
                 held: 1,
                 sold: 1,
-                not_for_sale: 1
+                not_for_sale: 1,
+                resale: 0,
             }
         );
     }

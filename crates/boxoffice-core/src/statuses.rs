@@ -1,7 +1,7 @@
 //! Every seat's status in a few bytes: the compact form the live stream sends a page that
 //! already has the layout.
 //!
-//! Statuses come in layout order as runs: a letter (`a` available, `h` held, `s` sold,
+//! Statuses come in layout order as runs: a letter (`a` available, `h` held, `s` sold, `r` resale,
 //! `n` not for sale) followed by how many seats in a row have it, when more than one. A
 //! fresh 100,000-seat event is `a100000`; a busy one rarely takes more than a byte or two
 //! per seat. Each held seat's expiry follows separately, one per held seat in the same
@@ -42,6 +42,7 @@ fn letter(status: SeatStatus) -> char {
         SeatStatus::Available => 'a',
         SeatStatus::Held => 'h',
         SeatStatus::Sold => 's',
+        SeatStatus::Resale => 'r',
         SeatStatus::NotForSale => 'n',
     }
 }
@@ -51,6 +52,7 @@ fn status(letter: char) -> Option<SeatStatus> {
         'a' => SeatStatus::Available,
         'h' => SeatStatus::Held,
         's' => SeatStatus::Sold,
+        'r' => SeatStatus::Resale,
         'n' => SeatStatus::NotForSale,
         _ => return None,
     })

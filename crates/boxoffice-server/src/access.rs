@@ -124,6 +124,13 @@ pub const ROUTES: &[(Method, &str, Right)] = &[
     (Method::POST, "/v1/orders/{id}/payment", Right::ChangeOrders),
     (Method::POST, "/v1/orders/{id}/cancel", Right::ChangeOrders),
     (Method::POST, "/v1/orders/{id}/moves", Right::ChangeOrders),
+    (Method::POST, "/v1/orders/{id}/resale", Right::ChangeOrders),
+    (Method::GET, "/v1/orders/{id}/resale", Right::ReadOrders),
+    (
+        Method::DELETE,
+        "/v1/orders/{id}/resale/{seat_id}",
+        Right::ChangeOrders,
+    ),
     (Method::POST, "/v1/events/{id}/swaps", Right::ChangeOrders),
     (
         Method::POST,

@@ -495,6 +495,7 @@ impl From<boxoffice_service::Error> for ApiError {
             Error::WebhookNotFound => not_found("not_found", "the organization has no webhook"),
             Error::SlugTaken => ApiError::SlugTaken,
             Error::BookingNotFound => not_found("not_found", "no such booking"),
+            Error::NotListed => not_found("not_found", "this order lists no such seat for resale"),
             Error::ChannelNotFound => not_found("not_found", "the event has no such channel"),
             Error::EntryNotFound => not_found("not_found", "no such waiting-list entry"),
             Error::QueueNotFound => {

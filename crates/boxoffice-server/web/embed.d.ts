@@ -9,7 +9,8 @@
 // click holds its seat at once and each unclick frees it, in one hold that grows and
 // shrinks; `hold` or `holdfailed` follows every click).
 // Theming: CSS custom properties `--bo-available`, `--bo-held`, `--bo-sold`,
-// `--bo-selected`, `--bo-font` on the element or above it.
+// `--bo-resale` (the ring of a seat offered for resale), `--bo-selected`, `--bo-font` on
+// the element or above it.
 
 /** A seat as the element offers it. */
 export interface SeatChoice {

@@ -213,13 +213,13 @@ pub async fn report(state: &Services, event: EventId) -> Result<EventReport, Err
         }
         let section = by_section.last_mut().expect("just pushed");
         match s.status {
-            SeatStatus::Sold => section.sold += 1,
+            SeatStatus::Sold | SeatStatus::Resale => section.sold += 1,
             SeatStatus::Held => section.held += 1,
             SeatStatus::Available => section.available += 1,
             SeatStatus::NotForSale => {}
         }
         counts[match s.status {
-            SeatStatus::Sold => 0,
+            SeatStatus::Sold | SeatStatus::Resale => 0,
             SeatStatus::Held => 1,
             SeatStatus::Available => 2,
             SeatStatus::NotForSale => 3,
@@ -321,7 +321,7 @@ async fn channel_report(
         }
         report.seats += 1;
         match s.status {
-            SeatStatus::Sold => report.sold += 1,
+            SeatStatus::Sold | SeatStatus::Resale => report.sold += 1,
             SeatStatus::Held => report.held += 1,
             SeatStatus::Available => report.available += 1,
             SeatStatus::NotForSale => {}

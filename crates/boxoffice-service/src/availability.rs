@@ -107,7 +107,11 @@ pub async fn event_availability_from(
         .get_in(pool, event, channel, event_state.layout_version)
         .await?
         .ok_or(Error::EventNotFound)?;
-    let states = map.compose(event_state.sold.iter().map(String::as_str), &held);
+    let states = map.compose(
+        event_state.sold.iter().map(String::as_str),
+        event_state.listed.iter().map(String::as_str),
+        &held,
+    );
     Ok(EventAvailability {
         map,
         states,

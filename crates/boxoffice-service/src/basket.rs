@@ -3,7 +3,6 @@
 //! nothing, by every rule of a new hold (the per-user limit counts the whole hold), and
 //! seats taken out one by one, the last one ending the hold.
 
-use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::hold::{validate_basket, AcquireOutcome, GrowOutcome, ShrinkOutcome};
 use boxoffice_core::ids::{EventId, UserId};
 use uuid::Uuid;
@@ -12,7 +11,6 @@ use crate::holds::{
     buyer_layout, count_hold, event_layout, hold_request, labelled, quotes, requote, settle,
     taken_in, LabelledHold, MAX_LAYOUT_RELOADS,
 };
-use crate::live::Change;
 use crate::overload::{limited, Path};
 use crate::{Error, Services};
 
@@ -80,7 +78,7 @@ pub async fn drop_seat(
     let token = token.ok_or(Error::HoldNotFound)?;
     let outcome = state.holds.shrink(event, token, user, seat).await?;
     if let ShrinkOutcome::Kept(_) | ShrinkOutcome::Emptied { .. } = outcome {
-        let change = Change::now([seat], SeatStatus::Available);
+        let change = crate::resale::freed(state, event, [seat]).await;
         state.live.publish(event, change).await;
     }
     match outcome {

@@ -228,6 +228,12 @@ async fn hold_for(
     let mut map = buyer_layout(state, event, channel.as_deref()).await?;
     let mut basket: Vec<String> = seats.to_vec();
     basket.sort_unstable();
+    // A listed seat is free to any buyer's hold, never to an order's change.
+    let basket_ids: Vec<&str> = basket.iter().map(String::as_str).collect();
+    let listed = sales::resale::listed_among(&state.pool, event, &basket_ids).await?;
+    if !listed.is_empty() {
+        return Err(Error::SeatsUnavailable(seat_refs(&map, listed)));
+    }
     for _ in 0..=REQUOTES {
         let quoted = quotes(&map, &basket);
         let off_sale: Vec<String> = basket
@@ -302,7 +308,7 @@ async fn settled<T>(
 }
 
 /// The error a refusal is answered with.
-fn refusal(refused: Refused, map: Option<&RenderedSeatMap>) -> Error {
+pub(crate) fn refusal(refused: Refused, map: Option<&RenderedSeatMap>) -> Error {
     match refused {
         Refused::NotFound => Error::OrderNotFound,
         Refused::Forbidden => Error::Forbidden("this order belongs to another user"),
@@ -326,6 +332,8 @@ fn refusal(refused: Refused, map: Option<&RenderedSeatMap>) -> Error {
         Refused::NotReleased => {
             Error::NotChangeable("this night was not released: the season order covers it")
         }
+        Refused::Redeemed { at, gate } => Error::AlreadyRedeemed { at, gate },
+        Refused::NotListed => Error::NotListed,
     }
 }
 

@@ -43,6 +43,9 @@ pub enum Error {
     /// Another organization has this slug.
     #[error("another organization has this slug")]
     SlugTaken,
+    /// The order lists no such seat for resale.
+    #[error("this order lists no such seat for resale")]
+    NotListed,
     /// No such booking.
     #[error("no such booking")]
     BookingNotFound,

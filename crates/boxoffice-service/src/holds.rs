@@ -29,7 +29,6 @@
 
 use std::sync::Arc;
 
-use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::hold::{
     validate_basket, AcquireOutcome, ClaimedSeat, ExtendOutcome, Hold, PricedSeat, ReleaseOutcome,
 };
@@ -469,7 +468,7 @@ pub async fn release_hold(
     let token = token.ok_or(Error::HoldNotFound)?;
     match state.holds.release(event, token, user).await? {
         ReleaseOutcome::Released { seats, pass_ended } => {
-            let change = Change::now(seats.iter().map(String::as_str), SeatStatus::Available);
+            let change = crate::resale::freed(state, event, seats.iter().map(String::as_str)).await;
             state.live.publish(event, change).await;
             if pass_ended {
                 crate::queue::done(state, event, user).await;

@@ -68,6 +68,7 @@ pub mod overload;
 pub mod pass;
 pub mod queue;
 pub mod replica;
+pub mod resale;
 pub mod seasons;
 pub mod seat_map;
 mod secret;

@@ -94,15 +94,17 @@ impl RenderedSeatMap {
                 .is_some_and(|i| self.elsewhere.binary_search(&i).is_ok())
     }
 
-    /// Each seat's state in this view, in venue order, from the seats sold and held: a seat
+    /// Each seat's state in this view, in venue order, from the seats sold, listed for
+    /// resale and held: a seat
     /// allocated to another channel is `not_for_sale` whatever becomes of it (to this
     /// view's readers nothing about it shows).
     pub fn compose<'a>(
         &self,
         sold: impl IntoIterator<Item = &'a str>,
+        listed: impl IntoIterator<Item = &'a str>,
         held: impl IntoIterator<Item = &'a HeldSeat>,
     ) -> Vec<SeatState> {
-        let mut states = self.map.compose(sold, held);
+        let mut states = self.map.compose(sold, listed, held);
         for &i in self.elsewhere.iter() {
             states[i] = SeatState {
                 status: SeatStatus::NotForSale,

@@ -1,6 +1,6 @@
 -- The claim: every rule that decides whether a seat can be held, in one file, in force.
 --
--- claim version 1
+-- claim version 2
 --
 -- This file is not a migration. The migrations build the tables; this file defines the
 -- functions that decide on them, and every server applies it, whole, right after the
@@ -89,16 +89,20 @@ as $$
                  limit p_most) l)
 $$;
 
--- Whether the seat is taken in the event: in a live order, reserved, or held by a hold
--- that has not lapsed. (Whether it is on sale at all is its allocation's business.) Each
--- look is a scalar subquery on a primary key, never a join, so no cached generic plan can
--- turn it into a scan of the event. Inlined like boxoffice_live_holds.
+-- Whether the seat is taken in the event: in a live order (unless its buyer lists it for
+-- resale: then it is free to hold, and the order that buys it takes it from theirs),
+-- reserved, or held by a hold that has not lapsed. (Whether it is on sale at all is its
+-- allocation's business.) Each look is a scalar subquery on a primary key, never a join,
+-- so no cached generic plan can turn it into a scan of the event; the listing is looked
+-- up only for a seat sold. Inlined like boxoffice_live_holds.
 create or replace function boxoffice_seat_taken(p_event uuid, p_seat text)
 returns table (taken boolean)
 language sql stable
 as $$
     select (select true from order_seat o
              where o.event_id = p_event and o.seat_id = p_seat and not o.released
+               and not exists (select 1 from resale_listing l
+                                where l.event_id = p_event and l.seat_id = p_seat)
              limit 1) is not null
         or (select not boxoffice_lapsed(h.status, h.expires_at) from reservation h
              where h.event_id = p_event and h.seat_id = p_seat) is true

@@ -1,11 +1,14 @@
 //! Changing sold seats: moves of an order's seats, swaps between orders, a season night
-//! taken back.
+//! taken back, and resale listings.
 
 use axum::extract::{Path, State};
-use boxoffice_api::{ChangedOrder, MovesBody, SeasonOrderView, SwapBody, Swapped};
+use axum::http::StatusCode;
+use boxoffice_api::{
+    ChangedOrder, Listed, MovesBody, ResaleBody, SeasonOrderView, SwapBody, Swapped,
+};
 use boxoffice_core::ids::{parse_canonical_uuid, EventId};
-use boxoffice_service::changes;
 use boxoffice_service::organizations::Owned;
+use boxoffice_service::{changes, resale};
 use boxoffice_store::pg::audit::By;
 
 use crate::auth::{Caller, Staff};
@@ -103,4 +106,86 @@ pub async fn reclaim_night(
     Ok(axum::Json(
         changes::reclaim_night(&state, id, event, caller.acting().by()).await?,
     ))
+}
+
+/// Lists seats of a paid order for resale (its buyer, or staff): they read `resale` in
+/// availability, the seats list and the stream, and any buyer may hold and buy them (best
+/// available never picks them). The order that buys one takes it from this order: the
+/// seller's ticket is revoked and the outbox says `order.resold`.
+#[utoipa::path(post, path = "/v1/orders/{id}/resale", tag = "orders", request_body = ResaleBody,
+    params(("id" = String, Path, description = "Order id")),
+    security(("user" = []), ("admin" = [])),
+    responses(
+        (status = 200, description = "Listed: every seat of the order listed now", body = Listed),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "Another user's order", body = Problem),
+        (status = 404, description = "No such order", body = Problem),
+        (status = 409, description = "`already_redeemed`: a seat's ticket let someone in; `order_not_changeable`: the order is not paid; `event_started`", body = Problem),
+        (status = 422, description = "A seat not in the order, a seat twice, or no seats", body = Problem),
+    ))]
+pub async fn list_for_resale(
+    caller: Caller,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(body): Json<ResaleBody>,
+) -> Result<axum::Json<Listed>, ApiError> {
+    let id = parse_canonical_uuid(&id);
+    if let Some(id) = id {
+        caller.sees_order(&state, id).await?;
+    }
+    let listed = resale::list(&state, id, &body.seats, caller.acting().by()).await?;
+    Ok(axum::Json(Listed { listed }))
+}
+
+/// The seats an order lists for resale (its buyer, or staff).
+#[utoipa::path(get, path = "/v1/orders/{id}/resale", tag = "orders",
+    params(("id" = String, Path, description = "Order id")),
+    security(("user" = []), ("admin" = [])),
+    responses(
+        (status = 200, description = "The seats listed", body = Listed),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "Another user's order", body = Problem),
+        (status = 404, description = "No such order", body = Problem),
+    ))]
+pub async fn listed(
+    caller: Caller,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<axum::Json<Listed>, ApiError> {
+    let id =
+        parse_canonical_uuid(&id).ok_or(ApiError::from(boxoffice_service::Error::OrderNotFound))?;
+    caller.sees_order(&state, id).await?;
+    // The order's own buyer, or staff: as reading the order.
+    boxoffice_service::orders::get_order(&state, Some(id), caller.user()).await?;
+    Ok(axum::Json(Listed {
+        listed: resale::listed(&state, id).await?,
+    }))
+}
+
+/// Takes a resale listing back (the order's buyer, or staff): the seat is the order's
+/// alone again, unless someone holds it now.
+#[utoipa::path(delete, path = "/v1/orders/{id}/resale/{seat_id}", tag = "orders",
+    params(
+        ("id" = String, Path, description = "Order id"),
+        ("seat_id" = String, Path, description = "A seat the order lists"),
+    ),
+    security(("user" = []), ("admin" = [])),
+    responses(
+        (status = 204, description = "Withdrawn: the seat is the order's alone again"),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "Another user's order", body = Problem),
+        (status = 404, description = "No such order, or it lists no such seat", body = Problem),
+        (status = 409, description = "`seat_unavailable`: someone holds the seat now", body = Problem),
+    ))]
+pub async fn withdraw(
+    caller: Caller,
+    State(state): State<AppState>,
+    Path((id, seat)): Path<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    let id = parse_canonical_uuid(&id);
+    if let Some(id) = id {
+        caller.sees_order(&state, id).await?;
+    }
+    resale::withdraw(&state, id, &seat, caller.acting().by()).await?;
+    Ok(StatusCode::NO_CONTENT)
 }

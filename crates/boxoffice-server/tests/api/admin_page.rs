@@ -227,7 +227,7 @@ const PICK: &str = "
 
 /// Picks `seats` on the organizer's map once every one of them is drawn (the map may be
 /// drawn after the counters the test waited for): the selection's description.
-async fn pick_seats(page: &Client, seats: &[&str]) -> Value {
+pub(crate) async fn pick_seats(page: &Client, seats: &[&str]) -> Value {
     let drawn = format!(
         "return {seats:?}.every(id => document.querySelector(`#map [data-seat-id=\"${{id}}\"]`))"
     );

@@ -101,7 +101,7 @@ async fn held_sold_and_expired_seats_are_composed_at_read_time() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
         counts,
-        json!({"available": 10, "held": 2, "sold": 2, "not_for_sale": 3,
+        json!({"available": 10, "held": 2, "sold": 2, "not_for_sale": 3, "resale": 0,
                "ga": [{"code": "floor", "capacity": 50, "left": 50}]})
     );
 }

@@ -202,6 +202,12 @@ async fn a_move_takes_free_seats_all_or_none_and_reissues_their_tickets(store: S
         [json!("stalls-A-2"), json!("stalls-B-1")]
     );
 
+    // A time passed lets no buyer move.
+    let past = chrono::Utc::now() - chrono::Duration::minutes(1);
+    app.patch_event(&event, &json!({"changes": {"buyer_moves_until": past}}))
+        .await;
+    let (status, _) = move_seats(&app, id, &alice, &[("stalls-A-2", "stalls-B-2")]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
     // The event lets buyers move their own seats until a time to come.
     let until = chrono::Utc::now() + chrono::Duration::hours(1);
     let patched = app

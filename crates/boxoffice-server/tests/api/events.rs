@@ -47,7 +47,7 @@ async fn a_created_event_is_listed_and_reads_back_with_types_areas_and_counts() 
     );
     assert_eq!(
         event["counts"],
-        json!({"available": 14, "held": 0, "sold": 0, "not_for_sale": 3})
+        json!({"available": 14, "held": 0, "sold": 0, "not_for_sale": 3, "resale": 0})
     );
 }
 

@@ -541,6 +541,7 @@ async fn another_organizations_things_answer_404_on_every_staff_route_as_missing
             ("POST", "/v1/orders/{id}/moves") => {
                 Some(json!({"moves": [{"from": "stalls-A-1", "to": "stalls-B-1"}]}))
             }
+            ("POST", "/v1/orders/{id}/resale") => Some(json!({"seats": ["stalls-A-1"]})),
             ("POST", "/v1/events/{id}/swaps") => Some(json!({
                 "a": {"order_id": order, "seat": "stalls-A-1"},
                 "b": {"order_id": order, "seat": "stalls-A-2"}})),

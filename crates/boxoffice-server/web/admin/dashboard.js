@@ -39,6 +39,7 @@ export async function dashboard(id) {
     <section class="counters" aria-label="The sale now">
       <div class="counter"><strong data-count="sold">–</strong><span>sold</span></div>
       <div class="counter"><strong data-count="held">–</strong><span>held</span></div>
+      <div class="counter"><strong data-count="resale">–</strong><span>listed for resale</span></div>
       <div class="counter"><strong data-count="available">–</strong><span>available</span></div>
       <div class="counter"><strong data-count="not_for_sale">–</strong><span>held back</span></div>
       ${reads ? `<div class="counter"><strong id="revenue" data-revenue-cents="0">–</strong><span>revenue</span></div>` : ""}
@@ -92,7 +93,7 @@ export async function dashboard(id) {
 
   const map = organizerMap(path, { typeName, typeColour });
   const names = { typeName, areaName, sectionName: map.sectionName };
-  const tally = { sold: 0, held: 0, available: 0, not_for_sale: 0 };
+  const tally = { sold: 0, held: 0, resale: 0, available: 0, not_for_sale: 0 };
   const counts = (recount) => {
     if (recount) {
       for (const k of Object.keys(tally)) tally[k] = 0;
@@ -101,7 +102,7 @@ export async function dashboard(id) {
     for (const [name, n] of Object.entries(tally)) document.querySelector(`[data-count=${name}]`).textContent = n.toLocaleString("en");
   };
   const known = new Map(); // seat id -> status, as the stream last said
-  const orders = reads ? orderList(event, path) : { refresh() {} };
+  const orders = reads ? orderList(event, path, map) : { refresh() {} };
 
   // The report and the first page of orders, read again at most once a second after the
   // stream says something changed.

@@ -1,5 +1,6 @@
 // The dashboard's orders: the latest first, searched by order id, user id or seat, paged
-// on, cancelled after a confirmation, downloaded as CSV.
+// on, cancelled after a confirmation, downloaded as CSV; a paid order's seats moved to the
+// seats picked on the map ("Move seats").
 
 import { esc } from "../core/format.js";
 import { $, api, errorBox, confirmDialog, download, money, when, may } from "./shared.js";
@@ -10,12 +11,32 @@ const orderItem = (o) => `<li data-order-id="${esc(o.order_id)}"><div>
     <strong>${esc(o.user_id)}</strong> · ${esc(when(o.created_at))} · <span class="status-${esc(o.status)}">${esc(STATUS_NAMES[o.status] || o.status)}</span>${o.status === "pending_payment" && o.pay_by ? ` · pay by ${esc(when(o.pay_by))}` : ""}
     <div class="seats">${esc(o.seats.map((s) => s.label).join("; "))}</div><code>${esc(o.order_id)}</code></div>
     <div>${esc(money(o.total_cents, o.currency))}
+    ${o.status === "paid" && may("change_orders") ? `<button type="button" data-action="move" aria-label="Move seats of the order of ${esc(o.user_id)}">Move seats</button>` : ""}
     ${(o.status === "paid" || o.status === "pending_payment") && may("change_orders") ? `<button type="button" data-action="cancel" aria-label="Cancel the order of ${esc(o.user_id)}">Cancel</button>` : ""}</div></li>`;
+
+// The panel of a move: which of the order's seats move, and where the new ones come from.
+const movePanel = (o) => `<div class="move" data-move>
+    <fieldset><legend>Seats to move</legend>${o.seats.map((s) =>
+      `<label><input type="checkbox" name="from" value="${esc(s.id)}" checked> ${esc(s.label)}</label>`).join("")}</fieldset>
+    <p class="hint">Pick the new seats on the map, as many as the seats to move: the first seat moves to the first picked, and so on.</p>
+    <button type="button" data-action="move-here">Move to the seats picked</button>
+    <button type="button" data-action="move-cancel">Close</button>
+    <div class="move-result" aria-live="polite"></div></div>`;
+
+// What a move came to, said to the organizer.
+const moved = (o) => {
+  const d = o.price_difference_cents;
+  const price = d === 0 ? "The total is the same." : d > 0
+    ? `The order costs ${money(d, o.currency)} more: charge the buyer.`
+    : `The order costs ${money(-d, o.currency)} less: refund the buyer.`;
+  return `<p class="ok" role="status">Moved. The order has ${esc(o.seats.map((s) => s.label).join("; "))}. ${esc(price)}</p>`;
+};
 
 // Wires the orders of `event` (at `path`); answers `{refresh()}`, which reads the first
 // page again unless the organizer is searching or has read further.
-export function orderList(event, path) {
+export function orderList(event, path, map) {
   let cursor = null, pagedOn = false;
+  const shown = new Map(); // order id -> order, as listed
   const search = () => document.querySelector("#search [name=q]").value.trim();
   const orders = async (reset) => {
     pagedOn = !reset;
@@ -28,7 +49,8 @@ export function orderList(event, path) {
       const page = await api("GET", `${path}/orders?${query}`);
       cursor = page.next_cursor;
       $("more").hidden = !cursor;
-      if (reset) $("orders").innerHTML = "";
+      if (reset) { $("orders").innerHTML = ""; shown.clear(); }
+      for (const o of page.orders) shown.set(o.order_id, o);
       $("orders").insertAdjacentHTML("beforeend", page.orders.map(orderItem).join(""));
       $("orders-result").textContent = reset && !page.orders.length ? (q ? `No order matches “${q}”.` : "No orders yet.") : "";
     } catch (e) {
@@ -38,6 +60,7 @@ export function orderList(event, path) {
   $("search").onsubmit = (e) => { e.preventDefault(); orders(true); };
   $("more").onclick = () => orders(false);
   $("orders").onclick = async (e) => {
+    if (await move(e)) return;
     const button = e.target.closest("[data-action=cancel]");
     if (!button) return;
     const item = button.closest("[data-order-id]");
@@ -55,7 +78,47 @@ export function orderList(event, path) {
       $("orders-result").innerHTML = errorBox(err);
     }
   };
+  // "Move seats" opens the order's panel; "Move to the seats picked" pairs the seats
+  // checked with the seats picked on the map, in order. Answers whether it was a move's
+  // button.
+  const move = async (e) => {
+    const button = e.target.closest("[data-action^=move]");
+    if (!button) return false;
+    const item = button.closest("[data-order-id]");
+    const order = shown.get(item.dataset.orderId);
+    const panel = item.querySelector("[data-move]");
+    if (button.dataset.action === "move") {
+      if (!panel) {
+        item.insertAdjacentHTML("beforeend", movePanel(order));
+        item.querySelector("[data-move]").onchange = (ev) => { ev.currentTarget.querySelector(".move-result").replaceChildren(); };
+      }
+      item.querySelector("[data-move] input").focus();
+      return true;
+    }
+    if (button.dataset.action === "move-cancel") {
+      panel.remove();
+      return true;
+    }
+    const from = [...panel.querySelectorAll("input[name=from]:checked")].map((i) => i.value);
+    const to = map.picked();
+    const result = panel.querySelector(".move-result");
+    if (!from.length || from.length !== to.length) {
+      result.innerHTML = `<p class="error" role="alert">Pick ${from.length} seat${from.length === 1 ? "" : "s"} on the map for the ${from.length === 1 ? "seat" : "seats"} checked: ${to.length} picked.</p>`;
+      return true;
+    }
+    try {
+      const after = await api("POST", `/v1/orders/${encodeURIComponent(order.order_id)}/moves`,
+        { json: { moves: from.map((f, i) => ({ from: f, to: to[i] })) } });
+      map.clear();
+      await orders(true);
+      $("orders-result").innerHTML = moved(after);
+    } catch (err) {
+      result.innerHTML = errorBox(err);
+    }
+    return true;
+  };
   $("csv").onclick = async () => download(await api("GET", `${path}/orders.csv`, { blob: true }), `orders-${event.id}.csv`);
   orders(true);
-  return { refresh: () => { if (!search() && !pagedOn) orders(true); } };
+  // Not while a move is being made: its panel would go with the list.
+  return { refresh: () => { if (!search() && !pagedOn && !document.querySelector("#orders [data-move]")) orders(true); } };
 }

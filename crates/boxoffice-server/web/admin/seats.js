@@ -2,18 +2,20 @@
 // one), by a dragged box (added with shift), by section, or with the keyboard (arrow keys
 // move, Enter or Space picks or unpicks, Shift with an arrow extends the pick), then put on
 // sale as a ticket type (in a sales channel, if chosen) or held back. Without the toolbar
-// (a key that may not change the catalog) the map only shows the seats.
+// (a key that may not change the catalog) the map only shows the seats; either way its
+// picks are the new seats of an order's move.
 
 import { esc } from "../core/format.js";
 import { draw } from "../core/hall.js";
 import { SeatKeys } from "../core/viewport.js";
 import { $, api, errorBox } from "./shared.js";
 
-const STATUS_NAMES = { available: "available", held: "held", sold: "sold", not_for_sale: "held back" };
+const STATUS_NAMES = { available: "available", held: "held", sold: "sold", resale: "listed for resale", not_for_sale: "held back" };
 
 // The organizer's map of the event at `path`; `typeName` and `typeColour` by ticket type
-// code. Answers `{show(list, shapes), status(id, status), sectionName}` for the stream to drive
-// it (`sectionName` by section id, as the map's rows name them).
+// code. Answers `{show(list, shapes), status(id, status), sectionName, picked(), clear()}`
+// for the stream to drive it (`sectionName` by section id, as the map's rows name them;
+// `picked()` the seats picked, in the map's order).
 export function organizerMap(path, { typeName, typeColour }) {
   const svg = $("map");
   const editable = !!document.querySelector("[data-action=put-on-sale]");
@@ -128,7 +130,9 @@ export function organizerMap(path, { typeName, typeColour }) {
     band = null;
     showPicked();
   });
-  if (!editable) return { show, status, sectionName };
+  const picked = () => seats.list.filter((s) => seats.picked.has(s.id)).map((s) => s.id);
+  const clear = () => { seats.picked.clear(); showPicked(); };
+  if (!editable) return { show, status, sectionName, picked, clear };
   $("clear").onclick = () => { seats.picked.clear(); showPicked(); };
   document.querySelector("select[name=ticket_type]").onchange = showPicked;
   $("pick-section").onchange = (e) => {
@@ -162,5 +166,5 @@ export function organizerMap(path, { typeName, typeColour }) {
   document.querySelector("[data-action=put-on-sale]").onclick = () => change("sale");
   document.querySelector("[data-action=hold-back]").onclick = () => change("withdraw");
 
-  return { show, status, sectionName };
+  return { show, status, sectionName, picked, clear };
 }

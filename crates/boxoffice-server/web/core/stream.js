@@ -8,13 +8,19 @@
 
 import { request } from "./api.js";
 
-const STATUS_LETTERS = { a: "available", h: "held", s: "sold", n: "not_for_sale" };
+const STATUS_LETTERS = { a: "available", h: "held", s: "sold", r: "resale", n: "not_for_sale" };
+
+// Whether a seat of this status may be chosen: free, or sold and offered again by its buyer
+// (resale), which any buyer holds and buys as a free seat.
+export function free(status) {
+  return status === "available" || status === "resale";
+}
 
 // The statuses of a `statuses` event, one per seat of the layout: runs of a letter and a
 // length (`a120h2s`).
 export function statusRuns(runs, count) {
   const out = new Array(count);
-  const pattern = /([ahsn])(\d*)/g;
+  const pattern = /([ahsrn])(\d*)/g;
   let i = 0, run;
   while ((run = pattern.exec(runs)) && i < count) {
     const end = Math.min(count, i + (run[2] ? Number(run[2]) : 1));

@@ -13,7 +13,7 @@
 
 import { Problem, request, patiently } from "../core/api.js";
 import { esc } from "../core/format.js";
-import { follow } from "../core/stream.js";
+import { follow, free } from "../core/stream.js";
 import { draw } from "../core/hall.js";
 import { Viewport, SeatKeys } from "../core/viewport.js";
 import { STRINGS, STYLE } from "./strings.js";
@@ -144,7 +144,7 @@ class BoxofficeSeatMap extends HTMLElement {
     const entry = this._seats.get(id);
     if (!entry) return "unknown";
     if (entry.status === "not_for_sale") return "not_for_sale";
-    if (entry.status !== "available") return "taken";
+    if (!free(entry.status)) return "taken";
     const offered = this._offered();
     return !offered.length || offered.includes(entry.seat.ticket_type) ? null : "not_for_sale";
   }
@@ -253,7 +253,7 @@ class BoxofficeSeatMap extends HTMLElement {
           if (!entry) continue;
           entry.status = c.status;
           entry.el.dataset.status = c.status;
-          if (c.status !== "available" && !this._mine(c.id) && !entry.el.hasAttribute("aria-busy")) this._selected.delete(c.id);
+          if (!free(c.status) && !this._mine(c.id) && !entry.el.hasAttribute("aria-busy")) this._selected.delete(c.id);
         }
         this._render();
       },
@@ -289,7 +289,7 @@ class BoxofficeSeatMap extends HTMLElement {
     });
     this._viewport.reset(drawn.fit);
     this._seats = new Map(seats.map((s) => [s.id, { seat: s, status: s.status, el: drawn.els.get(s.id) }]));
-    const first = seats.find((s) => s.status === "available") || seats[0];
+    const first = seats.find((s) => free(s.status)) || seats[0];
     this._keys.reset(drawn, first && first.id);
     for (const id of [...this._selected]) if (!this._choosable(id) && !this._mine(id)) this._selected.delete(id);
     this._render();

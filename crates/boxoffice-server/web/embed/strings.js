@@ -12,7 +12,7 @@ export const STRINGS = {
     best: "Or let us choose", seats: "Seats", type: "Type", any: "Any", bestHold: "Best available",
     bestBusy: "Release your seats to let us choose",
     busy: (s) => `Busy: many buyers at once. Trying again in ${s} s…`,
-    status: { available: "available", held: "held", sold: "sold", not_for_sale: "not for sale" },
+    status: { available: "available", held: "held", sold: "sold", resale: "resale", not_for_sale: "not for sale" },
   },
   de: {
     map: "Saalplan. Pfeiltasten wechseln den Platz, Eingabe oder Leertaste wählt.",
@@ -24,7 +24,7 @@ export const STRINGS = {
     best: "Oder wir wählen für Sie", seats: "Plätze", type: "Kategorie", any: "Alle", bestHold: "Beste Plätze",
     bestBusy: "Geben Sie Ihre Plätze frei, um wählen zu lassen",
     busy: (s) => `Viel Andrang. Neuer Versuch in ${s} s…`,
-    status: { available: "frei", held: "reserviert", sold: "verkauft", not_for_sale: "nicht im Verkauf" },
+    status: { available: "frei", held: "reserviert", sold: "verkauft", resale: "Weiterverkauf", not_for_sale: "nicht im Verkauf" },
   },
 };
 
@@ -44,6 +44,7 @@ export const STYLE = `
   .seat { fill: var(--bo-available, #2f6fb3); stroke: #fff; stroke-width: .06; cursor: pointer; }
   .seat[data-status="held"] { fill: var(--bo-held, #aab2ba); cursor: not-allowed; }
   .seat[data-status="sold"] { fill: var(--bo-sold, #4a525a); cursor: not-allowed; }
+  .seat[data-status="resale"] { stroke: var(--bo-resale, #6a2c91); stroke-width: .14; stroke-dasharray: .18 .07; }
   .seat[data-status="not_for_sale"] { fill: #fff; stroke: #b8c0c8; stroke-width: .05; stroke-dasharray: .12 .1; cursor: not-allowed; }
   .seat[aria-checked="true"], .seat.mine { fill: var(--bo-selected, #e0a800); stroke: #111; stroke-width: .16; }
   .seat:focus { outline: none; stroke: #0a58ca; stroke-width: .26; }

@@ -6,6 +6,7 @@
 import { DEFS, PALETTE, draw, spoken } from "../core/hall.js";
 import { Viewport, SeatKeys } from "../core/viewport.js";
 import { countdown, esc, money } from "../core/format.js";
+import { free } from "../core/stream.js";
 import { $, state, say, changed, typeOf, buyer, timings, timed } from "./shared.js";
 
 function ariaLabel(s) {
@@ -51,7 +52,7 @@ function drawMap(seats, shapes) {
   timed("marked");
   state.viewport.reset(drawn.fit);
   renderLegend(seats);
-  const firstFree = seats.find((s) => s.status === "available") || seats[0];
+  const firstFree = seats.find((s) => free(s.status)) || seats[0];
   state.keys.reset(drawn, firstFree && firstFree.id);
 }
 
@@ -61,13 +62,13 @@ export function setStatus(id, status, heldUntil) {
   entry.status = status;
   entry.heldUntil = heldUntil ? Date.parse(heldUntil) : null;
   entry.el.setAttribute("data-status", status);
-  if (status !== "available" && state.selected.has(id) && !isMine(id) && !state.pending.has(id)) {
+  if (!free(status) && state.selected.has(id) && !isMine(id) && !state.pending.has(id)) {
     state.selected.delete(id);
     entry.el.setAttribute("aria-checked", "false");
     say(entry.seat.label + " just went", "warn");
   }
   entry.el.classList.toggle("mine", isMine(id) && status === "held");
-  entry.el.setAttribute("aria-disabled", String(status !== "available" && !isMine(id)));
+  entry.el.setAttribute("aria-disabled", String(!free(status) && !isMine(id)));
 }
 
 // The buyer's own: held by their hold, or kept for their order while they pay.
@@ -77,7 +78,7 @@ function isMine(id) {
 
 function isFree(id) {
   const e = state.seats.get(id);
-  return !!e && e.status === "available";
+  return !!e && free(e.status);
 }
 
 // Marks the seats of the buyer's hold and selection, and unmarks any others marked before.
@@ -121,7 +122,7 @@ function toggle(id) {
   }
   if (state.selected.has(id)) {
     state.selected.delete(id);
-  } else if (entry.status !== "available") {
+  } else if (!free(entry.status)) {
     say(entry.seat.label + " is " + entry.status.replace(/_/g, " ") + ".", "warn");
     return;
   } else if (state.selected.size >= state.event.max_seats_per_user) {
@@ -165,6 +166,7 @@ export function renderLegend(seats) {
   items.push(`<li>${swatch("#fff", "data-status=\"held\"", "mine")}Your hold</li>`);
   items.push(`<li>${swatch("#fff", "data-status=\"held\"")}Held</li>`);
   items.push(`<li>${swatch("#fff", "data-status=\"sold\"")}Sold</li>`);
+  items.push(`<li>${swatch("#fff", "data-status=\"resale\"")}Resale: offered again by its buyer</li>`);
   items.push(`<li>${swatch("#fff", "data-status=\"not_for_sale\"")}Not for sale</li>`);
   const marked = (attr, mark, name) => {
     if ((seats || []).some((s) => s[attr])) items.push(`<li>${swatch("#5c6670", "", "", mark)}${name}</li>`);

@@ -1,11 +1,12 @@
 // An order's tickets on the buyer's page: each with its QR code, seat, event and ticket
-// type, and one PDF of them all. Both are the buyer's alone, so they are fetched with the
+// type, and one PDF of them all; a seat's ticket offered for resale ("Resell") or taken
+// back before anyone buys it. Both are the buyer's alone, so they are fetched with the
 // buyer's token and shown from blob URLs. Also the page of `/?order=<id>`: the order and
 // its tickets, to show at the door.
 
 import { request } from "../core/api.js";
 import { dateTime } from "../core/format.js";
-import { $, buyer, api, read } from "./shared.js";
+import { $, buyer, api, read, say } from "./shared.js";
 
 const STATUS = { valid: "Valid", redeemed: "Used", revoked: "Cancelled" };
 
@@ -20,7 +21,11 @@ export async function renderTickets(order, box) {
   box.replaceChildren();
   box.hidden = order.status !== "paid";
   if (box.hidden) return;
-  const { tickets } = await api("GET", `/v1/orders/${encodeURIComponent(order.order_id)}/tickets`);
+  const path = `/v1/orders/${encodeURIComponent(order.order_id)}`;
+  const [{ tickets }, { listed }] = await Promise.all([
+    api("GET", path + "/tickets"),
+    order.event_id ? api("GET", path + "/resale") : { listed: [] },
+  ]);
   const events = new Map();
   for (const t of tickets) if (!events.has(t.event_id)) events.set(t.event_id, null);
   await Promise.all([...events.keys()].map(async (id) => {
@@ -61,6 +66,10 @@ export async function renderTickets(order, box) {
     when.textContent = event ? event.name + ", " + dateTime(event.starts_at) : "";
     text.append(seat, what, when);
     li.append(img, text);
+    const started = !event || Date.parse(event.starts_at) <= Date.now();
+    if (order.event_id && t.seat_id && t.status === "valid" && !started) {
+      li.append(resale(order, t, listed.includes(t.seat_id), box));
+    }
     list.append(li);
     if (t.status !== "revoked") {
       request("GET", `/v1/tickets/${encodeURIComponent(t.id)}/qr.svg`, { token: buyer.token, blob: true })
@@ -75,6 +84,40 @@ export async function renderTickets(order, box) {
     }
   }
   box.dataset.tickets = String(tickets.length);
+}
+
+// The ticket's resale: "Resell" offers its seat to other buyers (it stays the buyer's, and
+// their ticket valid, until someone buys it); a seat offered says so and may be taken back.
+function resale(order, t, listed, box) {
+  const part = document.createElement("div");
+  part.className = "resale";
+  if (listed) {
+    const note = document.createElement("span");
+    note.textContent = "Offered for resale: yours until someone buys it.";
+    part.append(note);
+    part.dataset.state = "listed";
+  }
+  const button = document.createElement("button");
+  button.type = "button";
+  button.dataset.resale = listed ? "take-back" : "resell";
+  button.textContent = listed ? "Take back" : "Resell";
+  button.setAttribute("aria-label", (listed ? "Take back from resale: " : "Resell ") + t.label);
+  button.onclick = async () => {
+    button.disabled = true;
+    const path = `/v1/orders/${encodeURIComponent(order.order_id)}/resale`;
+    try {
+      if (listed) await api("DELETE", `${path}/${encodeURIComponent(t.seat_id)}`);
+      else await api("POST", path, { seats: [t.seat_id] });
+      say(listed ? `${t.label} is yours alone again.` : `${t.label} is offered for resale. You keep it until someone buys it.`, "ok");
+      await renderTickets(order, box);
+    } catch (e) {
+      say(e.status === 409 && e.body && e.body.code === "seat_unavailable"
+        ? `Someone is buying ${t.label} right now: it cannot be taken back.` : e.message, "error");
+      button.disabled = false;
+    }
+  };
+  part.append(button);
+  return part;
 }
 
 // The PDF of the order's tickets, saved as a file.

@@ -45,6 +45,16 @@ pub enum Refused {
     NotSwappable(&'static str),
     /// The night was not released (or the season order was cancelled).
     NotReleased,
+    /// The seat's ticket let someone in already (when, through which gate): it is not
+    /// listed.
+    Redeemed {
+        /// When it went in.
+        at: chrono::DateTime<chrono::Utc>,
+        /// Through which gate.
+        gate: Option<String>,
+    },
+    /// The seat is not listed by this order.
+    NotListed,
 }
 
 /// A change of sold seats that committed: each order as it is now, with its seats before,
@@ -60,7 +70,7 @@ pub struct Done {
 }
 
 /// A paid order, locked in the caller's transaction, if `by` may change it.
-async fn lock_paid(
+pub(super) async fn lock_paid(
     tx: &mut PgConnection,
     order_id: Uuid,
     by: By<'_>,
@@ -112,7 +122,15 @@ pub async fn move_seats(
             return Ok(Err(Refused::NotInOrder(missing)));
         }
         let from: Vec<String> = moves.iter().map(|m| m.from.clone()).collect();
-        leave(&mut tx, &order, &from).await?;
+        // A seat listed for resale moves as any other: its listing goes with it. Should an
+        // order have bought it meanwhile (its listing and row went first), it is not this
+        // order's to move any more.
+        unlist(&mut tx, &order, &from).await?;
+        let left = leave(&mut tx, &order, &from).await?;
+        if left.len() < from.len() {
+            let resold = from.iter().filter(|s| !left.contains(s)).cloned().collect();
+            return Ok(Err(Refused::NotInOrder(resold)));
+        }
         join(&mut tx, &order, &seats).await?;
         let after = orders::lock(&mut tx, order_id)
             .await?
@@ -197,6 +215,17 @@ pub async fn swap(
                 .collect();
             return Ok(Err(Refused::NotInOrder(missing)));
         };
+        // A seat listed for resale is offered to buyers: its seller takes it back first.
+        let listed: Vec<String> = sqlx::query_scalar(
+            "select seat_id from resale_listing where event_id = $1 and seat_id = any($2)",
+        )
+        .bind(event.0)
+        .bind([seat_a.seat_id.as_str(), seat_b.seat_id.as_str()])
+        .fetch_all(&mut *tx)
+        .await?;
+        if !listed.is_empty() {
+            return Ok(Err(Refused::Unavailable(listed)));
+        }
         leave(&mut tx, &order_a, std::slice::from_ref(&seat_a.seat_id)).await?;
         leave(&mut tx, &order_b, std::slice::from_ref(&seat_b.seat_id)).await?;
         join(&mut tx, &order_a, std::slice::from_ref(&seat_b)).await?;
@@ -413,9 +442,28 @@ async fn commit_or_give_back<T>(
 }
 
 /// Takes `seats` out of `order`: their rows go (the trigger revokes their tickets).
-async fn leave(tx: &mut PgConnection, order: &Order, seats: &[String]) -> Result<(), StoreError> {
+/// Answers the seats that were the order's.
+async fn leave(
+    tx: &mut PgConnection,
+    order: &Order,
+    seats: &[String],
+) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "delete from order_seat
+          where event_id = $1 and order_id = $2 and seat_id = any($3) and not released
+         returning seat_id",
+    )
+    .bind(order.event_id.0)
+    .bind(order.order_id)
+    .bind(seats)
+    .fetch_all(&mut *tx)
+    .await?)
+}
+
+/// The listings of `seats` by `order` go, waiting for an order buying one of them.
+async fn unlist(tx: &mut PgConnection, order: &Order, seats: &[String]) -> Result<(), StoreError> {
     sqlx::query(
-        "delete from order_seat where event_id = $1 and order_id = $2 and seat_id = any($3)",
+        "delete from resale_listing where event_id = $1 and order_id = $2 and seat_id = any($3)",
     )
     .bind(order.event_id.0)
     .bind(order.order_id)

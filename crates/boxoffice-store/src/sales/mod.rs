@@ -15,6 +15,7 @@
 //! - [`seasons`]: season orders, their cancellation and their nights released.
 //! - [`together`]: checkouts committed together, for either store.
 //! - [`changes`]: sold seats moved, swapped, or a season night taken back.
+//! - [`resale`]: sold seats listed by their buyer, and listings taken back.
 
 use async_trait::async_trait;
 use boxoffice_core::hold::{CancelOutcome, CheckoutOutcome, ClaimedSeat, Offer, Order, PayOutcome};
@@ -31,6 +32,7 @@ pub mod changes;
 pub mod lapsing;
 pub mod orders;
 pub mod passes;
+pub mod resale;
 pub mod seasons;
 pub mod together;
 pub mod waitlist;
@@ -227,6 +229,35 @@ pub trait SaleSeats: Send + Sync {
     async fn changed(&self, change: &Changed<'_>) {
         let _ = change;
     }
+
+    /// `seats`, sold, are listed for resale in `tx`, before it commits: a store that keeps
+    /// the sold seats' holds in Postgres lets them go, so a claim may hold them.
+    async fn listed_in_tx(
+        &self,
+        tx: &mut PgConnection,
+        event: EventId,
+        seats: &[String],
+    ) -> Result<(), StoreError> {
+        let _ = (tx, event, seats);
+        Ok(())
+    }
+
+    /// The listing of `seats` committed (or a withdrawal of them did not): a store outside
+    /// Postgres takes them out of the event's sold seats, so a hold may have them.
+    async fn listed(&self, event: EventId, seats: &[String]) {
+        let _ = (event, seats);
+    }
+
+    /// `seat` of the paid `order` is taken back from resale in `tx`, before it commits:
+    /// it is the order's alone again (sold, as in the store's view of sold seats) unless a
+    /// hold has it now, in which case nothing changes and the answer is false. Of a
+    /// withdrawal and a hold of the seat at once, exactly one wins.
+    async fn withdraw_in_tx(
+        &self,
+        tx: &mut PgConnection,
+        order: &Order,
+        seat: &ClaimedSeat,
+    ) -> Result<bool, StoreError>;
 
     /// The transaction that passed on `passing`'s seats committed: what no offer took goes
     /// on general sale.

@@ -483,6 +483,15 @@ async fn give_back(
     .bind(&ids)
     .execute(&mut *tx)
     .await?;
+    sqlx::query(
+        "delete from resale_listing l
+          using unnest($1::uuid[], $2::uuid[]) as u (e, o)
+          where l.event_id = u.e and l.order_id = u.o",
+    )
+    .bind(&events)
+    .bind(&ids)
+    .execute(&mut *tx)
+    .await?;
     if night.is_none() {
         sqlx::query(
             "update season_order set status = 'cancelled', cancelled_at = now()

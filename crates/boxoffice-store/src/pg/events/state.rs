@@ -26,8 +26,10 @@ pub struct GaLeft {
 pub struct EventState {
     /// Version of the event's allocations; a cached seat map of another version is stale.
     pub layout_version: i64,
-    /// Ids of the seats in live orders.
+    /// Ids of the seats in live orders, but those listed for resale.
     pub sold: Vec<String>,
+    /// Ids of the seats their buyers list for resale.
+    pub listed: Vec<String>,
     /// General-admission areas in order.
     pub ga: Vec<GaLeft>,
 }
@@ -134,10 +136,20 @@ pub async fn shapes(pool: &PgPool, id: EventId) -> Result<Option<Vec<Shape>>, St
 /// The event's allocation version, sold seats and general-admission places left, in one
 /// round trip; `None` if there is no such event.
 pub async fn event_state(pool: &PgPool, id: EventId) -> Result<Option<EventState>, StoreError> {
-    type Row = (i64, Vec<String>, Vec<String>, Vec<i32>, Vec<i32>);
+    type Row = (
+        i64,
+        Vec<String>,
+        Vec<String>,
+        Vec<String>,
+        Vec<i32>,
+        Vec<i32>,
+    );
     let row: Option<Row> = sqlx::query_as(
         "select e.layout_version,
-                array(select seat_id from order_seat o where o.event_id = e.event_id and not o.released),
+                array(select seat_id from order_seat o where o.event_id = e.event_id and not o.released
+                         and not exists (select 1 from resale_listing l
+                                          where l.event_id = o.event_id and l.seat_id = o.seat_id)),
+                array(select seat_id from resale_listing l where l.event_id = e.event_id),
                 array(select code from ga_area g where g.event_id = e.event_id order by position),
                 array(select capacity from ga_area g where g.event_id = e.event_id order by position),
                 array(select seats_left from ga_area g where g.event_id = e.event_id order by position)
@@ -147,9 +159,10 @@ pub async fn event_state(pool: &PgPool, id: EventId) -> Result<Option<EventState
     .fetch_optional(pool)
     .await?;
     Ok(row.map(
-        |(layout_version, sold, codes, capacities, lefts)| EventState {
+        |(layout_version, sold, listed, codes, capacities, lefts)| EventState {
             layout_version,
             sold,
+            listed,
             ga: codes
                 .into_iter()
                 .zip(capacities)

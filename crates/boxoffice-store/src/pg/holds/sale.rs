@@ -170,6 +170,55 @@ impl SaleSeats for PgHoldStore {
         Ok(())
     }
 
+    async fn listed_in_tx(
+        &self,
+        tx: &mut PgConnection,
+        event: EventId,
+        seats: &[String],
+    ) -> Result<(), StoreError> {
+        // A listed seat has no reserved row: a claim may take it as it takes a free one.
+        sqlx::query(
+            "delete from reservation where event_id = $1 and seat_id = any($2) and status = 'R'",
+        )
+        .bind(event.0)
+        .bind(seats)
+        .execute(&mut *tx)
+        .await?;
+        Ok(())
+    }
+
+    async fn withdraw_in_tx(
+        &self,
+        tx: &mut PgConnection,
+        order: &Order,
+        seat: &ClaimedSeat,
+    ) -> Result<bool, StoreError> {
+        // The seat's row reserved for the order again, as a claim takes a row: over none or
+        // a lapsed hold only. A claim of the seat at once waits on the row, then finds it
+        // reserved; a live hold makes this come back empty.
+        let reserved: Option<String> = sqlx::query_scalar(
+            "insert into reservation (event_id, seat_id, hold_token, user_id, status, ticket_type,
+                                      price_cents, created_at, expires_at)
+             values ($1, $2, $3, $4, 'R', $5, $6, now(), now())
+             on conflict on constraint reservation_pkey do update
+                set hold_token = excluded.hold_token, user_id = excluded.user_id, status = 'R',
+                    ticket_type = excluded.ticket_type, price_cents = excluded.price_cents,
+                    created_at = excluded.created_at, expires_at = excluded.expires_at,
+                    pass_ticket = null
+              where boxoffice_lapsed(reservation.status, reservation.expires_at)
+             returning seat_id",
+        )
+        .bind(order.event_id.0)
+        .bind(&seat.seat_id)
+        .bind(order.hold_token)
+        .bind(order.user_id.as_str())
+        .bind(&seat.ticket_type)
+        .bind(seat.price_cents)
+        .fetch_optional(&mut *tx)
+        .await?;
+        Ok(reserved.is_some())
+    }
+
     async fn offer(
         &self,
         tx: &mut PgConnection,

@@ -146,9 +146,12 @@ impl RedisHoldStore {
             return Ok(None);
         };
         // Sales that commit after this read are added by their checkouts to `soldnew`,
-        // which the load merges in.
+        // which the load merges in. A seat listed for resale is free to hold.
         let sold: Vec<String> = sqlx::query_scalar(
-            "select seat_id from order_seat where event_id = $1 and not released",
+            "select seat_id from order_seat s
+              where event_id = $1 and not released
+                and not exists (select 1 from resale_listing l
+                                 where l.event_id = s.event_id and l.seat_id = s.seat_id)",
         )
         .bind(event.0)
         .fetch_all(&mut *tx)

@@ -199,6 +199,39 @@ impl SaleSeats for RedisHoldStore {
         }
     }
 
+    async fn listed(&self, event: EventId, seats: &[String]) {
+        if seats.is_empty() {
+            return;
+        }
+        if let Err(e) = self.unsell_seats(event, seats).await {
+            tracing::warn!(%event, error = %e, "could not put listed seats on sale in redis; they are refused until the event's next load from postgres");
+        }
+    }
+
+    async fn withdraw_in_tx(
+        &self,
+        _tx: &mut PgConnection,
+        order: &Order,
+        seat: &ClaimedSeat,
+    ) -> Result<bool, StoreError> {
+        // Redis decides between the withdrawal and a hold, in one script: the seat is sold
+        // again only if no hold has it.
+        let event = order.event_id;
+        let mut conn = self.conn().await?;
+        let taken: i64 = self
+            .scripts
+            .withdraw
+            .key(keys::sold(event))
+            .key(keys::sold_new(event))
+            .key(keys::seat(event, &seat.seat_id))
+            .arg((2 * SYNC_TTL.as_millis()).to_string())
+            .arg(&seat.seat_id)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_error)?;
+        Ok(taken == 1)
+    }
+
     async fn passed(&self, passing: Passing<'_>) {
         match passing {
             Passing::Cancelled(order) => self.unsell(order).await,

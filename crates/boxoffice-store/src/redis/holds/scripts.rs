@@ -23,6 +23,7 @@ pub(super) struct Scripts {
     pub(super) unsell: Script,
     pub(super) pending: Script,
     pub(super) offer: Script,
+    pub(super) withdraw: Script,
 }
 
 impl Scripts {
@@ -47,6 +48,7 @@ impl Scripts {
             unsell: Script::new(include_str!("../../../scripts/event_unsell.lua")),
             pending: with_prelude(include_str!("../../../scripts/order_pending.lua")),
             offer: with_prelude(include_str!("../../../scripts/hold_offer.lua")),
+            withdraw: Script::new(include_str!("../../../scripts/resale_withdraw.lua")),
         }
     }
 }
