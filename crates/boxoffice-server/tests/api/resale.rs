@@ -173,9 +173,37 @@ async fn a_listed_seat_is_bought_by_another_buyer_and_leaves_the_sellers_order(s
         (StatusCode::CONFLICT, Some("already_redeemed"))
     );
 
+    // A seller who comes in with a listed seat's ticket ends its listing.
+    let (status, _) = list(&app, b, &app.buyer("bob"), &["stalls-A-4"]).await;
+    assert_eq!(status, StatusCode::OK);
+    let bob_tickets = tickets_of(&app, &format!("/v1/orders/{b}/tickets"), &app.buyer("bob")).await;
+    let a4 = bob_tickets
+        .iter()
+        .find(|t| t["seat_id"] == "stalls-A-4")
+        .unwrap();
+    let (status, _) = app
+        .send(
+            Method::POST,
+            &checkins,
+            &As::Admin,
+            Some(&scan(&a4["secret"])),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (_, read) = app
+        .send(
+            Method::GET,
+            &format!("/v1/orders/{b}/resale"),
+            &As::Admin,
+            None,
+        )
+        .await;
+    assert_eq!(read, json!({"listed": []}));
+    assert_eq!(app.seat_statuses(&event).await["stalls-A-4"], "sold");
+
     // Bob takes a listing back: sold to him alone again, on this store too.
     let bob_buyer = app.buyer("bob");
-    let (status, _) = list(&app, b, &bob_buyer, &["stalls-A-3", "stalls-A-4"]).await;
+    let (status, _) = list(&app, b, &bob_buyer, &["stalls-A-3"]).await;
     assert_eq!(status, StatusCode::OK);
     let (status, _) = withdraw(&app, b, &bob_buyer, "stalls-A-3").await;
     assert_eq!(status, StatusCode::NO_CONTENT);
@@ -187,12 +215,14 @@ async fn a_listed_seat_is_bought_by_another_buyer_and_leaves_the_sellers_order(s
             statuses["stalls-A-3"].as_str(),
             statuses["stalls-A-4"].as_str()
         ),
-        ("sold", "resale")
+        ("sold", "sold")
     );
     let (status, _) = app
         .post_holds(&event, &app.buyer("erin"), &["stalls-A-3"])
         .await;
     assert_eq!(status, StatusCode::CONFLICT);
+    let (status, _) = list(&app, b, &bob_buyer, &["stalls-A-3"]).await;
+    assert_eq!(status, StatusCode::OK);
     // Cancelled, his order lists nothing: the seat is simply free.
     let (status, _) = app.cancel_order(b, &bob_buyer).await;
     assert_eq!(status, StatusCode::OK);

@@ -502,6 +502,18 @@ pub async fn scan(pool: &PgPool, scan: &Scan<'_>) -> Result<ScanOutcome, StoreEr
         .await?;
         return Ok(ScanOutcome::AlreadyIn { at, gate });
     }
+    if let_in && matches!(scan.passage, Passage::Entry) {
+        // A seat whose holder came in is no longer offered for resale.
+        sqlx::query(
+            "delete from resale_listing l using order_seat s
+              where s.ticket_id = $2 and s.event_id = $1 and not s.released
+                and l.event_id = s.event_id and l.seat_id = s.seat_id and l.order_id = s.order_id",
+        )
+        .bind(scan.event.0)
+        .bind(scan.ticket_id)
+        .execute(&mut *tx)
+        .await?;
+    }
     let duplicate = !let_in;
     let checkin_id = Uuid::new_v4();
     let recorded = sqlx::query(

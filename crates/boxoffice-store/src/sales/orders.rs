@@ -398,7 +398,8 @@ struct Resold {
 
 /// The seats `sold` (each with its event and the order buying it) that are listed for
 /// resale leave their sellers' orders, in one statement before the buyers' rows are sold
-/// under the unique index: each listing
+/// under the unique index (but a seat whose seller came in with its ticket, which stays
+/// theirs: the buyer's row then meets the seller's, and Postgres refuses the sale): each listing
 /// goes, the seller's row goes (its ticket revoked by the trigger) and the seller's total
 /// loses the seat's price. The caller writes `order.resold` for each ([`resold_changes`]),
 /// so the platform refunds the seller.
@@ -423,6 +424,11 @@ async fn take_listed(
          ), listed as (
              delete from resale_listing l using u
               where l.event_id = u.e and l.seat_id = u.seat
+                and not exists (select 1 from order_seat s
+                                  join ticket_entry t on t.event_id = s.event_id
+                                                     and t.ticket_id = s.ticket_id
+                                 where s.event_id = l.event_id and s.order_id = l.order_id
+                                   and s.seat_id = l.seat_id)
              returning l.event_id, l.seat_id, l.order_id, u.buyer
          ), gone as (
              delete from order_seat s using listed l
