@@ -37,6 +37,7 @@ const moved = (o) => {
 export function orderList(event, path, map) {
   let cursor = null, pagedOn = false;
   const shown = new Map(); // order id -> order, as listed
+  let rendered = null; // the list's HTML as drawn
   const search = () => document.querySelector("#search [name=q]").value.trim();
   const orders = async (reset) => {
     pagedOn = !reset;
@@ -49,9 +50,19 @@ export function orderList(event, path, map) {
       const page = await api("GET", `${path}/orders?${query}`);
       cursor = page.next_cursor;
       $("more").hidden = !cursor;
-      if (reset) { $("orders").innerHTML = ""; shown.clear(); }
+      if (reset) shown.clear();
       for (const o of page.orders) shown.set(o.order_id, o);
-      $("orders").insertAdjacentHTML("beforeend", page.orders.map(orderItem).join(""));
+      const html = page.orders.map(orderItem).join("");
+      // A first page read again as it was is left as it is: the buttons under the
+      // organizer's pointer, and the message above them, stay.
+      if (reset && html === rendered) return;
+      if (reset) {
+        $("orders").innerHTML = html;
+        rendered = html;
+      } else {
+        $("orders").insertAdjacentHTML("beforeend", html);
+        rendered += html;
+      }
       $("orders-result").textContent = reset && !page.orders.length ? (q ? `No order matches “${q}”.` : "No orders yet.") : "";
     } catch (e) {
       $("orders-result").innerHTML = errorBox(e);
@@ -72,8 +83,8 @@ export function orderList(event, path, map) {
     if (!yes) return;
     try {
       await api("POST", `/v1/orders/${encodeURIComponent(orderId)}/cancel`);
+      await orders(true);
       $("orders-result").innerHTML = `<p class="ok" role="status">The order was cancelled; its seats are on sale again.</p>`;
-      orders(true);
     } catch (err) {
       $("orders-result").innerHTML = errorBox(err);
     }
