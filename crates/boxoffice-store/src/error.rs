@@ -105,11 +105,11 @@ impl StoreError {
 /// SQLSTATEs that mean "the database is not able to serve this right now" rather than
 /// "this request is wrong": connection exceptions (class 08), shutdown and start-up
 /// (57P01–57P03), too many connections and other resource exhaustion (class 53), a lock
-/// or statement timeout (55P03, 57014).
+/// or statement timeout (55P03, 57014), a write on a node that became read-only (25006).
 fn is_unavailable_state(code: &str) -> bool {
     code.starts_with("08")
         || code.starts_with("53")
-        || matches!(code, "57P01" | "57P02" | "57P03" | "55P03" | "57014")
+        || matches!(code, "57P01" | "57P02" | "57P03" | "55P03" | "57014" | "25006")
 }
 
 /// Whether `e` says the database could not serve the statement at all (no connection, the
