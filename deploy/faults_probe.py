@@ -7,6 +7,11 @@
                                    requests as it can quickly", with retry_after_ms) is
                                    kept, as a buyer's page keeps it, so
                                    the window is the fault's, not the sale's crowd
+    faults_probe.py URL --writes OUT.json
+                                   a hold and its checkout every 200 ms until SIGTERM, then
+                                   writes the longest time without an order answered 201,
+                                   the answers by status, and the orders answered 201 that
+                                   cannot be read back (deploy/ha.sh test)
     faults_probe.py URL --once     a hold and its checkout on a fresh event: prints "ok ..."
                                    if both went through
     faults_probe.py URL --pending OUT.json
@@ -147,6 +152,43 @@ def probe(out):
                    "slowest_ms": round(slowest * 1000)}, f)
 
 
+def writes(out):
+    """A hold and its checkout, one after another, each on a seat of its own, until SIGTERM:
+    the longest time between two orders answered 201 (the seconds without a write), the
+    answers by status, and each order answered 201 read back afterwards."""
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    event_id, seats = event(50, 40)
+    open(out + ".ready", "w").close()
+    ordered, answers, last, gap, tries = [], {}, time.monotonic(), 0.0, 0
+    for i, seat in enumerate(seats):
+        if stop:
+            break
+        started = time.monotonic()
+        user = token(f"writer-{i}")
+        status, hold = call_keeping_turns(
+            "POST", f"/v1/events/{event_id}/holds", {"seats": [seat]}, user)
+        if status == 201:
+            status, order = call_keeping_turns(
+                "POST", f"/v1/events/{event_id}/orders", {"hold_token": hold["hold_token"]}, user)
+            if status == 201:
+                ordered.append((order["order_id"], seat))
+                gap = max(gap, time.monotonic() - last)
+                last = time.monotonic()
+        tries += 1
+        answers[str(status)] = answers.get(str(status), 0) + 1
+        time.sleep(max(0.0, 0.2 - (time.monotonic() - started)))
+    gap = max(gap, time.monotonic() - last)
+    lost = []
+    for order_id, seat in ordered:
+        status, order = patiently("GET", f"/v1/orders/{order_id}", None, ADMIN)
+        if status != 200 or [s["id"] for s in order["seats"]] != [seat]:
+            lost.append(order_id)
+    with open(out, "w") as f:
+        json.dump({"tries": tries, "answers": answers, "acknowledged": len(ordered),
+                   "lost": len(lost), "lost_ids": lost, "longest_without_s": round(gap, 1)}, f)
+
+
 PENDING = 20
 
 
@@ -194,7 +236,9 @@ def pay(out):
     return f"ok ({n} rivals refused, {n} orders paid)" if not wrong else "failed: " + "; ".join(wrong)
 
 
-if sys.argv[2] == "--once":
+if sys.argv[2] == "--writes":
+    writes(sys.argv[3])
+elif sys.argv[2] == "--once":
     print(once())
 elif sys.argv[2] == "--pending":
     pending(sys.argv[3])

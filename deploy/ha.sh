@@ -18,6 +18,13 @@
 #                          (freeze: SIGSTOP until another node leads, then SIGCONT)
 #   deploy/ha.sh heal      starts again any node whose Patroni is gone (it rejoins)
 #   deploy/ha.sh down      stops exactly what `up` started and removes its data
+#   deploy/ha.sh test      on each hold store (HA_STORES), each fault (HA_FAULTS) during a
+#                          flash sale through the balancer, with a probe writing an order
+#                          every 200 ms beside it; prints a table: the longest time with no
+#                          order written, orders answered 201 and lost, the sale's failed
+#                          checks (a seat sold twice, an order missing, a hold stuck), the
+#                          primary before and after, the old node's role once healed and
+#                          how long that took, and every answer by status (no 500)
 #
 # Settings from the environment: BOXOFFICE_ADMIN_TOKEN and BOXOFFICE_JWT_SECRET (generated
 # and printed if unset), BOXOFFICE_HOLD_STORE (postgres), HA_PORT (18090), HA_INSTANCES
@@ -385,8 +392,93 @@ down() {
   echo "stopped"
 }
 
+# Waits until every node runs again, one of them primary and one the synchronous standby;
+# the seconds it took, or fails after a minute.
+settled() {
+  local began=$SECONDS n ok
+  for _ in $(seq 300); do
+    ok=1
+    for n in "${nodes[@]}"; do
+      curl -s --max-time 1 "http://127.0.0.1:$(rest_port "$n")/patroni" |
+        jq -e '.state == "running"' >/dev/null 2>&1 || ok=0
+    done
+    if ((ok)) && [[ -n $(node_answering primary) && -n $(node_answering sync) ]]; then
+      echo $((SECONDS - began))
+      return 0
+    fi
+    sleep 0.2
+  done
+  return 1
+}
+
+# A flash sale through the balancer with one fault to the primary 1.5 s in, and the writes
+# probe beside it; appends a line to $dir/table and fails on a broken promise.
+sale_with_fault() { # store fault
+  local store=$1 fault=$2 out=$dir/run-$1-$2
+  log "$fault during a flash sale on the $store store"
+  python3 "$root/deploy/faults_probe.py" "http://127.0.0.1:$port" --writes "$out.probe.json" &
+  local probe=$!
+  wait_for "the probe" test -e "$out.probe.json.ready"
+  "$bin" bench --url "http://127.0.0.1:$port" --json flash-sale --seats 6000 --buyers 3000 \
+    --think 2s --hold-ttl 10 --time-limit 60s >"$out.sale.json" &
+  local sale=$!
+  sleep 1.5
+  local old
+  old=$(node_answering primary)
+  failover "$fault" >/dev/null
+  local result=0
+  wait "$sale" || result=$?
+  kill -TERM "$probe"
+  wait "$probe" || true
+  heal >/dev/null
+  local rejoin
+  rejoin=$(settled) || rejoin=never
+  local now role
+  now=$(node_answering primary)
+  role=$(curl -s --max-time 1 "http://127.0.0.1:$(rest_port "$old")/patroni" | jq -r .role)
+  jq -r '.checks[] | "   \(if .passed then "ok  " else "FAIL" end) \(.name)"' "$out.sale.json"
+  local answers
+  answers=$(jq -s -c '[.[0].operations[].statuses, .[1].answers] | map(to_entries) | add
+    | group_by(.key) | map({(.[0].key): (map(.value) | add)}) | add' "$out.sale.json" "$out.probe.json")
+  printf '%-8s %-13s %6s %9s %9s %-8s %-10s %s\n' "$store" "$fault" \
+    "$(jq -r .longest_without_s "$out.probe.json")" \
+    "$(jq -r '"\(.lost)/\(.acknowledged)"' "$out.probe.json")" \
+    "$(jq -r '[.checks[] | select(.passed | not)] | length' "$out.sale.json")" \
+    "n$old>n$now" "$role ${rejoin}s" "$answers" | tee -a "$dir/table"
+  ((result == 0)) || { echo "the sale's checks failed: $fault on the $store store" >&2; return 1; }
+  jq -e '.lost == 0' "$out.probe.json" >/dev/null ||
+    { echo "orders answered 201 and lost: $fault on the $store store" >&2; return 1; }
+  if jq -e 'to_entries | map(.key | tonumber) | any(. >= 500 and . != 503)' <<<"$answers" >/dev/null; then
+    echo "a 5xx other than 503: $fault on the $store store" >&2
+    return 1
+  fi
+  [[ $role == replica ]] || { echo "n$old did not rejoin as a replica after $fault" >&2; return 1; }
+}
+
+# Each fault during a flash sale, on each hold store; the table of what each did.
+test_all() {
+  local stores=${HA_STORES:-postgres redis} faults=${HA_FAULTS:-kill-primary kill-patroni freeze switchover}
+  local failed=0 store fault
+  [[ -s $dir/pids ]] && down >/dev/null
+  mkdir -p "$dir"
+  : >"$dir/table"
+  for store in $stores; do
+    BOXOFFICE_HOLD_STORE=$store up >/dev/null
+    for fault in $faults; do
+      sale_with_fault "$store" "$fault" || failed=1
+    done
+    down >/dev/null
+  done
+  echo
+  printf '%-8s %-13s %6s %9s %9s %-8s %-10s %s\n' store fault "no-write" "lost/201" "checks" primary "old node" answers
+  cat "$dir/table"
+  ((failed == 0)) || { echo "some fault broke a promise (above)" >&2; return 1; }
+  echo "every fault: no order answered 201 lost, no seat sold twice, no 500, the old primary a replica again"
+}
+
 case ${1:-} in
   up) up ;;
+  test) test_all ;;
   status) status ;;
   failover) failover "${2:-}" ;;
   heal) heal ;;
@@ -394,7 +486,7 @@ case ${1:-} in
   _primary) node_answering primary ;;
   _sync) node_answering sync ;;
   *)
-    echo "usage: deploy/ha.sh up | status | failover <kind> | heal | down" >&2
+    echo "usage: deploy/ha.sh up | status | failover <kind> | heal | down | test" >&2
     exit 2
     ;;
 esac
