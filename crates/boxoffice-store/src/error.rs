@@ -109,7 +109,10 @@ impl StoreError {
 fn is_unavailable_state(code: &str) -> bool {
     code.starts_with("08")
         || code.starts_with("53")
-        || matches!(code, "57P01" | "57P02" | "57P03" | "55P03" | "57014" | "25006")
+        || matches!(
+            code,
+            "57P01" | "57P02" | "57P03" | "55P03" | "57014" | "25006"
+        )
 }
 
 /// Whether `e` says the database could not serve the statement at all (no connection, the
