@@ -78,7 +78,7 @@ pub async fn drop_seat(
     let token = token.ok_or(Error::HoldNotFound)?;
     let outcome = state.holds.shrink(event, token, user, seat).await?;
     if let ShrinkOutcome::Kept(_) | ShrinkOutcome::Emptied { .. } = outcome {
-        let change = crate::resale::freed(state, event, [seat]).await;
+        let change = crate::freed::change(state, event, [seat]).await;
         state.live.publish(event, change).await;
     }
     match outcome {

@@ -66,7 +66,8 @@ pub async fn move_seats(
             to: m.to.clone(),
         })
         .collect();
-    let moved = sales::changes::move_seats(&state.pool, &*state.holds, id, token, &moves, by).await;
+    let moved =
+        sales::changes::move_seats(&state.pool, &*state.holds, &order, token, &moves, by).await;
     let done = settled(state, &order, token, &map, moved).await??;
     let event = order.event_id;
     state

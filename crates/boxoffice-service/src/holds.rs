@@ -468,7 +468,7 @@ pub async fn release_hold(
     let token = token.ok_or(Error::HoldNotFound)?;
     match state.holds.release(event, token, user).await? {
         ReleaseOutcome::Released { seats, pass_ended } => {
-            let change = crate::resale::freed(state, event, seats.iter().map(String::as_str)).await;
+            let change = crate::freed::change(state, event, seats.iter().map(String::as_str)).await;
             state.live.publish(event, change).await;
             if pass_ended {
                 crate::queue::done(state, event, user).await;

@@ -55,6 +55,7 @@ pub mod bookings;
 pub mod changes;
 pub mod error;
 pub mod events;
+mod freed;
 pub mod health;
 pub mod holds;
 pub mod housekeeping;

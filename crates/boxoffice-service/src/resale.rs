@@ -80,36 +80,6 @@ pub async fn withdraw(
     Ok(())
 }
 
-/// What `seats`, let go by a hold, read now: `available`, or `resale` for those listed.
-/// Should Postgres not answer, they read available (a page that reloads sees them listed).
-pub(crate) async fn freed<'a>(
-    state: &Services,
-    event: boxoffice_core::ids::EventId,
-    seats: impl IntoIterator<Item = &'a str>,
-) -> Change {
-    let seats: Vec<&str> = seats.into_iter().collect();
-    let listed = sales::resale::listed_among(&state.pool, event, &seats)
-        .await
-        .unwrap_or_else(|error| {
-            tracing::warn!(%event, %error, "could not read which freed seats are listed");
-            Vec::new()
-        });
-    Change::Seats(
-        seats
-            .into_iter()
-            .map(|id| boxoffice_api::SeatChange {
-                id: id.to_owned(),
-                status: if listed.iter().any(|l| l == id) {
-                    SeatStatus::Resale
-                } else {
-                    SeatStatus::Available
-                },
-                held_until: None,
-            })
-            .collect(),
-    )
-}
-
 /// The seats the order `id` lists for resale.
 pub async fn listed(state: &Services, id: Uuid) -> Result<Vec<String>, Error> {
     let mut conn = state

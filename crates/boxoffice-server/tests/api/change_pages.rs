@@ -161,6 +161,30 @@ async fn the_console_moves_an_orders_seats_to_seats_picked_on_the_map() {
     assert_accessible(&page, "the console with a seat listed for resale").await;
     screenshot(&page, "console-resale-desktop").await;
     page.close().await.unwrap();
+
+    // On a phone, the move's panel fits the order it belongs to.
+    let small = phone(&driver).await;
+    sign_in(&small, &app).await;
+    small
+        .goto(&format!("{}/admin/events/{event}", app.base))
+        .await
+        .unwrap();
+    wait_for(
+        &small,
+        LOADS_WITHIN,
+        &format!("return !!document.querySelector('{alice} [data-action=move]')"),
+        json!(true),
+    )
+    .await;
+    press(&small, &format!("{alice} [data-action=move]")).await;
+    script(
+        &small,
+        &format!("document.querySelector('{alice} [data-move]').scrollIntoView(); return 0"),
+    )
+    .await;
+    assert_accessible(&small, "the console moving an order's seats on a phone").await;
+    screenshot(&small, "console-move-phone").await;
+    small.close().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -1,7 +1,8 @@
 //! Changing sold seats on both hold stores: moves (by staff, by the buyer while the event
 //! allows it, all or none, and many to one free seat at once: one wins), swaps between two
 //! orders, and a season night taken back; the state of every seat, order and ticket after
-//! each, and what stays unchanged when a change is refused.
+//! each, and what stays unchanged when a change is refused. (A long file: each change's
+//! refusals and its state afterwards are checked on both stores, in one story each.)
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -68,7 +69,11 @@ async fn live_holds(app: &TestApp, event: &str) -> usize {
 }
 
 /// Checks a ticket in at the door; its status and problem code.
-async fn scan(app: &TestApp, event: &str, secret: &Value) -> (StatusCode, Option<String>) {
+pub(crate) async fn scan(
+    app: &TestApp,
+    event: &str,
+    secret: &Value,
+) -> (StatusCode, Option<String>) {
     let (status, body) = app
         .send(
             Method::POST,

@@ -6,7 +6,7 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::changes::holders;
+use crate::changes::{holders, scan};
 use crate::helpers::stores::Store;
 use crate::helpers::{buy, race, spawn_app_on, spawn_race_app_on, tally, As, TestApp};
 use crate::tickets::tickets_of;
@@ -128,29 +128,12 @@ async fn a_listed_seat_is_bought_by_another_buyer_and_leaves_the_sellers_order(s
         .iter()
         .find(|t| t["seat_id"] == "stalls-A-1")
         .unwrap();
-    let scan = |secret: &Value| json!({"secret": secret, "nonce": uuid::Uuid::new_v4().to_string(), "gate": "North"});
-    let checkins = format!("/v1/events/{event}/checkins");
-    let (status, problem) = app
-        .send(
-            Method::POST,
-            &checkins,
-            &As::Admin,
-            Some(&scan(&old["secret"])),
-        )
-        .await;
     assert_eq!(
-        (status, problem["code"].as_str()),
-        (StatusCode::GONE, Some("ticket_revoked"))
+        scan(&app, &event, &old["secret"]).await,
+        (StatusCode::GONE, Some("ticket_revoked".into()))
     );
     let new = tickets_of(&app, &format!("/v1/orders/{}/tickets", id(&bought)), &carol).await;
-    let (status, _) = app
-        .send(
-            Method::POST,
-            &checkins,
-            &As::Admin,
-            Some(&scan(&new[0]["secret"])),
-        )
-        .await;
+    let (status, _) = scan(&app, &event, &new[0]["secret"]).await;
     assert_eq!(status, StatusCode::CREATED);
 
     // A ticket that let someone in is not listed.
@@ -158,14 +141,7 @@ async fn a_listed_seat_is_bought_by_another_buyer_and_leaves_the_sellers_order(s
         .iter()
         .find(|t| t["seat_id"] == "stalls-A-2")
         .unwrap();
-    let (status, _) = app
-        .send(
-            Method::POST,
-            &checkins,
-            &As::Admin,
-            Some(&scan(&kept["secret"])),
-        )
-        .await;
+    let (status, _) = scan(&app, &event, &kept["secret"]).await;
     assert_eq!(status, StatusCode::CREATED);
     let (status, problem) = list(&app, a, &alice, &["stalls-A-2"]).await;
     assert_eq!(
@@ -181,14 +157,7 @@ async fn a_listed_seat_is_bought_by_another_buyer_and_leaves_the_sellers_order(s
         .iter()
         .find(|t| t["seat_id"] == "stalls-A-4")
         .unwrap();
-    let (status, _) = app
-        .send(
-            Method::POST,
-            &checkins,
-            &As::Admin,
-            Some(&scan(&a4["secret"])),
-        )
-        .await;
+    let (status, _) = scan(&app, &event, &a4["secret"]).await;
     assert_eq!(status, StatusCode::CREATED);
     let (_, read) = app
         .send(

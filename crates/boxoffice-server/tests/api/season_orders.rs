@@ -1,7 +1,7 @@
 //! Season orders on every hold store: a season hold bought sells its seats in every
 //! event it covers in one transaction (one order for the buyer, one outbox row), a night
 //! released goes on sale in that event alone (its waiting list first), and a cancellation
-//! frees the rest.
+//! frees the rest. (A long file: every way a season order ends, on every store.)
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};

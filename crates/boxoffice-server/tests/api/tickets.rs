@@ -2,7 +2,8 @@
 //! checks with the organization's public entry key alone; the PDF's QR codes read back
 //! with an ordinary reader (zbarimg) and let their holders in; fifty scanners on one ticket
 //! let it in once; forged, truncated, foreign and revoked tickets are refused and change
-//! nothing; exits, re-entry, offline uploads and the door's counts.
+//! nothing; exits, re-entry, offline uploads and the door's counts. (A long file: a
+//! ticket's whole way from the sale to the door, each step on the state the last left.)
 
 use std::collections::BTreeSet;
 use std::process::Command;

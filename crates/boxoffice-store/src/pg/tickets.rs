@@ -4,7 +4,8 @@
 //! A seat's ticket is its sold `order_seat` row and a GA place's a `ga_ticket` row; the
 //! triggers of migration 0027 issue and revoke them with the sale, so nothing here writes
 //! a ticket. A ticket lets someone in once: its `ticket_entry` row, taken by primary key,
-//! decides which of many concurrent scans is the one.
+//! decides which of many concurrent scans is the one. (A long file: a ticket's whole life
+//! after the sale, from reading it to the door's counts, in one place.)
 
 use boxoffice_core::ids::{EventId, KeyId, OrganizationId};
 use chrono::{DateTime, Utc};

@@ -4,7 +4,8 @@
 //! hold's ([`SaleSeats::take_for_order`]), so the claim (`sql/claim.sql`) decides who may
 //! have them, and the order's rows are written under the `order_seat_sold` unique index.
 //! A seat leaves its order as its row: a trigger revokes its ticket, and a row written for
-//! a seat gained is a new ticket.
+//! a seat gained is a new ticket. (A long file: the three changes share the locking, the
+//! taking of a hold and the writing of rows, and read best side by side.)
 
 use boxoffice_core::hold::{ClaimedSeat, Offer, Order, OrderStatus};
 use boxoffice_core::ids::{EventId, UserId};
@@ -87,22 +88,20 @@ pub(super) async fn lock_paid(
     Ok(Ok(order))
 }
 
-/// Moves seats of the paid order `order_id` (`by` acts: its buyer, or staff) to the seats
+/// Moves seats of the paid `order` (as the caller read it; it is locked and read again in
+/// the move's transaction; `by` acts: its buyer, or staff) to the seats
 /// of the live hold `token` of the order's buyer, which the caller made of every move's
 /// `to`: all of them or none. The seats left go to the waiting list first, then on sale.
 /// The caller releases the hold when the move does not happen.
 pub async fn move_seats(
     pool: &PgPool,
     store: &dyn SaleSeats,
-    order_id: Uuid,
+    order: &Order,
     token: Uuid,
     moves: &[Move],
     by: By<'_>,
 ) -> Result<Result<Done, Refused>, StoreError> {
-    let order = orders::load_order(pool, order_id)
-        .await?
-        .ok_or(StoreError::Other("the order moved went".into()))?;
-    let (event, user) = (order.event_id, order.user_id.clone());
+    let (order_id, event, user) = (order.order_id, order.event_id, order.user_id.clone());
     let to: Vec<String> = moves.iter().map(|m| m.to.clone()).collect();
     let (seats, mut tx) = match take(pool, store, (event, token, &user), order_id).await? {
         Some(taken) => taken,

@@ -1,5 +1,6 @@
 //! Sales of held seats, written in Postgres whichever store holds: checkout, payment,
-//! cancellation and the waiting list's offers.
+//! cancellation and the waiting list's offers. (A long file: [`SaleSeats`], the one
+//! interface every hold store answers in a sale, with the flows that call it.)
 //!
 //! Postgres decides what is sold: an order is written under the `order_seat_sold` unique
 //! index in one transaction ([`orders`]), and a waiting-list offer is made by
