@@ -10,8 +10,9 @@
     faults_probe.py URL --writes OUT.json
                                    a hold and its checkout every 200 ms until SIGTERM, then
                                    writes the longest time without an order answered 201,
-                                   the answers by status, and the orders answered 201 that
-                                   cannot be read back (deploy/ha.sh test)
+                                   the answers by status, the orders answered 201 that
+                                   cannot be read back, and what retrying a cut checkout
+                                   with its hold token gave (deploy/ha.sh test)
     faults_probe.py URL --once     a hold and its checkout on a fresh event: prints "ok ..."
                                    if both went through
     faults_probe.py URL --pending OUT.json
@@ -155,12 +156,20 @@ def probe(out):
 def writes(out):
     """A hold and its checkout, one after another, each on a seat of its own, until SIGTERM:
     the longest time between two orders answered 201 (the seconds without a write), the
-    answers by status, and each order answered 201 read back afterwards."""
+    answers by status, and afterwards what a client whose write was cut would see:
+
+    - a checkout that got no answer or a 5xx is asked again with the same hold token, as a
+      client retries: it answers the order it made (200 or 201) or 409 (it made none, and
+      the hold is gone);
+    - every order is checked out once more with its token: 200 and that same order;
+    - every order read back with its seat (an order answered and gone is lost);
+    - the probe's event sells exactly the seats of the orders it was told of (a seat sold
+      under an order nobody was told of is a second order the retries missed)."""
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     event_id, seats = event(50, 40)
     open(out + ".ready", "w").close()
-    ordered, answers, last, gap, tries = [], {}, time.monotonic(), 0.0, 0
+    ordered, cut, answers, last, gap, tries = [], [], {}, time.monotonic(), 0.0, 0
     for i, seat in enumerate(seats):
         if stop:
             break
@@ -169,24 +178,45 @@ def writes(out):
         status, hold = call_keeping_turns(
             "POST", f"/v1/events/{event_id}/holds", {"seats": [seat]}, user)
         if status == 201:
+            body = {"hold_token": hold["hold_token"]}
             status, order = call_keeping_turns(
-                "POST", f"/v1/events/{event_id}/orders", {"hold_token": hold["hold_token"]}, user)
+                "POST", f"/v1/events/{event_id}/orders", body, user)
             if status == 201:
-                ordered.append((order["order_id"], seat))
+                ordered.append((order["order_id"], seat, body, user))
                 gap = max(gap, time.monotonic() - last)
                 last = time.monotonic()
+            elif status == 0 or status >= 500:
+                cut.append((seat, body, user))
         tries += 1
         answers[str(status)] = answers.get(str(status), 0) + 1
         time.sleep(max(0.0, 0.2 - (time.monotonic() - started)))
     gap = max(gap, time.monotonic() - last)
+    acknowledged = len(ordered)
+    retried = {}
+    for seat, body, user in cut:
+        status, order = patiently("POST", f"/v1/events/{event_id}/orders", body, user)
+        retried[str(status)] = retried.get(str(status), 0) + 1
+        if status in (200, 201):
+            ordered.append((order["order_id"], seat, body, user))
+    twice = []
+    for order_id, seat, body, user in ordered:
+        status, again = patiently("POST", f"/v1/events/{event_id}/orders", body, user)
+        if status != 200 or not isinstance(again, dict) or again.get("order_id") != order_id:
+            twice.append(f"{order_id}: {status}")
     lost = []
-    for order_id, seat in ordered:
+    for order_id, seat, _, _ in ordered:
         status, order = patiently("GET", f"/v1/orders/{order_id}", None, ADMIN)
         if status != 200 or [s["id"] for s in order["seats"]] != [seat]:
             lost.append(order_id)
+    status, listing = patiently("GET", f"/v1/events/{event_id}/seats", None, ADMIN)
+    sold = {s["id"] for s in listing["seats"] if s["status"] == "sold"} if status == 200 else None
+    told = {seat for _, seat, _, _ in ordered}
+    unknown = sorted(sold - told) if sold is not None else ["the seats could not be read"]
     with open(out, "w") as f:
-        json.dump({"tries": tries, "answers": answers, "acknowledged": len(ordered),
-                   "lost": len(lost), "lost_ids": lost, "longest_without_s": round(gap, 1)}, f)
+        json.dump({"tries": tries, "answers": answers, "acknowledged": acknowledged,
+                   "lost": len(lost), "lost_ids": lost, "longest_without_s": round(gap, 1),
+                   "cut": len(cut), "retried": retried, "twice_wrong": twice,
+                   "sold_unknown": unknown}, f)
 
 
 PENDING = 20
