@@ -170,6 +170,7 @@ def writes(out):
     event_id, seats = event(50, 40)
     open(out + ".ready", "w").close()
     ordered, cut, answers, last, gap, tries = [], [], {}, time.monotonic(), 0.0, 0
+    began, timeline = time.monotonic(), []
     for i, seat in enumerate(seats):
         if stop:
             break
@@ -189,6 +190,7 @@ def writes(out):
                 cut.append((seat, body, user))
         tries += 1
         answers[str(status)] = answers.get(str(status), 0) + 1
+        timeline.append([round(started - began, 2), status, round(time.monotonic() - started, 2)])
         time.sleep(max(0.0, 0.2 - (time.monotonic() - started)))
     gap = max(gap, time.monotonic() - last)
     acknowledged = len(ordered)
@@ -216,7 +218,7 @@ def writes(out):
         json.dump({"tries": tries, "answers": answers, "acknowledged": acknowledged,
                    "lost": len(lost), "lost_ids": lost, "longest_without_s": round(gap, 1),
                    "cut": len(cut), "retried": retried, "twice_wrong": twice,
-                   "sold_unknown": unknown}, f)
+                   "sold_unknown": unknown, "timeline": timeline}, f)
 
 
 PENDING = 20

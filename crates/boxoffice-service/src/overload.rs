@@ -14,7 +14,10 @@
 //!
 //! A limit starts at its floor and doubles each quick, busy round until the first slow one
 //! (TCP's slow start), so a sale that opens with everyone at once finds its level within a
-//! few hundred answers rather than a few thousand.
+//! few hundred answers rather than a few thousand. A round in which every answer failed
+//! (the store was down: a restart, a failover) starts the slow start again, as TCP does
+//! after a timeout: the outage cut the limit to its floor, and once the store is back the
+//! sale regains its level in a few rounds rather than one place a round.
 //!
 //! A hold past its limit is refused before anything is read, which costs microseconds: the
 //! buyer loses nothing and is told when to come back. Those turns are paced: each refusal
@@ -139,10 +142,11 @@ struct Window {
     next_turn: Option<Instant>,
     /// Requests waiting for a place (holds only: checkouts are counted apart).
     waiting: usize,
-    /// Answers in this round, those slower than the target (or failed), and those given
-    /// while at least half the limit was in flight.
+    /// Answers in this round, those slower than the target (or failed), those failed (a
+    /// store down), and those given while at least half the limit was in flight.
     answered: usize,
     slow: usize,
+    failed: usize,
     busy: usize,
 }
 
@@ -229,6 +233,7 @@ impl Overload {
                 waiting: 0,
                 answered: 0,
                 slow: 0,
+                failed: 0,
                 busy: 0,
             })
         };
@@ -440,13 +445,14 @@ impl Overload {
         w.answered += 1;
         w.latency += LATENCY_WEIGHT * (took.as_secs_f64() - w.latency);
         w.slow += usize::from(too_slow);
+        w.failed += usize::from(failed);
         w.busy += usize::from(2 * w.in_flight >= w.limit);
         w.in_flight = w.in_flight.saturating_sub(1);
         if w.answered < w.limit {
             return;
         }
         if 10 * w.slow > w.answered {
-            w.slow_start = false;
+            w.slow_start = w.failed == w.answered;
             w.limit = ((w.limit as f64 * BACKOFF) as usize).max(settings.floor);
         } else if 2 * w.busy >= w.answered {
             let raised = if w.slow_start {
@@ -456,7 +462,7 @@ impl Overload {
             };
             w.limit = raised.min(settings.ceiling);
         }
-        (w.answered, w.slow, w.busy) = (0, 0, 0);
+        (w.answered, w.slow, w.failed, w.busy) = (0, 0, 0, 0);
     }
 }
 
@@ -668,7 +674,7 @@ mod tests {
     fn slow_rounds_cut_the_limit_by_a_tenth_never_below_the_floor() {
         let overload = Overload::new(Some(settings(10, 1000)));
         // A slow first round ends the slow start: one a round from then on.
-        round(&overload, usize::MAX);
+        round(&overload, 9);
         assert_eq!(overload.limit(Path::Hold), 10);
         while overload.limit(Path::Hold) < 100 {
             round(&overload, 0);
@@ -681,6 +687,34 @@ mod tests {
             round(&overload, usize::MAX);
         }
         assert_eq!(overload.limit(Path::Hold), 10, "the floor holds");
+    }
+
+    #[test]
+    fn a_round_the_store_failed_whole_starts_the_slow_start_again() {
+        let overload = Overload::new(Some(settings(10, 1000)));
+        round(&overload, 9);
+        while overload.limit(Path::Hold) < 40 {
+            round(&overload, 0);
+        }
+        assert_eq!(overload.limit(Path::Hold), 40, "one a round");
+        // The store goes away: every answer of a round fails, until the floor.
+        while overload.limit(Path::Hold) > 10 {
+            round(&overload, usize::MAX);
+        }
+        round(&overload, usize::MAX);
+        // Back: quick rounds double the limit again, until the first slow one.
+        for limit in [20, 40, 80] {
+            round(&overload, 0);
+            assert_eq!(overload.limit(Path::Hold), limit);
+        }
+        round(&overload, 9);
+        assert_eq!(overload.limit(Path::Hold), 72, "9 slow of 80 cut it");
+        round(&overload, 0);
+        assert_eq!(
+            overload.limit(Path::Hold),
+            73,
+            "a round with some failed answers ends the slow start"
+        );
     }
 
     /// A checkout that waits for a place, with all its patience, in a task of its own.
@@ -731,6 +765,7 @@ mod tests {
             waiting: 0,
             answered: 0,
             slow: 0,
+            failed: 0,
             busy: 0,
         }
     }
