@@ -509,7 +509,7 @@ failover_seconds() { # old
   echo never
 }
 
-# A flash sale through the balancer with one fault to the primary 1.5 s in, and two probes
+# A flash sale through the balancer with one fault to the primary 5 s in, and two probes
 # beside it (an order every 200 ms, a hold every 100 ms); appends a line to $dir/table and
 # fails on a broken promise.
 sale_with_fault() { # store fault
@@ -525,9 +525,11 @@ sale_with_fault() { # store fault
   "$bin" bench --url "http://127.0.0.1:$port" --json flash-sale --seats 6000 --buyers 3000 \
     --think 2s --hold-ttl 10 --time-limit 60s >"$out.sale.json" &
   local sale=$!
-  sleep 1.5
-  local old
+  # Five seconds in: buyers are holding and checking out.
+  sleep 5
+  local old fault_at
   old=$(node_answering primary)
+  fault_at=$(date -u '+%Y-%m-%d %H:%M:%S.%N+00')
   failover "$fault" >/dev/null
   failover_seconds "$old" >"$out.failover" &
   local watch=$!
@@ -544,12 +546,13 @@ sale_with_fault() { # store fault
   role=$(curl -s --max-time 1 "http://127.0.0.1:$(rest_port "$old")/patroni" | jq -r .role)
   outbox=$(outbox_delivered "$out")
   # The longest time between two orders committed during the sale (every buyer's, as
-  # Postgres has them): when sales stopped and came back.
+  # Postgres has them), the fault's moment counted as one: when sales stopped and came back.
   local sales_gap
   sales_gap=$(psql -h 127.0.0.1 -p "$write_port" -U postgres -d "$database" -Atc "
     select coalesce(round(extract(epoch from max(d))::numeric, 1), 0)
-      from (select created_at - lag(created_at) over (order by created_at) as d
-              from ticket_order where created_at >= '$since') gaps")
+      from (select t - lag(t) over (order by t) as d
+              from (select created_at as t from ticket_order where created_at >= '$since'
+                    union all select '$fault_at'::timestamptz) moments) gaps")
   jq -r '.checks[] | "   \(if .passed then "ok  " else "FAIL" end) \(.name)"' "$out.sale.json"
   local answers
   answers=$(jq -s -c '[.[0].operations[].statuses, .[1].answers] | map(to_entries) | add
