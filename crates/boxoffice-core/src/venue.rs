@@ -68,6 +68,10 @@ pub struct VenueSpec {
     #[serde(default)]
     #[schema(max_items = 1000)]
     pub shapes: Vec<Shape>,
+    /// The point the seats look at (the stage's centre): among equal choices, best
+    /// available prefers the seats nearest it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focal_point: Option<Point>,
 }
 
 /// One section of a [`VenueSpec`].
@@ -227,6 +231,9 @@ pub struct VenueLayout {
     /// Shapes drawn behind the seats.
     #[serde(default)]
     pub shapes: Vec<Shape>,
+    /// The point the seats look at, if the venue has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focal_point: Option<Point>,
 }
 
 /// A section of a [`VenueLayout`].
@@ -315,10 +322,18 @@ impl VenueSpec {
             .enumerate()
             .map(|(si, spec)| builder.section(&format!("sections[{si}]"), spec))
             .collect();
+        if let Some(p) = self.focal_point {
+            builder.errors.check(
+                p.x.is_finite() && p.y.is_finite(),
+                "focal_point",
+                "a focal point's x and y are finite numbers",
+            );
+        }
         builder.errors.into_result(VenueLayout {
             name: self.name,
             sections,
             shapes: self.shapes,
+            focal_point: self.focal_point,
         })
     }
 }

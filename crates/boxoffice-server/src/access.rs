@@ -98,6 +98,7 @@ pub const ROUTES: &[(Method, &str, Right)] = &[
     ),
     (Method::POST, "/v1/venues", Right::WriteCatalog),
     (Method::POST, "/v1/venues/import", Right::WriteCatalog),
+    (Method::PUT, "/v1/venues/{id}", Right::WriteCatalog),
     (Method::GET, "/v1/venues", Right::ReadCatalog),
     (Method::GET, "/v1/venues/{id}/export", Right::ReadCatalog),
     (Method::POST, "/v1/events", Right::WriteCatalog),

@@ -115,6 +115,9 @@ pub enum ApiError {
     /// 409 `slug_taken`: another organization has the slug.
     #[error("another organization has this slug")]
     SlugTaken,
+    /// 409 `venue_in_use`: an event or a season uses the venue, so its seats stay.
+    #[error("an event or a season uses this venue: save the drawing as a new venue")]
+    VenueInUse,
     /// 409 `already_paid`: the order was paid before, with another reference.
     #[error("this order was paid before, with another reference")]
     AlreadyPaid,
@@ -255,6 +258,7 @@ impl ApiError {
             | ApiError::PaymentWindowClosed(_)
             | ApiError::NotChangeable(_)
             | ApiError::SlugTaken
+            | ApiError::VenueInUse
             | ApiError::AlreadyRedeemed { .. }
             | ApiError::SoldOut(_) => StatusCode::CONFLICT,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
@@ -295,6 +299,7 @@ impl ApiError {
             ApiError::PaymentWindowClosed(_) => "payment_window_closed",
             ApiError::NotChangeable(_) => "order_not_changeable",
             ApiError::SlugTaken => "slug_taken",
+            ApiError::VenueInUse => "venue_in_use",
             ApiError::SoldOut(_) => "sold_out",
             ApiError::RequestTimeout => "request_timeout",
             ApiError::RateLimited(_) => "rate_limited",
@@ -332,6 +337,7 @@ impl ApiError {
             ApiError::PaymentWindowClosed(_) => "Payment window closed",
             ApiError::NotChangeable(_) => "Order not changeable",
             ApiError::SlugTaken => "Slug taken",
+            ApiError::VenueInUse => "Venue in use",
             ApiError::SoldOut(_) => "Sold out",
             ApiError::RequestTimeout => "Request timeout",
             ApiError::RateLimited(_) => "Too many requests",
@@ -494,6 +500,8 @@ impl From<boxoffice_service::Error> for ApiError {
             Error::KeyNotFound => not_found("not_found", "no such key"),
             Error::WebhookNotFound => not_found("not_found", "the organization has no webhook"),
             Error::SlugTaken => ApiError::SlugTaken,
+            Error::VenueInUse => ApiError::VenueInUse,
+            Error::VenueNotFound => not_found("not_found", "no such venue"),
             Error::BookingNotFound => not_found("not_found", "no such booking"),
             Error::NotListed => not_found("not_found", "this order lists no such seat for resale"),
             Error::ChannelNotFound => not_found("not_found", "the event has no such channel"),
@@ -562,6 +570,7 @@ mod tests {
                 "forbidden",
             ),
             (ApiError::SlugTaken, 409, "slug_taken"),
+            (ApiError::VenueInUse, 409, "venue_in_use"),
             (ApiError::TicketInvalid, 403, "ticket_invalid"),
             (ApiError::NotATicket, 403, "ticket_invalid"),
             (

@@ -43,6 +43,12 @@ pub enum Error {
     /// Another organization has this slug.
     #[error("another organization has this slug")]
     SlugTaken,
+    /// No such venue.
+    #[error("no such venue")]
+    VenueNotFound,
+    /// An event or a season uses the venue: its seats cannot change.
+    #[error("an event or a season uses this venue")]
+    VenueInUse,
     /// The order lists no such seat for resale.
     #[error("this order lists no such seat for resale")]
     NotListed,

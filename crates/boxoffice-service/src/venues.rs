@@ -32,6 +32,21 @@ pub async fn ensure(state: &Services, id: VenueId, layout: &VenueLayout) -> Resu
     )?)
 }
 
+/// Replaces venue `id` with `layout` (name, seats, shapes, focal point), unless an event
+/// or a season uses it: a sale's seats never move under it.
+pub async fn replace(
+    state: &Services,
+    id: VenueId,
+    layout: &VenueLayout,
+    actor: &Actor,
+) -> Result<(), Error> {
+    match venues::replace_venue(&state.pool, id, layout, actor).await? {
+        venues::Replaced::Done => Ok(()),
+        venues::Replaced::NotFound => Err(Error::VenueNotFound),
+        venues::Replaced::InUse => Err(Error::VenueInUse),
+    }
+}
+
 /// The venue `id`, if there is one.
 pub async fn get(state: &Services, id: VenueId) -> Result<Option<VenueLayout>, Error> {
     Ok(venues::get_venue(&state.pool, id).await?)

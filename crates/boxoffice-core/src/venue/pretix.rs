@@ -227,6 +227,7 @@ impl Plan {
             name: name.unwrap_or(self.name),
             sections,
             shapes,
+            focal_point: None,
         };
         let layout = spec
             .into_layout()

@@ -122,6 +122,7 @@ pub fn read_csv(input: impl std::io::Read, name: &str) -> Result<VenueLayout, Va
         name: name.to_owned(),
         sections,
         shapes: Vec::new(),
+        focal_point: None,
     };
     spec.into_layout()
         .map_err(|found| relocate(found, |path| line_of(&lines, path)))

@@ -1,4 +1,5 @@
-//! `POST /v1/venues`, `GET /v1/venues`, `GET /v1/venues/{id}`, and venues imported from a
+//! `POST /v1/venues`, `GET /v1/venues`, `GET /v1/venues/{id}`, `PUT /v1/venues/{id}` (a
+//! venue no event uses yet, as the console's designer saves it), and venues imported from a
 //! pretix plan or a CSV file and exported as a pretix plan.
 
 use axum::body::Body;
@@ -41,6 +42,44 @@ pub async fn create_venue(
     let organization = staff.placing(&state, spec.organization_id).await?;
     let layout = spec.into_layout()?;
     created(&state, organization, &layout, &staff.actor()).await
+}
+
+/// Replaces a venue no event or season uses yet with the one given (its name, sections,
+/// rows, seats, shapes and focal point), as the console's designer saves a drawing. A
+/// venue in use keeps its seats (409 `venue_in_use`): save the drawing as a new venue.
+#[utoipa::path(put, path = "/v1/venues/{id}", tag = "venues", request_body = VenueSpec,
+    params(("id" = String, Path, description = "Venue id")),
+    security(("admin" = [])),
+    responses(
+        (status = 200, description = "Replaced", body = VenueCreated),
+        (status = 400, description = "Malformed JSON", body = Problem),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "A user token, or a key without `write_catalog`", body = Problem),
+        (status = 404, description = "No such venue", body = Problem),
+        (status = 409, description = "`venue_in_use`: an event or a season uses the venue", body = Problem),
+        (status = 413, description = "Body too large", body = Problem),
+        (status = 422, description = "Invalid venue, or an `organization_id` (a venue stays in its organization)", body = Problem),
+    ))]
+pub async fn replace_venue(
+    staff: Staff,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(spec): Json<VenueSpec>,
+) -> Result<axum::Json<VenueCreated>, ApiError> {
+    let id = super::venue_id(&id)?;
+    staff.sees_thing(&state, Owned::Venue(id.0)).await?;
+    if spec.organization_id.is_some() {
+        return Err(ApiError::invalid(
+            "organization_id",
+            "a venue stays in its organization: leave organization_id out",
+        ));
+    }
+    let layout = spec.into_layout()?;
+    boxoffice_service::venues::replace(&state, id, &layout, &staff.actor()).await?;
+    Ok(axum::Json(VenueCreated {
+        id,
+        seat_count: layout.seat_count(),
+    }))
 }
 
 /// Stores a venue of `organization` and answers 201 with its id.

@@ -526,6 +526,7 @@ async fn another_organizations_things_answer_404_on_every_staff_route_as_missing
         };
         let body = match (method.as_str(), *route) {
             ("PATCH", "/v1/events/{id}") => Some(json!({})),
+            ("PUT", "/v1/venues/{id}") => Some(crate::helpers::hall()),
             ("PUT", "/v1/organizations/{id}/webhook") => {
                 Some(json!({"url": "https://platform.example/hook"}))
             }

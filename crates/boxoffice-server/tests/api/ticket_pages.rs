@@ -622,24 +622,5 @@ async fn the_scanner_reads_the_camera_says_each_refusal_and_checks_alone_while_o
 
 #[test]
 fn the_scanners_offline_judgement_passes_nodes_test_runner() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let run = std::process::Command::new("node")
-        .arg("--test")
-        .arg(dir.join("tests/js/"))
-        .current_dir(&dir)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("node is missing ({e}): apt-get install nodejs (.ci/run installs it)")
-        });
-    assert!(
-        run.status.success(),
-        "node --test tests/js/:\n{}\n{}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let out = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        out.contains("# pass 7") && out.contains("# fail 0"),
-        "{out}"
-    );
+    crate::helpers::node_tests("entry.test.mjs", 7);
 }

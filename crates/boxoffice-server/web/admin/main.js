@@ -11,6 +11,7 @@ import { $, api, errorBox, screen, go, leave, token, signIn, signOut, when, whoA
 import { keysScreen } from "./keys.js";
 import { auditScreen } from "./audit.js";
 import { venueNew, venueShow } from "./venues.js";
+import { designer } from "../design/designer.js";
 import { eventNew } from "./event-new.js";
 import { dashboard } from "./dashboard.js";
 import { seasonsCard, seasonNew, seasonShow } from "./seasons.js";
@@ -36,6 +37,7 @@ async function organizationName(id) {
 // The screens a path needs a right for, and which.
 const NEEDS = [
   [/^\/admin\/(venues|events|seasons)\/new$/, "write_catalog"],
+  [/^\/admin\/venues\/([^/]+\/)?design$/, "write_catalog"],
   [/^\/admin\/keys$/, "manage_keys"],
   [/^\/admin\/audit$/, "read_audit"],
 ];
@@ -71,6 +73,8 @@ async function route() {
     else if (path === "/admin/keys") await keysScreen();
     else if (path === "/admin/audit") await auditScreen();
     else if (path === "/admin/venues/new") await venueNew();
+    else if (path === "/admin/venues/design") await designer(null);
+    else if ((m = path.match(/^\/admin\/venues\/([^/]+)\/design$/))) await designer(decodeURIComponent(m[1]));
     else if ((m = path.match(/^\/admin\/venues\/([^/]+)$/))) await venueShow(decodeURIComponent(m[1]));
     else if (path === "/admin/events/new") await eventNew();
     else if ((m = path.match(/^\/admin\/events\/([^/]+)$/))) await dashboard(decodeURIComponent(m[1]));
@@ -119,8 +123,8 @@ async function home() {
       <span class="meta">${esc(when(ev.starts_at))}${scans ? ` · <a href="/scan?event=${esc(ev.id)}" data-scan>Scan tickets</a>` : ""}</span></li>`).join("");
   screen("Venues and events", `<h1>Venues and events</h1><div class="split">
     <section class="card" aria-labelledby="venues-title">
-      <div class="head"><h2 id="venues-title">Venues</h2>${writes ? `<a href="/admin/venues/new" data-nav>Import a venue</a>` : ""}</div>
-      ${venueItems ? `<ul class="list">${venueItems}</ul>` : `<p class="hint">No venues yet${writes ? ": import one from a pretix plan or a spreadsheet" : ""}.</p>`}
+      <div class="head"><h2 id="venues-title">Venues</h2>${writes ? `<span><a href="/admin/venues/design" data-nav>Draw a venue</a> · <a href="/admin/venues/new" data-nav>Import a venue</a></span>` : ""}</div>
+      ${venueItems ? `<ul class="list">${venueItems}</ul>` : `<p class="hint">No venues yet${writes ? ": draw one, or import one from a pretix plan or a spreadsheet" : ""}.</p>`}
     </section>
     <section class="card" aria-labelledby="events-title">
       <div class="head"><h2 id="events-title">Events</h2>${writes ? `<a href="/admin/events/new" data-nav>New event</a>` : ""}</div>

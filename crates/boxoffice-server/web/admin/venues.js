@@ -5,6 +5,7 @@
 import { esc } from "../core/format.js";
 import { PALETTE, draw } from "../core/hall.js";
 import { $, api, errorBox, screen, go, download, may, organization } from "./shared.js";
+import { openDraft } from "../design/designer.js";
 
 // A venue's seats as the map draws them, from its sections and rows.
 function venueSeats(venue) {
@@ -24,11 +25,13 @@ export async function venueNew() {
     <div class="card" id="preview-card" hidden>
       <div class="head"><h2>Preview</h2><p id="preview-summary" class="meta"></p></div>
       <svg id="map" role="img" aria-label="Preview of the venue's seats" xmlns="http://www.w3.org/2000/svg"></svg>
-      <div class="actions"><button type="button" data-action="save-venue" disabled>Save venue</button></div>
+      <div class="actions"><button type="button" data-action="save-venue" disabled>Save venue</button>
+        <button type="button" data-action="open-in-designer" disabled>Open in designer</button></div>
     </div>`);
   const form = $("import");
   const save = document.querySelector("[data-action=save-venue]");
-  let file = null;
+  const open = document.querySelector("[data-action=open-in-designer]");
+  let file = null, previewed = null;
   const request = async (dryRun) => {
     const csv = /\.csv$/i.test(file.name) || file.type === "text/csv";
     const name = form.name.value.trim();
@@ -39,7 +42,7 @@ export async function venueNew() {
   };
   const preview = async () => {
     file = form.venue_file.files[0] || null;
-    save.disabled = true;
+    save.disabled = open.disabled = true;
     $("preview-card").hidden = true;
     if (!file) return;
     try {
@@ -48,7 +51,8 @@ export async function venueNew() {
       $("preview-card").hidden = false;
       $("preview-summary").textContent = `${venue.name}: ${venue.seat_count.toLocaleString("en")} seats in ${venue.sections.length} sections`;
       draw($("map"), venueSeats(venue), venue.shapes, { colour: () => PALETTE[0] });
-      save.disabled = false;
+      save.disabled = open.disabled = false;
+      previewed = venue;
       save.textContent = `Save ${venue.name} (${venue.seat_count.toLocaleString("en")} seats)`;
     } catch (e) {
       $("import-result").innerHTML = errorBox(e);
@@ -57,6 +61,7 @@ export async function venueNew() {
   form.venue_file.onchange = preview;
   form.name.onchange = () => file && preview();
   form.onsubmit = (e) => e.preventDefault();
+  open.onclick = () => openDraft(previewed);
   save.onclick = async () => {
     save.disabled = true;
     try {
@@ -73,7 +78,8 @@ export async function venueShow(id) {
   const venue = await api("GET", `/v1/venues/${encodeURIComponent(id)}`);
   screen(venue.name, `<div class="head"><h1>${esc(venue.name)}</h1>
       <p class="meta">${venue.seat_count.toLocaleString("en")} seats in ${venue.sections.length} sections</p></div>
-    <div class="toolbar">${may("write_catalog") ? `<a href="/admin/events/new?venue=${esc(venue.id)}" data-nav>New event in this venue</a>` : ""}
+    <div class="toolbar">${may("write_catalog") ? `<a href="/admin/events/new?venue=${esc(venue.id)}" data-nav>New event in this venue</a>
+      <a href="/admin/venues/${esc(venue.id)}/design" data-nav>Open in designer</a>` : ""}
       <button type="button" id="export">Download as a pretix plan</button></div>
     <div class="card"><svg id="map" role="img" aria-label="The venue's seats" xmlns="http://www.w3.org/2000/svg"></svg></div>`);
   draw($("map"), venueSeats(venue), venue.shapes, { colour: () => PALETTE[0] });

@@ -19,17 +19,117 @@ pub async fn insert_venue(
     let mut tx = pool.begin().await?;
     crate::pg::db::allow_bulk_write(&mut tx).await?;
     sqlx::query(
-        "insert into venue (venue_id, name, seat_count, shapes, organization_id)
-         values ($1, $2, $3, $4, $5)",
+        "insert into venue (venue_id, name, seat_count, shapes, organization_id, focal_x, focal_y)
+         values ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(id.0)
     .bind(&layout.name)
     .bind(layout.seat_count() as i32)
     .bind(Json(&layout.shapes))
     .bind(organization.0)
+    .bind(layout.focal_point.map(|p| p.x))
+    .bind(layout.focal_point.map(|p| p.y))
     .execute(&mut *tx)
     .await?;
+    write_seats(&mut tx, id, layout).await?;
+    if let Some(actor) = actor {
+        let change = Change {
+            action: "venue.created",
+            target_type: "venue",
+            target_id: id.to_string(),
+            changes: serde_json::json!({
+                "name": layout.name,
+                "seat_count": layout.seat_count(),
+                "sections": layout.sections.len(),
+            }),
+        };
+        audit::write(&mut tx, actor, &change).await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
 
+/// What [`replace_venue`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replaced {
+    /// The venue is the layout now.
+    Done,
+    /// No such venue.
+    NotFound,
+    /// An event or a season uses the venue: its seats stay as they are.
+    InUse,
+}
+
+/// Replaces venue `id`'s name, sections, rows, seats, shapes and focal point with
+/// `layout`, in one transaction, unless an event or a season uses it. The venue's row is
+/// locked first (`FOR UPDATE`), which waits for an event being created on it to commit
+/// (its foreign key locks the row too) and then sees that event.
+pub async fn replace_venue(
+    pool: &PgPool,
+    id: VenueId,
+    layout: &VenueLayout,
+    actor: &Actor,
+) -> Result<Replaced, StoreError> {
+    let mut tx = pool.begin().await?;
+    crate::pg::db::allow_bulk_write(&mut tx).await?;
+    let Some((name, seats)) = sqlx::query_as::<_, (String, i32)>(
+        "select name, seat_count from venue where venue_id = $1 for update",
+    )
+    .bind(id.0)
+    .fetch_optional(&mut *tx)
+    .await?
+    else {
+        return Ok(Replaced::NotFound);
+    };
+    let used: bool = sqlx::query_scalar(
+        "select exists (select 1 from event where venue_id = $1)
+             or exists (select 1 from season where venue_id = $1)",
+    )
+    .bind(id.0)
+    .fetch_one(&mut *tx)
+    .await?;
+    if used {
+        return Ok(Replaced::InUse);
+    }
+    for table in ["seat", "venue_row", "venue_section"] {
+        sqlx::query(&format!("delete from {table} where venue_id = $1"))
+            .bind(id.0)
+            .execute(&mut *tx)
+            .await?;
+    }
+    sqlx::query(
+        "update venue set name = $2, seat_count = $3, shapes = $4, focal_x = $5, focal_y = $6
+          where venue_id = $1",
+    )
+    .bind(id.0)
+    .bind(&layout.name)
+    .bind(layout.seat_count() as i32)
+    .bind(Json(&layout.shapes))
+    .bind(layout.focal_point.map(|p| p.x))
+    .bind(layout.focal_point.map(|p| p.y))
+    .execute(&mut *tx)
+    .await?;
+    write_seats(&mut tx, id, layout).await?;
+    let change = Change {
+        action: "venue.updated",
+        target_type: "venue",
+        target_id: id.to_string(),
+        changes: serde_json::json!({
+            "name": [name, layout.name],
+            "seat_count": [seats, layout.seat_count()],
+        }),
+    };
+    audit::write(&mut tx, actor, &change).await?;
+    tx.commit().await?;
+    Ok(Replaced::Done)
+}
+
+/// Writes `layout`'s sections, rows and seats under venue `id`, one statement a table.
+async fn write_seats(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    id: VenueId,
+    layout: &VenueLayout,
+) -> Result<(), StoreError> {
     let mut s = SectionColumns::default();
     let mut r = RowColumns::default();
     let mut seats = SeatColumns::default();
@@ -78,7 +178,7 @@ pub async fn insert_venue(
     .bind(&s.seat_spacing)
     .bind(&s.row_spacing)
     .bind(&s.position)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
     sqlx::query(
         "insert into venue_row (venue_id, section_id, label, position)
@@ -88,7 +188,7 @@ pub async fn insert_venue(
     .bind(&r.section)
     .bind(&r.label)
     .bind(&r.position)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
     sqlx::query(
         "insert into seat (venue_id, seat_id, position, section_id, row_label, number, label, x, y,
@@ -111,22 +211,8 @@ pub async fn insert_venue(
     .bind(&seats.companion)
     .bind(&seats.restricted_view)
     .bind(&seats.external_id)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
-    if let Some(actor) = actor {
-        let change = Change {
-            action: "venue.created",
-            target_type: "venue",
-            target_id: id.to_string(),
-            changes: serde_json::json!({
-                "name": layout.name,
-                "seat_count": layout.seat_count(),
-                "sections": layout.sections.len(),
-            }),
-        };
-        audit::write(&mut tx, actor, &change).await?;
-    }
-    tx.commit().await?;
     Ok(())
 }
 
@@ -186,8 +272,9 @@ pub async fn list_venues(
 
 /// Loads a venue's whole seat map; `None` if there is no such venue.
 pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>, StoreError> {
-    let Some((name, Json(shapes))) = sqlx::query_as::<_, (String, Json<Vec<Shape>>)>(
-        "select name, shapes from venue where venue_id = $1",
+    type Head = (String, Json<Vec<Shape>>, Option<f64>, Option<f64>);
+    let Some((name, Json(shapes), focal_x, focal_y)) = sqlx::query_as::<_, Head>(
+        "select name, shapes, focal_x, focal_y from venue where venue_id = $1",
     )
     .bind(id.0)
     .fetch_optional(pool)
@@ -235,6 +322,7 @@ pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>
             })
             .collect(),
         shapes,
+        focal_point: focal_x.zip(focal_y).map(|(x, y)| Point { x, y }),
     };
     let mut si = 0;
     for (section, label) in rows {

@@ -306,3 +306,46 @@ pub(crate) async fn find(page: &Client, css: &str) -> fantoccini::elements::Elem
         .await
         .unwrap_or_else(|e| panic!("{css}: {e}"))
 }
+
+/// Runs `tests/js/<file>` under Node's test runner and checks that exactly `passes` tests
+/// passed and none failed.
+pub(crate) fn node_tests(file: &str, passes: usize) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let run = Command::new("node")
+        .arg("--test")
+        .arg(dir.join("tests/js").join(file))
+        .current_dir(&dir)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("node is missing ({e}): apt-get install nodejs (.ci/run installs it)")
+        });
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "node --test tests/js/{file}:\n{out}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        out.contains(&format!("# pass {passes}\n")) && out.contains("# fail 0"),
+        "{out}"
+    );
+}
+
+/// Chooses a file holding `contents` (named `name`) in the file input `css`, once it is on
+/// the page.
+pub(crate) async fn upload(page: &Client, css: &str, name: &str, contents: &str) {
+    wait_for(
+        page,
+        LOADS_WITHIN,
+        &format!("return !!document.querySelector('{css}')"),
+        json!(true),
+    )
+    .await;
+    let file = std::env::temp_dir().join(format!("{}-{name}", uuid::Uuid::new_v4()));
+    std::fs::write(&file, contents).unwrap();
+    find(page, css)
+        .await
+        .send_keys(file.to_str().unwrap())
+        .await
+        .unwrap();
+}
