@@ -21,7 +21,7 @@ use crate::helpers::{
 
 #[test]
 fn the_designers_drawing_and_its_edits_pass_nodes_test_runner() {
-    crate::helpers::node_tests("design.test.mjs", 9);
+    crate::helpers::node_tests("design.test.mjs", 10);
 }
 
 fn key(k: Key) -> String {
@@ -211,6 +211,19 @@ async fn an_organizer_draws_a_hall_with_mouse_and_keyboard_and_saves_exactly_it(
         &[("section", "Stalls"), ("rows", "3"), ("seatsPerRow", "6")],
     )
     .await;
+    // Its first two seats: a wheelchair space and its companion seat.
+    focus(&page, "Stalls").await;
+    type_into(&page, "[data-item-form] [name=accessible]", "A-1").await;
+    type_into(&page, "[data-item-form] [name=companion]", "A-2").await;
+    press(&page, "[data-item-form] button[type=submit]").await;
+    assert_eq!(
+        script(
+            &page,
+            "return [document.querySelectorAll('#drawing .seat.accessible').length, document.querySelectorAll('#drawing .seat.companion').length]"
+        )
+        .await,
+        json!([1, 1])
+    );
     add(
         &page,
         "rows",
@@ -365,10 +378,16 @@ async fn an_organizer_draws_a_hall_with_mouse_and_keyboard_and_saves_exactly_it(
     );
     let stalls = section(&saved, "stalls");
     assert_eq!(numbers(&stalls["rows"][0]), ["1", "2", "3", "4", "5", "6"]);
-    let (a1, a2) = (
-        xy(&stalls["rows"][0]["seats"][0]),
-        xy(&stalls["rows"][0]["seats"][1]),
+    let front = &stalls["rows"][0]["seats"];
+    assert_eq!(
+        (
+            &front[0]["accessible"],
+            &front[1]["companion"],
+            front[2].get("accessible")
+        ),
+        (&json!(true), &json!(true), None)
     );
+    let (a1, a2) = (xy(&front[0]), xy(&front[1]));
     assert!(
         (a2.0 - a1.0 - 1.0).abs() < 1e-6 && a1.1 == a2.1,
         "{a1:?} {a2:?}"

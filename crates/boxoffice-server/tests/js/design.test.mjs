@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { rowLabels, seatNumbers, blockRows } from "../../web/design/geometry.js";
 import {
-  empty, addBlock, addShape, addText, move, turnBy, remove, edit, setFocal, rename, compile, fromVenue, rowsOf, Refused, sectionId,
+  empty, addBlock, addShape, addText, move, turnBy, remove, edit, setFocal, rename, compile, fromVenue, rowsOf, marksOf, Refused, sectionId,
 } from "../../web/design/model.js";
 import { problems } from "../../web/design/checks.js";
 import { start, record, undo, redo, canUndo, canRedo } from "../../web/design/history.js";
@@ -156,4 +156,22 @@ test("a venue the API answers opens as a drawing, and saves back unchanged", () 
   assert.deepEqual(moved.sections[0].rows[1], { label: "C", seats: [{ number: "1", x: 3, y: 2, companion: true }, { number: "2", x: 4.5, y: 2.2 }] });
   assert.deepEqual(moved.sections[0].rows[0], venue.sections[0].rows[0], "the other rows stay as they were");
   assert.throws(() => edit(d, row.id, { label: "C-1" }), Refused);
+});
+
+test("wheelchair spaces and companion seats are marked by row and number, on blocks and on a venue's rows", () => {
+  const { drawing, id } = addBlock(empty("Hall"), form({ rows: "2", seatsPerRow: "3" }));
+  const marked = edit(drawing, id, { accessible: "A-1, A-2", companion: "A-3" });
+  assert.deepEqual(marksOf(marked.items[0]), { accessible: "A-1 A-2", companion: "A-3" });
+  const row = compile(marked).sections[0].rows[0].seats;
+  assert.deepEqual(row.map((s) => [s.number, !!s.accessible, !!s.companion]), [["1", true, false], ["2", true, false], ["3", false, true]]);
+  assert.equal(compile(marked).sections[0].rows[1].seats.some((s) => s.accessible || s.companion), false);
+  for (const bad of [{ accessible: "A-9" }, { accessible: "A-1", companion: "A-1" }, { companion: 3 }]) {
+    assert.throws(() => edit(marked, id, bad), Refused, JSON.stringify(bad));
+  }
+  const unmarked = edit(marked, id, { accessible: "", companion: "" });
+  assert.deepEqual(marksOf(unmarked.items[0]), { accessible: "", companion: "" });
+  const imported = fromVenue({ name: "V", sections: [{ id: "s", name: "S", rows: [{ label: "A", seats: [
+    { number: "1", x: 0, y: 0, accessible: true }, { number: "2", x: 1, y: 0 }] }] }] });
+  const changed = edit(imported, imported.items[0].id, { accessible: "A-2", companion: "A-1" });
+  assert.deepEqual(compile(changed).sections[0].rows[0].seats, [{ number: "1", x: 0, y: 0, companion: true }, { number: "2", x: 1, y: 0, accessible: true }]);
 });

@@ -3,7 +3,7 @@
 
 import { esc } from "../core/format.js";
 import { NUMBERINGS } from "./geometry.js";
-import { FORMS, SHAPES } from "./model.js";
+import { FORMS, SHAPES, marksOf } from "./model.js";
 
 const options = (table, chosen) =>
   Object.entries(table).map(([v, label]) => `<option value="${v}"${v === chosen ? " selected" : ""}>${esc(label)}</option>`).join("");
@@ -54,6 +54,12 @@ export function itemForm(item, title) {
     body = field("Section", "section", item.section, "required");
     if (item.rows.length === 1) body += field("Row", "label", item.rows[0].label, "required");
   } else body = field("Text", "text", item.text, item.kind === "text" ? "required" : "");
+  if (item.kind === "rows" || item.kind === "seats") {
+    const marks = marksOf(item);
+    body += `${field("Wheelchair spaces", "accessible", marks.accessible, 'aria-describedby="marks-hint"')}
+      ${field("Companion seats", "companion", marks.companion, 'aria-describedby="marks-hint"')}
+      <p class="hint" id="marks-hint">Seats as row-number, such as A-1 A-2. Best available keeps them for buyers who ask.</p>`;
+  }
   return `<form class="form" data-item-form="${esc(item.id)}" aria-labelledby="selection-title" novalidate>
     <h2 id="selection-title">${esc(title)}</h2>${body}
     ${field("Rotation", "rotation", item.rotation, 'inputmode="decimal" size="4" aria-describedby="rotation-hint"')}

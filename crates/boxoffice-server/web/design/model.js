@@ -115,7 +115,8 @@ export const setFocal = (d, point) => ({ ...d, focal: point && roundPoint(point)
 export const rename = (d, name) => ({ ...d, name });
 
 // Changes an item's fields: a block's form fields (checked as on adding), a row's label or
-// section, a shape's or text's text, any item's rotation.
+// section, the wheelchair spaces and companion seats of either ("A-1 A-2"), a shape's or
+// text's text, any item's rotation.
 export function edit(d, id, patch) {
   const item = d.items.find((i) => i.id === id);
   if (!item) return d;
@@ -126,7 +127,7 @@ export function edit(d, id, patch) {
     for (const k of ["rows", "seatsPerRow", "curve", "spacing"]) form[k] = String(form[k]);
     const errors = blockErrors(form);
     if (Object.keys(errors).length) throw new Refused(errors);
-    return map(d, id, () => ({ ...item, ...blockFields(form), rotation }));
+    return map(d, id, () => withMarks({ ...item, ...blockFields(form), rotation }, patch));
   }
   if (item.kind === "seats") {
     const next = { ...item, rotation };
@@ -140,7 +141,7 @@ export function edit(d, id, patch) {
       if (!LABEL.test(String(patch.label))) throw new Refused({ label: "A row label is 1 to 16 letters, digits or _." });
       next.rows = [{ ...next.rows[0], label: String(patch.label) }];
     }
-    return map(d, id, () => next);
+    return map(d, id, () => withMarks(next, patch));
   }
   const next = { ...item, rotation };
   if ("text" in patch) {
@@ -159,10 +160,66 @@ export const sectionOf = (item) => ({ id: item.sectionId || sectionId(item.secti
 export function rowsOf(item) {
   if (item.kind !== "rows" && item.kind !== "seats") return [];
   const rows = item.kind === "rows" ? blockRows(item) : item.rows;
+  const marks = item.marks || {};
+  const marked = (k, ref) => (marks[k] && marks[k].includes(ref) ? { [k]: true } : {});
   return rows.map((row) => ({
     label: row.label,
-    seats: row.seats.map((s) => ({ ...s, ...place(s, item.rotation, item) })),
+    seats: row.seats.map((s) => ({
+      ...s, ...marked("accessible", `${row.label}-${s.number}`), ...marked("companion", `${row.label}-${s.number}`),
+      ...place(s, item.rotation, item),
+    })),
   }));
+}
+
+// An item's wheelchair spaces and companion seats, as the form shows them ("A-1 A-2").
+export function marksOf(item) {
+  const out = { accessible: [], companion: [] };
+  for (const row of rowsOf(item)) {
+    for (const s of row.seats) for (const k of ["accessible", "companion"]) if (s[k]) out[k].push(`${row.label}-${s.number}`);
+  }
+  return { accessible: out.accessible.join(" "), companion: out.companion.join(" ") };
+}
+
+// The wheelchair spaces and companion seats a patch names, checked against the item's
+// seats: {accessible: [refs], companion: [refs]} for the fields given.
+function marksIn(item, patch) {
+  const known = new Set(rowsOf(item).flatMap((r) => r.seats.map((s) => `${r.label}-${s.number}`)));
+  const out = {}, errors = {};
+  for (const k of ["accessible", "companion"]) {
+    if (!(k in patch)) continue;
+    if (typeof patch[k] !== "string") { errors[k] = "Seats are named as row-number, such as A-1."; continue; }
+    const refs = [...new Set(patch[k].split(/[\s,]+/).filter(Boolean))];
+    const unknown = refs.find((r) => !known.has(r));
+    if (unknown) errors[k] = `No seat ${unknown} here: name seats as row-number, such as A-1.`;
+    out[k] = refs;
+  }
+  if (out.accessible && out.companion && out.accessible.some((r) => out.companion.includes(r))) {
+    errors.companion = "A seat is a wheelchair space or a companion seat, not both.";
+  }
+  if (Object.keys(errors).length) throw new Refused(errors);
+  return out;
+}
+
+// `item` with the marks `patch` names: a block keeps them by seat; rows as a venue gave
+// them carry them on their seats.
+function withMarks(item, patch) {
+  const marks = marksIn(item, patch);
+  if (!Object.keys(marks).length) return item;
+  if (item.kind === "rows") return { ...item, marks: { ...(item.marks || {}), ...marks } };
+  return {
+    ...item,
+    rows: item.rows.map((row) => ({
+      ...row,
+      seats: row.seats.map((seat) => {
+        const next = { ...seat };
+        for (const [k, refs] of Object.entries(marks)) {
+          if (refs.includes(`${row.label}-${seat.number}`)) next[k] = true;
+          else delete next[k];
+        }
+        return next;
+      }),
+    })),
+  };
 }
 
 // A shape's outline in the hall: its corners (rectangle, polygon) or 32 points (ellipse).
