@@ -25,6 +25,7 @@ fn bench(c: &mut Criterion) {
                     free: rng.random_bool(0.5),
                     accessible: false,
                     companion: false,
+                    distance: 0,
                 });
             }
         }

@@ -24,8 +24,9 @@
 //! of each row nearest its centre; failing that, the best seats wherever they are. Such an
 //! answer says `adjacent: false`.
 //!
-//! Ties go to the seat earlier in venue order, so the same input always gives the same
-//! answer.
+//! Among blocks of a row equally near its middle, the one nearer the venue's focal point
+//! (the stage's centre, where the venue has one) wins. Other ties go to the seat earlier in
+//! venue order, so the same input always gives the same answer.
 //!
 //! # Wheelchair spaces
 //!
@@ -51,6 +52,10 @@ pub struct Slot<'a> {
     pub accessible: bool,
     /// A companion seat beside a wheelchair space.
     pub companion: bool,
+    /// How far the seat is from the venue's focal point, in any unit (0 for all seats when
+    /// the venue has none): among blocks equally near a row's middle, the one whose seats
+    /// are nearer in sum wins.
+    pub distance: u32,
 }
 
 impl Slot<'_> {
@@ -199,7 +204,7 @@ fn best_block(
     wanted: &impl Fn(&Slot<'_>) -> bool,
     accessible: bool,
 ) -> Option<usize> {
-    let mut best: Option<(bool, usize, usize)> = None;
+    let mut best: Option<(bool, usize, u64, usize)> = None;
     let mut run = 0;
     let mut last_space = None;
     for (i, slot) in row.iter().enumerate() {
@@ -215,6 +220,10 @@ fn best_block(
             let key = (
                 strands(row, start, q),
                 off_centre(start, q, row.len()),
+                row[start..start + q]
+                    .iter()
+                    .map(|s| u64::from(s.distance))
+                    .sum::<u64>(),
                 start,
             );
             if best.is_none_or(|b| key < b) {
@@ -222,7 +231,7 @@ fn best_block(
             }
         }
     }
-    best.map(|(_, _, start)| start)
+    best.map(|(_, _, _, start)| start)
 }
 
 /// Whether taking `q` seats from `start` leaves a single open seat alone beside them.

@@ -309,6 +309,12 @@ async fn choose<'t>(
 /// the whole map handed to it for the closest group.
 fn pick(view: &View, request: &Request<'_>) -> Option<(Vec<usize>, bool)> {
     let seats = view.map.map.seats();
+    // A thousandth of the venue's unit is as fine as a tie-break needs.
+    let distance = |seat: &boxoffice_core::availability::EventSeat| {
+        view.map.focal.map_or(0, |f| {
+            ((seat.x - f.x).hypot(seat.y - f.y) * 1000.0).min(f64::from(u32::MAX)) as u32
+        })
+    };
     let slots_of = |range: std::ops::Range<usize>| -> Vec<Slot<'_>> {
         seats[range.clone()]
             .iter()
@@ -320,6 +326,7 @@ fn pick(view: &View, request: &Request<'_>) -> Option<(Vec<usize>, bool)> {
                 free,
                 accessible: seat.attributes.accessible,
                 companion: seat.attributes.companion,
+                distance: distance(seat),
             })
             .collect()
     };
@@ -370,6 +377,7 @@ async fn read(
             free: false,
             accessible: seat.attributes.accessible,
             companion: seat.attributes.companion,
+            distance: 0,
         })
         .collect();
     let rows = best_available::rows_in_rank_order(&layout, section_order);

@@ -44,6 +44,9 @@ pub struct RenderedSeatMap {
     fragments: Vec<Box<str>>,
     /// The venue's shapes as a JSON array.
     shapes: Box<str>,
+    /// The venue's focal point: among equal choices, best available takes the seats
+    /// nearest it.
+    pub focal: Option<boxoffice_core::venue::Point>,
 }
 
 impl RenderedSeatMap {
@@ -81,6 +84,7 @@ impl RenderedSeatMap {
             shapes: serde_json::to_string(shapes)
                 .expect("shapes always serialize")
                 .into_boxed_str(),
+            focal: None,
         }
     }
 
@@ -247,7 +251,7 @@ impl SeatMapCache {
         if let Some(map) = self.cached(&key, version) {
             return Ok(Some(map));
         }
-        let (Some(read), Some(policy), Some(shapes)) = tokio::try_join!(
+        let (Some(read), Some(policy), Some((shapes, focal))) = tokio::try_join!(
             events::seat_map(pool, event, channel),
             events::hold_policy(pool, event),
             events::shapes(pool, event)
@@ -258,14 +262,16 @@ impl SeatMapCache {
         let channel = key.1.clone();
         // Rendering a large venue takes tens of milliseconds: keep it off the async workers.
         let map = tokio::task::spawn_blocking(move || {
-            Arc::new(RenderedSeatMap::of_channel(
+            let mut map = RenderedSeatMap::of_channel(
                 channel.as_deref(),
                 read.version,
                 read.seats,
                 read.elsewhere,
                 &shapes,
                 policy,
-            ))
+            );
+            map.focal = focal;
+            Arc::new(map)
         })
         .await
         .map_err(|e| StoreError::Other(Box::new(e)))?;

@@ -14,6 +14,7 @@ fn row<'a>(section: &'a str, label: &'a str, pattern: &str) -> Vec<Slot<'a>> {
             free: matches!(c, '.' | 'w' | 'c'),
             accessible: matches!(c, 'w' | 'W'),
             companion: c == 'c',
+            distance: 0,
         })
         .collect()
 }
@@ -206,6 +207,7 @@ fn slots_of(seats: &[(usize, usize, Option<u8>, bool)]) -> Vec<Slot<'static>> {
             free,
             accessible: false,
             companion: false,
+            distance: 0,
         })
         .collect()
 }
@@ -374,4 +376,33 @@ proptest! {
             None => prop_assert!(!possible, "a row had a space and enough seats"),
         }
     }
+}
+
+#[test]
+fn of_two_blocks_equally_near_the_middle_the_one_nearer_the_focal_point_wins() {
+    // Four free seats: the middle two would strand one seat on each side, so two from the
+    // left end or two from the right, equally near the middle.
+    let mut slots = row("stalls", "A", "....");
+    let ask = Ask {
+        quantity: 2,
+        ticket_type: None,
+        section_order: &[],
+        accessible: false,
+    };
+    assert_eq!(
+        choose(&slots, &ask).unwrap().seats,
+        [0, 1],
+        "without one: venue order"
+    );
+    // The focal point off to the right: the seats on the right are nearer.
+    for (i, slot) in slots.iter_mut().enumerate() {
+        slot.distance = 10 - i as u32;
+    }
+    assert_eq!(choose(&slots, &ask).unwrap().seats, [2, 3]);
+    // It never outweighs the middle.
+    let mut wide = row("stalls", "A", "......");
+    for (i, slot) in wide.iter_mut().enumerate() {
+        slot.distance = 10 - i as u32;
+    }
+    assert_eq!(choose(&wide, &ask).unwrap().seats, [2, 3]);
 }

@@ -414,7 +414,37 @@ async fn ten_buyers_racing_for_three_wheelchair_spaces(store: Store) {
     assert_eq!(held(&app, &event).await.len(), 6);
 }
 
+/// The venue's focal point breaks a tie the middle of a row leaves: stalls row A's pair
+/// from the left end and from the right are as near its middle (the middle pair would
+/// strand a seat at each end), and the focal point sits off to the right.
+async fn a_focal_point_off_to_one_side_takes_the_pair_on_its_side(store: Store) {
+    let app = spawn_app_on(store).await;
+    let mut venue = crate::helpers::hall();
+    venue["focal_point"] = json!({"x": 12.0, "y": -4.0});
+    let (status, created) = app
+        .send(Method::POST, "/v1/venues", &As::Admin, Some(&venue))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let (status, event) = app
+        .send(
+            Method::POST,
+            "/v1/events",
+            &As::Admin,
+            Some(&gala(created["id"].as_str().unwrap())),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{event}");
+    let event = event["id"].as_str().unwrap();
+    let (status, hold) = best(&app, event, &app.buyer("alice"), json!({"quantity": 2})).await;
+    assert_eq!(status, StatusCode::CREATED, "{hold}");
+    assert_eq!(ids(&hold), ["stalls-A-3", "stalls-A-4"]);
+    let (status, next) = best(&app, event, &app.buyer("bob"), json!({"quantity": 2})).await;
+    assert_eq!(status, StatusCode::CREATED, "{next}");
+    assert_eq!(ids(&next), ["stalls-A-1", "stalls-A-2"]);
+}
+
 crate::helpers::stores::conformance!(
+    a_focal_point_off_to_one_side_takes_the_pair_on_its_side,
     wheelchair_spaces_are_kept_for_buyers_who_ask_for_one,
     ten_buyers_racing_for_three_wheelchair_spaces,
     the_best_pair_is_side_by_side_at_the_front_and_strands_no_single_seat,

@@ -248,6 +248,7 @@ async fn choose_best(
             free: s.status == SeatStatus::Available,
             accessible: s.seat.attributes.accessible,
             companion: s.seat.attributes.companion,
+            distance: 0,
         })
         .collect();
     let ask = best_available::Ask {

@@ -3,7 +3,7 @@
 
 use boxoffice_core::availability::EventSeat;
 use boxoffice_core::ids::EventId;
-use boxoffice_core::venue::{SeatAttributes, Shape};
+use boxoffice_core::venue::{Point, SeatAttributes, Shape};
 use sqlx::types::Json;
 use sqlx::PgPool;
 
@@ -121,16 +121,20 @@ pub struct SeatMapRead {
     pub elsewhere: Vec<usize>,
 }
 
-/// The shapes drawn behind the seats of the event's venue; `None` if there is no such
-/// event.
-pub async fn shapes(pool: &PgPool, id: EventId) -> Result<Option<Vec<Shape>>, StoreError> {
-    let shapes: Option<Json<Vec<Shape>>> = sqlx::query_scalar(
-        "select v.shapes from event e join venue v using (venue_id) where e.event_id = $1",
+/// The shapes drawn behind the seats of the event's venue and its focal point (if it has
+/// one); `None` if there is no such event.
+pub async fn shapes(
+    pool: &PgPool,
+    id: EventId,
+) -> Result<Option<(Vec<Shape>, Option<Point>)>, StoreError> {
+    let row: Option<(Json<Vec<Shape>>, Option<f64>, Option<f64>)> = sqlx::query_as(
+        "select v.shapes, v.focal_x, v.focal_y
+           from event e join venue v using (venue_id) where e.event_id = $1",
     )
     .bind(id.0)
     .fetch_optional(pool)
     .await?;
-    Ok(shapes.map(|Json(shapes)| shapes))
+    Ok(row.map(|(Json(shapes), x, y)| (shapes, x.zip(y).map(|(x, y)| Point { x, y }))))
 }
 
 /// The event's allocation version, sold seats and general-admission places left, in one
