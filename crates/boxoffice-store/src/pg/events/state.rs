@@ -127,7 +127,8 @@ pub async fn shapes(
     pool: &PgPool,
     id: EventId,
 ) -> Result<Option<(Vec<Shape>, Option<Point>)>, StoreError> {
-    let row: Option<(Json<Vec<Shape>>, Option<f64>, Option<f64>)> = sqlx::query_as(
+    type Look = (Json<Vec<Shape>>, Option<f64>, Option<f64>);
+    let row: Option<Look> = sqlx::query_as(
         "select v.shapes, v.focal_x, v.focal_y
            from event e join venue v using (venue_id) where e.event_id = $1",
     )
