@@ -637,6 +637,41 @@ async fn an_imported_plan_opens_in_the_designer_and_one_row_changed_is_saved() {
             }
         }
     }
+
+    // No event uses it yet: it opens as itself, and a save replaces it (the same venue).
+    page.goto(&format!("{}/admin/venues/{id}/design", app.base))
+        .await
+        .unwrap();
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return document.querySelector('h1') && document.querySelector('h1').textContent",
+        json!("Edit Riverside Hall"),
+    )
+    .await;
+    focus(&page, "Stalls, row BB,").await;
+    keys(&page, &key(Key::Delete)).await;
+    assert_eq!(
+        script(
+            &page,
+            "return document.querySelectorAll('#drawing circle.seat').length"
+        )
+        .await,
+        json!(310 - 12)
+    );
+    assert_eq!(
+        save(&page, "Riverside Hall").await,
+        id,
+        "replaced, not copied"
+    );
+    let replaced = venue(&app, &id).await;
+    assert_eq!(replaced["seat_count"], 310 - 12);
+    assert!(!section(&replaced, "stalls")["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["label"] == "BB" || r["label"] == "B"));
+    assert_eq!(app.count("venue").await, 1);
     page.close().await.unwrap();
 }
 
