@@ -274,7 +274,11 @@ async fn choose<'t>(
             chosen.view = Some(view);
         }
         let mut chosen = turn.chosen();
-        let view = chosen.view.as_mut().expect("a view was just read or kept");
+        // A choice the hold store refused meanwhile may have dropped the view
+        // (`Choice::stale` does not wait for the turn): read it again.
+        let Some(view) = chosen.view.as_mut() else {
+            continue;
+        };
         match pick(view, request) {
             Some((seats, adjacent)) => {
                 for &i in &seats {
