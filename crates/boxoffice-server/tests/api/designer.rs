@@ -5,6 +5,9 @@
 //! drawn; an imported plan opened in the designer, one row changed and saved; a venue in
 //! use opened as a copy; a phone shown the drawing read-only. And the drawing's edits alone
 //! under Node's test runner.
+//!
+//! (A long file: one drawing made step by step and read back whole through the API and the
+//! export is one test, and reads best in one place.)
 
 use std::time::Duration;
 
