@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Boxoffice on a highly available Postgres, on this machine, from Debian packages only:
+# Boxoffice on a highly available Postgres, on this machine (Debian's packages, and
+# Patroni pinned from PyPI: see patroni_version below):
 #
 #   haproxy on 127.0.0.1:$HA_PORT (18090)        the instances, health-checked on /readyz
 #     -> $HA_INSTANCES (two) instances           127.0.0.1:18091, 18092, ...
@@ -13,7 +14,7 @@
 #   a webhook sink on 127.0.0.1:18189            each instance relays the outbox there
 #                                                (unless BOXOFFICE_WEBHOOK_URLS says where)
 #
-#   deploy/ha.sh up        installs what is missing (apt-get), starts all of it
+#   deploy/ha.sh up        installs what is missing (apt-get, pip), starts all of it
 #   deploy/ha.sh status    each process, each node's role and the synchronous standby
 #   deploy/ha.sh failover kill-primary | kill-patroni | freeze | switchover
 #                          one fault to the node that is primary now; returns at once
