@@ -15,15 +15,22 @@
 //!
 //! Rows are leased, not locked: a claim marks them `locked_until` and commits, so no
 //! database transaction waits on a slow receiver.
-
-use std::time::{Duration, Instant};
+//!
+//! A pass that loses the database part way (a failover) keeps what it could not write:
+//! the rows it delivered, the failures, and the leases it meant to give back. The next
+//! pass writes them first, so once the database is back those rows are neither sent again
+//! nor left waiting out their lease. A lease given back late is ended only if it is still
+//! the claim's own.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use boxoffice_core::ids::OrganizationId;
 use boxoffice_store::pg::outbox::{self, OutboxRow};
 use boxoffice_store::pg::webhooks;
 use boxoffice_store::StoreError;
+use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use serde_json::json;
 use sha2::Sha256;
@@ -122,11 +129,63 @@ pub fn signature(secret: &Secret, timestamp: i64, body: &[u8]) -> String {
     )
 }
 
+/// What a pass has to write about a row it claimed once a receiver has answered (or it
+/// stopped before asking one).
+#[derive(Clone, Debug)]
+enum Settle {
+    /// The row reached every target.
+    Delivered { outbox_id: i64 },
+    /// A target refused it: try again after `retry_in`.
+    Failed {
+        outbox_id: i64,
+        error: String,
+        retry_in: Duration,
+        leased_until: DateTime<Utc>,
+    },
+    /// The pass will not deliver these rows of one event: end their lease.
+    Release {
+        event_id: uuid::Uuid,
+        outbox_ids: Vec<i64>,
+        leased_until: DateTime<Utc>,
+    },
+}
+
+impl Settle {
+    /// Gives back `rows`, if there are any.
+    fn release(rows: &[OutboxRow]) -> Option<Self> {
+        let first = rows.first()?;
+        Some(Self::Release {
+            event_id: first.event_id,
+            outbox_ids: rows.iter().map(|r| r.outbox_id).collect(),
+            leased_until: first.leased_until,
+        })
+    }
+
+    async fn write(&self, pool: &PgPool) -> Result<(), StoreError> {
+        match self {
+            Self::Delivered { outbox_id } => outbox::mark_delivered(pool, *outbox_id).await,
+            Self::Failed {
+                outbox_id,
+                error,
+                retry_in,
+                leased_until,
+            } => outbox::mark_failed(pool, *outbox_id, error, *retry_in, *leased_until).await,
+            Self::Release {
+                event_id,
+                outbox_ids,
+                leased_until,
+            } => outbox::release(pool, *event_id, outbox_ids, *leased_until).await,
+        }
+    }
+}
+
 /// Delivers outbox rows; several may run at once against one database.
 pub struct Relay {
     pool: PgPool,
     config: RelayConfig,
     client: reqwest::Client,
+    /// What earlier passes could not write (the database went away), oldest first.
+    unsettled: Mutex<Vec<Settle>>,
 }
 
 impl Relay {
@@ -140,6 +199,7 @@ impl Relay {
             pool,
             config,
             client,
+            unsettled: Mutex::default(),
         }
     }
 
@@ -149,8 +209,9 @@ impl Relay {
     /// An event's delivery stops at a failure, or when its lease runs short, and the rows
     /// after that go back unleased. No transaction is open while a receiver answers. If
     /// the relay dies mid-pass its leases lapse and the rows are delivered again later:
-    /// at least once.
+    /// at least once. A pass first writes what earlier passes could not.
     pub async fn pass(&self) -> Result<PassReport, StoreError> {
+        self.settle_earlier().await?;
         let targets = self.targets().await?;
         let organizations: Vec<OrganizationId> = targets.keys().copied().collect();
         let claimed = Instant::now();
@@ -222,41 +283,62 @@ impl Relay {
         let longest = self.config.timeout * (targets.len().max(1) as u32);
         for (i, row) in run.iter().enumerate() {
             if i > 0 && claimed.elapsed() + longest >= self.config.lease {
-                return self.give_back(&run[i..], report).await;
+                if let Some(rest) = Settle::release(&run[i..]) {
+                    self.settle(rest, &[]).await?;
+                }
+                return Ok(report);
             }
             match self.deliver(row, targets).await {
                 Ok(()) => {
-                    outbox::mark_delivered(&self.pool, row.outbox_id).await?;
+                    let delivered = Settle::Delivered {
+                        outbox_id: row.outbox_id,
+                    };
+                    self.settle(delivered, &run[i + 1..]).await?;
                     report.delivered += 1;
                 }
                 Err(error) => {
                     tracing::warn!(outbox_id = row.outbox_id, %error, "webhook delivery failed");
-                    outbox::mark_failed(
-                        &self.pool,
-                        row.outbox_id,
-                        &error,
-                        self.config.backoff(row.attempts),
-                    )
-                    .await?;
+                    let failed = Settle::Failed {
+                        outbox_id: row.outbox_id,
+                        error,
+                        retry_in: self.config.backoff(row.attempts),
+                        leased_until: row.leased_until,
+                    };
+                    self.settle(failed, &run[i + 1..]).await?;
                     report.failed += 1;
-                    return self.give_back(&run[i + 1..], report).await;
+                    if let Some(rest) = Settle::release(&run[i + 1..]) {
+                        self.settle(rest, &[]).await?;
+                    }
+                    return Ok(report);
                 }
             }
         }
         Ok(report)
     }
 
-    /// Ends the leases of `rows`, which this pass will not deliver.
-    async fn give_back(
-        &self,
-        rows: &[OutboxRow],
-        report: PassReport,
-    ) -> Result<PassReport, StoreError> {
-        if let Some(first) = rows.first() {
-            let ids: Vec<i64> = rows.iter().map(|r| r.outbox_id).collect();
-            outbox::release(&self.pool, first.event_id, &ids).await?;
+    /// Writes `settle`; if the database cannot take it, keeps it for the next pass, with
+    /// the giving back of `rest` (the run's rows this pass will now not deliver).
+    async fn settle(&self, settle: Settle, rest: &[OutboxRow]) -> Result<(), StoreError> {
+        let Err(error) = settle.write(&self.pool).await else {
+            return Ok(());
+        };
+        let mut unsettled = self.unsettled.lock().expect("never poisoned");
+        unsettled.push(settle);
+        unsettled.extend(Settle::release(rest));
+        Err(error)
+    }
+
+    /// Writes, in order, what earlier passes could not; keeps what it still cannot.
+    async fn settle_earlier(&self) -> Result<(), StoreError> {
+        let earlier = std::mem::take(&mut *self.unsettled.lock().expect("never poisoned"));
+        for (i, settle) in earlier.iter().enumerate() {
+            if let Err(error) = settle.write(&self.pool).await {
+                let mut unsettled = self.unsettled.lock().expect("never poisoned");
+                unsettled.splice(0..0, earlier[i..].iter().cloned());
+                return Err(error);
+            }
         }
-        Ok(report)
+        Ok(())
     }
 
     async fn deliver(&self, row: &OutboxRow, targets: &[Target]) -> Result<(), String> {

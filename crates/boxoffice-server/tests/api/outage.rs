@@ -1,28 +1,11 @@
 //! The database going away: 503 with Retry-After, never 500, and recovery when it returns.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use reqwest::StatusCode;
 
-use crate::helpers::proxy::ChaosProxy;
+use crate::helpers::proxy::{postgres_addr, ChaosProxy};
 use crate::helpers::{fresh_database_name, spawn_app_with};
-
-/// The Postgres server the tests use, as a socket address for the proxy.
-async fn postgres_addr() -> SocketAddr {
-    let url = crate::helpers::server_url();
-    let host_port = url
-        .rsplit('@')
-        .next()
-        .unwrap()
-        .trim_end_matches('/')
-        .to_owned();
-    tokio::net::lookup_host(host_port)
-        .await
-        .unwrap()
-        .next()
-        .unwrap()
-}
 
 #[tokio::test]
 async fn a_lost_database_answers_503_and_the_server_recovers_when_it_returns() {

@@ -9,8 +9,10 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use boxoffice_server::config::Secret;
 use boxoffice_server::relay::{signature, PassReport, Relay, RelayConfig};
+use boxoffice_store::pg::outbox;
 use serde_json::{json, Value};
 
+use crate::helpers::proxy::{postgres_addr, ChaosProxy};
 use crate::helpers::{spawn_app, spawn_app_with, TestApp};
 
 /// A webhook receiver on a local port that records what it is sent, and can be told to
@@ -93,6 +95,16 @@ fn config(url: &str) -> RelayConfig {
     let mut config = RelayConfig::new(vec![url.to_owned()], Secret::new("whsec-test"));
     config.backoff_base = Duration::from_millis(50);
     config
+}
+
+/// Writes an outbox row of topic `test` under `event`, as a change's transaction would.
+async fn write_row(app: &TestApp, event: uuid::Uuid, payload: Value) {
+    sqlx::query("insert into outbox (event_id, topic, payload) values ($1, 'test', $2)")
+        .bind(event)
+        .bind(sqlx::types::Json(payload))
+        .execute(&app.db)
+        .await
+        .unwrap();
 }
 
 /// Passes until one finds nothing due, adding up what they did.
@@ -288,12 +300,7 @@ async fn one_events_backlog_goes_out_a_run_a_pass_in_order_and_stops_at_a_failur
     let receiver = Receiver::start().await;
     let event = uuid::Uuid::new_v4();
     for n in 0..30 {
-        sqlx::query("insert into outbox (event_id, topic, payload) values ($1, 'test', $2)")
-            .bind(event)
-            .bind(sqlx::types::Json(json!({"n": n})))
-            .execute(&app.db)
-            .await
-            .unwrap();
+        write_row(&app, event, json!({"n": n})).await;
     }
     let mut settings = config(&receiver.url);
     settings.run = 20;
@@ -347,12 +354,7 @@ async fn two_relays_never_deliver_the_same_row_twice_in_one_pass() {
     for e in 0..8 {
         let event = uuid::Uuid::new_v4();
         for n in 0..5 {
-            sqlx::query("insert into outbox (event_id, topic, payload) values ($1, 'test', $2)")
-                .bind(event)
-                .bind(sqlx::types::Json(json!({"event": e, "n": n})))
-                .execute(&app.db)
-                .await
-                .unwrap();
+            write_row(&app, event, json!({"event": e, "n": n})).await;
         }
     }
     let (a, b) = (
@@ -419,11 +421,7 @@ async fn the_server_runs_the_relay_when_webhooks_are_configured() {
 async fn a_slow_receiver_holds_no_transaction_open_and_a_dead_relays_lease_lapses() {
     let app = spawn_app().await;
     let receiver = Receiver::start().await;
-    sqlx::query("insert into outbox (event_id, topic, payload) values ($1, 'test', '{}')")
-        .bind(uuid::Uuid::new_v4())
-        .execute(&app.db)
-        .await
-        .unwrap();
+    write_row(&app, uuid::Uuid::new_v4(), json!({})).await;
     let mut leased = config(&receiver.url);
     leased.lease = Duration::from_secs(1);
     leased.timeout = Duration::from_secs(60);
@@ -481,4 +479,142 @@ async fn a_slow_receiver_holds_no_transaction_open_and_a_dead_relays_lease_lapse
     .await
     .unwrap();
     assert_eq!(undelivered, 0);
+}
+
+/// A pass that loses the database after its receiver answered keeps what it could not
+/// write: once the database is back, the next pass marks those rows delivered (they are not
+/// sent again) and gives back the rest of each run at once, instead of leaving them to wait
+/// out a lease of five minutes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn rows_delivered_while_the_database_went_away_are_marked_once_it_returns() {
+    let app = spawn_app().await;
+    let receiver = Receiver::start().await;
+    let events = [uuid::Uuid::new_v4(), uuid::Uuid::new_v4()];
+    for n in 0..3 {
+        for (e, event) in events.iter().enumerate() {
+            write_row(&app, *event, json!({"event": e, "n": n})).await;
+        }
+    }
+    let proxy = ChaosProxy::start(postgres_addr().await).await;
+    let database = app.database_url.rsplit('/').next().unwrap();
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .acquire_timeout(Duration::from_millis(500))
+        .connect(&format!("postgres://postgres@{}/{database}", proxy.addr))
+        .await
+        .unwrap();
+    let mut settings = config(&receiver.url);
+    settings.lease = Duration::from_secs(300);
+    let relay = Arc::new(Relay::new(pool, settings));
+
+    // Each event's first row reaches the receiver; the database goes before it answers.
+    receiver.stall_ms.store(500, Ordering::SeqCst);
+    let pass = tokio::spawn({
+        let relay = relay.clone();
+        async move { relay.pass().await }
+    });
+    for _ in 0..400 {
+        if receiver.arrived.load(Ordering::SeqCst) == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(receiver.arrived.load(Ordering::SeqCst), 2);
+    proxy.break_link();
+    receiver.stall_ms.store(0, Ordering::SeqCst);
+    assert!(
+        pass.await.unwrap().is_err(),
+        "the pass could not mark what it delivered"
+    );
+    assert_eq!(receiver.ids().len(), 2, "both first rows were received");
+    assert!(relay.pass().await.is_err(), "the database is still away");
+
+    proxy.restore_link();
+    let recovered = drain(&relay).await;
+    assert_eq!(
+        recovered,
+        PassReport {
+            delivered: 4,
+            failed: 0
+        },
+        "the rest went out at once, not after the lease"
+    );
+    let got = receiver.got.lock().unwrap().clone();
+    assert_eq!(got.len(), 6, "each row once: {:?}", receiver.ids());
+    for e in 0..2 {
+        let ns: Vec<i64> = got
+            .iter()
+            .filter(|(_, b)| b["payload"]["event"] == e)
+            .map(|(_, b)| b["payload"]["n"].as_i64().unwrap())
+            .collect();
+        assert_eq!(ns, [0, 1, 2], "event {e} in order");
+    }
+    let (undelivered, leased): (i64, i64) = sqlx::query_as(
+        "select count(*) filter (where delivered_at is null),
+                count(*) filter (where locked_until is not null)
+           from outbox",
+    )
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!((undelivered, leased), (0, 0));
+}
+
+/// A claim given back late, after its lease lapsed and another relay claimed the rows,
+/// leaves the other relay's lease alone; so does a late failure.
+#[tokio::test]
+async fn a_late_give_back_never_ends_another_relays_lease() {
+    let app = spawn_app().await;
+    let event = uuid::Uuid::new_v4();
+    for n in 0..2 {
+        write_row(&app, event, json!({"n": n})).await;
+    }
+    let default = [boxoffice_core::ids::OrganizationId::DEFAULT];
+    let first = outbox::lease_runs(&app.db, &default, 10, 10, Duration::from_millis(200))
+        .await
+        .unwrap();
+    assert_eq!(first.len(), 2);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let second = outbox::lease_runs(&app.db, &default, 10, 10, Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(second.len(), 2, "the lapsed lease was claimed again");
+
+    let ids: Vec<i64> = first.iter().map(|r| r.outbox_id).collect();
+    outbox::release(&app.db, event, &ids, first[0].leased_until)
+        .await
+        .unwrap();
+    outbox::mark_failed(
+        &app.db,
+        ids[0],
+        "late",
+        Duration::from_secs(1),
+        first[0].leased_until,
+    )
+    .await
+    .unwrap();
+    let rows: Vec<(i32, Option<chrono::DateTime<chrono::Utc>>)> =
+        sqlx::query_as("select attempts, locked_until from outbox order by outbox_id")
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    assert_eq!(
+        rows,
+        second
+            .iter()
+            .map(|r| (0, Some(r.leased_until)))
+            .collect::<Vec<_>>(),
+        "the second claim keeps both rows"
+    );
+
+    // The second claim's own give back does end it.
+    outbox::release(&app.db, event, &ids, second[0].leased_until)
+        .await
+        .unwrap();
+    let leased: i64 =
+        sqlx::query_scalar("select count(*) from outbox where locked_until is not null")
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    assert_eq!(leased, 0);
 }

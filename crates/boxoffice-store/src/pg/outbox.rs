@@ -28,6 +28,10 @@ pub struct OutboxRow {
     pub created_at: DateTime<Utc>,
     /// Deliveries tried so far.
     pub attempts: i32,
+    /// When the claim that returned the row lapses: the claim's own mark, which
+    /// [`release`] and [`mark_failed`] check, so a relay that settles a row late never ends
+    /// a lease another relay has taken since.
+    pub leased_until: DateTime<Utc>,
 }
 
 /// A change to write to the outbox: under its event, its topic and its payload.
@@ -121,7 +125,7 @@ pub async fn lease_runs(
            from runs
           where o.event_id = runs.event_id and o.outbox_id = runs.outbox_id
          returning o.outbox_id, o.event_id, runs.organization_id, o.topic, o.payload,
-                   o.created_at, o.attempts",
+                   o.created_at, o.attempts, o.locked_until as leased_until",
     )
     .bind(events)
     .bind(per_event.max(1))
@@ -135,14 +139,23 @@ pub async fn lease_runs(
 }
 
 /// Ends the leases of rows claimed and not delivered (their event's delivery stopped at
-/// an earlier row), so the next claim takes them again in order.
-pub async fn release(pool: &PgPool, event_id: Uuid, outbox_ids: &[i64]) -> Result<(), StoreError> {
+/// an earlier row), so the next claim takes them again in order. Rows whose lease is no
+/// longer the claim's own (`leased_until`: it lapsed and another relay claimed them) are
+/// left alone.
+pub async fn release(
+    pool: &PgPool,
+    event_id: Uuid,
+    outbox_ids: &[i64],
+    leased_until: DateTime<Utc>,
+) -> Result<(), StoreError> {
     sqlx::query(
         "update outbox set locked_until = null
-          where event_id = $1 and outbox_id = any($2) and delivered_at is null",
+          where event_id = $1 and outbox_id = any($2) and delivered_at is null
+            and locked_until = $3",
     )
     .bind(event_id)
     .bind(outbox_ids)
+    .bind(leased_until)
     .execute(pool)
     .await?;
     Ok(())
@@ -162,21 +175,24 @@ pub async fn mark_delivered(pool: &PgPool, outbox_id: i64) -> Result<(), StoreEr
 }
 
 /// Records a failed delivery: the attempt, the error, and when to try again; ends the
-/// lease.
+/// lease, if it is still the claim's own (`leased_until`; otherwise another relay has the
+/// row now, and its attempt is the one that counts).
 pub async fn mark_failed(
     pool: &PgPool,
     outbox_id: i64,
     error: &str,
     retry_in: std::time::Duration,
+    leased_until: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     sqlx::query(
         "update outbox set attempts = attempts + 1, last_error = $2, locked_until = null,
                            next_attempt_at = now() + make_interval(secs => $3)
-          where outbox_id = $1",
+          where outbox_id = $1 and locked_until = $4",
     )
     .bind(outbox_id)
     .bind(error)
     .bind(retry_in.as_secs_f64())
+    .bind(leased_until)
     .execute(pool)
     .await?;
     Ok(())

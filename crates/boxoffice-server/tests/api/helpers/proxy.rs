@@ -91,3 +91,19 @@ impl Drop for ChaosProxy {
         }
     }
 }
+
+/// The Postgres server the tests use, as a socket address for the proxy.
+pub async fn postgres_addr() -> SocketAddr {
+    let url = crate::helpers::server_url();
+    let host_port = url
+        .rsplit('@')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    tokio::net::lookup_host(host_port)
+        .await
+        .unwrap()
+        .next()
+        .unwrap()
+}
