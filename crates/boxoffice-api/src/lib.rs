@@ -14,7 +14,8 @@
 use boxoffice_core::access::Role;
 use boxoffice_core::availability::{EventSeat, SeatCounts, SeatState, SeatStatus};
 use boxoffice_core::event::{
-    AllocationEntry, ChangeSettings, Channel, EntrySettings, GaArea, QueueSettings, TicketType,
+    objects, AllocationEntry, ChangeSettings, Channel, EntrySettings, GaArea, QueueSettings,
+    TicketType,
 };
 use boxoffice_core::hold::{OrderStatus, PricedSeat};
 use boxoffice_core::ids::{EventId, KeyId, OrganizationId, SeasonId, VenueId};
@@ -189,20 +190,29 @@ pub struct EventPatch {
     #[schema(value_type = Option<QueueSettings>)]
     pub queue: Option<Option<QueueSettings>>,
     /// How tickets are let in.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "objects::nullable",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub entry: Option<EntrySettings>,
     /// Who may change sold seats.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "objects::nullable",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub changes: Option<ChangeSettings>,
 }
 
-/// A field that is present, even as `null` (`Some(None)`), apart from one left out (`None`).
+/// An object field that is present, even as `null` (`Some(None)`), apart from one left out
+/// (`None`).
 fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
 where
     D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
+    T: serde::de::DeserializeOwned,
 {
-    Option::<T>::deserialize(d).map(Some)
+    objects::nullable(d).map(Some)
 }
 
 /// Body of `PUT /v1/events/{id}/allocations`.
@@ -903,6 +913,7 @@ pub struct Health {
 
 /// Body of `POST /v1/organizations`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct OrganizationBody {
     /// Its name, 1–200 characters.
     pub name: String,
@@ -933,6 +944,7 @@ pub struct OrganizationList {
 
 /// Body of `POST /v1/organizations/{id}/keys`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct KeyBody {
     /// A name to know it by, 1–100 characters.
     pub name: String,
@@ -994,6 +1006,7 @@ pub struct KeyList {
 
 /// Body of `POST /v1/organizations/{id}/signing-keys`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SigningKeyBody {
     /// `HS256` (a secret made here, shown once) or `EdDSA` (the platform's public key).
     pub algorithm: String,
@@ -1055,6 +1068,7 @@ pub struct MeView {
 
 /// Body of `PUT /v1/organizations/{id}/webhook`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct WebhookBody {
     /// Where the organization's events are delivered: an absolute `http` or `https` URL.
     pub url: String,

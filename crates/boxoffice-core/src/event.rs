@@ -90,14 +90,47 @@ pub struct EventSpec {
     #[serde(default)]
     pub ga_areas: Vec<GaAreaSpec>,
     /// A waiting room in front of the event's holds and bookings.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "objects::nullable")]
     pub queue: Option<QueueSettings>,
     /// How tickets are let in at the door (default: each once).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "objects::required")]
     pub entry: EntrySettings,
     /// Who may change sold seats, and until when (default: staff alone).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "objects::required")]
     pub changes: ChangeSettings,
+}
+
+/// Settings objects taken from a JSON object only, for `deserialize_with`: serde's derive
+/// also takes a struct from an array (`[]` as every field's default), which API.md's
+/// schema does not allow.
+pub mod objects {
+    use serde::de::{DeserializeOwned, Error};
+    use serde::{Deserialize, Deserializer};
+    use serde_json::{Map, Value};
+
+    /// An object.
+    pub fn required<'de, D, T>(d: D) -> Result<T, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: DeserializeOwned,
+    {
+        let map = Map::<String, Value>::deserialize(d)?;
+        T::deserialize(Value::Object(map)).map_err(D::Error::custom)
+    }
+
+    /// An object, or `null` (`None`).
+    pub fn nullable<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: DeserializeOwned,
+    {
+        match Option::<Map<String, Value>>::deserialize(d)? {
+            Some(map) => T::deserialize(Value::Object(map))
+                .map(Some)
+                .map_err(D::Error::custom),
+            None => Ok(None),
+        }
+    }
 }
 
 /// Who may move sold seats of an event (`changes` on create and on `PATCH

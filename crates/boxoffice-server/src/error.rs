@@ -44,6 +44,9 @@ pub enum ApiError {
     /// 410 `ticket_revoked`: cancelled, moved or resold.
     #[error("this ticket was revoked (cancelled, moved or resold)")]
     TicketRevoked,
+    /// 409 `not_inside`: an exit of a ticket that is not inside.
+    #[error("this ticket is not inside: it was never let in, or went out already")]
+    NotInside,
     /// 409 `already_redeemed`, with `first`: inside already.
     #[error("inside already, since {}{}", .at.format("%H:%M"), .gate.as_ref().map(|g| format!(" ({g})")).unwrap_or_default())]
     AlreadyRedeemed {
@@ -260,6 +263,7 @@ impl ApiError {
             | ApiError::SlugTaken
             | ApiError::VenueInUse
             | ApiError::AlreadyRedeemed { .. }
+            | ApiError::NotInside
             | ApiError::SoldOut(_) => StatusCode::CONFLICT,
             ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
@@ -279,6 +283,7 @@ impl ApiError {
             ApiError::WrongEvent(_) => "wrong_event",
             ApiError::TicketRevoked => "ticket_revoked",
             ApiError::AlreadyRedeemed { .. } => "already_redeemed",
+            ApiError::NotInside => "not_inside",
             ApiError::QueueRequired(_) | ApiError::PassesRequired(_) | ApiError::PassesEnded(_) => {
                 "queue_required"
             }
@@ -317,6 +322,7 @@ impl ApiError {
             ApiError::WrongEvent(_) => "Another event",
             ApiError::TicketRevoked => "Ticket revoked",
             ApiError::AlreadyRedeemed { .. } => "Already in",
+            ApiError::NotInside => "Not inside",
             ApiError::QueueRequired(_) | ApiError::PassesRequired(_) | ApiError::PassesEnded(_) => {
                 "Waiting room"
             }
@@ -520,6 +526,7 @@ impl From<boxoffice_service::Error> for ApiError {
             Error::WrongEvent(event) => ApiError::WrongEvent(event),
             Error::TicketRevoked => ApiError::TicketRevoked,
             Error::AlreadyRedeemed { at, gate } => ApiError::AlreadyRedeemed { at, gate },
+            Error::NotInside => ApiError::NotInside,
             Error::Forbidden(why) => ApiError::Forbidden(why),
             Error::QueueRequired(why) => ApiError::QueueRequired(why),
             Error::PassesRequired(events) => ApiError::PassesRequired(events),
@@ -579,6 +586,7 @@ mod tests {
                 "wrong_event",
             ),
             (ApiError::TicketRevoked, 410, "ticket_revoked"),
+            (ApiError::NotInside, 409, "not_inside"),
             (
                 ApiError::AlreadyRedeemed {
                     at: chrono::Utc::now(),

@@ -1,5 +1,5 @@
 //! The middleware every request passes: compression, the request id and its span, CORS,
-//! the head-size check and the request timeout. (The adaptive limit is the service's: it
+//! the head-size check, the request timeout, and a write's work run to its end. (The adaptive limit is the service's: it
 //! covers the store's part of a request alone, see `boxoffice_service::overload`.)
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -122,6 +122,29 @@ pub(crate) async fn head_size(req: Request, next: Next) -> Response {
         return ApiError::HeaderTooLarge.into_response();
     }
     next.run(req).await
+}
+
+/// Runs a request that may write (any method but `GET`, `HEAD` and `OPTIONS`) to its end in
+/// a task of its own, apart from the connection that asked: a client that hangs up, or the
+/// request timeout around this layer, drops only the wait for the answer, never the work
+/// half done. A write is never cut between its statements (a transaction begun and left
+/// open on a pooled connection, a hold store's step taken and its undo never run), and
+/// an answer of `201` always means committed. A panic in the task is raised again here, as
+/// if it had happened in place.
+pub(crate) async fn run_to_end(req: Request, next: Next) -> Response {
+    use tracing::Instrument;
+    if matches!(
+        *req.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD | axum::http::Method::OPTIONS
+    ) {
+        return next.run(req).await;
+    }
+    let work = next.run(req).instrument(tracing::Span::current());
+    match tokio::spawn(work).await {
+        Ok(response) => response,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => ApiError::Internal(format!("a request's task ended early: {e}")).into_response(),
+    }
 }
 
 /// Abandons a request that takes longer than the limit, so a stuck store or a slow client

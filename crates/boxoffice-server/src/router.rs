@@ -282,6 +282,8 @@ pub fn router(
             }
         })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        // Inside the timeout: a write's work goes on when the wait for it is dropped.
+        .layer(middleware::from_fn(crate::middleware::run_to_end))
         .layer(DefaultBodyLimit::max(body_limits.ordinary))
         // Outside the timeout, so that a body left unread is read out even when the
         // answer was the timeout's.

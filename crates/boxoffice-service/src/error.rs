@@ -81,6 +81,9 @@ pub enum Error {
     /// Cancelled, moved or resold.
     #[error("this ticket was revoked (cancelled, moved or resold)")]
     TicketRevoked,
+    /// An exit of a ticket that is not inside.
+    #[error("not inside")]
+    NotInside,
     /// Inside already.
     #[error("inside already")]
     AlreadyRedeemed {

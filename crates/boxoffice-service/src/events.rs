@@ -23,18 +23,29 @@ use crate::availability::event_availability;
 use crate::live::Change;
 use crate::{Error, Services};
 
+/// How many times an event is checked against its venue again when the venue was
+/// replaced between the check and the write: a venue is replaced only while no event
+/// uses it, so the second try almost always stands.
+const VENUE_READS: usize = 4;
+
 /// Creates an event of `organization` from `spec`, checked against its venue (which must
-/// be the organization's: another's is as missing); answers its id.
+/// be the organization's: another's is as missing); answers its id. An event created while
+/// its venue is replaced is made on the venue it was checked against, or checked again
+/// against the new one ([`events::insert_event`]).
 pub async fn create(
     state: &Services,
     organization: OrganizationId,
     spec: EventSpec,
     actor: &Actor,
 ) -> Result<EventId, Error> {
-    let event = checked(state, organization, spec).await?;
     let id = EventId::new();
-    events::insert_event(&state.pool, id, organization, &event, Some(actor)).await?;
-    Ok(id)
+    for _ in 0..VENUE_READS {
+        let (event, venue) = checked(state, organization, spec.clone()).await?;
+        if events::insert_event(&state.pool, id, organization, &event, &venue, Some(actor)).await? {
+            return Ok(id);
+        }
+    }
+    Err(StoreError::Contention.into())
 }
 
 /// Creates the event `id` of the `default` organization from `spec` unless it exists; whether it was created now
@@ -43,19 +54,32 @@ pub async fn ensure(state: &Services, id: EventId, spec: EventSpec) -> Result<bo
     if events::get_event(&state.pool, id).await?.is_some() {
         return Ok(false);
     }
-    let event = checked(state, OrganizationId::DEFAULT, spec).await?;
-    Ok(crate::venues::inserted(
-        events::insert_event(&state.pool, id, OrganizationId::DEFAULT, &event, None).await,
-    )?)
+    for _ in 0..VENUE_READS {
+        let (event, venue) = checked(state, OrganizationId::DEFAULT, spec.clone()).await?;
+        let inserted = events::insert_event(
+            &state.pool,
+            id,
+            OrganizationId::DEFAULT,
+            &event,
+            &venue,
+            None,
+        )
+        .await;
+        match inserted {
+            Ok(false) => continue,
+            other => return Ok(crate::venues::inserted(other.map(drop))?),
+        }
+    }
+    Err(StoreError::Contention.into())
 }
 
-/// `spec` checked against its venue, now: a venue of another organization than
-/// `organization` is as missing.
+/// `spec` checked against its venue, now, with the version of the venue it was checked
+/// against: a venue of another organization than `organization` is as missing.
 async fn checked(
     state: &Services,
     organization: OrganizationId,
     spec: EventSpec,
-) -> Result<boxoffice_core::event::NewEvent, Error> {
+) -> Result<(boxoffice_core::event::NewEvent, venues::VenueVersion), Error> {
     let no_venue = || Error::invalid("venue_id", "no such venue");
     let owner = boxoffice_store::pg::organizations::owner(
         &state.pool,
@@ -65,10 +89,10 @@ async fn checked(
     if owner != Some(organization) {
         return Err(no_venue());
     }
-    let venue = venues::get_venue(&state.pool, spec.venue_id)
+    let (venue, version) = venues::read_venue(&state.pool, spec.venue_id)
         .await?
         .ok_or_else(no_venue)?;
-    Ok(spec.validate(&venue, chrono::Utc::now())?)
+    Ok((spec.validate(&venue, chrono::Utc::now())?, version))
 }
 
 /// Every event, soonest first: of one organization, or of all.

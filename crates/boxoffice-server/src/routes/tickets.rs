@@ -286,7 +286,7 @@ pub async fn revoked(
         (status = 401, description = "Missing or invalid key", body = Problem),
         (status = 403, description = "`ticket_invalid`: the secret is malformed or its signature does not verify; or a role that may not check in", body = Problem),
         (status = 404, description = "No such event", body = Problem),
-        (status = 409, description = "`already_redeemed`: inside already (`first`)", body = Problem),
+        (status = 409, description = "`already_redeemed`: inside already (`first`); `not_inside`: an exit of a ticket that is not inside", body = Problem),
         (status = 410, description = "`ticket_revoked`: cancelled, moved or resold", body = Problem),
         (status = 422, description = "A nonce or gate too long, or `scanned_at` without `force`", body = Problem),
     ))]

@@ -290,3 +290,91 @@ async fn a_body_that_is_not_an_object_is_422_and_changes_nothing() {
     }
     assert_eq!(app.count("event").await, 1);
 }
+
+/// Every JSON body refuses a field it does not know (422 naming it), and a settings
+/// object given as an array (`"changes": []`) is refused, not taken as its defaults:
+/// nothing changes.
+#[tokio::test]
+async fn unknown_fields_and_arrays_for_objects_are_422_and_change_nothing() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let refused = [
+        (
+            Method::POST,
+            "/v1/organizations".to_owned(),
+            json!({"name": "Acme", "colour": "red"}),
+            "colour",
+        ),
+        (
+            Method::POST,
+            "/v1/organizations/default/keys".to_owned(),
+            json!({"name": "Door", "role": "checkin", "scope": "all"}),
+            "scope",
+        ),
+        (
+            Method::POST,
+            "/v1/organizations/default/signing-keys".to_owned(),
+            json!({"algorithm": "HS256", "kid": "k1"}),
+            "kid",
+        ),
+        (
+            Method::PUT,
+            "/v1/organizations/default/webhook".to_owned(),
+            json!({"url": "http://127.0.0.1:9/hook", "secret": "s3cret-s3cret-s3cret", "events": []}),
+            "events",
+        ),
+        (
+            Method::PATCH,
+            format!("/v1/events/{event}"),
+            json!({"changes": []}),
+            "changes",
+        ),
+        (
+            Method::PATCH,
+            format!("/v1/events/{event}"),
+            json!({"entry": []}),
+            "entry",
+        ),
+        (
+            Method::PATCH,
+            format!("/v1/events/{event}"),
+            json!({"queue": []}),
+            "queue",
+        ),
+    ];
+    let before = (
+        app.count("organization").await,
+        app.count("api_key").await,
+        app.count("signing_key").await,
+        app.count("organization_webhook").await,
+        app.count("audit_entry").await,
+    );
+    for (method, path, body, field) in refused {
+        let (status, problem) = app
+            .send(method.clone(), &path, &As::Admin, Some(&body))
+            .await;
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{method} {path} {body}: {problem}"
+        );
+        assert_eq!(problem["code"], "validation_failed");
+        assert!(
+            problem.to_string().contains(field),
+            "{method} {path}: the problem names {field}: {problem}"
+        );
+    }
+    let after = (
+        app.count("organization").await,
+        app.count("api_key").await,
+        app.count("signing_key").await,
+        app.count("organization_webhook").await,
+        app.count("audit_entry").await,
+    );
+    assert_eq!(before, after);
+    let mut gala = gala(&app.create_venue().await);
+    gala["entry"] = json!([]);
+    let (status, problem) = app.post_events(&gala).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+    assert_eq!(app.count("event").await, 1);
+}

@@ -367,21 +367,23 @@ pub async fn check_in(
         reentry: door.reentry,
         key_id: key,
     };
-    let (checkin_id, duplicate, ticket) = match store::scan(&state.pool, &scan).await? {
-        ScanOutcome::Recorded {
-            checkin_id,
-            duplicate,
-            ticket,
-        }
-        | ScanOutcome::Repeated {
-            checkin_id,
-            duplicate,
-            ticket,
-        } => (checkin_id, duplicate, ticket),
-        ScanOutcome::AlreadyIn { at, gate } => return Err(Error::AlreadyRedeemed { at, gate }),
-        ScanOutcome::Revoked => return Err(Error::TicketRevoked),
-        ScanOutcome::Unknown => return Err(Error::NotATicket),
-    };
+    let (checkin_id, duplicate, ticket) =
+        match sales::door::scan(&state.pool, &*state.holds, &scan).await? {
+            ScanOutcome::Recorded {
+                checkin_id,
+                duplicate,
+                ticket,
+            }
+            | ScanOutcome::Repeated {
+                checkin_id,
+                duplicate,
+                ticket,
+            } => (checkin_id, duplicate, ticket),
+            ScanOutcome::AlreadyIn { at, gate } => return Err(Error::AlreadyRedeemed { at, gate }),
+            ScanOutcome::Revoked => return Err(Error::TicketRevoked),
+            ScanOutcome::NotInside => return Err(Error::NotInside),
+            ScanOutcome::Unknown => return Err(Error::NotATicket),
+        };
     Ok(CheckinView {
         result: if duplicate {
             CheckinResult::Duplicate

@@ -3,9 +3,9 @@
 //!
 //! A seat's ticket is its sold `order_seat` row and a GA place's a `ga_ticket` row; the
 //! triggers of migration 0027 issue and revoke them with the sale, so nothing here writes
-//! a ticket. A ticket lets someone in once: its `ticket_entry` row, taken by primary key,
-//! decides which of many concurrent scans is the one. (A long file: a ticket's whole life
-//! after the sale, from reading it to the door's counts, in one place.)
+//! a ticket. The scan itself, a change to a sold seat like a resale or a cancellation, is
+//! [`crate::sales::door`], under the seat's lock. (A long file: a ticket's whole life after
+//! the sale, from reading it to the door's counts, in one place.)
 
 use boxoffice_core::ids::{EventId, KeyId, OrganizationId};
 use chrono::{DateTime, Utc};
@@ -395,12 +395,14 @@ pub enum ScanOutcome {
     },
     /// Cancelled, moved or resold.
     Revoked,
+    /// An exit of a ticket that is not inside: nothing recorded.
+    NotInside,
     /// No ticket of that id in this event.
     Unknown,
 }
 
 /// The check-in recorded under `nonce` in the event, if any.
-async fn by_nonce(
+pub(crate) async fn by_nonce(
     conn: &mut PgConnection,
     event: EventId,
     nonce: &str,
@@ -423,141 +425,6 @@ async fn by_nonce(
         duplicate: result == "duplicate",
         ticket,
     }))
-}
-
-/// Records a scan in one transaction. A ticket enters once: of many concurrent entries,
-/// the one whose insert of the ticket's `ticket_entry` row wins is let in; the others wait
-/// for it on the primary key and find the ticket inside. With `reentry`, a ticket that
-/// went out may enter again. An upload (`force`) is recorded whatever the ticket's state,
-/// as a `duplicate` when it was in already. The same nonce again answers what it came to
-/// the first time and records nothing.
-pub async fn scan(pool: &PgPool, scan: &Scan<'_>) -> Result<ScanOutcome, StoreError> {
-    let mut tx = pool.begin().await?;
-    if let Some(first) = by_nonce(&mut tx, scan.event, scan.nonce).await? {
-        return Ok(first);
-    }
-    let ticket = match find(&mut tx, scan.ticket_id).await? {
-        Some(ticket) if ticket.event_id == scan.event => ticket,
-        Some(_) => return Ok(ScanOutcome::Unknown),
-        // A seat moved, swapped or resold left its order with its row: its ticket is only
-        // in the revocation list.
-        None => {
-            let revoked: bool = sqlx::query_scalar(
-                "select exists (select 1 from revoked_ticket where event_id = $1 and ticket_id = $2)",
-            )
-            .bind(scan.event.0)
-            .bind(scan.ticket_id)
-            .fetch_one(&mut *tx)
-            .await?;
-            return Ok(if revoked {
-                ScanOutcome::Revoked
-            } else {
-                ScanOutcome::Unknown
-            });
-        }
-    };
-    if ticket.status == TicketStatus::Revoked {
-        return Ok(ScanOutcome::Revoked);
-    }
-    let let_in = match scan.passage {
-        Passage::Entry => sqlx::query_scalar::<_, i32>(
-            "insert into ticket_entry (event_id, ticket_id, inside, first_at, first_gate)
-                 values ($1, $2, true, coalesce($3, now()), $4)
-                 on conflict (event_id, ticket_id) do update
-                    set inside = true, first_at = excluded.first_at,
-                        first_gate = excluded.first_gate
-                  where not ticket_entry.inside and $5
-                 returning 1",
-        )
-        .bind(scan.event.0)
-        .bind(scan.ticket_id)
-        .bind(scan.scanned_at)
-        .bind(scan.gate)
-        .bind(scan.reentry)
-        .fetch_optional(&mut *tx)
-        .await?
-        .is_some(),
-        Passage::Exit => {
-            sqlx::query(
-                "update ticket_entry set inside = false
-                  where event_id = $1 and ticket_id = $2 and inside",
-            )
-            .bind(scan.event.0)
-            .bind(scan.ticket_id)
-            .execute(&mut *tx)
-            .await?;
-            true
-        }
-    };
-    if !let_in && !scan.force {
-        // A concurrent scan with this nonce may have been the one that let it in.
-        if let Some(first) = by_nonce(&mut tx, scan.event, scan.nonce).await? {
-            return Ok(first);
-        }
-        let (at, gate): (DateTime<Utc>, Option<String>) = sqlx::query_as(
-            "select first_at, first_gate from ticket_entry where event_id = $1 and ticket_id = $2",
-        )
-        .bind(scan.event.0)
-        .bind(scan.ticket_id)
-        .fetch_one(&mut *tx)
-        .await?;
-        return Ok(ScanOutcome::AlreadyIn { at, gate });
-    }
-    if let_in && matches!(scan.passage, Passage::Entry) {
-        // A seat whose holder came in is no longer offered for resale.
-        sqlx::query(
-            "delete from resale_listing l using order_seat s
-              where s.ticket_id = $2 and s.event_id = $1 and not s.released
-                and l.event_id = s.event_id and l.seat_id = s.seat_id and l.order_id = s.order_id",
-        )
-        .bind(scan.event.0)
-        .bind(scan.ticket_id)
-        .execute(&mut *tx)
-        .await?;
-    }
-    let duplicate = !let_in;
-    let checkin_id = Uuid::new_v4();
-    let recorded = sqlx::query(
-        "insert into checkin (event_id, checkin_id, ticket_id, nonce, kind, gate, result,
-                              forced, scanned_at, key_id)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9, now()), $10)
-         on conflict (event_id, nonce) do nothing",
-    )
-    .bind(scan.event.0)
-    .bind(checkin_id)
-    .bind(scan.ticket_id)
-    .bind(scan.nonce)
-    .bind(scan.passage.as_str())
-    .bind(scan.gate)
-    .bind(if duplicate { "duplicate" } else { "ok" })
-    .bind(scan.force)
-    .bind(scan.scanned_at)
-    .bind(scan.key_id.map(|k| k.0))
-    .execute(&mut *tx)
-    .await?
-    .rows_affected()
-        == 1;
-    if !recorded {
-        // The same nonce committed meanwhile: this scan changes nothing.
-        tx.rollback().await?;
-        let mut conn = pool.acquire().await?;
-        return by_nonce(&mut conn, scan.event, scan.nonce)
-            .await?
-            .ok_or_else(|| StoreError::Other("a check-in's nonce vanished".into()));
-    }
-    tx.commit().await?;
-    let ticket = StoredTicket {
-        status: match scan.passage {
-            Passage::Entry => TicketStatus::Redeemed,
-            Passage::Exit => ticket.status,
-        },
-        ..ticket
-    };
-    Ok(ScanOutcome::Recorded {
-        checkin_id,
-        duplicate,
-        ticket,
-    })
 }
 
 /// The door's counts for an event.

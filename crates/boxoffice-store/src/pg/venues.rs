@@ -272,12 +272,41 @@ pub async fn list_venues(
 
 /// Loads a venue's whole seat map; `None` if there is no such venue.
 pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>, StoreError> {
-    type Head = (String, Json<Vec<Shape>>, Option<f64>, Option<f64>);
-    let Some((name, Json(shapes), focal_x, focal_y)) = sqlx::query_as::<_, Head>(
-        "select name, shapes, focal_x, focal_y from venue where venue_id = $1",
+    Ok(read_venue(pool, id).await?.map(|(layout, _)| layout))
+}
+
+/// The version of a venue as read: its row's version (`xmin`), which every replacement
+/// changes. A writer that acts on what it read checks it under the venue row's lock
+/// ([`crate::pg::events::insert_event`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VenueVersion(String);
+
+impl VenueVersion {
+    /// As Postgres writes it.
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Loads a venue's whole seat map, with its version; `None` if there is no such venue.
+///
+/// The venue's row, sections, rows and seats are read in one snapshot (a repeatable-read,
+/// read-only transaction), so a replacement committing meanwhile is read whole or not at
+/// all: a reader gets the old venue or the new one, never a mix.
+pub async fn read_venue(
+    pool: &PgPool,
+    id: VenueId,
+) -> Result<Option<(VenueLayout, VenueVersion)>, StoreError> {
+    type Head = (String, Json<Vec<Shape>>, Option<f64>, Option<f64>, String);
+    let mut tx = pool.begin().await?;
+    sqlx::query("set transaction isolation level repeatable read, read only")
+        .execute(&mut *tx)
+        .await?;
+    let Some((name, Json(shapes), focal_x, focal_y, version)) = sqlx::query_as::<_, Head>(
+        "select name, shapes, focal_x, focal_y, xmin::text from venue where venue_id = $1",
     )
     .bind(id.0)
-    .fetch_optional(pool)
+    .fetch_optional(&mut *tx)
     .await?
     else {
         return Ok(None);
@@ -287,7 +316,7 @@ pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>
            from venue_section where venue_id = $1 order by position",
     )
     .bind(id.0)
-    .fetch_all(pool)
+    .fetch_all(&mut *tx)
     .await?;
     let rows: Vec<(String, String)> = sqlx::query_as(
         "select r.section_id, r.label
@@ -295,7 +324,7 @@ pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>
           where r.venue_id = $1 order by s.position, r.position",
     )
     .bind(id.0)
-    .fetch_all(pool)
+    .fetch_all(&mut *tx)
     .await?;
     let seats: Vec<SeatRow> = sqlx::query_as(
         "select seat_id, section_id, row_label, number, label, x, y,
@@ -303,11 +332,10 @@ pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>
            from seat where venue_id = $1 order by position",
     )
     .bind(id.0)
-    .fetch_all(pool)
+    .fetch_all(&mut *tx)
     .await?;
+    tx.commit().await?;
 
-    // Rows and seats arrive in venue order, so each belongs to the last section or row
-    // opened with its name.
     let mut layout = VenueLayout {
         name,
         sections: sections
@@ -324,11 +352,25 @@ pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>
         shapes,
         focal_point: focal_x.zip(focal_y).map(|(x, y)| Point { x, y }),
     };
+    assemble(&mut layout, rows, seats)
+        .map_err(|what| StoreError::Other(format!("venue {id}: {what}").into()))?;
+    Ok(Some((layout, VenueVersion(version))))
+}
+
+/// Puts `rows` and `seats`, read in venue order, into `layout`'s sections: each belongs to
+/// the last section or row opened with its name. A row or seat of no section read (which
+/// one snapshot never gives) is an error, not a panic.
+fn assemble(
+    layout: &mut VenueLayout,
+    rows: Vec<(String, String)>,
+    seats: Vec<SeatRow>,
+) -> Result<(), String> {
     let mut si = 0;
     for (section, label) in rows {
-        while layout.sections[si].id != section {
-            si += 1;
-        }
+        si += layout.sections[si..]
+            .iter()
+            .position(|s| s.id == section)
+            .ok_or_else(|| format!("row {label} of section {section}, out of order"))?;
         layout.sections[si].rows.push(Row {
             label,
             seats: Vec::new(),
@@ -336,14 +378,19 @@ pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>
     }
     let (mut si, mut ri) = (0, 0);
     for seat in seats {
-        while layout.sections[si].id != seat.section {
-            si += 1;
+        if layout.sections.get(si).is_none_or(|s| s.id != seat.section) {
+            si += layout.sections[si..]
+                .iter()
+                .position(|s| s.id == seat.section)
+                .ok_or_else(|| format!("seat {} of an unknown section", seat.seat_id))?;
             ri = 0;
         }
-        while layout.sections[si].rows[ri].label != seat.row {
-            ri += 1;
-        }
-        layout.sections[si].rows[ri].seats.push(Seat {
+        let rows = &mut layout.sections[si].rows;
+        ri += rows
+            .get(ri..)
+            .and_then(|rows| rows.iter().position(|r| r.label == seat.row))
+            .ok_or_else(|| format!("seat {} of an unknown row", seat.seat_id))?;
+        rows[ri].seats.push(Seat {
             id: seat.seat_id,
             number: seat.number,
             label: seat.label,
@@ -358,7 +405,7 @@ pub async fn get_venue(pool: &PgPool, id: VenueId) -> Result<Option<VenueLayout>
             external_id: seat.external_id,
         });
     }
-    Ok(Some(layout))
+    Ok(())
 }
 
 /// A seat as `get_venue` reads it.

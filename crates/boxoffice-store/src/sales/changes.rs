@@ -14,6 +14,7 @@ use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 use super::orders::{self, payload};
+use super::seats;
 use super::{Changed, SaleSeats, Taken};
 use crate::error::{retry_contention, Constraint};
 use crate::pg::audit::{By, Change};
@@ -124,17 +125,17 @@ pub async fn move_seats(
         // A seat listed for resale moves as any other: its listing goes with it. Should an
         // order have bought it meanwhile (its listing and row went first), it is not this
         // order's to move any more.
-        unlist(&mut tx, &order, &from).await?;
-        let left = leave(&mut tx, &order, &from).await?;
+        seats::unlist(&mut tx, &order, &from).await?;
+        let left = seats::leave(&mut tx, &order, &from).await?;
         if left.len() < from.len() {
             let resold = from.iter().filter(|s| !left.contains(s)).cloned().collect();
             return Ok(Err(Refused::NotInOrder(resold)));
         }
-        join(&mut tx, &order, &seats).await?;
+        seats::join(&mut tx, &order, &seats).await?;
         let after = orders::lock(&mut tx, order_id)
             .await?
             .ok_or(StoreError::Other("the order moved went".into()))?;
-        let after = retotal(&mut tx, after).await?;
+        let after = seats::retotal(&mut tx, after).await?;
         let change = Changed {
             event,
             hold: Some((token, &user, &seats)),
@@ -225,16 +226,16 @@ pub async fn swap(
         if !listed.is_empty() {
             return Ok(Err(Refused::Unavailable(listed)));
         }
-        leave(&mut tx, &order_a, std::slice::from_ref(&seat_a.seat_id)).await?;
-        leave(&mut tx, &order_b, std::slice::from_ref(&seat_b.seat_id)).await?;
-        join(&mut tx, &order_a, std::slice::from_ref(&seat_b)).await?;
-        join(&mut tx, &order_b, std::slice::from_ref(&seat_a)).await?;
+        seats::leave(&mut tx, &order_a, std::slice::from_ref(&seat_a.seat_id)).await?;
+        seats::leave(&mut tx, &order_b, std::slice::from_ref(&seat_b.seat_id)).await?;
+        seats::join(&mut tx, &order_a, std::slice::from_ref(&seat_b)).await?;
+        seats::join(&mut tx, &order_b, std::slice::from_ref(&seat_a)).await?;
         let mut done = Vec::with_capacity(2);
         for before in [&order_a, &order_b] {
             let after = orders::lock(&mut tx, before.order_id)
                 .await?
                 .ok_or(StoreError::Other("a swapped order went".into()))?;
-            let after = retotal(&mut tx, after).await?;
+            let after = seats::retotal(&mut tx, after).await?;
             record(&mut tx, by, &after, &before.seats).await?;
             done.push((after, before.seats.clone()));
         }
@@ -321,11 +322,7 @@ pub async fn reclaim(
             return Ok(Err(Refused::Unavailable(wanted.clone())));
         }
         // Sold again: the trigger gives each row a new ticket.
-        sqlx::query("update order_seat set released = false where event_id = $1 and order_id = $2")
-            .bind(event.0)
-            .bind(night.order_id)
-            .execute(&mut *tx)
-            .await?;
+        seats::rejoin(&mut tx, event, night.order_id).await?;
         let after = orders::lock(&mut tx, night.order_id)
             .await?
             .ok_or(StoreError::Other("the night's order went".into()))?;
@@ -438,83 +435,6 @@ async fn commit_or_give_back<T>(
             }
         }
     }
-}
-
-/// Takes `seats` out of `order`: their rows go (the trigger revokes their tickets).
-/// Answers the seats that were the order's.
-async fn leave(
-    tx: &mut PgConnection,
-    order: &Order,
-    seats: &[String],
-) -> Result<Vec<String>, StoreError> {
-    Ok(sqlx::query_scalar(
-        "delete from order_seat
-          where event_id = $1 and order_id = $2 and seat_id = any($3) and not released
-         returning seat_id",
-    )
-    .bind(order.event_id.0)
-    .bind(order.order_id)
-    .bind(seats)
-    .fetch_all(&mut *tx)
-    .await?)
-}
-
-/// The listings of `seats` by `order` go, waiting for an order buying one of them.
-async fn unlist(tx: &mut PgConnection, order: &Order, seats: &[String]) -> Result<(), StoreError> {
-    sqlx::query(
-        "delete from resale_listing where event_id = $1 and order_id = $2 and seat_id = any($3)",
-    )
-    .bind(order.event_id.0)
-    .bind(order.order_id)
-    .bind(seats)
-    .execute(&mut *tx)
-    .await?;
-    Ok(())
-}
-
-/// Writes `seats` into `order`, sold, each a new ticket issued now; Postgres' unique index
-/// refuses a seat another live order has (`Constraint::SeatSold`).
-async fn join(
-    tx: &mut PgConnection,
-    order: &Order,
-    seats: &[ClaimedSeat],
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "insert into order_seat (event_id, order_id, seat_id, ticket_type, price_cents, released,
-                                 issued_at)
-         select $1, $2, s.seat, s.ty, s.price, false, now()
-           from unnest($3::text[], $4::text[], $5::int8[]) as s (seat, ty, price)",
-    )
-    .bind(order.event_id.0)
-    .bind(order.order_id)
-    .bind(seats.iter().map(|s| s.seat_id.as_str()).collect::<Vec<_>>())
-    .bind(
-        seats
-            .iter()
-            .map(|s| s.ticket_type.as_str())
-            .collect::<Vec<_>>(),
-    )
-    .bind(seats.iter().map(|s| s.price_cents).collect::<Vec<_>>())
-    .execute(&mut *tx)
-    .await?;
-    Ok(())
-}
-
-/// The order's total made the sum of its seats now; the order as it is.
-async fn retotal(tx: &mut PgConnection, mut order: Order) -> Result<Order, StoreError> {
-    let total: i64 = order.seats.iter().map(|s| s.price_cents).sum();
-    if total != order.total_cents {
-        sqlx::query(
-            "update ticket_order set total_cents = $3 where event_id = $1 and order_id = $2",
-        )
-        .bind(order.event_id.0)
-        .bind(order.order_id)
-        .bind(total)
-        .execute(&mut *tx)
-        .await?;
-        order.total_cents = total;
-    }
-    Ok(order)
 }
 
 /// The outbox row `order.changed` (the order now, its seats before and the difference in

@@ -17,6 +17,9 @@
 //! - [`together`]: checkouts committed together, for either store.
 //! - [`changes`]: sold seats moved, swapped, or a season night taken back.
 //! - [`resale`]: sold seats listed by their buyer, and listings taken back.
+//! - [`door`]: the scan that lets a ticket's holder in or out.
+//! - [`seats`]: the one lock order of every flow that changes a sold seat, and the steps
+//!   they share.
 
 use async_trait::async_trait;
 use boxoffice_core::hold::{CancelOutcome, CheckoutOutcome, ClaimedSeat, Offer, Order, PayOutcome};
@@ -30,11 +33,13 @@ use crate::pg::audit::{self, Actor, By, Change};
 use crate::StoreError;
 
 pub mod changes;
+pub mod door;
 pub mod lapsing;
 pub mod orders;
 pub mod passes;
 pub mod resale;
 pub mod seasons;
+pub mod seats;
 pub mod together;
 pub mod waitlist;
 
@@ -259,6 +264,17 @@ pub trait SaleSeats: Send + Sync {
         order: &Order,
         seat: &ClaimedSeat,
     ) -> Result<bool, StoreError>;
+
+    /// `seat` of the paid `order`, listed for resale, is the order's alone again in `tx`,
+    /// before it commits, because its ticket let its holder in: sold, as in the store's
+    /// view of sold seats, whatever hold has it now. That hold ends whole, so its
+    /// checkout finds it not live ([`seats`]: the door's step 2).
+    async fn reclaimed_in_tx(
+        &self,
+        tx: &mut PgConnection,
+        order: &Order,
+        seat: &ClaimedSeat,
+    ) -> Result<(), StoreError>;
 
     /// The transaction that passed on `passing`'s seats committed: what no offer took goes
     /// on general sale.

@@ -9,6 +9,7 @@ use serde_json::json;
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
+use super::seats;
 use crate::error::stored_user_id;
 use crate::pg::audit::{By, Change};
 use crate::pg::outbox;
@@ -235,7 +236,7 @@ pub(crate) async fn write_orders(
         .filter(|p| p.window_seconds == 0)
         .map(|p| (p.event, p.order_id, p.seats.as_slice()))
         .collect();
-    let resold = take_listed(&mut *tx, &sold_now).await?;
+    let resold = seats::take_listed(&mut *tx, &sold_now).await?;
     let placed: Vec<PlacedRow> = sqlx::query_as(
         "with u as (
              select * from unnest($1::int4[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[],
@@ -377,94 +378,9 @@ pub(crate) async fn write_orders(
             payload: payload(o),
         })
         .collect();
-    changes.extend(resold_changes(resold));
+    changes.extend(seats::resold_changes(resold));
     outbox::write(&mut *tx, &changes).await?;
     Ok(Written::Orders(orders))
-}
-
-/// A seat listed for resale that an order bought, taken from its seller's order.
-#[derive(sqlx::FromRow)]
-struct Resold {
-    event_id: Uuid,
-    /// The seller's order.
-    order_id: Uuid,
-    seat_id: String,
-    ticket_type: String,
-    /// What the seller paid for it.
-    price_cents: i64,
-    /// The order that bought it.
-    buyer_order_id: Uuid,
-}
-
-/// The seats `sold` (each with its event and the order buying it) that are listed for
-/// resale leave their sellers' orders, in one statement before the buyers' rows are sold
-/// under the unique index (but a seat whose seller came in with its ticket, which stays
-/// theirs: the buyer's row then meets the seller's, and Postgres refuses the sale): each listing
-/// goes, the seller's row goes (its ticket revoked by the trigger) and the seller's total
-/// loses the seat's price. The caller writes `order.resold` for each ([`resold_changes`]),
-/// so the platform refunds the seller.
-async fn take_listed(
-    tx: &mut PgConnection,
-    sold: &[(EventId, Uuid, &[ClaimedSeat])],
-) -> Result<Vec<Resold>, sqlx::Error> {
-    let (mut events, mut seats, mut buyers) = (Vec::new(), Vec::new(), Vec::new());
-    for (event, order_id, sold) in sold {
-        for s in *sold {
-            events.push(event.0);
-            seats.push(s.seat_id.as_str());
-            buyers.push(*order_id);
-        }
-    }
-    if seats.is_empty() {
-        return Ok(Vec::new());
-    }
-    sqlx::query_as(
-        "with u as (
-             select * from unnest($1::uuid[], $2::text[], $3::uuid[]) as u (e, seat, buyer)
-         ), listed as (
-             delete from resale_listing l using u
-              where l.event_id = u.e and l.seat_id = u.seat
-                and not exists (select 1 from order_seat s
-                                  join ticket_entry t on t.event_id = s.event_id
-                                                     and t.ticket_id = s.ticket_id
-                                 where s.event_id = l.event_id and s.order_id = l.order_id
-                                   and s.seat_id = l.seat_id)
-             returning l.event_id, l.seat_id, l.order_id, u.buyer
-         ), gone as (
-             delete from order_seat s using listed l
-              where s.event_id = l.event_id and s.order_id = l.order_id
-                and s.seat_id = l.seat_id and not s.released
-             returning s.event_id, s.order_id, s.seat_id, s.ticket_type, s.price_cents
-         ), totals as (
-             update ticket_order o set total_cents = o.total_cents - g.paid
-               from (select event_id, order_id, sum(price_cents)::int8 as paid
-                       from gone group by event_id, order_id) g
-              where o.event_id = g.event_id and o.order_id = g.order_id
-         )
-         select g.event_id, g.order_id, g.seat_id, g.ticket_type, g.price_cents,
-                l.buyer as buyer_order_id
-           from gone g join listed l using (event_id, seat_id)",
-    )
-    .bind(&events)
-    .bind(&seats)
-    .bind(&buyers)
-    .fetch_all(&mut *tx)
-    .await
-}
-
-/// The outbox rows `order.resold`: the seller's order, the seat with what they paid for
-/// it, and the order that bought it.
-fn resold_changes(resold: Vec<Resold>) -> impl Iterator<Item = outbox::Change<'static>> {
-    resold.into_iter().map(|r| outbox::Change {
-        event_id: r.event_id,
-        topic: "order.resold",
-        payload: json!({
-            "order_id": r.order_id,
-            "event_id": r.event_id,
-            "seat": {"id": r.seat_id, "ticket_type": r.ticket_type, "price_cents": r.price_cents},
-            "resold_to": r.buyer_order_id,
-        }),
-    })
 }
 
 /// The row of the order `order_id`, locked for update in the caller's transaction.
@@ -534,13 +450,10 @@ pub async fn pay_in_tx(
     .bind(reference)
     .fetch_one(&mut *tx)
     .await?;
-    let resold = take_listed(&mut *tx, &[(order.event_id, order.order_id, &order.seats)]).await?;
-    outbox::write(&mut *tx, &resold_changes(resold).collect::<Vec<_>>()).await?;
-    sqlx::query("update order_seat set released = false where event_id = $1 and order_id = $2")
-        .bind(order.event_id.0)
-        .bind(order.order_id)
-        .execute(&mut *tx)
-        .await?;
+    let resold =
+        seats::take_listed(&mut *tx, &[(order.event_id, order.order_id, &order.seats)]).await?;
+    outbox::write(&mut *tx, &seats::resold_changes(resold).collect::<Vec<_>>()).await?;
+    seats::rejoin(&mut *tx, order.event_id, order.order_id).await?;
     order.status = OrderStatus::Paid;
     if let Some(payment) = &mut order.payment {
         payment.paid_at = Some(paid_at);
@@ -634,22 +547,7 @@ pub async fn cancel_in_tx(
         changes: serde_json::json!({ "status": [order.status, OrderStatus::Cancelled] }),
     };
     by.record(&mut *tx, &change).await?;
-    sqlx::query("update ticket_order set status = 'cancelled', cancelled_at = now() where event_id = $1 and order_id = $2")
-        .bind(order.event_id.0)
-        .bind(order_id)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("update order_seat set released = true where event_id = $1 and order_id = $2")
-        .bind(order.event_id.0)
-        .bind(order_id)
-        .execute(&mut *tx)
-        .await?;
-    // Its seats listed for resale are no longer the order's to offer.
-    sqlx::query("delete from resale_listing where event_id = $1 and order_id = $2")
-        .bind(order.event_id.0)
-        .bind(order_id)
-        .execute(&mut *tx)
-        .await?;
+    seats::cancel(&mut *tx, &[(order.event_id, order_id)], false).await?;
     order.status = OrderStatus::Cancelled;
     write_outbox(&mut *tx, order.event_id, "order.cancelled", &order).await?;
     Ok(CancelStep::Cancelled(order))

@@ -53,6 +53,8 @@ pub async fn list(
         if let Some((at, gate)) = redeemed {
             return Ok(Err(Refused::Redeemed { at, gate }));
         }
+        // The hold store's part of the seats (step 2 of `super::seats`), then the listings.
+        store.listed_in_tx(&mut tx, order.event_id, seats).await?;
         let listed: Vec<String> = sqlx::query_scalar(
             "insert into resale_listing (event_id, seat_id, order_id)
              select $1, seat, $2 from unnest($3::text[]) as seat
@@ -64,7 +66,6 @@ pub async fn list(
         .bind(seats)
         .fetch_all(&mut *tx)
         .await?;
-        store.listed_in_tx(&mut tx, order.event_id, &listed).await?;
         if !listed.is_empty() {
             let change = Change {
                 action: "order.listed",
@@ -100,21 +101,31 @@ pub async fn withdraw(
     let Some(sold) = order.seats.iter().find(|s| s.seat_id == seat) else {
         return Ok(Err(Refused::NotListed));
     };
-    let gone: Option<String> = sqlx::query_scalar(
-        "delete from resale_listing where event_id = $1 and seat_id = $2 and order_id = $3
-         returning seat_id",
+    // Under the order's lock no other flow changes its listings: read, then the hold
+    // store's part of the seat (step 2 of `super::seats`), then the listing.
+    let listed: bool = sqlx::query_scalar(
+        "select exists (select 1 from resale_listing
+                         where event_id = $1 and seat_id = $2 and order_id = $3)",
     )
     .bind(order.event_id.0)
     .bind(seat)
     .bind(order_id)
-    .fetch_optional(&mut *tx)
+    .fetch_one(&mut *tx)
     .await?;
-    if gone.is_none() {
+    if !listed {
         return Ok(Err(Refused::NotListed));
     }
     if !store.withdraw_in_tx(&mut tx, &order, sold).await? {
         return Ok(Err(Refused::Unavailable(vec![seat.to_owned()])));
     }
+    sqlx::query(
+        "delete from resale_listing where event_id = $1 and seat_id = $2 and order_id = $3",
+    )
+    .bind(order.event_id.0)
+    .bind(seat)
+    .bind(order_id)
+    .execute(&mut *tx)
+    .await?;
     let change = Change {
         action: "order.unlisted",
         target_type: "order",

@@ -20,7 +20,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::orders::{write_orders, Placement, SeasonPart, Written};
-use super::{orders, Passing, SaleSeats};
+use super::{orders, seats, Passing, SaleSeats};
 use crate::error::{retry_contention, stored_user_id, Constraint};
 use crate::pg::audit::{By, Change};
 use crate::pg::outbox;
@@ -460,38 +460,8 @@ async fn give_back(
             .cloned()
             .collect(),
     };
-    let ids: Vec<Uuid> = going.iter().map(|n| n.order_id).collect();
-    let events: Vec<Uuid> = going.iter().map(|n| n.event_id.0).collect();
-    sqlx::query(
-        "update ticket_order o
-            set status = 'cancelled', cancelled_at = now(),
-                released_at = case when $3 then now() end
-           from unnest($1::uuid[], $2::uuid[]) as u (e, o)
-          where o.event_id = u.e and o.order_id = u.o",
-    )
-    .bind(&events)
-    .bind(&ids)
-    .bind(night.is_some())
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query(
-        "update order_seat s set released = true
-           from unnest($1::uuid[], $2::uuid[]) as u (e, o)
-          where s.event_id = u.e and s.order_id = u.o",
-    )
-    .bind(&events)
-    .bind(&ids)
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query(
-        "delete from resale_listing l
-          using unnest($1::uuid[], $2::uuid[]) as u (e, o)
-          where l.event_id = u.e and l.order_id = u.o",
-    )
-    .bind(&events)
-    .bind(&ids)
-    .execute(&mut *tx)
-    .await?;
+    let nights: Vec<(EventId, Uuid)> = going.iter().map(|n| (n.event_id, n.order_id)).collect();
+    seats::cancel(&mut tx, &nights, night.is_some()).await?;
     if night.is_none() {
         sqlx::query(
             "update season_order set status = 'cancelled', cancelled_at = now()

@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
 use crate::pg::audit::{self, Actor, Change};
+use crate::pg::venues::VenueVersion;
 use crate::StoreError;
 
 mod allocations;
@@ -147,15 +148,24 @@ pub(crate) async fn insert_ticket_types(
     Ok(())
 }
 
-/// Stores a validated event with its ticket types, areas and allocations, in one transaction.
+/// Stores a validated event with its ticket types, areas and allocations, in one
+/// transaction, if its venue is still the one it was checked against (`venue`, as read
+/// with [`crate::pg::venues::read_venue`]); whether it was stored. The venue's row is
+/// locked first (`for share`): a replacement of the venue committed since it was read
+/// answers `false` (read the venue and check the event again), and one that comes after
+/// waits for this event and then finds the venue in use.
 pub async fn insert_event(
     pool: &PgPool,
     id: EventId,
     organization: OrganizationId,
     event: &NewEvent,
+    venue: &VenueVersion,
     actor: Option<&Actor>,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     let mut tx = pool.begin().await?;
+    if !venue_unchanged(&mut tx, event.venue_id, venue).await? {
+        return Ok(false);
+    }
     crate::pg::db::allow_bulk_write(&mut tx).await?;
     sqlx::query(
         "insert into event (event_id, venue_id, name, starts_at, hold_ttl_seconds,
@@ -249,7 +259,22 @@ pub async fn insert_event(
         audit::write(&mut tx, actor, &change).await?;
     }
     tx.commit().await?;
-    Ok(())
+    Ok(true)
+}
+
+/// Locks the venue's row (`for share`, which a replacement's `for update` waits for) and
+/// says whether it is still at `version`.
+async fn venue_unchanged(
+    tx: &mut sqlx::PgConnection,
+    venue: VenueId,
+    version: &VenueVersion,
+) -> Result<bool, StoreError> {
+    let now: Option<String> =
+        sqlx::query_scalar("select xmin::text from venue where venue_id = $1 for share")
+            .bind(venue.0)
+            .fetch_optional(&mut *tx)
+            .await?;
+    Ok(now.as_deref() == Some(version.as_str()))
 }
 
 /// Every event, soonest first: of one organization, or of all.

@@ -9,6 +9,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::PgHoldStore;
+use crate::sales::seats::SELLERS_LOCKED;
 use crate::sales::together::Checkout;
 use crate::sales::{waitlist, Changed, Passing, SaleSeats, Taken};
 use crate::StoreError;
@@ -196,27 +197,37 @@ impl SaleSeats for PgHoldStore {
         // The seat's row reserved for the order again, as a claim takes a row: over none or
         // a lapsed hold only. A claim of the seat at once waits on the row, then finds it
         // reserved; a live hold makes this come back empty.
-        let reserved: Option<String> = sqlx::query_scalar(
-            "insert into reservation (event_id, seat_id, hold_token, user_id, status, ticket_type,
-                                      price_cents, created_at, expires_at)
-             values ($1, $2, $3, $4, 'R', $5, $6, now(), now())
-             on conflict on constraint reservation_pkey do update
-                set hold_token = excluded.hold_token, user_id = excluded.user_id, status = 'R',
-                    ticket_type = excluded.ticket_type, price_cents = excluded.price_cents,
-                    created_at = excluded.created_at, expires_at = excluded.expires_at,
-                    pass_ticket = null
-              where boxoffice_lapsed(reservation.status, reservation.expires_at)
-             returning seat_id",
+        reserve_for(
+            tx,
+            order,
+            seat,
+            "where boxoffice_lapsed(reservation.status, reservation.expires_at)",
+        )
+        .await
+    }
+
+    async fn reclaimed_in_tx(
+        &self,
+        tx: &mut PgConnection,
+        order: &Order,
+        seat: &ClaimedSeat,
+    ) -> Result<(), StoreError> {
+        // The hold that has the seat ends whole (its other seats go), and the seat's row is
+        // reserved for the order again over whatever it was: a checkout of that hold
+        // waits for the seller's order row (taken first, `sales::seats`), then finds no
+        // row of its token held.
+        sqlx::query(
+            "delete from reservation r using reservation h
+              where h.event_id = $1 and h.seat_id = $2 and h.status = 'H'
+                and r.event_id = h.event_id and r.hold_token = h.hold_token
+                and r.status = 'H' and r.seat_id <> h.seat_id",
         )
         .bind(order.event_id.0)
         .bind(&seat.seat_id)
-        .bind(order.hold_token)
-        .bind(order.user_id.as_str())
-        .bind(&seat.ticket_type)
-        .bind(seat.price_cents)
-        .fetch_optional(&mut *tx)
+        .execute(&mut *tx)
         .await?;
-        Ok(reserved.is_some())
+        reserve_for(tx, order, seat, "").await?;
+        Ok(())
     }
 
     async fn offer(
@@ -248,6 +259,38 @@ pub(super) enum Rows {
     Partly,
 }
 
+/// Reserves `seat`'s row for the paid `order` again, as a sold seat's: over no row, or over
+/// the row there when it matches `over` (a `where` on `reservation`'s row; empty: whatever
+/// it is). Whether it was reserved.
+async fn reserve_for(
+    tx: &mut PgConnection,
+    order: &Order,
+    seat: &ClaimedSeat,
+    over: &str,
+) -> Result<bool, StoreError> {
+    let reserved: Option<String> = sqlx::query_scalar(&format!(
+        "insert into reservation (event_id, seat_id, hold_token, user_id, status, ticket_type,
+                                  price_cents, created_at, expires_at)
+         values ($1, $2, $3, $4, 'R', $5, $6, now(), now())
+         on conflict on constraint reservation_pkey do update
+            set hold_token = excluded.hold_token, user_id = excluded.user_id, status = 'R',
+                ticket_type = excluded.ticket_type, price_cents = excluded.price_cents,
+                created_at = excluded.created_at, expires_at = excluded.expires_at,
+                pass_ticket = null
+          {over}
+         returning seat_id"
+    ))
+    .bind(order.event_id.0)
+    .bind(&seat.seat_id)
+    .bind(order.hold_token)
+    .bind(order.user_id.as_str())
+    .bind(&seat.ticket_type)
+    .bind(seat.price_cents)
+    .fetch_optional(&mut *tx)
+    .await?;
+    Ok(reserved.is_some())
+}
+
 /// Takes the rows of each checkout's hold for its order (`takes`: each checkout, of a
 /// distinct hold, with its order's id), in the caller's transaction: the one statement a
 /// checkout takes a hold with on the postgres store, alone (a batch of one) or together.
@@ -266,8 +309,11 @@ pub(super) async fn take_rows(
 ) -> Result<Vec<Rows>, sqlx::Error> {
     let events: Vec<Uuid> = takes.iter().map(|(c, _)| c.event.0).collect();
     let tokens: Vec<Uuid> = takes.iter().map(|(c, _)| c.token).collect();
-    let taken: Vec<(i64, String, String, i64, Option<Uuid>)> = sqlx::query_as(
-        "update reservation r
+    // The orders selling seats of these holds that are listed for resale are locked first
+    // (`sales::seats`, step 1), then the holds' rows.
+    let taken: Vec<(i64, String, String, i64, Option<Uuid>)> = sqlx::query_as(&format!(
+        "with {SELLERS_LOCKED}
+         update reservation r
             set status = case when u.w > 0 then 'H' else 'R' end,
                 hold_token = case when u.w > 0 then u.o else r.hold_token end,
                 expires_at = case when u.w > 0
@@ -277,8 +323,9 @@ pub(super) async fn take_rows(
                 with ordinality as u (e, t, usr, o, w, n)
           where r.event_id = u.e and r.hold_token = u.t and r.user_id = u.usr
             and r.status = 'H' and r.expires_at > statement_timestamp()
+            and (select count(*) from sellers) >= 0
          returning u.n, r.seat_id, r.ticket_type, r.price_cents, r.pass_ticket",
-    )
+    ))
     .bind(&events)
     .bind(&tokens)
     .bind(takes.iter().map(|(c, _)| c.user.as_str()).collect::<Vec<_>>())

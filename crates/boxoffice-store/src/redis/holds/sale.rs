@@ -216,20 +216,37 @@ impl SaleSeats for RedisHoldStore {
     ) -> Result<bool, StoreError> {
         // Redis decides between the withdrawal and a hold, in one script: the seat is sold
         // again only if no hold has it.
-        let event = order.event_id;
         let mut conn = self.conn().await?;
-        let taken: i64 = self
-            .scripts
-            .withdraw
-            .key(keys::sold(event))
-            .key(keys::sold_new(event))
-            .key(keys::seat(event, &seat.seat_id))
-            .arg((2 * SYNC_TTL.as_millis()).to_string())
-            .arg(&seat.seat_id)
+        let taken: i64 = resold_seat(&self.scripts.withdraw, order.event_id, &seat.seat_id)
             .invoke_async(&mut conn)
             .await
             .map_err(redis_error)?;
         Ok(taken == 1)
+    }
+
+    async fn reclaimed_in_tx(
+        &self,
+        _tx: &mut PgConnection,
+        order: &Order,
+        seat: &ClaimedSeat,
+    ) -> Result<(), StoreError> {
+        // Sold again in one script, so no hold takes it from now on; then the hold that had
+        // it ends whole. A hold being checked out is not released here: Postgres refuses its
+        // order (the seat is the seller's), and the checkout drops it.
+        let event = order.event_id;
+        let mut conn = self.conn().await?;
+        let holder: Option<String> = resold_seat(&self.scripts.reclaim, event, &seat.seat_id)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(redis_error)?;
+        let Some(token) = holder.and_then(|t| t.parse::<Uuid>().ok()) else {
+            return Ok(());
+        };
+        if let Some(hold) = self.stored(&mut conn, event, token).await? {
+            let user = stored_user_id(&hold.user)?;
+            self.release(event, token, &user).await?;
+        }
+        Ok(())
     }
 
     async fn passed(&self, passing: Passing<'_>) {
@@ -440,4 +457,15 @@ impl RedisHoldStore {
         }
         Ok(())
     }
+}
+
+/// A call of a script that takes a seat listed for resale back into its seller's order
+/// (`resale_withdraw.lua`, `resale_reclaim.lua`: the same keys and arguments).
+fn resold_seat<'a>(script: &'a Script, event: EventId, seat: &str) -> redis::ScriptInvocation<'a> {
+    let mut call = script.key(keys::sold(event));
+    call.key(keys::sold_new(event))
+        .key(keys::seat(event, seat))
+        .arg((2 * SYNC_TTL.as_millis()).to_string())
+        .arg(seat);
+    call
 }

@@ -24,6 +24,7 @@ pub(super) struct Scripts {
     pub(super) pending: Script,
     pub(super) offer: Script,
     pub(super) withdraw: Script,
+    pub(super) reclaim: Script,
 }
 
 impl Scripts {
@@ -49,6 +50,7 @@ impl Scripts {
             pending: with_prelude(include_str!("../../../scripts/order_pending.lua")),
             offer: with_prelude(include_str!("../../../scripts/hold_offer.lua")),
             withdraw: Script::new(include_str!("../../../scripts/resale_withdraw.lua")),
+            reclaim: Script::new(include_str!("../../../scripts/resale_reclaim.lua")),
         }
     }
 }
