@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use sqlx::AssertSqlSafe;
 use sqlx::Connection;
 use tokio::sync::Barrier;
 
@@ -17,12 +18,12 @@ pub async fn race_ga_unsafe(
 ) -> anyhow::Result<String> {
     let table = format!("race_demo_unsafe_{}", uuid::Uuid::new_v4().simple());
     let mut setup = sqlx::PgConnection::connect(database_url).await?;
-    sqlx::query(&format!(
+    sqlx::query(AssertSqlSafe(format!(
         "create table {table} (seats_left integer not null, bookings integer not null)"
-    ))
+    )))
     .execute(&mut setup)
     .await?;
-    sqlx::query(&format!("insert into {table} values ($1, 0)"))
+    sqlx::query(AssertSqlSafe(format!("insert into {table} values ($1, 0)")))
         .bind(places as i32)
         .execute(&mut setup)
         .await?;
@@ -37,9 +38,11 @@ pub async fn race_ga_unsafe(
                     let mut conn = sqlx::PgConnection::connect(&url).await?;
                     barrier.wait().await;
                     // Read …
-                    let left: i32 = sqlx::query_scalar(&format!("select seats_left from {table}"))
-                        .fetch_one(&mut conn)
-                        .await?;
+                    let left: i32 = sqlx::query_scalar(AssertSqlSafe(format!(
+                        "select seats_left from {table}"
+                    )))
+                    .fetch_one(&mut conn)
+                    .await?;
                     if left < 1 {
                         return Ok::<bool, anyhow::Error>(false);
                     }
@@ -47,9 +50,9 @@ pub async fn race_ga_unsafe(
                     tokio::time::sleep(Duration::from_millis(20)).await;
                     // … then writes the number it computed. Nothing stops two buyers who
                     // both read "1 left" from both booking it.
-                    sqlx::query(&format!(
+                    sqlx::query(AssertSqlSafe(format!(
                         "update {table} set seats_left = $1, bookings = bookings + 1"
-                    ))
+                    )))
                     .bind(left - 1)
                     .execute(&mut conn)
                     .await?;
@@ -64,7 +67,7 @@ pub async fn race_ga_unsafe(
         Ok::<usize, anyhow::Error>(booked)
     }
     .await;
-    sqlx::query(&format!("drop table {table}"))
+    sqlx::query(AssertSqlSafe(format!("drop table {table}")))
         .execute(&mut setup)
         .await?;
     let booked = outcome?;

@@ -5,6 +5,7 @@
 use boxoffice_core::hold::{ClaimedSeat, Order, OrderStatus};
 use boxoffice_core::ids::EventId;
 use chrono::{DateTime, Utc};
+use sqlx::AssertSqlSafe;
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -65,7 +66,7 @@ pub async fn orders_page(
     event: EventId,
     filter: OrderFilter<'_>,
 ) -> Result<(Vec<Order>, Option<OrderCursor>), StoreError> {
-    let mut rows: Vec<OrderRow> = sqlx::query_as(&format!(
+    let mut rows: Vec<OrderRow> = sqlx::query_as(AssertSqlSafe(format!(
         "select * from (
            select {ORDER_COLUMNS}
              from ticket_order o
@@ -80,7 +81,7 @@ pub async fn orders_page(
           where ($2::text is null or o.status = $2)
           order by o.created_at desc, o.order_id desc
           limit $7"
-    ))
+    )))
     .bind(event.0)
     .bind(filter.status.map(status_stored))
     .bind(filter.after.map(|c| c.created_at))

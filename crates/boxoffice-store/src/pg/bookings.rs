@@ -4,6 +4,7 @@
 use boxoffice_core::ids::{EventId, UserId};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
+use sqlx::AssertSqlSafe;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -456,7 +457,7 @@ async fn find_booking(
            from ga_booking where booking_id = $1{}",
         if lock { " for update" } else { "" }
     );
-    let row: Option<BookingRow> = sqlx::query_as(&query)
+    let row: Option<BookingRow> = sqlx::query_as(AssertSqlSafe(query))
         .bind(booking_id)
         .fetch_optional(&mut *tx)
         .await?;

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::AssertSqlSafe;
 use sqlx::{Connection, PgConnection, PgPool};
 
 use crate::StoreError;
@@ -140,11 +141,9 @@ impl DbConfig {
             ),
             ("lock_timeout", self.lock_timeout.as_millis().to_string()),
             // Postgres' own default, pinned: a hold's claim runs in an implicit
-            // transaction whose per-user count relies on it (`boxoffice_claim_hold`).
-            (
-                "default_transaction_isolation",
-                r"read\ committed".to_owned(),
-            ),
+            // transaction whose per-user count relies on it (`boxoffice_claim_hold`). sqlx
+            // escapes the space itself.
+            ("default_transaction_isolation", "read committed".to_owned()),
             // Every statement here is a point lookup or a short scan keyed by event id, for
             // which a generic plan is as good as a custom one. Without this, Postgres keeps
             // re-planning the hold statement (its `= any($n)` array makes the generic plan
@@ -181,9 +180,12 @@ pub async fn ensure_database(url: &str) -> Result<bool, StoreError> {
     if exists {
         return Ok(false);
     }
-    match sqlx::query(&format!("create database {}", quote_ident(&name)))
-        .execute(&mut conn)
-        .await
+    match sqlx::query(AssertSqlSafe(format!(
+        "create database {}",
+        quote_ident(&name)
+    )))
+    .execute(&mut conn)
+    .await
     {
         Ok(_) => Ok(true),
         // Another process created it between our check and our create.
@@ -196,10 +198,10 @@ pub async fn ensure_database(url: &str) -> Result<bool, StoreError> {
 pub async fn drop_database(url: &str) -> Result<(), StoreError> {
     let (name, admin) = maintenance_options(url)?;
     let mut conn = PgConnection::connect_with(&admin).await?;
-    sqlx::query(&format!(
+    sqlx::query(AssertSqlSafe(format!(
         "drop database if exists {} with (force)",
         quote_ident(&name)
-    ))
+    )))
     .execute(&mut conn)
     .await?;
     Ok(())
@@ -215,6 +217,12 @@ pub fn connect_lazy(config: &DbConfig) -> Result<PgPool, StoreError> {
         // connection that died is found on its next use anyway (that request answers 503
         // and the pool drops the connection).
         .test_before_acquire(false)
+        // A connection given back while it is still inside a transaction (its work was
+        // dropped between `BEGIN` and the end, which sqlx counts from the moment `BEGIN` is
+        // sent) is closed, never handed to the next borrower, whose statements would run
+        // inside it and hold its locks. A dropped transaction's own `ROLLBACK` is queued
+        // first and sent with the release, so it does not count here.
+        .after_release(|conn, _| Box::pin(async move { Ok(!conn.is_in_transaction()) }))
         .connect_lazy_with(config.connect_options()?))
 }
 
@@ -288,9 +296,9 @@ const BULK_STATEMENT_TIMEOUT: &str = "60s";
 pub async fn allow_bulk_write(
     tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
 ) -> Result<(), StoreError> {
-    sqlx::query(&format!(
+    sqlx::query(AssertSqlSafe(format!(
         "set local statement_timeout = '{BULK_STATEMENT_TIMEOUT}'"
-    ))
+    )))
     .execute(&mut **tx)
     .await?;
     Ok(())

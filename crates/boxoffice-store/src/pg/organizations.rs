@@ -5,6 +5,7 @@
 use boxoffice_core::access::Role;
 use boxoffice_core::ids::{KeyId, OrganizationId};
 use chrono::{DateTime, Utc};
+use sqlx::AssertSqlSafe;
 use sqlx::PgPool;
 
 use crate::pg::audit::{self, Actor, Change};
@@ -201,9 +202,9 @@ pub async fn list_keys(
     pool: &PgPool,
     organization: OrganizationId,
 ) -> Result<Vec<StoredKey>, StoreError> {
-    let rows: Vec<KeyRow> = sqlx::query_as(&format!(
+    let rows: Vec<KeyRow> = sqlx::query_as(AssertSqlSafe(format!(
         "select {KEY_COLUMNS} from api_key where organization_id = $1 order by created_at, key_id"
-    ))
+    )))
     .bind(organization.0)
     .fetch_all(pool)
     .await?;
@@ -213,9 +214,9 @@ pub async fn list_keys(
 /// Every key not revoked, for a server to hold in memory (expired ones too: a server checks
 /// the expiry itself, as the moment passes).
 pub async fn live_keys(pool: &PgPool) -> Result<Vec<StoredKey>, StoreError> {
-    let rows: Vec<KeyRow> = sqlx::query_as(&format!(
+    let rows: Vec<KeyRow> = sqlx::query_as(AssertSqlSafe(format!(
         "select {KEY_COLUMNS} from api_key where revoked_at is null"
-    ))
+    )))
     .fetch_all(pool)
     .await?;
     rows.into_iter().map(stored_key).collect()

@@ -118,7 +118,11 @@ pub async fn sweep(pool: &PgPool, retention: Retention) -> Result<Swept, StoreEr
 
 /// Runs `delete` (whose `$1` is an age in seconds and `$2` the batch size) until a batch
 /// deletes fewer rows than it may; answers how many rows went.
-async fn delete_in_batches(pool: &PgPool, delete: &str, age: Duration) -> Result<u64, StoreError> {
+async fn delete_in_batches(
+    pool: &PgPool,
+    delete: &'static str,
+    age: Duration,
+) -> Result<u64, StoreError> {
     let mut deleted = 0;
     loop {
         let n = sqlx::query(delete)

@@ -10,6 +10,7 @@
 use boxoffice_core::ids::{EventId, KeyId, OrganizationId};
 use chrono::{DateTime, Utc};
 use serde_json::json;
+use sqlx::AssertSqlSafe;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -184,7 +185,7 @@ async fn tickets_where(
     places: &str,
     id: Uuid,
 ) -> Result<Vec<StoredTicket>, StoreError> {
-    let rows: Vec<TicketRow> = sqlx::query_as(&tickets_query(seats, places))
+    let rows: Vec<TicketRow> = sqlx::query_as(AssertSqlSafe(tickets_query(seats, places)))
         .bind(id)
         .fetch_all(&mut *conn)
         .await?;

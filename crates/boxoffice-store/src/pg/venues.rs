@@ -3,6 +3,7 @@
 use boxoffice_core::ids::{OrganizationId, VenueId};
 use boxoffice_core::venue::{Point, Row, Seat, SeatAttributes, Section, Shape, VenueLayout};
 use sqlx::types::Json;
+use sqlx::AssertSqlSafe;
 use sqlx::PgPool;
 
 use crate::pg::audit::{self, Actor, Change};
@@ -92,10 +93,12 @@ pub async fn replace_venue(
         return Ok(Replaced::InUse);
     }
     for table in ["seat", "venue_row", "venue_section"] {
-        sqlx::query(&format!("delete from {table} where venue_id = $1"))
-            .bind(id.0)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(AssertSqlSafe(format!(
+            "delete from {table} where venue_id = $1"
+        )))
+        .bind(id.0)
+        .execute(&mut *tx)
+        .await?;
     }
     sqlx::query(
         "update venue set name = $2, seat_count = $3, shapes = $4, focal_x = $5, focal_y = $6

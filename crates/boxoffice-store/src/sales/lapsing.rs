@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use boxoffice_core::ids::EventId;
 use chrono::{DateTime, Utc};
+use sqlx::AssertSqlSafe;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -44,7 +45,7 @@ pub async fn keep_lapsing_orders(
     let mut kept = Vec::new();
     loop {
         let mut tx = pool.begin().await?;
-        let rows: Vec<OrderRow> = sqlx::query_as(&format!(
+        let rows: Vec<OrderRow> = sqlx::query_as(AssertSqlSafe(format!(
             "select {ORDER_COLUMNS} from ticket_order o
               where o.status = 'pending_payment' and o.kept_until is null
                 and o.pay_by > now() and o.pay_by <= now() + make_interval(secs => $1)
@@ -53,7 +54,7 @@ pub async fn keep_lapsing_orders(
               order by o.pay_by
               limit $2
                 for update of o skip locked"
-        ))
+        )))
         .bind(within.as_secs_f64())
         .bind(KEEP_AT_ONCE)
         .fetch_all(&mut *tx)
@@ -78,14 +79,14 @@ pub async fn keep_if_waiting(
     order_id: Uuid,
 ) -> Result<Option<Kept>, StoreError> {
     let mut tx = pool.begin().await?;
-    let rows: Vec<OrderRow> = sqlx::query_as(&format!(
+    let rows: Vec<OrderRow> = sqlx::query_as(AssertSqlSafe(format!(
         "select {ORDER_COLUMNS} from ticket_order o
           where o.event_id = $1 and o.order_id = $2
             and o.status = 'pending_payment' and o.kept_until is null and o.pay_by > now()
             and exists (select 1 from waitlist_entry w
                          where w.event_id = o.event_id and w.status = 'W')
             for update of o skip locked"
-    ))
+    )))
     .bind(event.0)
     .bind(order_id)
     .fetch_all(&mut *tx)
@@ -151,14 +152,14 @@ pub async fn pass_on_lapsed_orders(
     let mut done = Vec::new();
     while done.len() < PASS_ON_AT_ONCE {
         let mut tx = pool.begin().await?;
-        let row: Option<OrderRow> = sqlx::query_as(&format!(
+        let row: Option<OrderRow> = sqlx::query_as(AssertSqlSafe(format!(
             "select {ORDER_COLUMNS} from ticket_order o
               where o.status = 'pending_payment' and o.pay_by <= now()
                 and o.kept_until > now()
               order by o.pay_by
               limit 1
                 for update skip locked"
-        ))
+        )))
         .fetch_optional(&mut *tx)
         .await?;
         let Some(row) = row else {

@@ -6,6 +6,7 @@ use boxoffice_core::hold::{CancelOutcome, ClaimedSeat, Order, OrderStatus, PayOu
 use boxoffice_core::ids::{EventId, UserId};
 use chrono::{DateTime, Utc};
 use serde_json::json;
+use sqlx::AssertSqlSafe;
 use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
@@ -108,9 +109,9 @@ pub async fn find_by_token(
     event: EventId,
     token: Uuid,
 ) -> Result<Option<Order>, StoreError> {
-    let row: Option<OrderRow> = sqlx::query_as(&format!(
+    let row: Option<OrderRow> = sqlx::query_as(AssertSqlSafe(format!(
         "select {ORDER_COLUMNS} from ticket_order o where o.event_id = $1 and o.hold_token = $2"
-    ))
+    )))
     .bind(event.0)
     .bind(token)
     .fetch_optional(&mut *conn)
@@ -132,9 +133,9 @@ pub async fn get_order(
     conn: &mut PgConnection,
     order_id: Uuid,
 ) -> Result<Option<Order>, StoreError> {
-    let row: Option<OrderRow> = sqlx::query_as(&format!(
+    let row: Option<OrderRow> = sqlx::query_as(AssertSqlSafe(format!(
         "select {ORDER_COLUMNS} from ticket_order o where o.order_id = $1"
-    ))
+    )))
     .bind(order_id)
     .fetch_optional(&mut *conn)
     .await?;
@@ -385,9 +386,9 @@ pub(crate) async fn write_orders(
 
 /// The row of the order `order_id`, locked for update in the caller's transaction.
 async fn lock_order(tx: &mut PgConnection, order_id: Uuid) -> Result<Option<OrderRow>, StoreError> {
-    Ok(sqlx::query_as(&format!(
+    Ok(sqlx::query_as(AssertSqlSafe(format!(
         "select {ORDER_COLUMNS} from ticket_order o where o.order_id = $1 for update"
-    ))
+    )))
     .bind(order_id)
     .fetch_optional(&mut *tx)
     .await?)
@@ -566,7 +567,7 @@ pub async fn expire_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
     let mut expired = 0;
     loop {
         let mut tx = pool.begin().await?;
-        let rows: Vec<OrderRow> = sqlx::query_as(&format!(
+        let rows: Vec<OrderRow> = sqlx::query_as(AssertSqlSafe(format!(
             "update ticket_order o set status = 'expired'
               where (o.event_id, o.order_id) in
                     (select event_id, order_id from ticket_order
@@ -576,7 +577,7 @@ pub async fn expire_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
                       limit $1
                         for update skip locked)
              returning {ORDER_COLUMNS}"
-        ))
+        )))
         .bind(EXPIRE_AT_ONCE)
         .fetch_all(&mut *tx)
         .await?;

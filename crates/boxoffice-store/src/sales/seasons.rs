@@ -16,6 +16,7 @@ use boxoffice_core::ids::{EventId, SeasonId, UserId};
 use boxoffice_core::season::{split_price, SeasonNight, SeasonOrder};
 use chrono::{DateTime, Utc};
 use serde_json::json;
+use sqlx::AssertSqlSafe;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -299,7 +300,7 @@ async fn read(
     id: Uuid,
     lock: bool,
 ) -> Result<Option<SeasonOrder>, StoreError> {
-    let row: Option<SeasonOrderRow> = sqlx::query_as(&format!(
+    let row: Option<SeasonOrderRow> = sqlx::query_as(AssertSqlSafe(format!(
         "select s.season_order_id, s.season_id, s.user_id, s.hold_token, s.partial,
                 s.total_cents, s.currency, s.status, s.created_at
            from season_order s
@@ -307,7 +308,7 @@ async fn read(
                     (select season_order_id from ticket_order where order_id = $1), $1)
           {}",
         if lock { "for update" } else { "" }
-    ))
+    )))
     .bind(id)
     .fetch_optional(&mut *conn)
     .await?;

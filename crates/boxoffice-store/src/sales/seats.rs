@@ -23,6 +23,14 @@
 //! 3. **The seat's own rows**: its listing (`resale_listing`), its `order_seat` row and
 //!    ticket, its entry (`ticket_entry`, `checkin`).
 //!
+//! One exception, and why it cannot close a circle: a move and a night taken back take the
+//! rows of their own new hold (seats that were free, held by the order's buyer) before the
+//! order's row. The only flow that waits on such a row while holding an order's lock is
+//! the door taking a listed seat back for its seller, and that lock is the seller's: a
+//! circle needs the seller moving another of their seats onto the very listed seat whose
+//! ticket is being scanned, and Postgres' deadlock detector breaks it (one of the two
+//! changes nothing and answers 503).
+//!
 //! So two flows on one seat never deadlock and never both win: the second waits on the
 //! order's row, then reads (a statement after the lock sees what the first committed)
 //! and decides on what is there now. A resale sale and the seller's scan: the sale

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use boxoffice_core::hold::{ClaimedSeat, Hold, Offer};
 use boxoffice_core::ids::{EventId, UserId};
 use chrono::{DateTime, Utc};
+use sqlx::AssertSqlSafe;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -157,10 +158,10 @@ pub async fn join(
     .await?
     .rows_affected()
         == 1;
-    let row: Option<EntryRow> = sqlx::query_as(&format!(
+    let row: Option<EntryRow> = sqlx::query_as(AssertSqlSafe(format!(
         "select {ENTRY_COLUMNS} from waitlist_entry w
           where w.event_id = $1 and w.user_id = $2 and w.status in ('W', 'O')"
-    ))
+    )))
     .bind(event.0)
     .bind(user.as_str())
     .fetch_optional(pool)
@@ -174,9 +175,9 @@ pub async fn join(
 
 /// The entry, whoever's it is; `None` if the event has no such entry.
 pub async fn get(pool: &PgPool, event: EventId, entry: Uuid) -> Result<Option<Entry>, StoreError> {
-    let row: Option<EntryRow> = sqlx::query_as(&format!(
+    let row: Option<EntryRow> = sqlx::query_as(AssertSqlSafe(format!(
         "select {ENTRY_COLUMNS} from waitlist_entry w where w.event_id = $1 and w.entry_id = $2"
-    ))
+    )))
     .bind(event.0)
     .bind(entry)
     .fetch_optional(pool)

@@ -79,7 +79,7 @@ pub async fn commit_order_directly(
 }
 
 /// The seat ids a query over the test's database returns.
-pub async fn seat_set(app: &TestApp, query: &str) -> std::collections::HashSet<String> {
+pub async fn seat_set(app: &TestApp, query: &'static str) -> std::collections::HashSet<String> {
     sqlx::query_scalar(query)
         .fetch_all(&app.db)
         .await

@@ -16,6 +16,7 @@ use boxoffice_store::redis::link::RedisConfig;
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde_json::{json, Value};
 use sqlx::postgres::PgPoolOptions;
+use sqlx::AssertSqlSafe;
 use sqlx::PgPool;
 
 use crate::helpers::stores::Store;
@@ -456,7 +457,7 @@ impl TestApp {
 
     /// Number of rows in `table`.
     pub async fn count(&self, table: &str) -> i64 {
-        sqlx::query_scalar(&format!("select count(*) from {table}"))
+        sqlx::query_scalar(AssertSqlSafe(format!("select count(*) from {table}")))
             .fetch_one(&self.db)
             .await
             .unwrap()

@@ -7,6 +7,7 @@ use boxoffice_core::event::{
 };
 use boxoffice_core::ids::{EventId, OrganizationId, VenueId};
 use chrono::{DateTime, Utc};
+use sqlx::AssertSqlSafe;
 use sqlx::PgPool;
 
 use crate::pg::audit::{self, Actor, Change};
@@ -127,12 +128,12 @@ pub(crate) async fn insert_ticket_types(
         TicketTypesOf::Event => ("ticket_type", "event_id"),
         TicketTypesOf::Season => ("season_ticket_type", "season_id"),
     };
-    sqlx::query(&format!(
+    sqlx::query(AssertSqlSafe(format!(
         "insert into {table} ({key}, code, name, price_cents, currency, position)
          select $1, code, name, price, currency, ord - 1
            from unnest($2::text[], $3::text[], $4::int8[], $5::text[])
                 with ordinality as t (code, name, price, currency, ord)"
-    ))
+    )))
     .bind(id)
     .bind(types.iter().map(|t| t.code.as_str()).collect::<Vec<_>>())
     .bind(types.iter().map(|t| t.name.as_str()).collect::<Vec<_>>())

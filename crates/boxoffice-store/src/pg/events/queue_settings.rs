@@ -4,6 +4,7 @@
 use boxoffice_core::event::{ChangeSettings, EntrySettings, QueueSettings};
 use boxoffice_core::ids::EventId;
 use chrono::{DateTime, Utc};
+use sqlx::AssertSqlSafe;
 use sqlx::{PgConnection, PgPool};
 
 use crate::pg::audit::{self, Actor, Change};
@@ -133,9 +134,9 @@ where
 {
     let column = setting.column;
     let mut tx = pool.begin().await?;
-    let before: Option<T> = sqlx::query_scalar(&format!(
+    let before: Option<T> = sqlx::query_scalar(AssertSqlSafe(format!(
         "select {column} from event where event_id = $1 for no key update"
-    ))
+    )))
     .bind(id.0)
     .fetch_optional(&mut *tx)
     .await?;
@@ -143,9 +144,9 @@ where
         return Ok(false);
     };
     if before != value {
-        sqlx::query(&format!(
+        sqlx::query(AssertSqlSafe(format!(
             "update event set {column} = $2 where event_id = $1"
-        ))
+        )))
         .bind(id.0)
         .bind(value)
         .execute(&mut *tx)

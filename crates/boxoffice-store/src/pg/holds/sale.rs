@@ -5,6 +5,7 @@ use async_trait::async_trait;
 use boxoffice_core::hold::{ClaimedSeat, Offer, Order};
 use boxoffice_core::ids::{EventId, UserId};
 use chrono::{DateTime, Utc};
+use sqlx::AssertSqlSafe;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -268,7 +269,7 @@ async fn reserve_for(
     seat: &ClaimedSeat,
     over: &str,
 ) -> Result<bool, StoreError> {
-    let reserved: Option<String> = sqlx::query_scalar(&format!(
+    let reserved: Option<String> = sqlx::query_scalar(AssertSqlSafe(format!(
         "insert into reservation (event_id, seat_id, hold_token, user_id, status, ticket_type,
                                   price_cents, created_at, expires_at)
          values ($1, $2, $3, $4, 'R', $5, $6, now(), now())
@@ -279,7 +280,7 @@ async fn reserve_for(
                 pass_ticket = null
           {over}
          returning seat_id"
-    ))
+    )))
     .bind(order.event_id.0)
     .bind(&seat.seat_id)
     .bind(order.hold_token)
@@ -311,7 +312,7 @@ pub(super) async fn take_rows(
     let tokens: Vec<Uuid> = takes.iter().map(|(c, _)| c.token).collect();
     // The orders selling seats of these holds that are listed for resale are locked first
     // (`sales::seats`, step 1), then the holds' rows.
-    let taken: Vec<(i64, String, String, i64, Option<Uuid>)> = sqlx::query_as(&format!(
+    let taken: Vec<(i64, String, String, i64, Option<Uuid>)> = sqlx::query_as(AssertSqlSafe(format!(
         "with {SELLERS_LOCKED}
          update reservation r
             set status = case when u.w > 0 then 'H' else 'R' end,
@@ -325,7 +326,7 @@ pub(super) async fn take_rows(
             and r.status = 'H' and r.expires_at > statement_timestamp()
             and (select count(*) from sellers) >= 0
          returning u.n, r.seat_id, r.ticket_type, r.price_cents, r.pass_ticket",
-    ))
+    )))
     .bind(&events)
     .bind(&tokens)
     .bind(takes.iter().map(|(c, _)| c.user.as_str()).collect::<Vec<_>>())
