@@ -11,6 +11,7 @@ use sqlx::{PgConnection, PgExecutor};
 use uuid::Uuid;
 
 use super::seats;
+use super::seats::seats_join_new_orders;
 use crate::error::stored_user_id;
 use crate::pg::audit::{By, Change};
 use crate::pg::outbox;
@@ -238,7 +239,7 @@ pub(crate) async fn write_orders(
         .map(|p| (p.event, p.order_id, p.seats.as_slice()))
         .collect();
     let resold = seats::take_listed(&mut *tx, &sold_now).await?;
-    let placed: Vec<PlacedRow> = sqlx::query_as(
+    let placed: Vec<PlacedRow> = sqlx::query_as(concat!(
         "with u as (
              select * from unnest($1::int4[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[],
                                   $6::float8[], $7::int8[], $12::uuid[], $13::text[],
@@ -262,22 +263,23 @@ pub(crate) async fn write_orders(
                from u
               where not exists (select 1 from offer where not open)
              returning order_id, currency, created_at, pay_by
-         ), sold as (
-             insert into order_seat (event_id, order_id, seat_id, ticket_type, price_cents, released)
-             select u.e, u.o, s.seat, s.ty, s.price, u.w > 0
-               from unnest($8::int4[], $9::text[], $10::text[], $11::int8[]) as s (n, seat, ty, price)
-               join u on u.n = s.n
-              where exists (select 1 from placed)
-         )
+         ), ",
+        seats_join_new_orders!(),
+        "
          select u.n, placed.currency, placed.created_at, placed.pay_by,
                 exists (select 1 from offer where not open) as lapsed
            from u left join placed on placed.order_id = u.o
           order by u.n",
-    )
+    ))
     .bind(&numbers)
     .bind(placements.iter().map(|p| p.event.0).collect::<Vec<_>>())
     .bind(placements.iter().map(|p| p.order_id).collect::<Vec<_>>())
-    .bind(placements.iter().map(|p| p.user.as_str()).collect::<Vec<_>>())
+    .bind(
+        placements
+            .iter()
+            .map(|p| p.user.as_str())
+            .collect::<Vec<_>>(),
+    )
     .bind(placements.iter().map(|p| p.token).collect::<Vec<_>>())
     .bind(
         placements

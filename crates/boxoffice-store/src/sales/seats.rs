@@ -1,10 +1,11 @@
 //! Where a seat joins or leaves an order: the one lock order of every flow that changes a
-//! sold seat-night, and the steps they share. A seat joins an order (a checkout's order
-//! writer in [`super::orders`], [`join`] for a move or a swap, [`rejoin`] for a payment or
-//! a night taken back) and leaves it ([`leave`], [`take_listed`] for a resale, [`cancel`]
-//! for a cancellation alone or of a season's nights), ending its listing ([`unlist`]) and,
-//! through the triggers of migration 0027, revoking its ticket; the order's total follows
-//! ([`retotal`]). The door keeps a listed seat for its holder ([`kept_by_holder`]).
+//! sold seat-night, and the steps they share. A seat joins an order (a checkout's, with
+//! [`seats_join_new_orders`] in the order writer's one statement; [`join`] for a move or a
+//! swap; [`rejoin`] for a payment or a night taken back) and leaves it ([`leave`],
+//! [`take_listed`] for a resale, [`cancel`] for a cancellation alone or of a season's
+//! nights), ending its listing ([`unlist`]) and, through the triggers of migration 0027,
+//! revoking its ticket; the order's total follows ([`retotal`]). The door keeps a listed
+//! seat for its holder ([`kept_by_holder`]).
 //!
 //! # The lock order
 //!
@@ -48,6 +49,25 @@ use uuid::Uuid;
 use super::SaleSeats;
 use crate::pg::outbox;
 use crate::StoreError;
+
+/// The seats of a batch of new orders join them: a `sold` query of the order writer's one
+/// statement ([`super::orders`]), after its `u` (the orders: `n`, event `e`, order `o`,
+/// payment window `w`) and `placed` (the orders written; none when an offer lapsed), with
+/// `$8`–`$11` each seat's order number, seat, ticket type and price. A seat of a pending
+/// order joins it released (no ticket) until the payment rejoins it ([`rejoin`]);
+/// Postgres' unique index refuses a seat another live order has.
+macro_rules! seats_join_new_orders {
+    () => {
+        "sold as (
+             insert into order_seat (event_id, order_id, seat_id, ticket_type, price_cents, released)
+             select u.e, u.o, s.seat, s.ty, s.price, u.w > 0
+               from unnest($8::int4[], $9::text[], $10::text[], $11::int8[]) as s (n, seat, ty, price)
+               join u on u.n = s.n
+              where exists (select 1 from placed)
+         )"
+    };
+}
+pub(crate) use seats_join_new_orders;
 
 /// The SQL of step 1 for a checkout, as a one-time condition (`(select count(*) from
 /// sellers) >= 0`, true once it has run) of the statement that then takes the hold: a
