@@ -213,6 +213,17 @@ node_answering() { # check
   done
 }
 
+# Whether haproxy's write port sends to the primary and to no other node.
+writes_to_primary_alone() {
+  local primary up
+  primary=$(node_answering primary)
+  [[ -n $primary ]] || return 1
+  up=$(curl -s --max-time 1 "http://127.0.0.1:$stats_port/;csv" |
+    awk -F, '$1 == "postgres_write" && $2 ~ /^n[0-9]$/ && $18 ~ /^UP/ { print $2 }')
+  [[ $up == "n$primary" ]] || return 1
+  [[ $(psql -h 127.0.0.1 -p "$write_port" -U postgres -Atc 'select pg_is_in_recovery()' 2>/dev/null) == f ]]
+}
+
 up() {
   if [[ -s $dir/pids ]]; then
     echo "already up (deploy/ha.sh down first)" >&2
@@ -292,7 +303,9 @@ listen stats
     stats uri /
 EOF
   spawn haproxy haproxy -db -f "$dir/haproxy.cfg"
-  wait_for "the primary through haproxy" psql -h 127.0.0.1 -p "$write_port" -U postgres -Atc 'select 1'
+  # haproxy counts every server up until its checks say otherwise: until they have, a
+  # connection to the write port may reach a standby.
+  wait_for "haproxy to write to the primary alone" writes_to_primary_alone
 
   log "database $database"
   psql -h 127.0.0.1 -p "$write_port" -U postgres -qc "create database $database" 2>/dev/null || true
