@@ -85,6 +85,11 @@ enum Command {
         /// line per label.
         #[arg(long, global = true)]
         label: Option<String>,
+        /// Write two empty files in this directory: `start` when the load begins (the
+        /// event set up) and `end` when it stops (before the checks), for a script that
+        /// measures the load alone (`bench/cost.sh`). Flash sales and the timed scenarios.
+        #[arg(long, global = true)]
+        marks: Option<std::path::PathBuf>,
     },
     /// Check the configuration, Postgres, Redis, the clocks and the open-file limit the way
     /// `serve` would use them; print what is wrong and how to fix it. Exits with 1 if
@@ -225,6 +230,7 @@ async fn run(command: Command) -> anyhow::Result<()> {
             server,
             json,
             label,
+            marks,
         } => {
             let Remote {
                 url,
@@ -240,6 +246,9 @@ async fn run(command: Command) -> anyhow::Result<()> {
                 boxoffice_loadgen::bench::Target::new(&url, &admin_token, &jwt_secret)?;
             if json {
                 target = target.quiet();
+            }
+            if let Some(marks) = marks {
+                target = target.marks(marks);
             }
             let mut report = run_bench(scenario, &target).await?;
             if let Some(label) = label {

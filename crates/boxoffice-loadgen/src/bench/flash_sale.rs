@@ -141,6 +141,7 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
     }
     let outcome = Arc::new(Mutex::new(Outcome::default()));
     let bar = target.progress(params.buyers as u64, "buyers done");
+    target.mark("start");
     let started = Instant::now();
     let deadline = started + params.time_limit;
     let buyers: Vec<_> = (0..params.buyers)
@@ -270,6 +271,7 @@ pub async fn run(target: &Target, params: Params) -> anyhow::Result<Report> {
         .collect();
     boxoffice_client::release::together(buyers).await;
     let elapsed = started.elapsed();
+    target.mark("end");
     bar.finish_and_clear();
     let outcome = std::mem::take(&mut *outcome.lock().unwrap_or_else(|p| p.into_inner()));
     let sold: usize = outcome.orders.iter().map(Vec::len).sum();

@@ -39,6 +39,7 @@ mod stats;
 pub mod waitlist;
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -59,6 +60,7 @@ pub struct Target {
     pub api: Client,
     jwt_secret: String,
     progress: bool,
+    marks: Option<PathBuf>,
 }
 
 impl Target {
@@ -74,7 +76,26 @@ impl Target {
             api: Client::with_http(base, http).admin(admin_token),
             jwt_secret: jwt_secret.to_owned(),
             progress: true,
+            marks: None,
         })
+    }
+
+    /// Marks the measured part of a run with two empty files in `dir`: `start` once the
+    /// event is set up and the load begins, `end` once the load stops (before the checks).
+    /// A script reading CPU counters before and after (`bench/cost.sh`) measures the load
+    /// alone, not the setup or the checks.
+    pub fn marks(mut self, dir: PathBuf) -> Self {
+        self.marks = Some(dir);
+        self
+    }
+
+    /// Writes the mark `name` (`start`, `end`) when marks were asked for.
+    pub fn mark(&self, name: &str) {
+        if let Some(dir) = &self.marks {
+            if let Err(e) = std::fs::write(dir.join(name), b"") {
+                eprintln!("cannot write the mark {}: {e}", dir.join(name).display());
+            }
+        }
     }
 
     /// Without progress bars (for `--json`, and when run by tests).
@@ -320,6 +341,7 @@ where
     let request = Arc::new(request);
     let next = Arc::new(AtomicU64::new(0));
     let bar = target.progress(duration.as_millis() as u64, "requests");
+    target.mark("start");
     let started = Instant::now();
     let ticker = {
         let (bar, next) = (bar.clone(), next.clone());
@@ -381,6 +403,7 @@ where
         }
     };
     let elapsed = started.elapsed();
+    target.mark("end");
     ticker.abort();
     bar.finish_and_clear();
     (stats, elapsed)
