@@ -1363,8 +1363,18 @@ pub struct TicketView {
     pub ticket_type: String,
     /// The buyer's user id.
     pub holder: String,
-    /// `bx1.<payload>.<signature>`: what the QR code carries, checked with the entry keys.
+    /// What the QR code carries, checked with the entry keys: `BX2:` and 162 characters
+    /// of the QR alphanumeric set (docs/api.md, "Compact secrets").
+    #[schema(max_length = 170)]
     pub secret: String,
+    /// The code to type when the QR code cannot be read: 10 characters of Crockford's
+    /// base32, printed `7KQF-2M9X-PD` (dashes and case ignored at the door).
+    #[schema(min_length = 10, max_length = 10)]
+    pub code: String,
+    /// What it was sold at: its seat's price, or its booking's total over its places.
+    pub price_cents: i64,
+    /// The currency of its order or booking.
+    pub currency: String,
     /// Valid, redeemed or revoked.
     pub status: TicketStatus,
 }
@@ -1430,9 +1440,15 @@ pub enum Passage {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckinBody {
-    /// The ticket's secret, as its QR code carries it.
+    /// The ticket's secret, as its QR code carries it (or `code`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(max_length = 2000)]
-    pub secret: String,
+    pub secret: Option<String>,
+    /// The ticket's code as typed (online only; or `secret`): 10 characters of Crockford's
+    /// base32, dashes, spaces and case ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 40)]
+    pub code: Option<String>,
     /// The scanner's own id for this scan (1–64 characters): the same nonce again is
     /// answered the same, and recorded once.
     #[schema(min_length = 1, max_length = 64)]

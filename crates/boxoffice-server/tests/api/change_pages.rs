@@ -211,7 +211,57 @@ async fn a_buyer_resells_a_seat_another_buys_it_on_the_map() {
             ["resell", "Resell Stalls, Row B, Seat 3"]
         ])
     );
+    // Offering asks first, and says what becomes of the ticket and the money.
     press(&ada, "[aria-label='Resell Stalls, Row B, Seat 3']").await;
+    wait_for(
+        &ada,
+        LOADS_WITHIN,
+        resale_buttons,
+        json!([
+            ["resell", "Resell Stalls, Row B, Seat 2"],
+            ["offer", "Offer it for resale: Stalls, Row B, Seat 3"],
+            ["keep", "Keep it: Stalls, Row B, Seat 3"]
+        ]),
+    )
+    .await;
+    let question = script(
+        &ada,
+        "return document.querySelector('.resale-question').textContent",
+    )
+    .await;
+    let question = question.as_str().unwrap();
+    assert!(
+        question.contains("stops working") && question.contains("refunds you"),
+        "{question}"
+    );
+    assert_accessible(&ada, "the resale's question").await;
+    screenshot(&ada, "resale-question-phone").await;
+    press(&ada, "[aria-label='Keep it: Stalls, Row B, Seat 3']").await;
+    wait_for(
+        &ada,
+        LOADS_WITHIN,
+        resale_buttons,
+        json!([
+            ["resell", "Resell Stalls, Row B, Seat 2"],
+            ["resell", "Resell Stalls, Row B, Seat 3"]
+        ]),
+    )
+    .await;
+    let (_, listed) = app
+        .send(
+            Method::GET,
+            &format!("/v1/orders/{id}/resale"),
+            &As::Admin,
+            None,
+        )
+        .await;
+    assert_eq!(listed["listed"], json!([]), "kept: nothing listed");
+    press(&ada, "[aria-label='Resell Stalls, Row B, Seat 3']").await;
+    press(
+        &ada,
+        "[aria-label='Offer it for resale: Stalls, Row B, Seat 3']",
+    )
+    .await;
     wait_for(
         &ada,
         LOADS_WITHIN,
@@ -238,6 +288,11 @@ async fn a_buyer_resells_a_seat_another_buys_it_on_the_map() {
     )
     .await;
     press(&ada, "[aria-label='Resell Stalls, Row B, Seat 2']").await;
+    press(
+        &ada,
+        "[aria-label='Offer it for resale: Stalls, Row B, Seat 2']",
+    )
+    .await;
     wait_for(
         &ada,
         LOADS_WITHIN,

@@ -58,30 +58,97 @@ pub(crate) async fn summary(app: &TestApp, event: &str, who: &As) -> Value {
     body
 }
 
-/// The payload of a secret, and whether one of `keys` (from `…/entry/keys`) signed it:
-/// what an offline scanner does.
-fn verify_offline(secret: &str, keys: &Value) -> (Value, bool) {
-    let mut parts = secret.split('.');
-    assert_eq!(parts.next(), Some("bx1"));
-    let payload = URL_SAFE_NO_PAD.decode(parts.next().unwrap()).unwrap();
-    let signature = URL_SAFE_NO_PAD.decode(parts.next().unwrap()).unwrap();
-    let json: Value = serde_json::from_slice(&payload).unwrap();
-    let key = keys["keys"]
+/// A compact secret's fields and signature as docs/api.md lays them out ("Compact
+/// secrets"), read here on their own: `(fields, signature)`, the 44 bytes the signature
+/// covers after the prefix and its 64.
+pub(crate) fn compact_parts(secret: &str) -> (Vec<u8>, Vec<u8>) {
+    let rest = secret.strip_prefix("BX2:").expect("a compact secret");
+    assert_eq!(secret.len(), 166, "{secret}");
+    let bytes = base45::decode(rest).unwrap();
+    assert_eq!(bytes.len(), 108);
+    (bytes[..44].to_vec(), bytes[44..].to_vec())
+}
+
+/// A compact secret of `fields` signed by `key`, as the server signs one.
+pub(crate) fn compact_signed(fields: &[u8], key: &ed25519_dalek::SigningKey) -> String {
+    let signature = key.sign(&[b"BX2:", fields].concat());
+    format!(
+        "BX2:{}",
+        base45::encode([fields, &signature.to_bytes()[..]].concat())
+    )
+}
+
+/// What a secret says, and whether one of `keys` (from `…/entry/keys`) signed it: what an
+/// offline scanner does. A compact secret's indexes are named from the event's lists
+/// (`seat` the seat's id, `area` and `type` their codes); `kid` is the key that signed it.
+async fn verify_offline(app: &TestApp, secret: &str, keys: &Value) -> (Value, bool) {
+    let keys: Vec<(String, ed25519_dalek::VerifyingKey)> = keys["keys"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|k| k["kid"] == json["kid"]);
-    let signed = key.is_some_and(|k| {
-        let raw: [u8; 32] = URL_SAFE_NO_PAD
-            .decode(k["public_key"].as_str().unwrap())
-            .unwrap()
-            .try_into()
-            .unwrap();
-        let public = ed25519_dalek::VerifyingKey::from_bytes(&raw).unwrap();
+        .map(|k| {
+            let raw: [u8; 32] = URL_SAFE_NO_PAD
+                .decode(k["public_key"].as_str().unwrap())
+                .unwrap()
+                .try_into()
+                .unwrap();
+            let kid = k["kid"].as_str().unwrap().to_owned();
+            (kid, ed25519_dalek::VerifyingKey::from_bytes(&raw).unwrap())
+        })
+        .collect();
+    if secret.starts_with("bx1.") {
+        let mut parts = secret.split('.').skip(1);
+        let payload = URL_SAFE_NO_PAD.decode(parts.next().unwrap()).unwrap();
+        let signature = URL_SAFE_NO_PAD.decode(parts.next().unwrap()).unwrap();
         let signature = ed25519_dalek::Signature::from_slice(&signature).unwrap();
-        public.verify(&payload, &signature).is_ok()
+        let json: Value = serde_json::from_slice(&payload).unwrap();
+        let signed = keys
+            .iter()
+            .any(|(kid, k)| json["kid"] == *kid && k.verify(&payload, &signature).is_ok());
+        return (json, signed);
+    }
+    let (fields, signature) = compact_parts(secret);
+    let signature = ed25519_dalek::Signature::from_slice(&signature).unwrap();
+    let message = [b"BX2:", &fields[..]].concat();
+    let signer = keys.iter().find(|(_, k)| {
+        k.as_bytes()[..2] == fields[32..34] && k.verify(&message, &signature).is_ok()
     });
-    (json, signed)
+    let uuid = |b: &[u8]| uuid::Uuid::from_slice(b).unwrap().to_string();
+    let eid = uuid(&fields[16..32]);
+    let (_, event) = app
+        .send(Method::GET, &format!("/v1/events/{eid}"), &As::Admin, None)
+        .await;
+    let (_, seats) = app
+        .send(
+            Method::GET,
+            &format!("/v1/events/{eid}/seats"),
+            &As::Admin,
+            None,
+        )
+        .await;
+    let place = u32::from_be_bytes(fields[38..42].try_into().unwrap());
+    let ticket_type = u16::from_be_bytes(fields[42..44].try_into().unwrap());
+    let (seat, area) = if place & (1 << 31) == 0 {
+        (seats["seats"][place as usize]["id"].clone(), Value::Null)
+    } else {
+        let area = &event["ga_areas"][(place & !(1 << 31)) as usize]["code"];
+        (Value::Null, area.clone())
+    };
+    let type_code = if ticket_type == u16::MAX {
+        area.clone()
+    } else {
+        event["ticket_types"][ticket_type as usize]["code"].clone()
+    };
+    let json = json!({
+        "kid": signer.map(|(kid, _)| kid.clone()),
+        "tid": uuid(&fields[..16]),
+        "eid": eid,
+        "seat": seat,
+        "area": area,
+        "type": type_code,
+        "iat": u32::from_be_bytes(fields[34..38].try_into().unwrap()),
+    });
+    (json, signer.is_some())
 }
 
 async fn entry_keys(app: &TestApp, event: &str, who: &As) -> Value {
@@ -121,7 +188,7 @@ async fn a_paid_orders_tickets_check_with_the_public_key_alone_and_read_the_same
     let keys = entry_keys(&app, &event, &checkin).await;
     assert_eq!(keys["keys"].as_array().unwrap().len(), 1, "{keys}");
     for t in &tickets {
-        let (payload, signed) = verify_offline(t["secret"].as_str().unwrap(), &keys);
+        let (payload, signed) = verify_offline(&app, t["secret"].as_str().unwrap(), &keys).await;
         assert!(signed, "{t}");
         assert_eq!(payload["tid"], t["id"]);
         assert_eq!(payload["eid"].as_str(), Some(event.as_str()));
@@ -158,10 +225,14 @@ async fn a_paid_orders_tickets_check_with_the_public_key_alone_and_read_the_same
     assert_eq!(listed.len(), 2, "{keys}");
     assert!(listed[0]["retired_at"].is_string());
     assert_eq!(listed[1]["kid"], rotated["kid"]);
-    let (payload, signed) = verify_offline(later[0]["secret"].as_str().unwrap(), &keys);
+    let (payload, signed) = verify_offline(&app, later[0]["secret"].as_str().unwrap(), &keys).await;
     assert!(signed);
     assert_eq!(payload["kid"], rotated["kid"]);
-    assert!(verify_offline(tickets[0]["secret"].as_str().unwrap(), &keys).1);
+    assert!(
+        verify_offline(&app, tickets[0]["secret"].as_str().unwrap(), &keys)
+            .await
+            .1
+    );
 
     // The QR code alone, for its holder or staff; not for another buyer.
     let id = tickets[0]["id"].as_str().unwrap();
@@ -229,11 +300,30 @@ async fn a_pending_order_has_no_tickets_until_it_is_paid() {
     let tickets = order_tickets(&app, &order, &alice).await;
     assert_eq!(tickets.len(), 1);
     assert_eq!(tickets[0]["status"], "valid");
-    let (payload, _) = verify_offline(tickets[0]["secret"].as_str().unwrap(), &json!({"keys": []}));
+    let (payload, _) = verify_offline(
+        &app,
+        tickets[0]["secret"].as_str().unwrap(),
+        &json!({"keys": []}),
+    )
+    .await;
     let paid_at = chrono::DateTime::parse_from_rfc3339(paid["paid_at"].as_str().unwrap())
         .unwrap()
         .timestamp();
     assert_eq!(payload["iat"].as_i64(), Some(paid_at), "issued when paid");
+}
+
+/// The text of `pdf`, as pdftotext (Debian's poppler-utils) reads it.
+pub(crate) fn pdf_text(pdf: &[u8]) -> String {
+    let file = std::env::temp_dir().join(format!("tickets-{}.pdf", uuid::Uuid::new_v4()));
+    std::fs::write(&file, pdf).unwrap();
+    let out = Command::new("pdftotext")
+        .arg(&file)
+        .arg("-")
+        .output()
+        .expect("pdftotext (Debian's poppler-utils) reads the PDF: .ci/run installs it");
+    std::fs::remove_file(&file).ok();
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Renders each page of `pdf` and reads its QR codes with zbarimg, as a phone's reader
@@ -304,6 +394,24 @@ async fn the_pdfs_qr_codes_read_back_with_an_ordinary_reader_and_let_their_holde
         .map(|t| t["secret"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(codes, secrets, "a page per ticket, in order");
+    // Each a compact secret in a QR code of 45×45 modules at most, and the code to type
+    // and the order printed under it.
+    let text = pdf_text(&pdf);
+    for t in &tickets {
+        let secret = t["secret"].as_str().unwrap();
+        assert!(secret.len() <= 170, "{secret}");
+        let qr = qrcode::QrCode::with_error_correction_level(secret, qrcode::EcLevel::M).unwrap();
+        assert!(qr.width() <= 45, "{} modules", qr.width());
+        let code = t["code"].as_str().unwrap();
+        let printed = format!("{}-{}-{}", &code[..4], &code[4..8], &code[8..]);
+        assert!(text.contains(&printed), "{printed} not in {text}");
+        assert_eq!(t["currency"], "EUR");
+        let cents = t["price_cents"].as_i64().unwrap();
+        assert!(cents > 0);
+        let price = format!("€{}.{:02}", cents / 100, cents % 100);
+        assert!(text.contains(&price), "{price} not in {text}");
+    }
+    assert!(text.contains(&format!("Order {id}")), "{text}");
 
     // A booking's places: a page each.
     let (status, booking) = app
@@ -335,8 +443,16 @@ async fn the_pdfs_qr_codes_read_back_with_an_ordinary_reader_and_let_their_holde
         .unwrap();
     let place_codes = qr_codes_in(&pdf);
     assert_eq!(place_codes.len(), 2);
-
     let (checkin, _) = key(&app, "default", "checkin").await;
+    let keys = entry_keys(&app, &event, &checkin).await;
+    let (payload, signed) = verify_offline(&app, &place_codes[1], &keys).await;
+    assert!(signed);
+    assert_eq!(
+        (&payload["area"], &payload["type"], &payload["seat"]),
+        (&json!("floor"), &json!("floor"), &Value::Null)
+    );
+    assert_eq!(payload["tid"], places[1]["id"]);
+
     for (n, code) in codes.iter().chain(&place_codes).enumerate() {
         let (status, body) = check_in(
             &app,
@@ -445,21 +561,27 @@ async fn forged_truncated_foreign_and_malformed_scans_are_refused_and_change_not
         .as_str()
         .unwrap()
         .to_owned();
-    let mut parts = secret.split('.');
-    let (_, payload, signature) = (parts.next(), parts.next().unwrap(), parts.next().unwrap());
-    let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
-
-    // Another seat in the payload, the signature kept.
-    let mut moved = claims.clone();
-    moved["seat"] = json!("stalls-A-2");
+    let (fields, signature) = compact_parts(&secret);
+    // Another seat in the fields, the signature kept.
+    let mut moved = fields.clone();
+    moved[41] ^= 1;
     let altered = format!(
-        "bx1.{}.{signature}",
-        URL_SAFE_NO_PAD.encode(serde_json::to_vec(&moved).unwrap())
+        "BX2:{}",
+        base45::encode([&moved[..], &signature[..]].concat())
     );
-    // Signed by a key of the forger's own, under the organization's kid.
+    // Signed by a key of the forger's own, under the organization's key tag.
     let forger = ed25519_dalek::SigningKey::from_bytes(&[9; 32]);
+    let forged = compact_signed(&fields, &forger);
+    // A JSON secret of the ticket under the organization's kid, signed by the forger.
+    let kid: String = sqlx::query_scalar("select kid from entry_key limit 1")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    let ticket_id = uuid::Uuid::from_slice(&fields[..16]).unwrap();
+    let claims = json!({"kid": kid, "tid": ticket_id, "eid": event, "seat": "stalls-A-1",
+                        "area": null, "type": "premium", "iat": 1_800_000_000});
     let bytes = serde_json::to_vec(&claims).unwrap();
-    let forged = format!(
+    let forged_json = format!(
         "bx1.{}.{}",
         URL_SAFE_NO_PAD.encode(&bytes),
         URL_SAFE_NO_PAD.encode(forger.sign(&bytes).to_bytes())
@@ -467,8 +589,11 @@ async fn forged_truncated_foreign_and_malformed_scans_are_refused_and_change_not
     for bad in [
         altered.as_str(),
         forged.as_str(),
+        forged_json.as_str(),
         &secret[..secret.len() - 5],
         &secret[..40],
+        &secret.to_lowercase(),
+        "BX2:",
         "bx1.",
         "not a ticket",
         "",
@@ -765,4 +890,113 @@ async fn exits_re_entry_and_offline_uploads_are_counted_at_the_door() {
     .await
     .unwrap();
     assert_eq!(audit, 1);
+}
+
+/// The 48 bits a ticket's code stands for, read as docs/api.md says (Crockford's base32,
+/// 10 characters, the last two bits zero).
+fn code_bits(code: &str) -> [u8; 6] {
+    const ALPHABET: &str = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    assert_eq!(code.len(), 10, "{code}");
+    let bits = code.chars().fold(0u64, |n, c| {
+        (n << 5) | ALPHABET.find(c).unwrap_or_else(|| panic!("{code}")) as u64
+    });
+    assert_eq!(bits & 0b11, 0, "{code}");
+    (bits >> 2).to_be_bytes()[2..].try_into().unwrap()
+}
+
+#[tokio::test]
+async fn a_typed_code_checks_in_as_its_secret_does_and_a_json_secret_still_scans() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let other_event = app.create_event().await;
+    let (checkin, _) = key(&app, "default", "checkin").await;
+    let order = buy(&app, &event, "alice", &["stalls-A-1", "stalls-A-2"]).await;
+    let tickets = order_tickets(&app, &order, &app.buyer("alice")).await;
+    for t in &tickets {
+        let id = uuid::Uuid::parse_str(t["id"].as_str().unwrap()).unwrap();
+        assert_eq!(code_bits(t["code"].as_str().unwrap()), id.as_bytes()[..6]);
+    }
+    let code = tickets[0]["code"].as_str().unwrap();
+    let by_code = |code: &str, nonce: &str| json!({"code": code, "nonce": nonce, "gate": "North"});
+
+    // As printed, lowercase, with dashes: the ticket goes in once.
+    let printed = format!("{}-{}-{}", &code[..4], &code[4..8], &code[8..]).to_lowercase();
+    let (status, body) = check_in(&app, &event, &checkin, by_code(&printed, "c1")).await;
+    assert_eq!(
+        (status, body["result"].as_str()),
+        (StatusCode::CREATED, Some("ok")),
+        "{body}"
+    );
+    assert_eq!(body["ticket"]["id"], tickets[0]["id"]);
+    assert_eq!(body["ticket"]["label"], "Stalls, Row A, Seat 1");
+    let (status, body) = check_in(&app, &event, &checkin, by_code(code, "c2")).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::CONFLICT, Some("already_redeemed")),
+        "{body}"
+    );
+    assert_eq!(body["first"]["gate"], "North");
+    let (status, _) = check_in(&app, &event, &checkin, scan(&tickets[0]["secret"], "c3")).await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    // The same nonce again: the first answer.
+    let (status, body) = check_in(&app, &event, &checkin, by_code(code, "c1")).await;
+    assert_eq!(
+        (status, body["result"].as_str()),
+        (StatusCode::CREATED, Some("ok"))
+    );
+
+    // Another event's door; codes of no ticket; malformed bodies.
+    let second = tickets[1]["code"].as_str().unwrap();
+    let (status, body) = check_in(&app, &other_event, &checkin, by_code(second, "c4")).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("wrong_event"))
+    );
+    assert_eq!(body["event_id"].as_str(), Some(event.as_str()));
+    let unknown = if second.starts_with('0') {
+        "ZZZZZZZZZ0"
+    } else {
+        "0000000000"
+    };
+    for bad in [unknown, "hello", "7KQF-2M9X-PDX", "UUUUUUUUUU", ""] {
+        let (status, body) = check_in(&app, &event, &checkin, by_code(bad, "c5")).await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (StatusCode::FORBIDDEN, Some("ticket_invalid")),
+            "{bad}: {body}"
+        );
+    }
+    for body in [
+        json!({"code": second, "secret": tickets[1]["secret"], "nonce": "c6"}),
+        json!({"nonce": "c7"}),
+        json!({"code": 12, "nonce": "c8"}),
+    ] {
+        let (status, answer) = check_in(&app, &event, &checkin, body.clone()).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {answer}");
+    }
+    assert_eq!(app.count("ticket_entry").await, 1);
+
+    // A JSON secret (`bx1.`) printed before compact secrets still lets its holder in.
+    let (kid, seed): (String, Vec<u8>) =
+        sqlx::query_as("select kid, private_key from entry_key where retired_at is null limit 1")
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    let signing = ed25519_dalek::SigningKey::from_bytes(&seed.try_into().unwrap());
+    let claims = json!({"kid": kid, "tid": tickets[1]["id"], "eid": event, "seat": "stalls-A-2",
+                        "area": null, "type": "premium", "iat": 1_800_000_000});
+    let bytes = serde_json::to_vec(&claims).unwrap();
+    let old = format!(
+        "bx1.{}.{}",
+        URL_SAFE_NO_PAD.encode(&bytes),
+        URL_SAFE_NO_PAD.encode(signing.sign(&bytes).to_bytes())
+    );
+    let (status, body) = check_in(&app, &event, &checkin, scan(&json!(old), "c9")).await;
+    assert_eq!(
+        (status, body["result"].as_str()),
+        (StatusCode::CREATED, Some("ok")),
+        "{body}"
+    );
+    assert_eq!(body["ticket"]["id"], tickets[1]["id"]);
+    assert_eq!(app.count("ticket_entry").await, 2);
 }

@@ -4,13 +4,17 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { webcrypto } from "node:crypto";
-import { parseSecret, importKeys, judge, Door, upload, fromBase64Url } from "../../web/scan/entry.js";
+import { parseSecret, importKeys, judge, Door, upload, fromBase64Url, fromBase45, typedCode } from "../../web/scan/entry.js";
 
 const subtle = webcrypto.subtle;
 const EVENT = "6f1c1a52-8e1b-4c55-9a55-4d9c1f0b0a01";
 const OTHER_EVENT = "6f1c1a52-8e1b-4c55-9a55-4d9c1f0b0a02";
 
 const b64url = (bytes) => Buffer.from(bytes).toString("base64url");
+
+// The test vector of docs/api.md ("Compact secrets"), as Rust's tickets::secret has it.
+const VECTOR_PUBLIC = "6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw";
+const VECTOR_SECRET = "BX2:HKFT0K2:59 92XJ5PB::FFLJDZ1SQ5/H9A-8F/M7TI:EE82C%RTFPDUOQ000B00100T%SZLHTS9NYJM0QIBP.3BD+I0NH/$EHQELFVRXMV3N-C8I 8E2QP31P2N88IA5K2IDGW2Y93J2JWY7:%JOCF%$L$JDB205G9";
 
 class Memory {
   constructor() { this.items = new Map(); }
@@ -143,4 +147,91 @@ test("the queue uploads in order, stops at the first unanswered check-in and kee
     ? { status: 403, body: { code: "ticket_invalid" } }
     : { status: 410, body: { code: "ticket_revoked" } });
   assert.deepEqual(answered, { sent: 2, duplicates: 0, left: 0 });
+});
+
+// ---- compact secrets (docs/api.md, "Compact secrets") ----
+
+const BASE45 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ $%*+-./:";
+function toBase45(bytes) {
+  let out = "";
+  for (let i = 0; i < bytes.length; i += 2) {
+    if (i + 1 < bytes.length) {
+      let n = bytes[i] * 256 + bytes[i + 1];
+      for (let j = 0; j < 3; j++) { out += BASE45[n % 45]; n = Math.floor(n / 45); }
+    } else {
+      let n = bytes[i];
+      for (let j = 0; j < 2; j++) { out += BASE45[n % 45]; n = Math.floor(n / 45); }
+    }
+  }
+  return out;
+}
+const uuidBytes = (id) => Uint8Array.from(Buffer.from(id.replace(/-/g, ""), "hex"));
+
+// A compact secret signed here as the server signs it.
+async function compactOf(key, { tid, eid = EVENT, iat = 1_800_000_000, seat = 0, area = null, type = 0 }) {
+  const raw = fromBase64Url(key.listed.public_key);
+  const fields = new Uint8Array(44);
+  const view = new DataView(fields.buffer);
+  fields.set(uuidBytes(tid), 0);
+  fields.set(uuidBytes(eid), 16);
+  fields.set(raw.subarray(0, 2), 32);
+  view.setUint32(34, iat);
+  view.setUint32(38, area === null ? seat : (0x80000000 | area) >>> 0);
+  view.setUint16(42, type === null ? 0xffff : type);
+  const signed = new Uint8Array([...new TextEncoder().encode("BX2:"), ...fields]);
+  const signature = new Uint8Array(await subtle.sign({ name: "Ed25519" }, key.pair.privateKey, signed));
+  return "BX2:" + toBase45(new Uint8Array([...fields, ...signature]));
+}
+
+const T1 = "11111111-2222-4333-8444-555555555555";
+
+test("the test vector of docs/api.md reads and checks here as in Rust", async () => {
+  const keys = await importKeys([{ kid: "ek_vector", public_key: VECTOR_PUBLIC, created_at: "2026-12-01T00:00:00Z", retired_at: null }], subtle);
+  const parsed = parseSecret(VECTOR_SECRET);
+  assert.equal(VECTOR_SECRET.length, 166);
+  assert.equal(parsed.payload.tid, "7a3c9e51-2f4b-4d8e-9c1a-5b6d7e8f9a0b");
+  assert.equal(parsed.payload.eid, "0e1d2c3b-4a59-4687-b5a4-938271605f4e");
+  assert.equal(parsed.payload.iat, 1800000000);
+  assert.equal(parsed.payload.seatIndex, 11);
+  assert.equal(parsed.payload.typeIndex, 1);
+  const verdict = await judge(VECTOR_SECRET, { eventId: "0e1d2c3b-4a59-4687-b5a4-938271605f4e", keys, door: new Door(new Memory(), "v"), subtle });
+  assert.equal(verdict.result, "ok");
+});
+
+test("a compact secret is let in once, its place and type by index; altered ones are not tickets", async () => {
+  const { key, at, door } = await fixture();
+  const secret = await compactOf(key, { tid: T1, seat: 7, type: 2 });
+  assert.equal(secret.length, 166);
+  assert.ok([...secret].every((c) => BASE45.includes(c)));
+  const first = await judge(secret, at);
+  assert.equal(first.result, "ok");
+  assert.equal(first.payload.seatIndex, 7);
+  assert.equal(first.payload.typeIndex, 2);
+  door.passed(T1, "entry", "2026-12-05T19:02:00Z", null);
+  assert.equal((await judge(secret, at)).result, "already_redeemed");
+  const place = parseSecret(await compactOf(key, { tid: T1, area: 3, type: null })).payload;
+  assert.deepEqual([place.areaIndex, place.typeIndex, place.seatIndex], [3, null, undefined]);
+  assert.equal((await judge(await compactOf(key, { tid: T1, eid: OTHER_EVENT }), at)).result, "wrong_event");
+  const stranger = await entryKey("ek_2");
+  const flipped = secret.slice(0, 10) + (secret[10] === "0" ? "1" : "0") + secret.slice(11);
+  for (const [what, forged] of Object.entries({
+    "signed by a key the event does not have": await compactOf(stranger, { tid: T1 }),
+    "a character of the fields changed": flipped,
+    "truncated": secret.slice(0, -3),
+    "lowercase": secret.toLowerCase(),
+    "another prefix": "BX3:" + secret.slice(4),
+    "a seat with no type": await compactOf(key, { tid: T1, type: null }),
+  })) {
+    assert.equal((await judge(forged, at)).result, "ticket_invalid", what);
+  }
+  assert.equal(fromBase45("GGW"), null, "a group past two bytes");
+  assert.deepEqual([...fromBase45("BB8")], [65, 66]);
+  assert.deepEqual([...fromBase45("%69 VD92EX0")], [...new TextEncoder().encode("Hello!!")]);
+});
+
+test("a typed code reads as the server reads it", () => {
+  assert.equal(typedCode("7kqf-2m9x-pd"), "7KQF2M9XPD");
+  assert.equal(typedCode(" 7KQF 2M9X PD "), "7KQF2M9XPD");
+  assert.equal(typedCode("OIL0-0000-00"), "0110000000");
+  for (const bad of ["", "7KQF-2M9X", "7KQF-2M9X-PDX", "UUUU-UUUU-UU", "BX2:ABC"]) assert.equal(typedCode(bad), null, bad);
 });

@@ -53,8 +53,8 @@ export async function renderTickets(order, box) {
     li.dataset.ticketId = t.id;
     li.dataset.status = t.status;
     const img = document.createElement("img");
-    img.width = 148;
-    img.height = 148;
+    img.width = 180;
+    img.height = 180;
     img.alt = "Entry code of the ticket for " + t.label;
     const text = document.createElement("div");
     const seat = document.createElement("strong");
@@ -65,7 +65,16 @@ export async function renderTickets(order, box) {
     const when = document.createElement("span");
     when.textContent = event ? event.name + ", " + dateTime(event.starts_at) : "";
     text.append(seat, what, when);
-    li.append(img, text);
+    // Under the QR code, the code a steward types when the camera cannot read it.
+    const figure = document.createElement("figure");
+    figure.className = "ticket-qr";
+    const caption = document.createElement("figcaption");
+    caption.className = "ticket-code";
+    caption.dataset.code = t.code;
+    caption.textContent = `${t.code.slice(0, 4)}-${t.code.slice(4, 8)}-${t.code.slice(8)}`;
+    caption.setAttribute("aria-label", "Code to type at the door: " + [...t.code].join(" "));
+    figure.append(img, caption);
+    li.append(figure, text);
     const started = !event || Date.parse(event.starts_at) <= Date.now();
     if (order.event_id && t.seat_id && t.status === "valid" && !started) {
       li.append(resale(order, t, listed.includes(t.seat_id), box));
@@ -80,7 +89,7 @@ export async function renderTickets(order, box) {
         })
         .catch(() => { img.alt = "The entry code could not be loaded: reload the page."; });
     } else {
-      img.hidden = true;
+      figure.hidden = true;
     }
   }
   box.dataset.tickets = String(tickets.length);
@@ -102,9 +111,29 @@ function resale(order, t, listed, box) {
   button.dataset.resale = listed ? "take-back" : "resell";
   button.textContent = listed ? "Take back" : "Resell";
   button.setAttribute("aria-label", (listed ? "Take back from resale: " : "Resell ") + t.label);
-  button.onclick = async () => {
-    button.disabled = true;
-    const path = `/v1/orders/${encodeURIComponent(order.order_id)}/resale`;
+  const path = `/v1/orders/${encodeURIComponent(order.order_id)}/resale`;
+  // Offering a seat asks first, and says what happens to the ticket and the money.
+  const confirm = () => {
+    const question = document.createElement("p");
+    question.className = "resale-question";
+    question.textContent = `Offer ${t.label} for resale? It stays yours, and this ticket valid, until another buyer pays for it; then this ticket stops working and the seller of your order refunds you.`;
+    const offer = document.createElement("button");
+    offer.type = "button";
+    offer.dataset.resale = "offer";
+    offer.textContent = "Offer it";
+    offer.setAttribute("aria-label", "Offer it for resale: " + t.label);
+    const keep = document.createElement("button");
+    keep.type = "button";
+    keep.dataset.resale = "keep";
+    keep.textContent = "Keep it";
+    keep.setAttribute("aria-label", "Keep it: " + t.label);
+    keep.onclick = () => { part.replaceChildren(button); button.focus(); };
+    offer.onclick = () => act(offer);
+    part.replaceChildren(question, offer, keep);
+    offer.focus();
+  };
+  const act = async (pressed) => {
+    pressed.disabled = true;
     try {
       if (listed) await api("DELETE", `${path}/${encodeURIComponent(t.seat_id)}`);
       else await api("POST", path, { seats: [t.seat_id] });
@@ -113,9 +142,10 @@ function resale(order, t, listed, box) {
     } catch (e) {
       say(e.status === 409 && e.body && e.body.code === "seat_unavailable"
         ? `Someone is buying ${t.label} right now: it cannot be taken back.` : e.message, "error");
-      button.disabled = false;
+      pressed.disabled = false;
     }
   };
+  button.onclick = () => (listed ? act(button) : confirm());
   part.append(button);
   return part;
 }

@@ -8,7 +8,7 @@
 
 import { Problem, request } from "../core/api.js";
 import { dateTime } from "../core/format.js";
-import { Door, importKeys, judge, parseSecret, upload } from "./entry.js";
+import { Door, importKeys, judge, parseSecret, typedCode, upload } from "./entry.js";
 import { watch } from "./camera.js";
 
 const $ = (id) => document.getElementById(id);
@@ -32,6 +32,7 @@ const scan = {
   keys: new Map(),     // kid -> CryptoKey
   door: null,          // Door: entries, revocations and the queue, in localStorage
   labels: new Map(),   // seat id -> label
+  seats: [],           // the event's seats in order (a compact secret's seat index)
   online: true,
   refreshedAt: 0,
   answerTimer: null,
@@ -103,6 +104,7 @@ async function openEvent(id) {
   scan.event = event;
   scan.keys = await importKeys(keys.keys);
   for (const s of seats.seats) scan.labels.set(s.id, s.label);
+  scan.seats = seats.seats;
   scan.door = new Door(localStorage, id);
   await refresh();
   document.title = event.name + " · Scanner · Boxoffice";
@@ -114,9 +116,11 @@ async function openEvent(id) {
   $("typed").onsubmit = (e) => {
     e.preventDefault();
     const input = $("typed-secret");
-    const secret = input.value.trim();
+    const text = input.value.trim();
     input.value = "";
-    if (secret) check(secret, false);
+    const code = typedCode(text);
+    if (code) checkCode(code);
+    else if (text) check(text, false);
   };
   $("camera").onclick = startCamera;
   // A tap anywhere on an answer dismisses it.
@@ -223,10 +227,29 @@ async function check(secret, camera) {
     // lost on the way is not a second check-in.
     scan.door.owe({ ...checkin, scanned_at: at });
     showLink();
-    return show(camera, "ok", type, labelOf(p), typeName(p.type), "Checked here while offline: it uploads when the connection returns.");
+    return show(camera, "ok", type, labelOf(p), typeOf(p), "Checked here while offline: it uploads when the connection returns.");
   }
   showLink();
   return show(camera, verdict.result, type, p ? labelOf(p) : "", "", "", verdict.first);
+}
+
+// Checks one ticket in by the code typed from under its QR code: online only (the code
+// carries no signature to check here).
+async function checkCode(code) {
+  const type = document.querySelector("input[name=mode]:checked").value;
+  const gate = $("gate").value.trim() || null;
+  const checkin = { code, nonce: crypto.randomUUID(), type };
+  if (gate) checkin.gate = gate;
+  const at = new Date().toISOString();
+  try {
+    const answer = await call("POST", `/v1/events/${encodeURIComponent(scan.eventId)}/checkins`, checkin);
+    scan.door.passed(answer.ticket.id, type, at, gate);
+    return show(false, "ok", type, answer.ticket.label, typeName(answer.ticket.ticket_type));
+  } catch (e) {
+    if (!unreachable(e)) return refused(e, false, type, "");
+    wentOffline();
+    return show(false, "offline_code", type, "", "", "A typed code is checked by the server: scan the QR code, or try again when the connection returns.");
+  }
 }
 
 // The server's refusal, said; an entry it knows of is remembered here too, for when the
@@ -249,7 +272,23 @@ function typeName(code) {
   return t ? t.name : code || "";
 }
 
+// The ticket type a secret names: by code (JSON) or by its index among the event's
+// types (compact; none for a place whose type is its area).
+function typeOf(payload) {
+  if (payload.typeIndex === undefined) return typeName(payload.type);
+  const t = payload.typeIndex === null ? null : scan.event.ticket_types[payload.typeIndex];
+  return t ? t.name : "";
+}
+
 function labelOf(payload) {
+  if (payload.seatIndex !== undefined) {
+    const seat = scan.seats[payload.seatIndex];
+    return seat ? seat.label : "Seat " + (payload.seatIndex + 1);
+  }
+  if (payload.areaIndex !== undefined) {
+    const area = scan.event.ga_areas[payload.areaIndex];
+    return area ? area.name : "";
+  }
   if (payload.seat) return scan.labels.get(payload.seat) || payload.seat;
   const area = scan.event.ga_areas.find((a) => a.code === payload.area);
   return area ? area.name : payload.area || "";
@@ -265,6 +304,7 @@ function show(camera, result, type, label, typeText, note = "", first = null) {
     title = type === "exit" ? "Out" : "Valid";
     detail = [label, typeText].filter(Boolean).join(" · ");
   } else if (result === "already_redeemed") {
+    kind = "already";
     title = "Already in";
     const since = first && first.at ? "since " + clock.format(new Date(first.at)) + (first.gate ? ` (${first.gate})` : "") : "";
     detail = [since, label].filter(Boolean).join(" · ");
@@ -275,6 +315,10 @@ function show(camera, result, type, label, typeText, note = "", first = null) {
     detail = "";
   } else if (result === "wrong_event") {
     title = "Another event";
+    detail = "";
+  } else if (result === "offline_code") {
+    kind = "warn";
+    title = "Not checked";
     detail = "";
   } else {
     kind = "warn";

@@ -128,10 +128,72 @@ fn signer(keys: &[EntryKey], at: DateTime<Utc>) -> Option<&EntryKey> {
         .or(keys.first())
 }
 
-/// The ticket's secret.
-fn secret_of(ticket: &StoredTicket, keys: &[EntryKey]) -> Result<String, Error> {
+/// What a ticket's secret and label need of its event: its seat map, and its ticket types
+/// and GA areas in order.
+struct EventLists {
+    map: std::sync::Arc<crate::seat_map::RenderedSeatMap>,
+    printed: store::Printed,
+}
+
+impl EventLists {
+    async fn of(state: &Services, event: EventId) -> Result<Self, Error> {
+        Ok(Self {
+            map: crate::holds::event_layout(state, event).await?,
+            printed: store::printed(&state.pool, event)
+                .await?
+                .ok_or(Error::EventNotFound)?,
+        })
+    }
+
+    /// Where the ticket lets in and its type, as a compact secret indexes them; `None` if
+    /// the event's lists do not have them.
+    fn indexes(&self, ticket: &StoredTicket) -> Option<(secret::Place, Option<u16>)> {
+        let position = |list: &[String], code: &str| list.iter().position(|c| c == code);
+        match &ticket.admits {
+            Admits::Seat { seat_id, .. } => {
+                let seat = self.map.map.index_of(seat_id)?;
+                let ticket_type = position(&self.printed.type_codes, &ticket.ticket_type)?;
+                Some((
+                    secret::Place::Seat(u32::try_from(seat).ok()?),
+                    Some(u16::try_from(ticket_type).ok()?),
+                ))
+            }
+            Admits::Place { area, .. } => {
+                let index = position(&self.printed.area_codes, area)?;
+                let ticket_type = match position(&self.printed.type_codes, &ticket.ticket_type) {
+                    Some(t) if ticket.ticket_type != *area => Some(u16::try_from(t).ok()?),
+                    _ => None,
+                };
+                Some((secret::Place::Area(u32::try_from(index).ok()?), ticket_type))
+            }
+        }
+    }
+}
+
+/// The ticket's secret: compact, unless its event's lists cannot index it (then JSON).
+fn secret_of(
+    ticket: &StoredTicket,
+    keys: &[EntryKey],
+    lists: &EventLists,
+) -> Result<String, Error> {
     let key = signer(keys, ticket.issued_at)
         .ok_or_else(|| Error::Store(boxoffice_store::StoreError::Other("no entry key".into())))?;
+    let compact = lists.indexes(ticket).and_then(|(place, ticket_type)| {
+        secret::sign_compact(
+            &secret::Compact {
+                tid: ticket.ticket_id,
+                eid: ticket.event_id.0,
+                key_tag: [0, 0],
+                iat: u32::try_from(ticket.issued_at.timestamp()).ok()?,
+                place,
+                ticket_type,
+            },
+            &key.signing,
+        )
+    });
+    if let Some(compact) = compact {
+        return Ok(compact);
+    }
     let (seat, area) = match &ticket.admits {
         Admits::Seat { seat_id, .. } => (Some(seat_id.clone()), None),
         Admits::Place { area, .. } => (None, Some(area.clone())),
@@ -149,11 +211,10 @@ fn secret_of(ticket: &StoredTicket, keys: &[EntryKey]) -> Result<String, Error> 
 }
 
 /// The ticket's label: its seat's in the event's map, or its place's.
-async fn label_of(state: &Services, ticket: &StoredTicket) -> Result<String, Error> {
-    Ok(match &ticket.admits {
+fn label_of(map: &crate::seat_map::RenderedSeatMap, ticket: &StoredTicket) -> String {
+    match &ticket.admits {
         Admits::Seat { seat_id, .. } => {
-            let map = crate::holds::event_layout(state, ticket.event_id).await?;
-            let label = crate::holds::label(&map, seat_id);
+            let label = crate::holds::label(map, seat_id);
             if label.is_empty() {
                 seat_id.clone()
             } else {
@@ -166,24 +227,24 @@ async fn label_of(state: &Services, ticket: &StoredTicket) -> Result<String, Err
             places,
             ..
         } => format!("{area_name}, place {place} of {places}"),
-    })
+    }
 }
 
-/// Tickets as the API shows them, with their labels and secrets.
+/// Tickets as the API shows them, with their labels, secrets and codes.
 async fn views(state: &Services, tickets: Vec<StoredTicket>) -> Result<Vec<TicketView>, Error> {
+    let mut lists = std::collections::HashMap::new();
     let mut views = Vec::with_capacity(tickets.len());
     for ticket in tickets {
         let keys = entry_keys_of(state, ticket.organization_id).await?;
-        views.push(view(state, &ticket, &keys).await?);
+        if let std::collections::hash_map::Entry::Vacant(e) = lists.entry(ticket.event_id) {
+            e.insert(EventLists::of(state, ticket.event_id).await?);
+        }
+        views.push(view(&ticket, &keys, &lists[&ticket.event_id])?);
     }
     Ok(views)
 }
 
-async fn view(
-    state: &Services,
-    ticket: &StoredTicket,
-    keys: &[EntryKey],
-) -> Result<TicketView, Error> {
+fn view(ticket: &StoredTicket, keys: &[EntryKey], lists: &EventLists) -> Result<TicketView, Error> {
     let (order_id, booking_id, seat_id, area) = match &ticket.admits {
         Admits::Seat {
             order_id,
@@ -206,10 +267,13 @@ async fn view(
         event_id: ticket.event_id,
         seat_id,
         area,
-        label: label_of(state, ticket).await?,
+        label: label_of(&lists.map, ticket),
         ticket_type: ticket.ticket_type.clone(),
         holder: ticket.holder.clone(),
-        secret: secret_of(ticket, keys)?,
+        secret: secret_of(ticket, keys, lists)?,
+        code: secret::code(ticket.ticket_id),
+        price_cents: ticket.price_cents,
+        currency: ticket.currency.clone(),
         status: match ticket.status {
             store::TicketStatus::Valid => TicketStatus::Valid,
             store::TicketStatus::Redeemed => TicketStatus::Redeemed,
@@ -270,7 +334,8 @@ pub async fn ticket(
         return Err(Error::Forbidden("this ticket belongs to another user"));
     }
     let keys = entry_keys_of(state, ticket.organization_id).await?;
-    Ok((view(state, &ticket, &keys).await?, ticket.organization_id))
+    let lists = EventLists::of(state, ticket.event_id).await?;
+    Ok((view(&ticket, &keys, &lists)?, ticket.organization_id))
 }
 
 /// The tickets as a PDF, a page each.
@@ -285,9 +350,14 @@ pub async fn pdf(state: &Services, tickets: &[TicketView]) -> Result<Vec<u8>, Er
             );
         }
     }
+    let codes: Vec<String> = tickets
+        .iter()
+        .map(|t| secret::printed_code(&t.code))
+        .collect();
     let pages: Vec<print::Page<'_>> = tickets
         .iter()
-        .map(|t| {
+        .enumerate()
+        .map(|(i, t)| {
             let event = &printed[&t.event_id];
             print::Page {
                 event: &event.name,
@@ -300,7 +370,10 @@ pub async fn pdf(state: &Services, tickets: &[TicketView]) -> Result<Vec<u8>, Er
                     .map_or(t.ticket_type.as_str(), String::as_str),
                 holder: &t.holder,
                 ticket_id: t.id,
+                order: t.order_id.or(t.booking_id),
+                price: print::price(t.price_cents, &t.currency),
                 secret: &t.secret,
+                code: &codes[i],
             }
         })
         .collect();
@@ -339,23 +412,47 @@ pub async fn check_in(
         "scanned_at",
         "is given with force, by an offline scanner's upload",
     );
+    errors.check(
+        body.secret.is_some() != body.code.is_some(),
+        "secret",
+        "give the ticket's secret or its code (one of them)",
+    );
     errors.into_result(())?;
     let door = door(state, event).await?;
-    let parsed = secret::parse(&body.secret).ok_or(Error::NotATicket)?;
-    let keys = entry_keys_of(state, door.organization_id).await?;
-    let signed = keys
-        .iter()
-        .find(|k| k.kid == parsed.payload.kid)
-        .is_some_and(|k| parsed.signed_by(&k.signing.verifying_key()));
-    if !signed {
-        return Err(Error::NotATicket);
-    }
-    if parsed.payload.eid != event.0 {
-        return Err(Error::WrongEvent(EventId(parsed.payload.eid)));
-    }
+    let ticket_id = match (&body.secret, &body.code) {
+        (Some(secret), _) => {
+            let parsed = secret::parse(secret).ok_or(Error::NotATicket)?;
+            let keys = entry_keys_of(state, door.organization_id).await?;
+            let signed = keys.iter().any(|k| {
+                let public = k.signing.verifying_key();
+                parsed.names(&k.kid, &public) && parsed.signed_by(&public)
+            });
+            if !signed {
+                return Err(Error::NotATicket);
+            }
+            if parsed.event() != event.0 {
+                return Err(Error::WrongEvent(EventId(parsed.event())));
+            }
+            parsed.ticket()
+        }
+        (None, code) => {
+            let (first, last) = code
+                .as_deref()
+                .and_then(secret::ids_of_code)
+                .ok_or(Error::NotATicket)?;
+            match store::by_code(&state.pool, door.organization_id, first, last).await? {
+                store::ByCode::One {
+                    ticket_id,
+                    event_id,
+                } if event_id == event => ticket_id,
+                store::ByCode::One { event_id, .. } => return Err(Error::WrongEvent(event_id)),
+                store::ByCode::None | store::ByCode::Many => return Err(Error::NotATicket),
+            }
+        }
+    };
     let scan = store::Scan {
         event,
-        ticket_id: parsed.payload.tid,
+        ticket_id,
         nonce: &body.nonce,
         passage: match body.passage {
             Passage::Entry => store::Passage::Entry,
@@ -393,7 +490,7 @@ pub async fn check_in(
         checkin_id,
         ticket: CheckedTicket {
             id: ticket.ticket_id,
-            label: label_of(state, &ticket).await?,
+            label: label_of(&*crate::holds::event_layout(state, event).await?, &ticket),
             ticket_type: ticket.ticket_type,
             holder: ticket.holder,
         },

@@ -1,6 +1,7 @@
-//! What a buyer shows at the door: a ticket's secret as a QR code (byte mode, error
-//! correction M, as ordinary readers expect), alone as SVG or on a PDF page per ticket with
-//! the event, time, venue, seat, ticket type and holder. Text is set in the PDF's standard
+//! What a buyer shows at the door: a ticket's secret as a QR code (error correction M, as
+//! ordinary readers expect: a compact secret in alphanumeric mode, a JSON one in byte
+//! mode), alone as SVG or on a PDF page per ticket with the event, time, venue, seat,
+//! ticket type, holder, the code to type and the order. Text is set in the PDF's standard
 //! Helvetica, so the file embeds no font.
 
 use chrono::{DateTime, Utc};
@@ -9,13 +10,22 @@ use qrcode::bits::Bits;
 use qrcode::render::svg;
 use qrcode::{Color, EcLevel, QrCode, Version};
 
-/// The QR code of `secret`: its bytes in byte mode, error correction M, in the smallest
-/// version that holds them.
+/// The QR code's alphanumeric set, which a compact secret keeps to.
+const ALPHANUMERIC: &str = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ $%*+-./:";
+
+/// The QR code of `secret` at error correction M, in the smallest version that holds it:
+/// in alphanumeric mode when every character is of that set (a compact secret: version
+/// 7, 45×45 modules), else its bytes in byte mode.
 pub fn qr(secret: &str) -> QrCode {
+    let alphanumeric = secret.chars().all(|c| ALPHANUMERIC.contains(c));
     (1..=40)
         .find_map(|v| {
             let mut bits = Bits::new(Version::Normal(v));
-            bits.push_byte_data(secret.as_bytes()).ok()?;
+            if alphanumeric {
+                bits.push_alphanumeric_data(secret.as_bytes()).ok()?;
+            } else {
+                bits.push_byte_data(secret.as_bytes()).ok()?;
+            }
             bits.push_terminator(EcLevel::M).ok()?;
             QrCode::with_bits(bits, EcLevel::M).ok()
         })
@@ -47,8 +57,30 @@ pub struct Page<'a> {
     pub holder: &'a str,
     /// The ticket's id.
     pub ticket_id: uuid::Uuid,
+    /// The order or booking it is of.
+    pub order: Option<uuid::Uuid>,
+    /// What it was sold at, as printed (`€45.00`).
+    pub price: String,
     /// What the QR code carries.
     pub secret: &'a str,
+    /// The code to type, as printed (`7KQF-2M9X-PD`).
+    pub code: &'a str,
+}
+
+/// `cents` in `currency` as a ticket prints it: `€45.00`, `£9.50`, `$12.00`, `CHF 30.00`.
+pub fn price(cents: i64, currency: &str) -> String {
+    let sign = if cents < 0 { "-" } else { "" };
+    let amount = format!(
+        "{}.{:02}",
+        cents.unsigned_abs() / 100,
+        cents.unsigned_abs() % 100
+    );
+    match currency {
+        "EUR" => format!("{sign}€{amount}"),
+        "GBP" => format!("{sign}£{amount}"),
+        "USD" => format!("{sign}${amount}"),
+        other => format!("{sign}{other} {amount}"),
+    }
 }
 
 /// A4, in points.
@@ -121,7 +153,13 @@ fn page_content(page: &Page<'_>) -> Vec<u8> {
     y -= 44.0;
     line(&mut c, b"F2", 20.0, page.label, y);
     y -= 26.0;
-    line(&mut c, b"F1", 14.0, page.ticket_type, y);
+    line(
+        &mut c,
+        b"F1",
+        14.0,
+        &format!("{} · {}", page.ticket_type, page.price),
+        y,
+    );
     y -= 20.0;
     line(&mut c, b"F1", 12.0, &format!("Holder: {}", page.holder), y);
     y -= 24.0 + QR_SIDE;
@@ -153,7 +191,20 @@ fn page_content(page: &Page<'_>) -> Vec<u8> {
         }
     }
     c.fill_nonzero();
-    y -= 24.0;
+    y -= 30.0;
+    let code = format!("Code  {}", page.code);
+    // Helvetica-Bold's digits and capitals are about 0.7 of the size wide.
+    let code_left = (WIDTH - code.len() as f32 * 18.0 * 0.68) / 2.0;
+    c.begin_text();
+    c.set_font(Name(b"F2"), 18.0);
+    c.next_line(code_left, y);
+    c.show(Str(&win_ansi(&code)));
+    c.end_text();
+    y -= 30.0;
+    if let Some(order) = page.order {
+        line(&mut c, b"F1", 9.0, &format!("Order {order}"), y);
+        y -= 13.0;
+    }
     line(&mut c, b"F1", 9.0, &format!("Ticket {}", page.ticket_id), y);
     c.finish().to_vec()
 }
@@ -183,13 +234,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_secret_is_coded_in_byte_mode_at_level_m() {
+    fn a_compact_secret_is_coded_in_alphanumeric_mode_in_45_by_45_modules() {
+        let secret = format!("BX2:{}", "A1 $%*+-./:".repeat(15).split_at(162).0);
+        let code = qr(&secret);
+        assert_eq!(code.error_correction_level(), EcLevel::M);
+        assert_eq!(code.version(), Version::Normal(7));
+        assert_eq!(code.width(), 45);
+    }
+
+    #[test]
+    fn a_json_secret_is_coded_in_byte_mode_at_level_m() {
         let secret = format!("bx1.{}.{}", "e".repeat(220), "s".repeat(86));
         let code = qr(&secret);
         assert_eq!(code.error_correction_level(), EcLevel::M);
         // 314 bytes in byte mode at level M: version 13 holds 331, version 12 only 287.
         assert_eq!(code.version(), Version::Normal(13));
         assert!(qr_svg(&secret).starts_with("<?xml"));
+    }
+
+    #[test]
+    fn prices_print_with_their_currencys_sign_or_code() {
+        assert_eq!(price(4500, "EUR"), "€45.00");
+        assert_eq!(price(950, "GBP"), "£9.50");
+        assert_eq!(price(5, "USD"), "$0.05");
+        assert_eq!(price(3000, "CHF"), "CHF 30.00");
+        assert_eq!(price(-250, "EUR"), "-€2.50");
     }
 
     #[test]
@@ -207,7 +276,10 @@ mod tests {
             ticket_type: "Standard",
             holder: "alice",
             ticket_id: uuid::Uuid::new_v4(),
+            order: Some(uuid::Uuid::new_v4()),
+            price: price(4500, "EUR"),
             secret: "bx1.abc.def",
+            code: "7KQF-2M9X-PD",
         };
         let bytes = pdf(&[page("A 1"), page("A 2"), page("A 3")]);
         assert!(bytes.starts_with(b"%PDF-"));

@@ -85,6 +85,10 @@ pub struct StoredTicket {
     pub issued_at: DateTime<Utc>,
     /// Where it stands.
     pub status: TicketStatus,
+    /// What it was sold at: its seat's price, or its booking's total over its places.
+    pub price_cents: i64,
+    /// The currency of the order or booking.
+    pub currency: String,
 }
 
 /// A ticket's row, seat or place, as [`tickets_query`] selects it.
@@ -105,6 +109,8 @@ struct TicketRow {
     holder: String,
     issued_at: DateTime<Utc>,
     status: String,
+    price_cents: i64,
+    currency: String,
 }
 
 /// The tickets' rows, seats then places, each filtered by `{seats}` and `{places}`, in
@@ -121,6 +127,7 @@ fn tickets_query(seats: &str, places: &str) -> String {
                      when exists (select 1 from ticket_entry t
                                    where t.event_id = s.event_id and t.ticket_id = s.ticket_id)
                      then 'redeemed' else 'valid' end as status,
+                s.price_cents, o.currency::text as currency,
                 e.starts_at, 0 as place_order
            from order_seat s
            join ticket_order o using (event_id, order_id)
@@ -136,6 +143,7 @@ fn tickets_query(seats: &str, places: &str) -> String {
                      when exists (select 1 from ticket_entry t
                                    where t.event_id = g.event_id and t.ticket_id = g.ticket_id)
                      then 'redeemed' else 'valid' end,
+                b.total_cents / b.quantity, b.currency::text,
                 e.starts_at, g.place
            from ga_ticket g
            join ga_booking b using (event_id, booking_id)
@@ -175,6 +183,8 @@ impl From<TicketRow> for StoredTicket {
                 "redeemed" => TicketStatus::Redeemed,
                 _ => TicketStatus::Valid,
             },
+            price_cents: r.price_cents,
+            currency: r.currency,
         }
     }
 }
@@ -537,6 +547,10 @@ pub struct Printed {
     pub venue: String,
     /// The name of each ticket type and GA area, by code.
     pub type_names: std::collections::HashMap<String, String>,
+    /// The ticket types' codes in the event's order (as `GET /v1/events/{id}` lists them).
+    pub type_codes: Vec<String>,
+    /// The GA areas' codes in the event's order.
+    pub area_codes: Vec<String>,
 }
 
 /// What a printed ticket says of `event`; `None` if there is no such event.
@@ -551,20 +565,83 @@ pub async fn printed(pool: &PgPool, event: EventId) -> Result<Option<Printed>, S
     let Some((name, starts_at, venue)) = head else {
         return Ok(None);
     };
-    let type_names = sqlx::query_as::<_, (String, String)>(
-        "select code, name from ticket_type where event_id = $1
+    let rows = sqlx::query_as::<_, (bool, String, String)>(
+        "select false, code, name from (select code, name from ticket_type
+                                          where event_id = $1 order by position) t
          union all
-         select code, name from ga_area where event_id = $1",
+         select true, code, name from (select code, name from ga_area
+                                         where event_id = $1 order by position) a",
     )
     .bind(event.0)
     .fetch_all(pool)
-    .await?
-    .into_iter()
-    .collect();
+    .await?;
+    let (mut type_codes, mut area_codes) = (Vec::new(), Vec::new());
+    for (area, code, _) in &rows {
+        if *area {
+            area_codes.push(code.clone());
+        } else {
+            type_codes.push(code.clone());
+        }
+    }
     Ok(Some(Printed {
         name,
         starts_at,
         venue,
-        type_names,
+        type_names: rows
+            .into_iter()
+            .map(|(_, code, name)| (code, name))
+            .collect(),
+        type_codes,
+        area_codes,
     }))
+}
+
+/// What a typed code stands for among an organization's tickets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ByCode {
+    /// No ticket of the organization.
+    None,
+    /// This ticket, of this event.
+    One {
+        /// The ticket.
+        ticket_id: Uuid,
+        /// Its event.
+        event_id: EventId,
+    },
+    /// More than one (two ids sharing their first 48 bits): not a code to let anyone in by.
+    Many,
+}
+
+/// The organization's ticket whose id lies in `first..=last` (the ids a code stands for):
+/// a sold seat's (its row not released) or a place's.
+pub async fn by_code(
+    pool: &PgPool,
+    organization: OrganizationId,
+    first: Uuid,
+    last: Uuid,
+) -> Result<ByCode, StoreError> {
+    let found: Vec<(Uuid, Uuid)> = sqlx::query_as(
+        "select t.ticket_id, t.event_id
+           from (select ticket_id, event_id from order_seat
+                  where ticket_id between $2 and $3
+                 union all
+                 select ticket_id, event_id from ga_ticket
+                  where ticket_id between $2 and $3) t
+           join event e using (event_id)
+          where e.organization_id = $1
+          limit 2",
+    )
+    .bind(organization.0)
+    .bind(first)
+    .bind(last)
+    .fetch_all(pool)
+    .await?;
+    Ok(match found.as_slice() {
+        [] => ByCode::None,
+        [(ticket_id, event_id)] => ByCode::One {
+            ticket_id: *ticket_id,
+            event_id: EventId(*event_id),
+        },
+        _ => ByCode::Many,
+    })
 }
