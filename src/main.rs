@@ -339,6 +339,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             event,
             if created { "created" } else { "already there" }
         ));
+        say(format!(
+            "console: {base}/admin (sign in with the admin token)"
+        ));
+        say(format!(
+            "scanner: {base}/scan?event={event} (sign in with a check-in key or the admin token)"
+        ));
         say(format!("seat map page: {base}/?event={event}"));
     }
     app.run_until(shutdown).await?;

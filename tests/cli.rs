@@ -141,6 +141,22 @@ async fn serve_demo_creates_the_demo_once_prints_where_it_is_and_stops_on_sigter
         page_url,
         format!("{base}/?event=5eed0000-0000-4000-8000-000000000002")
     );
+    // Where the console and the scanner are, each a page.
+    let console = after(&lines, "console: ");
+    assert!(console.starts_with(&format!("{base}/admin ")), "{console}");
+    let scanner = after(&lines, "scanner: ");
+    assert!(
+        scanner.starts_with(&format!(
+            "{base}/scan?event=5eed0000-0000-4000-8000-000000000002 "
+        )),
+        "{scanner}"
+    );
+    for url in [console, scanner] {
+        let url = url.split(' ').next().unwrap();
+        let page = client.get(url).send().await.unwrap();
+        assert_eq!(page.status(), reqwest::StatusCode::OK, "{url}");
+        assert!(page.text().await.unwrap().contains("<html"), "{url}");
+    }
     let page = client.get(&page_url).send().await.unwrap();
     assert!(page.headers()["content-type"]
         .to_str()

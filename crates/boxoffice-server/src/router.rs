@@ -265,6 +265,8 @@ pub fn router(
         .route("/assets/{*file}", axum::routing::get(page::asset))
         .route("/admin", axum::routing::get(page::admin))
         .route("/scan", axum::routing::get(page::scanner))
+        .route("/favicon.ico", axum::routing::get(page::favicon))
+        .route("/favicon.svg", axum::routing::get(page::favicon))
         .route("/admin/{*screen}", axum::routing::get(page::admin))
         .route("/pay/{order}", axum::routing::get(pay::page).post(pay::act))
         .route("/embed.js", axum::routing::get(page::embed))

@@ -26,6 +26,7 @@ macro_rules! web {
 const INDEX: &str = include_str!("../../web/index.html");
 const CONSOLE: &str = include_str!("../../web/admin.html");
 const SCANNER: &str = include_str!("../../web/scan.html");
+const FAVICON: &str = include_str!("../../web/favicon.svg");
 /// The element's TypeScript declarations.
 const EMBED_TYPES: &str = include_str!("../../web/embed.d.ts");
 
@@ -147,6 +148,19 @@ pub async fn admin() -> impl IntoResponse {
 /// in at the door, through a lost connection too.
 pub async fn scanner() -> impl IntoResponse {
     (HEADERS, [(header::CONTENT_TYPE, HTML)], SCANNER)
+}
+
+/// `GET /favicon.ico` and `/favicon.svg`: the icon of every page (an SVG, which browsers
+/// take at either address), kept for a day.
+pub async fn favicon() -> impl IntoResponse {
+    (
+        [
+            (header::CACHE_CONTROL, "public, max-age=86400"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::CONTENT_TYPE, "image/svg+xml"),
+        ],
+        FAVICON,
+    )
 }
 
 /// `GET /assets/{file}`: a module or style sheet of the page or the console.

@@ -126,7 +126,7 @@ fn render(order: &LabelledOrder, message: Option<&str>) -> Response {
     let html = format!(
         r#"<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Test payment</title><link rel="stylesheet" href="/assets/app.css"></head>
+<title>Test payment</title><link rel="icon" href="/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/assets/app.css"></head>
 <body><header class="top"><a class="brand" href="/">Boxoffice</a></header>
 <main class="pay"><h1>Test payment</h1>
 <p class="meta">A stand-in for a payment provider (<code>--demo</code>): nothing is charged.</p>

@@ -485,6 +485,8 @@ async fn the_page_is_served_at_the_root_with_its_assets() {
     for (path, kind) in [
         ("/", "text/html"),
         ("/?event=x", "text/html"),
+        ("/admin", "text/html"),
+        ("/scan", "text/html"),
         ("/assets/page/main.js", "text/javascript"),
         ("/assets/core/hall.js", "text/javascript"),
         ("/assets/admin/main.js", "text/javascript"),
@@ -500,7 +502,25 @@ async fn the_page_is_served_at_the_root_with_its_assets() {
         let headers = response.headers();
         assert!(headers["content-type"].to_str().unwrap().starts_with(kind));
         assert!(headers.contains_key("content-security-policy"));
-        assert!(!response.text().await.unwrap().is_empty());
+        let text = response.text().await.unwrap();
+        assert!(!text.is_empty());
+        if kind == "text/html" {
+            assert!(
+                text.contains(r#"<link rel="icon" href="/favicon.svg""#),
+                "{path}"
+            );
+        }
+    }
+    // The icon, at the address browsers ask for and at the one the pages name.
+    for path in ["/favicon.ico", "/favicon.svg"] {
+        let response = app
+            .request(Method::GET, path, &As::Nobody)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        assert_eq!(response.headers()["content-type"], "image/svg+xml");
+        assert!(response.text().await.unwrap().starts_with("<svg"));
     }
     // Only the web's own files: a path that names none is a 404 problem.
     for path in [
