@@ -208,6 +208,29 @@ async fn a_listed_seat_is_bought_by_another_buyer_and_leaves_the_sellers_order(s
     assert_eq!(topic(&app, "order.resold").await.len(), 1);
 }
 
+/// Ten buyers (`<buyers>0`…) holding stalls-B-1 and bob withdrawing its listing from
+/// `order`, released together: the holds' answers, then the withdrawal's.
+async fn withdrawal_and_ten_holds(
+    app: &TestApp,
+    event: &str,
+    order: &Value,
+    buyers: &str,
+) -> Vec<(StatusCode, Value)> {
+    let mut requests: Vec<_> = (0..10)
+        .map(|i| {
+            app.request(
+                Method::POST,
+                &format!("/v1/events/{event}/holds"),
+                &app.buyer(&format!("{buyers}{i}")),
+            )
+            .json(&json!({"seats": ["stalls-B-1"]}))
+        })
+        .collect();
+    let path = format!("/v1/orders/{}/resale/stalls-B-1", id(order));
+    requests.push(app.request(Method::DELETE, &path, &app.buyer("bob")));
+    race(requests).await
+}
+
 async fn a_withdrawal_and_holds_at_once_one_wins(store: Store) {
     let app = spawn_race_app_on(store).await;
     let event = app.create_event().await;
@@ -215,19 +238,7 @@ async fn a_withdrawal_and_holds_at_once_one_wins(store: Store) {
     let bob = app.buyer("bob");
     let (status, _) = list(&app, id(&order), &bob, &["stalls-B-1"]).await;
     assert_eq!(status, StatusCode::OK);
-    let mut requests: Vec<_> = (0..10)
-        .map(|i| {
-            app.request(
-                Method::POST,
-                &format!("/v1/events/{event}/holds"),
-                &app.buyer(&format!("b{i}")),
-            )
-            .json(&json!({"seats": ["stalls-B-1"]}))
-        })
-        .collect();
-    let path = format!("/v1/orders/{}/resale/stalls-B-1", id(&order));
-    requests.push(app.request(Method::DELETE, &path, &bob));
-    let answers = race(requests).await;
+    let answers = withdrawal_and_ten_holds(&app, &event, &order, "b").await;
     let (holds, withdrawal) = answers.split_at(10);
     let held = holds
         .iter()
@@ -334,8 +345,66 @@ mod postgres {
     }
 }
 
+/// The redis store loads an event's state from Postgres when it lapses; a load that began
+/// while a withdrawal had marked its seat sold in Redis but not committed must not find
+/// the seat listed and free. Each round: the event's state dropped, then a withdrawal and
+/// ten holds at once; exactly one wins, and the seat is where the winner says.
+async fn a_withdrawal_while_the_event_reloads_and_holds_at_once_one_wins() {
+    let app = spawn_race_app_on(Store::Redis).await;
+    let mut conn = boxoffice_store::redis::link::RedisLink::new(&app.redis)
+        .unwrap()
+        .connection()
+        .await
+        .unwrap();
+    let mut withdrawn = 0;
+    for round in 0..20 {
+        let event = app.create_event().await;
+        let order = buy(&app, &event, "bob", &["stalls-B-1"]).await;
+        let bob = app.buyer("bob");
+        let (status, _) = list(&app, id(&order), &bob, &["stalls-B-1"]).await;
+        assert_eq!(status, StatusCode::OK);
+        let event_id = boxoffice_core::ids::EventId(event.parse().unwrap());
+        ::redis::cmd("DEL")
+            .arg(boxoffice_store::redis::holds::keys::sync(event_id))
+            .query_async::<()>(&mut conn)
+            .await
+            .unwrap();
+        let answers = withdrawal_and_ten_holds(&app, &event, &order, &format!("r{round}b")).await;
+        let (holds, withdrawal) = answers.split_at(10);
+        let statuses = app.seat_statuses(&event).await;
+        if withdrawal[0].0 == StatusCode::NO_CONTENT {
+            withdrawn += 1;
+            assert_eq!(
+                tally(holds),
+                [(409, 10)].into(),
+                "round {round}: {answers:?}"
+            );
+            assert_eq!(statuses["stalls-B-1"], "sold", "round {round}");
+        } else {
+            assert_eq!(
+                withdrawal[0].0,
+                StatusCode::CONFLICT,
+                "round {round}: {answers:?}"
+            );
+            assert_eq!(tally(holds), [(201, 1), (409, 9)].into(), "round {round}");
+            assert_eq!(statuses["stalls-B-1"], "held", "round {round}");
+        }
+        // A hold after it all: refused either way (sold again, or held).
+        let (status, _) = app
+            .post_holds(&event, &app.buyer(&format!("late{round}")), &["stalls-B-1"])
+            .await;
+        assert_eq!(status, StatusCode::CONFLICT, "round {round}");
+    }
+    eprintln!("withdrawals that won: {withdrawn} of 20");
+}
+
 mod redis {
     use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_withdrawal_while_the_event_reloads_and_holds_at_once_one_wins() {
+        super::a_withdrawal_while_the_event_reloads_and_holds_at_once_one_wins().await
+    }
 
     #[tokio::test]
     async fn a_listed_seat_is_bought_by_another_buyer_and_leaves_the_sellers_order() {

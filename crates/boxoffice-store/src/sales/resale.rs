@@ -101,18 +101,22 @@ pub async fn withdraw(
     let Some(sold) = order.seats.iter().find(|s| s.seat_id == seat) else {
         return Ok(Err(Refused::NotListed));
     };
-    // Under the order's lock no other flow changes its listings: read, then the hold
-    // store's part of the seat (step 2 of `super::seats`), then the listing.
-    let listed: bool = sqlx::query_scalar(
-        "select exists (select 1 from resale_listing
-                         where event_id = $1 and seat_id = $2 and order_id = $3)",
+    // Under the order's lock no other flow changes its listings: the listing locked, then
+    // the hold store's part of the seat (step 2 of `super::seats`), then the listing ended.
+    // Locked before the hold store marks the seat sold again: a load of the event's state
+    // into the redis store reads the listings with `for share`, so one that begins after
+    // that mark waits for this commit and never finds the seat listed and free.
+    let listed: Option<i32> = sqlx::query_scalar(
+        "select 1 from resale_listing
+          where event_id = $1 and seat_id = $2 and order_id = $3
+            for update",
     )
     .bind(order.event_id.0)
     .bind(seat)
     .bind(order_id)
-    .fetch_one(&mut *tx)
+    .fetch_optional(&mut *tx)
     .await?;
-    if !listed {
+    if listed.is_none() {
         return Ok(Err(Refused::NotListed));
     }
     if !store.withdraw_in_tx(&mut tx, &order, sold).await? {

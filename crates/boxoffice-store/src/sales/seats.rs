@@ -32,6 +32,14 @@
 //! ticket is being scanned, and Postgres' deadlock detector breaks it (one of the two
 //! changes nothing and answers 503).
 //!
+//! **The listing before the hold store.** A withdrawal and the door taking a listed seat
+//! back lock the listing row (step 3) before the hold store's step, because on the redis
+//! store that step marks the seat sold before Postgres commits, and a load of the event's
+//! state into Redis that begins in between (emptying `soldnew`) must not read the listing
+//! as still there: the load reads listings `for share`, so it waits for the commit. Every
+//! flow that locks a listing row holds its order's row (step 1) first, and the load holds
+//! nothing a step-2 flow waits on (the event row `for share`), so this closes no circle.
+//!
 //! So two flows on one seat never deadlock and never both win: the second waits on the
 //! order's row, then reads (a statement after the lock sees what the first committed)
 //! and decides on what is there now. A resale sale and the seller's scan: the sale
@@ -115,8 +123,8 @@ pub(crate) async fn lock_ticket(
     Ok(())
 }
 
-/// The seat `seat_id` of the order `order_id`, if the order lists it for resale: as the
-/// order has it.
+/// The seat `seat_id` of the order `order_id` (locked), if the order lists it for resale:
+/// as the order has it, its listing locked (see "The listing before the hold store").
 pub(crate) async fn listed(
     tx: &mut PgConnection,
     order_id: Uuid,
@@ -127,7 +135,8 @@ pub(crate) async fn listed(
            from resale_listing l
            join order_seat s on s.event_id = l.event_id and s.order_id = l.order_id
                             and s.seat_id = l.seat_id and not s.released
-          where l.order_id = $1 and l.seat_id = $2",
+          where l.order_id = $1 and l.seat_id = $2
+            for update of l",
     )
     .bind(order_id)
     .bind(seat_id)

@@ -146,12 +146,16 @@ impl RedisHoldStore {
             return Ok(None);
         };
         // Sales that commit after this read are added by their checkouts to `soldnew`,
-        // which the load merges in. A seat listed for resale is free to hold.
+        // which the load merges in. A seat listed for resale is free to hold. A withdrawal
+        // marks its seat sold in Redis (and in `soldnew`) before it commits, with its listing
+        // row locked: the listings are read with `for share`, so a load that began after
+        // that mark (and emptied `soldnew`) waits for the withdrawal and reads it ended.
         let sold: Vec<String> = sqlx::query_scalar(
-            "select seat_id from order_seat s
+            "with listed as (select seat_id from resale_listing
+                              where event_id = $1 for share)
+             select seat_id from order_seat s
               where event_id = $1 and not released
-                and not exists (select 1 from resale_listing l
-                                 where l.event_id = s.event_id and l.seat_id = s.seat_id)",
+                and seat_id not in (select seat_id from listed)",
         )
         .bind(event.0)
         .fetch_all(&mut *tx)
