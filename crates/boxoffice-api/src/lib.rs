@@ -883,8 +883,67 @@ pub struct BookingView {
     pub total_cents: i64,
     /// ISO 4217 code.
     pub currency: String,
-    /// `confirmed`, or `cancelled` once cancelled.
-    pub status: String,
+    /// `paid` (at once, in an event without a payment window), `pending_payment` until it
+    /// is paid, `expired` when `pay_by` passed unpaid, `cancelled` once cancelled. (Earlier
+    /// versions said `confirmed` for `paid`.)
+    pub status: OrderStatus,
+    /// In an event with a payment window: when it must be paid by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pay_by: Option<DateTime<Utc>>,
+    /// When it was paid, under a payment window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paid_at: Option<DateTime<Utc>>,
+    /// The payment provider's reference, under a payment window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_reference: Option<String>,
+}
+
+/// Answer to `GET /v1/me/orders`: the buyer's own orders and bookings, newest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct MyOrdersView {
+    /// Orders of seats and bookings of standing places, newest first.
+    pub orders: Vec<MyOrder>,
+}
+
+/// What one of the buyer's orders is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MyOrderKind {
+    /// Seats, checked out from a hold.
+    Order,
+    /// Standing places of a general-admission area.
+    Booking,
+}
+
+/// One of the buyer's orders or bookings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct MyOrder {
+    /// An order of seats or a booking of standing places.
+    pub kind: MyOrderKind,
+    /// The order's or booking's id.
+    pub id: Uuid,
+    /// The event.
+    pub event_id: EventId,
+    /// `pending_payment`, `paid`, `expired` or `cancelled`.
+    pub status: OrderStatus,
+    /// While it is pending: when it must be paid by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pay_by: Option<DateTime<Utc>>,
+    /// An order's seats with their labels and prices.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seats: Option<Vec<PricedSeat>>,
+    /// A booking's area code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub area: Option<String>,
+    /// A booking's places.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantity: Option<u32>,
+    /// What it costs in all.
+    pub total_cents: i64,
+    /// ISO 4217 code.
+    pub currency: String,
+    /// How many valid tickets it has now (0 until it is paid).
+    pub tickets: u32,
 }
 
 // Sessions.

@@ -148,6 +148,11 @@ pub const ROUTES: &[(Method, &str, Right)] = &[
         "/v1/bookings/{id}/cancel",
         Right::ChangeOrders,
     ),
+    (
+        Method::POST,
+        "/v1/bookings/{id}/payment",
+        Right::ChangeOrders,
+    ),
     (Method::POST, "/v1/seasons", Right::WriteCatalog),
     (Method::GET, "/v1/seasons/{id}/orders", Right::ReadOrders),
     (Method::GET, "/v1/seasons/{id}/sales", Right::ReadOrders),

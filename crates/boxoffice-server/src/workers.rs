@@ -92,7 +92,8 @@ pub(crate) async fn sweeps(
 }
 
 /// Records unpaid orders past their deadline as expired (with `order.expired`), and passes
-/// on the seats of waiting-list offers past theirs, every `interval`, until `stopped` turns
+/// on the seats of waiting-list offers past theirs, and unpaid bookings past theirs (their
+/// places back in their areas), every `interval`, until `stopped` turns
 /// true. Orders whose deadline comes within the next three intervals, in events where
 /// anyone waits, are kept past it so that their seats go to the waiting list. Every
 /// instance does; each skips the orders and offers another is doing. Each round done is
@@ -127,6 +128,13 @@ pub(crate) async fn expiries(
             ),
             Err(error) => {
                 tracing::warn!(%error, "recording expired orders failed; trying again later")
+            }
+        }
+        match boxoffice_service::bookings::expire_unpaid(&state).await {
+            Ok(0) => {}
+            Ok(places) => tracing::info!(places, "recorded unpaid bookings as expired"),
+            Err(error) => {
+                tracing::warn!(%error, "recording expired bookings failed; trying again later")
             }
         }
         state.metrics.increment("boxoffice_expiry_rounds_total");

@@ -2,9 +2,12 @@
 
 use crate::live::Change;
 use boxoffice_api::GaChanged;
+use boxoffice_core::hold::OrderStatus;
 use boxoffice_core::ids::{EventId, UserId};
-use boxoffice_store::pg::audit::By;
-use boxoffice_store::pg::bookings::{self, Booking, BookingCancel, BookingOutcome, BookingRequest};
+use boxoffice_store::pg::audit::{Actor, By};
+use boxoffice_store::pg::bookings::{
+    self, Booking, BookingCancel, BookingOutcome, BookingPayment, BookingRequest,
+};
 use boxoffice_store::redis::gate::GateTake;
 use uuid::Uuid;
 
@@ -29,7 +32,8 @@ pub struct PlacesWanted<'a> {
 /// Books places for `user`. With the sale-day gate on, the places are first taken from the
 /// gate's counter, which turns most requests away once the area is sold out; Postgres then
 /// decides under the area's row lock, and places the gate let through that were not booked
-/// go back to it.
+/// go back to it. In an event with a payment window the booking is pending until its
+/// `pay_by` ([`pay_booking`]).
 pub async fn create_booking(
     state: &Services,
     event: EventId,
@@ -63,10 +67,23 @@ pub async fn create_booking(
         Ok(bookings::book(&state.pool, &request).await?)
     })
     .await;
-    // Places the gate let through come back to it unless they were really booked now.
-    if through_gate && !matches!(outcome, Ok(BookingOutcome::Booked(_))) {
-        give_back(state, event, wanted.area, wanted.quantity).await;
+    // Places the gate let through come back to it unless they were really booked now, and
+    // so do the places of unpaid bookings that lapsed on the way.
+    let returned = outcome.as_ref().map_or(0, |(_, returned)| *returned);
+    let booked = matches!(outcome, Ok((BookingOutcome::Booked(_), _)));
+    let back = returned
+        + if through_gate && !booked {
+            wanted.quantity
+        } else {
+            0
+        };
+    if back > 0 {
+        give_back(state, event, wanted.area, back).await;
     }
+    if returned > 0 && !booked {
+        publish_left(state, event, wanted.area).await;
+    }
+    let outcome = outcome.map(|(outcome, _)| outcome);
     let booked = match outcome? {
         BookingOutcome::Replay(first) => return answer(*first),
         BookingOutcome::Booked(booking) => booking,
@@ -123,7 +140,13 @@ pub async fn cancel_booking(
     by: By<'_>,
 ) -> Result<Booking, Error> {
     let id = id.ok_or(Error::BookingNotFound)?;
-    match bookings::cancel_booking(&state.pool, id, by).await? {
+    let (cancel, returned) = bookings::cancel_booking(&state.pool, id, by).await?;
+    if let (BookingCancel::Cancelled(b) | BookingCancel::AlreadyCancelled(b), true) =
+        (&cancel, returned > 0)
+    {
+        give_back_lapsed(state, &[(b.event_id, b.area.clone(), returned)]).await;
+    }
+    match cancel {
         BookingCancel::Cancelled(booking) => {
             give_back(state, booking.event_id, &booking.area, booking.quantity).await;
             publish_left(state, booking.event_id, &booking.area).await;
@@ -132,6 +155,83 @@ pub async fn cancel_booking(
         BookingCancel::AlreadyCancelled(booking) => Ok(booking),
         BookingCancel::NotFound => Err(Error::BookingNotFound),
         BookingCancel::Forbidden => Err(Error::Forbidden("this booking belongs to another user")),
+    }
+}
+
+/// Records the payment of the booking `id` (the platform's server, once its payment
+/// provider confirmed), before its `pay_by`: it is paid and its tickets issued. At or past
+/// `pay_by` it expired and its places went back: `payment_window_closed`.
+pub async fn pay_booking(
+    state: &Services,
+    id: Option<Uuid>,
+    reference: &str,
+    amount_cents: i64,
+    actor: Option<&Actor>,
+) -> Result<Booking, Error> {
+    let id = id.ok_or(Error::BookingNotFound)?;
+    let reference = crate::orders::payment_reference(reference)?;
+    let booking = bookings::get_booking(&state.pool, id)
+        .await?
+        .ok_or(Error::BookingNotFound)?;
+    if amount_cents != booking.total_cents {
+        return Err(Error::invalid(
+            "amount_cents",
+            &format!("must be the booking's total, {}", booking.total_cents),
+        ));
+    }
+    let (paid, returned) = limited(&state.overload, Path::Checkout, async {
+        Ok(bookings::pay_booking(&state.pool, id, reference, actor).await?)
+    })
+    .await?;
+    if returned > 0 {
+        let (event, area) = (booking.event_id, booking.area.clone());
+        give_back_lapsed(state, &[(event, area, returned)]).await;
+    }
+    match paid {
+        BookingPayment::Paid(booking) | BookingPayment::Repeated(booking) => Ok(booking),
+        BookingPayment::AlreadyPaid(_) => Err(Error::AlreadyPaid),
+        BookingPayment::Closed(booking) if booking.status == OrderStatus::Cancelled => {
+            Err(Error::PaymentWindowClosed("this booking was cancelled"))
+        }
+        BookingPayment::Closed(_) => Err(Error::PaymentWindowClosed(
+            "this booking's payment window closed: it expired, and its places went back on sale",
+        )),
+        BookingPayment::NotFound => Err(Error::BookingNotFound),
+    }
+}
+
+/// The booking `id`, to its owner (`user`) or to staff (`None`).
+pub async fn get_booking(
+    state: &Services,
+    id: Option<Uuid>,
+    user: Option<&UserId>,
+) -> Result<Booking, Error> {
+    let id = id.ok_or(Error::BookingNotFound)?;
+    let booking = bookings::get_booking(&state.pool, id)
+        .await?
+        .ok_or(Error::BookingNotFound)?;
+    if user.is_some_and(|u| u.as_str() != booking.user_id) {
+        return Err(Error::Forbidden("this booking belongs to another user"));
+    }
+    Ok(booking)
+}
+
+/// Records unpaid bookings past their deadline as expired (each with `booking.expired`),
+/// their places back in their areas; answers how many places came back.
+pub async fn expire_unpaid(state: &Services) -> Result<u32, Error> {
+    let lapsed = bookings::expire_pending(&state.pool).await?;
+    give_back_lapsed(state, &lapsed).await;
+    Ok(lapsed.iter().map(|(_, _, places)| places).sum())
+}
+
+/// Gives the places of lapsed bookings back to the sale-day gate and publishes what each
+/// area has left now.
+async fn give_back_lapsed(state: &Services, lapsed: &[(EventId, String, u32)]) {
+    for (event, area, places) in lapsed {
+        if *places > 0 {
+            give_back(state, *event, area, *places).await;
+        }
+        publish_left(state, *event, area).await;
     }
 }
 

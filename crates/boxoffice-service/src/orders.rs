@@ -116,6 +116,43 @@ pub async fn get_order(
     labelled(state, order).await
 }
 
+/// One of a buyer's orders or bookings.
+#[derive(Clone, Debug)]
+pub enum Mine {
+    /// An order of seats, with its labels, and how many valid tickets it has.
+    Order(LabelledOrder, u32),
+    /// A booking of standing places.
+    Booking(boxoffice_store::pg::bookings::Booking),
+}
+
+impl Mine {
+    fn created_at(&self) -> chrono::DateTime<chrono::Utc> {
+        match self {
+            Mine::Order(order, _) => order.order.created_at,
+            Mine::Booking(booking) => booking.created_at,
+        }
+    }
+}
+
+/// The buyer's own orders and bookings, newest first: of one event, or of every event.
+pub async fn mine(
+    state: &Services,
+    user: &UserId,
+    event: Option<EventId>,
+) -> Result<Vec<Mine>, Error> {
+    let (orders, bookings) = tokio::try_join!(
+        sales::orders::of_user(&state.pool, user, event),
+        boxoffice_store::pg::bookings::of_user(&state.pool, user, event),
+    )?;
+    let mut mine = Vec::with_capacity(orders.len() + bookings.len());
+    for (order, tickets) in orders {
+        mine.push(Mine::Order(labelled(state, order).await?, tickets));
+    }
+    mine.extend(bookings.into_iter().map(Mine::Booking));
+    mine.sort_by_key(|m| std::cmp::Reverse(m.created_at()));
+    Ok(mine)
+}
+
 /// Cancels the order `id` (its owner, or staff: `by`); its seats are on sale
 /// again, offered first to the buyers waiting on the event's waiting list. A cancelled
 /// order is answered as it is.
@@ -188,10 +225,7 @@ pub async fn pay_order(
     actor: Option<&Actor>,
 ) -> Result<LabelledOrder, Error> {
     let id = id.ok_or(Error::OrderNotFound)?;
-    let reference = reference.trim();
-    if reference.is_empty() || reference.chars().count() > 200 {
-        return Err(Error::invalid("reference", "must be 1 to 200 characters"));
-    }
+    let reference = payment_reference(reference)?;
     let order = sales::orders::load_order(&state.pool, id)
         .await?
         .ok_or(Error::OrderNotFound)?;
@@ -225,6 +259,15 @@ pub async fn pay_order(
         )),
         PayOutcome::NotFound => Err(Error::OrderNotFound),
     }
+}
+
+/// A payment provider's reference as recorded: trimmed, 1 to 200 characters.
+pub(crate) fn payment_reference(text: &str) -> Result<&str, Error> {
+    let reference = text.trim();
+    if reference.is_empty() || reference.chars().count() > 200 {
+        return Err(Error::invalid("reference", "must be 1 to 200 characters"));
+    }
+    Ok(reference)
 }
 
 /// What the API answers for it.

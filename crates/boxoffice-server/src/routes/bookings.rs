@@ -2,10 +2,10 @@
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use boxoffice_api::{BookingBody, BookingView};
+use boxoffice_api::{BookingBody, BookingView, PaymentBody};
 use boxoffice_store::pg::bookings::Booking;
 
-use crate::auth::{Buyer, Caller};
+use crate::auth::{Buyer, Caller, Staff};
 use crate::error::{ApiError, Problem};
 use crate::extract::{Json, PassHeader};
 use crate::state::AppState;
@@ -16,7 +16,7 @@ use boxoffice_service::organizations::Owned;
 const MAX_KEY_LEN: usize = 255;
 
 /// A booking as the API shows it.
-fn booking_view(b: Booking) -> BookingView {
+pub(crate) fn booking_view(b: Booking) -> BookingView {
     BookingView {
         booking_id: b.booking_id,
         event_id: b.event_id,
@@ -25,6 +25,9 @@ fn booking_view(b: Booking) -> BookingView {
         total_cents: b.total_cents,
         currency: b.currency,
         status: b.status,
+        pay_by: b.pay_by,
+        paid_at: b.paid_at,
+        payment_reference: b.payment_reference,
     }
 }
 
@@ -101,5 +104,34 @@ pub async fn cancel_booking(
         staff.sees_thing(&state, Owned::Booking(id)).await?;
     }
     let booking = bookings::cancel_booking(&state, id, caller.acting().by()).await?;
+    Ok(axum::Json(booking_view(booking)))
+}
+
+/// Records a booking's payment (the platform's server, once its payment provider
+/// confirmed): a pending booking is paid and its tickets issued, before its `pay_by`.
+#[utoipa::path(post, path = "/v1/bookings/{id}/payment", tag = "general admission", request_body = PaymentBody,
+    params(("id" = String, Path, description = "Booking id")),
+    security(("admin" = [])),
+    responses(
+        (status = 200, description = "Paid (now, or before with this reference)", body = BookingView),
+        (status = 401, description = "Missing or invalid token", body = Problem),
+        (status = 403, description = "A user token: a buyer can never mark a booking paid", body = Problem),
+        (status = 404, description = "No such booking", body = Problem),
+        (status = 409, description = "`already_paid` with another reference (or paid at once), or `payment_window_closed`: `pay_by` passed (the booking expired) or it was cancelled", body = Problem),
+        (status = 422, description = "An amount other than the booking's total, or no reference", body = Problem),
+    ))]
+pub async fn pay_booking(
+    staff: Staff,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(body): Json<PaymentBody>,
+) -> Result<axum::Json<BookingView>, ApiError> {
+    let id = boxoffice_core::ids::parse_canonical_uuid(&id);
+    if let Some(id) = id {
+        staff.sees_thing(&state, Owned::Booking(id)).await?;
+    }
+    let actor = staff.actor();
+    let booking =
+        bookings::pay_booking(&state, id, &body.reference, body.amount_cents, Some(&actor)).await?;
     Ok(axum::Json(booking_view(booking)))
 }

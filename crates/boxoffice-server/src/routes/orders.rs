@@ -1,15 +1,20 @@
 //! Orders: checkout of a live hold, read, cancel.
 
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use boxoffice_api::{AnyOrder, CheckoutBody, OrderView, PaymentBody, ReleasedNight};
+use boxoffice_api::{
+    AnyOrder, CheckoutBody, MyOrder, MyOrderKind, MyOrdersView, OrderView, PaymentBody,
+    ReleasedNight,
+};
+use boxoffice_core::hold::OrderStatus;
 use boxoffice_core::ids::EventId;
 
 use crate::auth::{Buyer, Caller, Staff};
 use crate::error::{ApiError, Problem};
 use crate::extract::Json;
 use crate::state::AppState;
-use boxoffice_service::orders::{self, Checkout};
+use boxoffice_service::orders::{self, Checkout, Mine};
 use boxoffice_service::organizations::Owned;
 use boxoffice_service::seasons;
 
@@ -165,4 +170,81 @@ pub async fn release_night(
     Ok(axum::Json(
         seasons::release_night(&state, id, event, caller.acting().by()).await?,
     ))
+}
+
+/// What `GET /v1/me/orders` may be asked.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct MineQuery {
+    /// Only this event's orders and bookings.
+    event: Option<String>,
+}
+
+/// The buyer's own orders of seats and bookings of standing places, newest first: a
+/// pending one with its `pay_by`, a paid one with the number of its tickets.
+#[utoipa::path(get, path = "/v1/me/orders", tag = "orders",
+    params(MineQuery),
+    security(("user" = [])),
+    responses(
+        (status = 200, description = "The buyer's orders and bookings", body = MyOrdersView),
+        (status = 401, description = "Missing or invalid user token", body = Problem),
+        (status = 404, description = "`event` is not an event id", body = Problem),
+    ))]
+pub async fn my_orders(
+    Buyer(user): Buyer,
+    State(state): State<AppState>,
+    query: Result<Query<MineQuery>, QueryRejection>,
+) -> Result<axum::Json<MyOrdersView>, ApiError> {
+    let Ok(Query(query)) = query else {
+        return Err(ApiError::invalid("event", "name one event"));
+    };
+    let event = query.event.as_deref().map(super::event_id).transpose()?;
+    let orders = orders::mine(&state, &user, event)
+        .await?
+        .into_iter()
+        .map(|mine| match mine {
+            Mine::Order(order, tickets) => {
+                let o = order.order;
+                MyOrder {
+                    kind: MyOrderKind::Order,
+                    id: o.order_id,
+                    event_id: o.event_id,
+                    status: o.status,
+                    pay_by: pending_until(o.status, o.payment.as_ref().map(|p| p.pay_by)),
+                    seats: Some(order.seats),
+                    area: None,
+                    quantity: None,
+                    total_cents: o.total_cents,
+                    currency: o.currency,
+                    tickets,
+                }
+            }
+            Mine::Booking(b) => MyOrder {
+                kind: MyOrderKind::Booking,
+                id: b.booking_id,
+                event_id: b.event_id,
+                status: b.status,
+                pay_by: pending_until(b.status, b.pay_by),
+                seats: None,
+                tickets: if b.status == OrderStatus::Paid {
+                    b.quantity
+                } else {
+                    0
+                },
+                area: Some(b.area),
+                quantity: Some(b.quantity),
+                total_cents: b.total_cents,
+                currency: b.currency,
+            },
+        })
+        .collect();
+    Ok(axum::Json(MyOrdersView { orders }))
+}
+
+/// `pay_by` while the order is pending, and nothing after.
+fn pending_until(
+    status: OrderStatus,
+    pay_by: Option<chrono::DateTime<chrono::Utc>>,
+) -> Option<chrono::DateTime<chrono::Utc>> {
+    pay_by.filter(|_| status == OrderStatus::PendingPayment)
 }

@@ -421,7 +421,7 @@ async fn staff_actions_on_orders_and_bookings_are_logged_and_buyers_own_are_not(
             (
                 "booking.cancelled",
                 "booking",
-                &json!({"status": ["confirmed", "cancelled"]})
+                &json!({"status": ["pending_payment", "cancelled"]})
             ),
             (
                 "order.cancelled",

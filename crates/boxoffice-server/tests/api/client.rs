@@ -162,7 +162,7 @@ async fn the_client_speaks_the_whole_buyer_flow(store: Store) {
         .cancel_booking(booking.booking_id, &bob)
         .await
         .unwrap();
-    assert_eq!(booking.status, "cancelled");
+    assert_eq!(booking.status, OrderStatus::Cancelled);
 }
 
 conformance!(the_client_speaks_the_whole_buyer_flow);

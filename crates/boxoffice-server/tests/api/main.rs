@@ -29,6 +29,7 @@ mod door_races;
 mod embed;
 mod embed_edges;
 mod events;
+mod ga_payments;
 mod hangups;
 mod hold_refusals;
 mod holds;

@@ -534,7 +534,7 @@ async fn another_organizations_things_answer_404_on_every_staff_route_as_missing
                 Some(json!({"allocations": [{"ticket_type": "standard", "section": "stalls"}]}))
             }
             ("POST", "/v1/events/{id}/allocations/withdraw") => Some(json!({"section": "stalls"})),
-            ("POST", "/v1/orders/{id}/payment") => {
+            ("POST", "/v1/orders/{id}/payment" | "/v1/bookings/{id}/payment") => {
                 Some(json!({"reference": "r", "amount_cents": 4500}))
             }
             ("POST", "/v1/organizations/{id}/keys") => Some(json!({"name": "x", "role": "sales"})),

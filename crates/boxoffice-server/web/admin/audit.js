@@ -9,7 +9,7 @@ const ACTIONS = [
   "organization.created", "key.created", "key.revoked", "signing_key.created", "signing_key.retired",
   "webhook.created", "webhook.updated", "webhook.deleted", "venue.created", "event.created",
   "event.updated", "event.allocations_put", "event.allocations_withdrawn", "event.channel_released",
-  "season.created", "order.cancelled", "order.paid", "order.night_released", "booking.cancelled",
+  "season.created", "order.cancelled", "order.paid", "order.night_released", "booking.paid", "booking.cancelled",
 ];
 
 // One value as the organizer reads it.

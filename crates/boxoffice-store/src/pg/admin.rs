@@ -193,7 +193,9 @@ pub async fn booking_lines(
 ) -> Result<Vec<SaleLine>, StoreError> {
     let lines = sqlx::query_as(
         "select b.booking_id as order_id, b.created_at, b.user_id,
-                case when b.status = 'confirmed' then 'paid' else b.status end as status,
+                case when b.status = 'confirmed' then 'paid'
+                     when b.status = 'pending_payment' and b.pay_by <= now() then 'expired'
+                     else b.status end as status,
                 b.area as seat_id,
                 b.quantity, null::text as ticket_type, b.total_cents as price_cents, b.currency
            from ga_booking b

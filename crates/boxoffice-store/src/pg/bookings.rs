@@ -1,6 +1,7 @@
 //! General-admission bookings (docs/design/general-admission.md): places sold by quantity
 //! from one row per area.
 
+use boxoffice_core::hold::OrderStatus;
 use boxoffice_core::ids::{EventId, UserId};
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
@@ -9,7 +10,8 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::error::Constraint;
-use crate::pg::audit::{By, Change};
+use crate::pg::audit::{self, Actor, By, Change};
+use crate::sales::orders::stored_status;
 use crate::StoreError;
 
 /// A general-admission booking.
@@ -29,10 +31,17 @@ pub struct Booking {
     pub total_cents: i64,
     /// ISO 4217 code.
     pub currency: String,
-    /// `confirmed` or `cancelled`.
-    pub status: String,
+    /// Paid (at once, in an event without a payment window), pending payment until
+    /// `pay_by`, expired past it unpaid, or cancelled.
+    pub status: OrderStatus,
     /// When it was committed.
     pub created_at: DateTime<Utc>,
+    /// In an event with a payment window: when it must be paid by.
+    pub pay_by: Option<DateTime<Utc>>,
+    /// When it was paid, under a payment window.
+    pub paid_at: Option<DateTime<Utc>>,
+    /// The payment provider's reference, under a payment window.
+    pub payment_reference: Option<String>,
 }
 
 /// A request for places.
@@ -109,10 +118,15 @@ const REMEMBERED_SOLD_OUT: i16 = 409;
 /// are counted under the same lock, in a statement of their own (its snapshot taken once
 /// the lock is granted), so two bookings by one buyer take turns and the second sees the
 /// first: `max_per_user` holds however they race.
+///
+/// In an event with a payment window the booking is pending until its `pay_by`; the
+/// area's pending bookings past theirs are recorded expired first, under the same lock,
+/// and their places counted back in. Besides the outcome it answers how many places came
+/// back that way (0 when nothing was committed).
 pub async fn book(
     pool: &PgPool,
     request: &BookingRequest<'_>,
-) -> Result<BookingOutcome, StoreError> {
+) -> Result<(BookingOutcome, u32), StoreError> {
     let mut tx = pool.begin().await?;
     let fingerprint = format!(
         "booking:{}:{}:{}",
@@ -144,16 +158,16 @@ pub async fn book(
             .fetch_one(&mut *tx)
             .await?;
             if stored != fingerprint {
-                return Ok(BookingOutcome::KeyReused);
+                return Ok((BookingOutcome::KeyReused, 0));
             }
             let body: Value =
                 serde_json::from_str(&body).map_err(|e| StoreError::Other(Box::new(e)))?;
             let first = remembered(&mut tx, status, &body).await?;
-            return Ok(BookingOutcome::Replay(Box::new(first)));
+            return Ok((BookingOutcome::Replay(Box::new(first)), 0));
         }
     }
 
-    let outcome = take_places(&mut tx, request).await?;
+    let (outcome, returned) = take_places(&mut tx, request).await?;
     let answer = match &outcome {
         BookingOutcome::Booked(b) => Some((REMEMBERED_BOOKED, json!({"booking_id": b.booking_id}))),
         BookingOutcome::SoldOut { left } => Some((REMEMBERED_SOLD_OUT, json!({"left": left}))),
@@ -175,10 +189,14 @@ pub async fn book(
             tx.commit().await?;
         }
         (None, _) if matches!(outcome, BookingOutcome::Booked(_)) => tx.commit().await?,
-        // Nothing changed; an answer not worth keeping releases the key with the rest.
-        _ => tx.rollback().await?,
+        // Nothing changed; an answer not worth keeping releases the key with the rest (and
+        // the expiries recorded on the way: the sweep records them again).
+        _ => {
+            tx.rollback().await?;
+            return Ok((outcome, 0));
+        }
     }
-    Ok(outcome)
+    Ok((outcome, returned))
 }
 
 /// What a remembered answer came to. A booking is read back from its row (rows written by
@@ -214,12 +232,12 @@ async fn remembered(
 async fn take_places(
     tx: &mut PgConnection,
     r: &BookingRequest<'_>,
-) -> Result<BookingOutcome, StoreError> {
-    type Area = (i32, i32, i32, i64, String, bool);
+) -> Result<(BookingOutcome, u32), StoreError> {
+    type Area = (i32, i32, i32, i64, String, bool, i32);
     // The lock that makes "read the places left, then write" safe (docs/design/general-admission.md).
     let area: Option<Area> = sqlx::query_as(
         "select a.seats_left, a.max_per_booking, coalesce(a.max_per_user, a.max_per_booking),
-                a.price_cents, a.currency, e.starts_at <= now()
+                a.price_cents, a.currency, e.starts_at <= now(), e.payment_window_seconds
            from ga_area a join event e on e.event_id = a.event_id
           where a.event_id = $1 and a.code = $2
             for update of a",
@@ -228,31 +246,41 @@ async fn take_places(
     .bind(r.area)
     .fetch_optional(&mut *tx)
     .await?;
-    let Some((left, max_per_booking, max_per_user, price_cents, currency, started)) = area else {
+    let Some((left, max_per_booking, max_per_user, price_cents, currency, started, window)) = area
+    else {
         let event_exists: bool =
             sqlx::query_scalar("select exists (select 1 from event where event_id = $1)")
                 .bind(r.event.0)
                 .fetch_one(&mut *tx)
                 .await?;
-        return Ok(if event_exists {
+        let outcome = if event_exists {
             BookingOutcome::AreaNotFound
         } else {
             BookingOutcome::EventNotFound
-        });
+        };
+        return Ok((outcome, 0));
     };
     if started {
-        return Ok(BookingOutcome::EventStarted);
+        return Ok((BookingOutcome::EventStarted, 0));
     }
     if r.quantity > max_per_booking as u32 {
-        return Ok(BookingOutcome::TooMany {
-            max: max_per_booking as u32,
-        });
+        let max = max_per_booking as u32;
+        return Ok((BookingOutcome::TooMany { max }, 0));
     }
-    // Under the area's lock, in one statement: the buyer's places booked so far, and
-    // whether the pass the booking came with has ended.
+    // Pending bookings past their deadline give their places back first (the area is
+    // locked, as [`lapse_in_area`] needs).
+    let returned = if window > 0 {
+        lapse_in_area(tx, r.event, r.area).await?
+    } else {
+        0
+    };
+    let left = left as u32 + returned;
+    // Under the area's lock, in one statement: the buyer's places booked so far (paid, or
+    // pending and so still theirs), and whether the pass the booking came with has ended.
     let (booked, ended): (i64, bool) = sqlx::query_as(
         "select (select coalesce(sum(quantity), 0) from ga_booking
-                  where event_id = $1 and area = $2 and user_id = $3 and status = 'confirmed'),
+                  where event_id = $1 and area = $2 and user_id = $3
+                    and status in ('confirmed', 'pending_payment')),
                 exists (select 1 from pass_ended where event_id = $1 and ticket = $4)",
     )
     .bind(r.event.0)
@@ -262,16 +290,14 @@ async fn take_places(
     .fetch_one(&mut *tx)
     .await?;
     if ended {
-        return Ok(BookingOutcome::PassEnded);
+        return Ok((BookingOutcome::PassEnded, returned));
     }
     if booked + i64::from(r.quantity) > i64::from(max_per_user) {
-        return Ok(BookingOutcome::UserLimit {
-            max: max_per_user as u32,
-            booked: booked as u32,
-        });
+        let (max, booked) = (max_per_user as u32, booked as u32);
+        return Ok((BookingOutcome::UserLimit { max, booked }, returned));
     }
-    if (left as u32) < r.quantity {
-        return Ok(BookingOutcome::SoldOut { left: left as u32 });
+    if left < r.quantity {
+        return Ok((BookingOutcome::SoldOut { left }, returned));
     }
     let quantity = r.quantity as i32;
     let updated = sqlx::query(
@@ -288,15 +314,20 @@ async fn take_places(
         Err(e) => match StoreError::from(e) {
             StoreError::Conflict {
                 constraint: Constraint::PlacesLeft,
-            } => return Ok(BookingOutcome::SoldOut { left: left as u32 }),
+            } => return Ok((BookingOutcome::SoldOut { left }, returned)),
             other => return Err(other),
         },
     }
     let booking_id = Uuid::new_v4();
     let total_cents = price_cents * i64::from(r.quantity);
-    let created_at: DateTime<Utc> = sqlx::query_scalar(
-        "insert into ga_booking (event_id, booking_id, area, user_id, quantity, total_cents, currency)
-         values ($1, $2, $3, $4, $5, $6, $7) returning created_at",
+    let pending = window > 0;
+    let (created_at, pay_by): (DateTime<Utc>, Option<DateTime<Utc>>) = sqlx::query_as(
+        "insert into ga_booking (event_id, booking_id, area, user_id, quantity, total_cents,
+                                 currency, status, pay_by)
+         values ($1, $2, $3, $4, $5, $6, $7,
+                 case when $8 > 0 then 'pending_payment' else 'confirmed' end,
+                 case when $8 > 0 then now() + make_interval(secs => $8) end)
+         returning created_at, pay_by",
     )
     .bind(r.event.0)
     .bind(booking_id)
@@ -305,6 +336,7 @@ async fn take_places(
     .bind(quantity)
     .bind(total_cents)
     .bind(&currency)
+    .bind(window)
     .fetch_one(&mut *tx)
     .await?;
     let booking = Booking {
@@ -315,11 +347,114 @@ async fn take_places(
         quantity: r.quantity,
         total_cents,
         currency,
-        status: "confirmed".into(),
+        status: if pending {
+            OrderStatus::PendingPayment
+        } else {
+            OrderStatus::Paid
+        },
         created_at,
+        pay_by,
+        paid_at: None,
+        payment_reference: None,
     };
     write_outbox(tx, "booking.created", &booking).await?;
-    Ok(BookingOutcome::Booked(booking))
+    Ok((BookingOutcome::Booked(booking), returned))
+}
+
+/// Records every pending booking of the area whose `pay_by` has passed as expired (each
+/// with its outbox row `booking.expired`) and returns their places to the area; answers
+/// how many places came back. The caller holds the area row's lock.
+async fn lapse_in_area(
+    tx: &mut PgConnection,
+    event: EventId,
+    area: &str,
+) -> Result<u32, StoreError> {
+    let rows: Vec<BookingRow> = sqlx::query_as(AssertSqlSafe(format!(
+        "update ga_booking set status = 'expired'
+          where event_id = $1 and area = $2 and status = 'pending_payment' and pay_by <= now()
+         returning {BOOKING_COLUMNS}"
+    )))
+    .bind(event.0)
+    .bind(area)
+    .fetch_all(&mut *tx)
+    .await?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let mut returned = 0;
+    for row in rows {
+        let booking = booking_of(row);
+        returned += booking.quantity;
+        write_outbox(tx, "booking.expired", &booking).await?;
+    }
+    sqlx::query(
+        "update ga_area set seats_left = seats_left + $3 where event_id = $1 and code = $2",
+    )
+    .bind(event.0)
+    .bind(area)
+    .bind(returned as i32)
+    .execute(&mut *tx)
+    .await?;
+    Ok(returned)
+}
+
+/// Pending bookings' areas recorded expired per call at most; the rest wait for the next.
+const LAPSE_AREAS_AT_ONCE: i64 = 100;
+
+/// Records the pending bookings whose `pay_by` has passed as expired and returns their
+/// places to their areas, an area a transaction; answers the places that came back in each
+/// `(event, area)`. A booking or a payment in the area meanwhile may have done it first.
+pub async fn expire_pending(pool: &PgPool) -> Result<Vec<(EventId, String, u32)>, StoreError> {
+    let areas: Vec<(Uuid, String)> = sqlx::query_as(
+        "select distinct event_id, area from ga_booking
+          where status = 'pending_payment' and pay_by <= now()
+          limit $1",
+    )
+    .bind(LAPSE_AREAS_AT_ONCE)
+    .fetch_all(pool)
+    .await?;
+    let mut done = Vec::new();
+    for (event, area) in areas {
+        let event = EventId(event);
+        let mut tx = pool.begin().await?;
+        lock_area(&mut tx, event, &area).await?;
+        let returned = lapse_in_area(&mut tx, event, &area).await?;
+        tx.commit().await?;
+        if returned > 0 {
+            done.push((event, area, returned));
+        }
+    }
+    Ok(done)
+}
+
+/// Locks the area's row until the transaction ends: the first lock of anything that
+/// changes its places (a booking, a payment, a cancellation, an expiry).
+async fn lock_area(tx: &mut PgConnection, event: EventId, area: &str) -> Result<(), StoreError> {
+    sqlx::query("select 1 from ga_area where event_id = $1 and code = $2 for update")
+        .bind(event.0)
+        .bind(area)
+        .execute(&mut *tx)
+        .await?;
+    Ok(())
+}
+
+/// Locks the booking `booking_id` the one way (its area's row first, then the booking
+/// row) and answers it as it is once locked, its lapse recorded if its `pay_by` passed;
+/// with the places of its area's lapsed bookings that came back so.
+async fn lock_booking(
+    tx: &mut PgConnection,
+    booking_id: Uuid,
+) -> Result<(Option<Booking>, u32), StoreError> {
+    let Some(found) = find_booking(tx, booking_id, false).await? else {
+        return Ok((None, 0));
+    };
+    lock_area(tx, found.event_id, &found.area).await?;
+    let returned = if found.status == OrderStatus::Expired {
+        lapse_in_area(tx, found.event_id, &found.area).await?
+    } else {
+        0
+    };
+    Ok((find_booking(tx, booking_id, true).await?, returned))
 }
 
 async fn write_outbox(
@@ -336,6 +471,9 @@ async fn write_outbox(
         "total_cents": booking.total_cents,
         "currency": booking.currency,
         "status": booking.status,
+        "pay_by": booking.pay_by,
+        "paid_at": booking.paid_at,
+        "payment_reference": booking.payment_reference,
     });
     let change = crate::pg::outbox::Change {
         event_id: booking.event_id.0,
@@ -375,23 +513,29 @@ pub enum BookingCancel {
 
 /// Cancels a booking and returns its places to the area, with its outbox row, in one
 /// transaction. `by` acts: a buyer on their own booking only; staff with an entry in the
-/// audit log.
+/// audit log. A booking that expired unpaid is answered as it is. Besides the answer, the
+/// places of lapsed bookings of its area that came back on the way.
 pub async fn cancel_booking(
     pool: &PgPool,
     booking_id: Uuid,
     by: By<'_>,
-) -> Result<BookingCancel, StoreError> {
+) -> Result<(BookingCancel, u32), StoreError> {
     let mut tx = pool.begin().await?;
-    // Lock the booking so two cancellations cannot both return its places.
-    let Some(mut booking) = find_booking(&mut tx, booking_id, true).await? else {
-        return Ok(BookingCancel::NotFound);
+    // Locked, so two cancellations cannot both return its places.
+    let (booking, returned) = lock_booking(&mut tx, booking_id).await?;
+    let Some(mut booking) = booking else {
+        return Ok((BookingCancel::NotFound, 0));
     };
     if by.buyer().is_some_and(|u| u.as_str() != booking.user_id) {
-        return Ok(BookingCancel::Forbidden);
+        return Ok((BookingCancel::Forbidden, 0));
     }
     let (event_id, quantity) = (booking.event_id.0, booking.quantity as i32);
-    if booking.status == "cancelled" {
-        return Ok(BookingCancel::AlreadyCancelled(booking));
+    if matches!(
+        booking.status,
+        OrderStatus::Cancelled | OrderStatus::Expired
+    ) {
+        tx.commit().await?;
+        return Ok((BookingCancel::AlreadyCancelled(booking), returned));
     }
     sqlx::query("update ga_booking set status = 'cancelled', cancelled_at = now() where event_id = $1 and booking_id = $2")
         .bind(event_id)
@@ -410,56 +554,167 @@ pub async fn cancel_booking(
         action: "booking.cancelled",
         target_type: "booking",
         target_id: booking_id.to_string(),
-        changes: serde_json::json!({ "status": [booking.status, "cancelled"] }),
+        changes: serde_json::json!({ "status": [booking.status, OrderStatus::Cancelled] }),
     };
     by.record(&mut tx, &change).await?;
-    booking.status = "cancelled".into();
+    booking.status = OrderStatus::Cancelled;
     write_outbox(&mut tx, "booking.cancelled", &booking).await?;
     tx.commit().await?;
-    Ok(BookingCancel::Cancelled(booking))
+    Ok((BookingCancel::Cancelled(booking), returned))
 }
 
-type BookingRow = (
-    Uuid,
-    String,
-    String,
-    i32,
-    i64,
-    String,
-    String,
-    DateTime<Utc>,
-);
+/// What recording a booking's payment came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BookingPayment {
+    /// Paid now: its tickets are issued.
+    Paid(Booking),
+    /// Paid before with this same reference; nothing changed.
+    Repeated(Booking),
+    /// Paid before with another reference, or at once (no payment window).
+    AlreadyPaid(Booking),
+    /// Its window closed first: it expired unpaid (recorded now if it had not been), or it
+    /// was cancelled.
+    Closed(Booking),
+    /// No such booking.
+    NotFound,
+}
 
-fn booking_of(booking_id: Uuid, row: BookingRow) -> Booking {
-    let (event_id, area, user_id, quantity, total_cents, currency, status, created_at) = row;
+/// Records the payment of a pending booking before its `pay_by`, in one transaction: the
+/// booking paid (its tickets issued by the trigger of migration 0030), its outbox row
+/// `booking.paid`, and the audit entry of `actor` (staff). Locked the one way (area, then
+/// booking), so a payment and the expiry at the deadline never both happen: at or past
+/// `pay_by` the booking is recorded expired and its places go back. Besides the answer,
+/// the places of lapsed bookings of its area that came back on the way.
+pub async fn pay_booking(
+    pool: &PgPool,
+    booking_id: Uuid,
+    reference: &str,
+    actor: Option<&Actor>,
+) -> Result<(BookingPayment, u32), StoreError> {
+    let mut tx = pool.begin().await?;
+    let (booking, returned) = lock_booking(&mut tx, booking_id).await?;
+    let Some(mut booking) = booking else {
+        return Ok((BookingPayment::NotFound, 0));
+    };
+    let answer = match booking.status {
+        OrderStatus::Paid if booking.payment_reference.as_deref() == Some(reference) => {
+            BookingPayment::Repeated(booking)
+        }
+        OrderStatus::Paid => BookingPayment::AlreadyPaid(booking),
+        OrderStatus::Expired | OrderStatus::Cancelled => BookingPayment::Closed(booking),
+        OrderStatus::PendingPayment => {
+            let paid_at: DateTime<Utc> = sqlx::query_scalar(
+                "update ga_booking set status = 'confirmed', paid_at = now(), payment_reference = $3
+                  where event_id = $1 and booking_id = $2
+                 returning paid_at",
+            )
+            .bind(booking.event_id.0)
+            .bind(booking_id)
+            .bind(reference)
+            .fetch_one(&mut *tx)
+            .await?;
+            let change = Change {
+                action: "booking.paid",
+                target_type: "booking",
+                target_id: booking_id.to_string(),
+                changes: serde_json::json!({
+                    "status": [booking.status, OrderStatus::Paid],
+                    "payment_reference": [null, reference],
+                }),
+            };
+            if let Some(actor) = actor {
+                audit::write(&mut tx, actor, &change).await?;
+            }
+            booking.status = OrderStatus::Paid;
+            booking.paid_at = Some(paid_at);
+            booking.payment_reference = Some(reference.to_owned());
+            write_outbox(&mut tx, "booking.paid", &booking).await?;
+            BookingPayment::Paid(booking)
+        }
+    };
+    tx.commit().await?;
+    Ok((answer, returned))
+}
+
+/// The booking, if there is one.
+pub async fn get_booking(pool: &PgPool, booking_id: Uuid) -> Result<Option<Booking>, StoreError> {
+    let mut conn = pool.acquire().await?;
+    find_booking(&mut conn, booking_id, false).await
+}
+
+/// The buyer's bookings, newest first: of one event, or of every event.
+pub async fn of_user(
+    pool: &PgPool,
+    user: &UserId,
+    event: Option<EventId>,
+) -> Result<Vec<Booking>, StoreError> {
+    let rows: Vec<BookingRow> = sqlx::query_as(AssertSqlSafe(format!(
+        "select {BOOKING_COLUMNS} from ga_booking
+          where user_id = $1 and ($2::uuid is null or event_id = $2)
+          order by created_at desc, booking_id
+          limit 500"
+    )))
+    .bind(user.as_str())
+    .bind(event.map(|e| e.0))
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(booking_of).collect())
+}
+
+/// A booking's columns as [`BookingRow`] reads them, its status as of now (a pending
+/// booking past its `pay_by` is expired, recorded or not).
+const BOOKING_COLUMNS: &str = "booking_id, event_id, area, user_id, quantity, total_cents,
+    currency, created_at, pay_by, paid_at, payment_reference,
+    case when status = 'pending_payment' and pay_by <= now() then 'expired' else status end
+        as status";
+
+#[derive(sqlx::FromRow)]
+struct BookingRow {
+    booking_id: Uuid,
+    event_id: Uuid,
+    area: String,
+    user_id: String,
+    quantity: i32,
+    total_cents: i64,
+    currency: String,
+    status: String,
+    created_at: DateTime<Utc>,
+    pay_by: Option<DateTime<Utc>>,
+    paid_at: Option<DateTime<Utc>>,
+    payment_reference: Option<String>,
+}
+
+fn booking_of(row: BookingRow) -> Booking {
     Booking {
-        booking_id,
-        event_id: EventId(event_id),
-        area,
-        user_id,
-        quantity: quantity as u32,
-        total_cents,
-        currency,
-        status,
-        created_at,
+        booking_id: row.booking_id,
+        event_id: EventId(row.event_id),
+        area: row.area,
+        user_id: row.user_id,
+        quantity: row.quantity as u32,
+        total_cents: row.total_cents,
+        currency: row.currency,
+        status: stored_status(&row.status),
+        created_at: row.created_at,
+        pay_by: row.pay_by,
+        paid_at: row.paid_at,
+        payment_reference: row.payment_reference,
     }
 }
 
 /// The booking, if there is one; with `lock`, locked for update until the transaction
-/// ends.
+/// ends (after its area's row: [`lock_booking`]).
 async fn find_booking(
     tx: &mut PgConnection,
     booking_id: Uuid,
     lock: bool,
 ) -> Result<Option<Booking>, StoreError> {
     let query = format!(
-        "select event_id, area, user_id, quantity, total_cents, currency, status, created_at
-           from ga_booking where booking_id = $1{}",
+        "select {BOOKING_COLUMNS} from ga_booking where booking_id = $1{}",
         if lock { " for update" } else { "" }
     );
     let row: Option<BookingRow> = sqlx::query_as(AssertSqlSafe(query))
         .bind(booking_id)
         .fetch_optional(&mut *tx)
         .await?;
-    Ok(row.map(|row| booking_of(booking_id, row)))
+    Ok(row.map(booking_of))
 }

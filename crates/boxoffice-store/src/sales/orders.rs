@@ -129,6 +129,44 @@ pub async fn load_order(pool: &sqlx::PgPool, order_id: Uuid) -> Result<Option<Or
     get_order(&mut conn, order_id).await
 }
 
+/// A buyer's orders, newest first (500 at most), each with the number of its valid tickets
+/// (its seats sold and not released, once it is paid): of one event, or of every event.
+pub async fn of_user(
+    pool: &sqlx::PgPool,
+    user: &UserId,
+    event: Option<EventId>,
+) -> Result<Vec<(Order, u32)>, StoreError> {
+    let mut conn = pool.acquire().await?;
+    let rows: Vec<OrderRow> = sqlx::query_as(AssertSqlSafe(format!(
+        "select {ORDER_COLUMNS} from ticket_order o
+          where o.user_id = $1 and ($2::uuid is null or o.event_id = $2)
+          order by o.created_at desc, o.order_id
+          limit 500"
+    )))
+    .bind(user.as_str())
+    .bind(event.map(|e| e.0))
+    .fetch_all(&mut *conn)
+    .await?;
+    let ids: Vec<Uuid> = rows.iter().map(|r| r.order_id).collect();
+    let valid: std::collections::HashMap<Uuid, i64> = sqlx::query_as(
+        "select s.order_id, count(*) from order_seat s
+           join ticket_order o using (event_id, order_id)
+          where s.order_id = any($1) and not s.released and o.status = 'confirmed'
+          group by s.order_id",
+    )
+    .bind(&ids)
+    .fetch_all(&mut *conn)
+    .await?
+    .into_iter()
+    .collect();
+    let mut orders = Vec::with_capacity(rows.len());
+    for row in rows {
+        let tickets = valid.get(&row.order_id).copied().unwrap_or(0) as u32;
+        orders.push((with_seats(&mut conn, row).await?, tickets));
+    }
+    Ok(orders)
+}
+
 /// One order by id.
 pub async fn get_order(
     conn: &mut PgConnection,
