@@ -107,6 +107,9 @@ pub struct EventListItem {
     /// The organization it belongs to (`default` from a server that has none).
     #[serde(default = "default_organization")]
     pub organization_id: OrganizationId,
+    /// Its IANA time zone (its own, or else its venue's).
+    #[serde(default = "utc")]
+    pub time_zone: String,
 }
 
 /// Answer to `GET /v1/events`.
@@ -152,6 +155,10 @@ pub struct EventView {
     /// How long a waiting-list offer stands, in seconds.
     #[serde(default = "default_offer_seconds")]
     pub waitlist_offer_seconds: u32,
+    /// Its IANA time zone (its own, or else its venue's): every page, PDF and console
+    /// screen shows its times in it. `starts_at` stays UTC.
+    #[serde(default = "utc")]
+    pub time_zone: String,
     /// Every section, best first.
     pub section_order: Vec<String>,
     /// Ticket types.
@@ -866,6 +873,10 @@ fn whole_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error>
         }
     }
     d.deserialize_any(Whole)
+}
+
+fn utc() -> String {
+    boxoffice_core::local_time::DEFAULT_ZONE.to_owned()
 }
 
 /// A general-admission booking.

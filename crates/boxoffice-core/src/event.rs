@@ -67,6 +67,10 @@ pub struct EventSpec {
     #[serde(default)]
     #[schema(minimum = 0, maximum = 86400)]
     pub payment_window_seconds: u32,
+    /// Its IANA time zone, when it is not its venue's (`Europe/Berlin`). `starts_at` stays
+    /// UTC; the zone says how pages, PDFs and the console show it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
     /// How long a buyer offered seats from the waiting list has to buy them, in seconds
     /// (60–86400, default 900); then the offer passes to the next buyer in line.
     #[serde(default = "default_offer_seconds")]
@@ -360,6 +364,8 @@ pub struct NewEvent {
     pub payment_window_seconds: u32,
     /// How long a waiting-list offer stands.
     pub waitlist_offer_seconds: u32,
+    /// Its own time zone (canonical IANA name), if not its venue's.
+    pub time_zone: Option<String>,
     /// Every section of the venue, best first.
     pub section_order: Vec<String>,
     /// Ticket types.
@@ -484,6 +490,8 @@ impl EventSpec {
         if let Some(queue) = &self.queue {
             queue.check("queue", &mut errors);
         }
+        let time_zone =
+            crate::local_time::check(self.time_zone.as_deref(), "time_zone", &mut errors);
         errors.into_result(NewEvent {
             venue_id: self.venue_id,
             name: self.name,
@@ -493,6 +501,7 @@ impl EventSpec {
             max_seats_per_user: self.max_seats_per_user,
             payment_window_seconds: self.payment_window_seconds,
             waitlist_offer_seconds: self.waitlist_offer_seconds,
+            time_zone,
             section_order,
             ticket_types: self.ticket_types,
             ga_areas,

@@ -9,6 +9,7 @@
 //!   it into seats with ids, labels and coordinates.
 //! - [`event`]: the event specification, ticket types, general-admission areas and the
 //!   allocation rules that decide which seats are on sale at which ticket type.
+//! - [`local_time`]: time zones by IANA name, and how an event's times are written in one.
 //! - [`hold`]: holds, orders and what hold stores answer; the rules a basket must meet.
 //! - [`best_available`]: choosing the best free seats together, without stranding one.
 //! - [`availability`]: composing each seat's status from the event layout, the sold seats
@@ -24,6 +25,7 @@ pub mod best_available;
 pub mod event;
 pub mod hold;
 pub mod ids;
+pub mod local_time;
 pub mod season;
 pub mod statuses;
 pub mod validation;

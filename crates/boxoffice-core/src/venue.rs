@@ -72,6 +72,10 @@ pub struct VenueSpec {
     /// available prefers the seats nearest it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub focal_point: Option<Point>,
+    /// Its IANA time zone (`Europe/Berlin`; default `UTC`): how pages, PDFs and the console
+    /// show its events' times, unless an event names its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
 }
 
 /// One section of a [`VenueSpec`].
@@ -234,6 +238,13 @@ pub struct VenueLayout {
     /// The point the seats look at, if the venue has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub focal_point: Option<Point>,
+    /// Its IANA time zone.
+    #[serde(default = "default_zone")]
+    pub time_zone: String,
+}
+
+fn default_zone() -> String {
+    crate::local_time::DEFAULT_ZONE.to_owned()
 }
 
 /// A section of a [`VenueLayout`].
@@ -329,11 +340,14 @@ impl VenueSpec {
                 "a focal point's x and y are finite numbers",
             );
         }
+        let time_zone =
+            crate::local_time::check(self.time_zone.as_deref(), "time_zone", &mut builder.errors);
         builder.errors.into_result(VenueLayout {
             name: self.name,
             sections,
             shapes: self.shapes,
             focal_point: self.focal_point,
+            time_zone: time_zone.unwrap_or_else(default_zone),
         })
     }
 }

@@ -103,6 +103,14 @@ pub async fn list(
     Ok(events::list_events(&state.pool, organization).await?)
 }
 
+/// One event's record: its name, start, time zone, settings, ticket types and areas,
+/// without counting its seats.
+pub async fn record(state: &Services, id: EventId) -> Result<EventRecord, Error> {
+    events::get_event(&state.pool, id)
+        .await?
+        .ok_or(Error::EventNotFound)
+}
+
 /// One event as it stands: its settings, GA areas and seat counts now; and whether the
 /// hold store could not be asked (held seats then count as available).
 pub async fn view(state: &Services, id: EventId) -> Result<(EventView, bool), Error> {
@@ -121,6 +129,7 @@ pub async fn view(state: &Services, id: EventId) -> Result<(EventView, bool), Er
         max_seats_per_user: record.max_seats_per_user,
         payment_window_seconds: record.payment_window_seconds,
         waitlist_offer_seconds: record.waitlist_offer_seconds,
+        time_zone: record.summary.time_zone,
         section_order: record.section_order,
         ticket_types: record.ticket_types,
         ga_areas: record

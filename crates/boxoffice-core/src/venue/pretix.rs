@@ -228,6 +228,7 @@ impl Plan {
             sections,
             shapes,
             focal_point: None,
+            time_zone: None,
         };
         let layout = spec
             .into_layout()

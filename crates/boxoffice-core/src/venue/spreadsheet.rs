@@ -123,6 +123,7 @@ pub fn read_csv(input: impl std::io::Read, name: &str) -> Result<VenueLayout, Va
         sections,
         shapes: Vec::new(),
         focal_point: None,
+        time_zone: None,
     };
     spec.into_layout()
         .map_err(|found| relocate(found, |path| line_of(&lines, path)))

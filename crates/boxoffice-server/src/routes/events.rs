@@ -78,6 +78,7 @@ pub async fn list_events(
             venue_id: e.venue_id,
             starts_at: e.starts_at,
             organization_id: e.organization_id,
+            time_zone: e.time_zone,
         })
         .collect();
     Ok(axum::Json(EventList { events }))

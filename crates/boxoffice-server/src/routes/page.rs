@@ -46,6 +46,7 @@ const ASSETS: &[(&str, &str)] = &[
     web!("page/line.js"),
     web!("page/main.js"),
     web!("page/map.js"),
+    web!("page/mine.js"),
     web!("page/shared.js"),
     web!("page/tickets.js"),
     web!("admin/audit.js"),

@@ -26,7 +26,7 @@ async fn a_created_event_is_listed_and_reads_back_with_types_areas_and_counts() 
     assert_eq!(
         list,
         json!({"events": [{"id": id, "name": "Spring Gala", "venue_id": venue, "starts_at": "2030-03-01T19:30:00Z",
-                           "organization_id": "00000000-0000-0000-0000-000000000001"}]})
+                           "organization_id": "00000000-0000-0000-0000-000000000001", "time_zone": "UTC"}]})
     );
 
     let (status, event) = app.get(&location).await;
@@ -379,4 +379,58 @@ async fn a_waiting_room_is_set_on_create_and_changed_or_removed_with_patch() {
     let (status, removed) = patch(json!({"queue": null}), As::Admin).await;
     assert_eq!(status, StatusCode::OK);
     assert!(removed.get("queue").is_none(), "{removed}");
+}
+
+/// A venue has an IANA time zone (UTC unless it names one), an event reads in its venue's
+/// unless it names its own, and a name the tz database does not know is refused with
+/// nothing made. `starts_at` stays UTC.
+#[tokio::test]
+async fn an_event_reads_in_its_venues_time_zone_or_its_own() {
+    let app = spawn_app().await;
+    let plain = app.create_venue().await;
+    let (_, read) = app.get(&format!("/v1/venues/{plain}")).await;
+    assert_eq!(read["time_zone"], "UTC");
+
+    let mut spec = crate::helpers::hall();
+    spec["time_zone"] = json!("Mars/Olympus");
+    let (status, problem) = app.post_venues(&spec).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+    assert!(problem.to_string().contains("time_zone"), "{problem}");
+    spec["time_zone"] = json!("Europe/Lisbon");
+    let (status, lisbon) = app.post_venues(&spec).await;
+    assert_eq!(status, StatusCode::CREATED, "{lisbon}");
+    let lisbon = lisbon["id"].as_str().unwrap().to_owned();
+    let (_, read) = app.get(&format!("/v1/venues/{lisbon}")).await;
+    assert_eq!(read["time_zone"], "Europe/Lisbon");
+
+    let (status, inherits) = app.post_events(&gala(&lisbon)).await;
+    assert_eq!(status, StatusCode::CREATED, "{inherits}");
+    let (_, read) = app
+        .get(&format!("/v1/events/{}", inherits["id"].as_str().unwrap()))
+        .await;
+    assert_eq!(
+        (&read["time_zone"], &read["starts_at"]),
+        (&json!("Europe/Lisbon"), &json!("2030-03-01T19:30:00Z"))
+    );
+    let mut own = gala(&lisbon);
+    own["time_zone"] = json!("America/New_York");
+    let (status, created) = app.post_events(&own).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let (_, read) = app
+        .get(&format!("/v1/events/{}", created["id"].as_str().unwrap()))
+        .await;
+    assert_eq!(read["time_zone"], "America/New_York");
+
+    own["time_zone"] = json!("EST+5");
+    let (status, problem) = app.post_events(&own).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+    let (_, list) = app.get("/v1/events").await;
+    assert_eq!(list["events"].as_array().unwrap().len(), 2, "nothing made");
+}
+
+/// The pages write times as the PDF does: web/core/format.js under Node's test runner,
+/// with the strings of boxoffice_core::local_time's tests.
+#[test]
+fn the_pages_time_formatter_writes_what_the_pdf_prints() {
+    crate::helpers::node_tests("format.test.mjs", 4);
 }

@@ -7,6 +7,7 @@
 use fantoccini::{Client, Locator};
 use serde_json::json;
 
+use crate::helpers::stores::Store;
 use crate::helpers::{
     assert_accessible, browser, click, driver, open, phone, screenshot, script, text, visible,
     wait_status, wait_until, LIVE_WITHIN, LOADS_WITHIN, ONE_AT_A_TIME,
@@ -40,6 +41,11 @@ async fn buy(page: &Client, seats: &[&str]) {
     })
     .await;
     click(page, "buy").await;
+    on_the_payment_page(page).await;
+}
+
+/// Waits for the payment page to open; answers the id it is for.
+async fn on_the_payment_page(page: &Client) -> String {
     wait_until(
         page,
         LOADS_WITHIN,
@@ -49,6 +55,8 @@ async fn buy(page: &Client, seats: &[&str]) {
         },
     )
     .await;
+    let id = script(page, "return location.pathname.split('/').pop()").await;
+    id.as_str().unwrap().to_owned()
 }
 
 /// The order's status, as the API reads it.
@@ -188,6 +196,176 @@ async fn a_buyer_pays_on_the_test_page_and_comes_back_to_their_order() {
     assert_accessible(&console, "the console's orders with one awaiting payment").await;
     screenshot(&console, "pay-06-console-orders-desktop").await;
     console.close().await.unwrap();
+}
+
+/// The standard event in Berlin's time with ten minutes to pay, on a server of `store`
+/// serving the test payment page.
+async fn standing_demo(store: Store) -> (TestApp, String) {
+    let app = spawn_app_with(|s| {
+        store.configure(s);
+        s.server.demo_payments = true;
+    })
+    .await;
+    let venue = app.create_venue().await;
+    let mut spec = gala(&venue);
+    spec["payment_window_seconds"] = json!(600);
+    spec["time_zone"] = json!("Europe/Berlin");
+    let (_, event) = app.post_events(&spec).await;
+    (app, event["id"].as_str().unwrap().to_owned())
+}
+
+/// Books `places` on the standing floor from the buyer's page: the page goes to the
+/// payment page.
+async fn book_standing(page: &Client, places: u32) {
+    script(
+        page,
+        &format!("const f = document.querySelector('.ga-area form'); f.querySelector('input').value = {places}; f.requestSubmit(); return 0"),
+    )
+    .await;
+    on_the_payment_page(page).await;
+}
+
+/// The booking's status as stored.
+async fn booking_status(app: &TestApp, booking: &str) -> String {
+    sqlx::query_scalar("select status from ga_booking where booking_id = $1::uuid")
+        .bind(booking)
+        .fetch_one(&app.db)
+        .await
+        .unwrap()
+}
+
+/// A standing buyer books two places, is taken to the payment page (the event's name, its
+/// local time, the places with their price in euros), pays, and comes back to their booking
+/// in view with its two tickets (QR codes and codes to type) and "Your orders" listing it
+/// paid. On a phone a booking abandoned at the payment page comes back awaiting payment,
+/// and opening the event again lists it with "Pay now".
+async fn a_standing_buyer_pays_and_gets_their_tickets(store: Store) {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let (app, event) = standing_demo(store).await;
+    let driver = driver().await;
+    let page = browser(&driver).await;
+    open(&page, &app, &event).await;
+    book_standing(&page, 2).await;
+    let booking = script(&page, "return location.pathname.split('/').pop()").await;
+    let booking = booking.as_str().unwrap().to_owned();
+    let body = script(&page, "return document.body.innerText").await;
+    let body = body.as_str().unwrap();
+    for said in [
+        "Pay for Spring Gala",
+        "Fri 1 Mar 2030, 20:30 CET",
+        "2 places, Standing floor (€30.00 each)",
+        "Total €60.00",
+        "Pay €60.00",
+    ] {
+        assert!(body.contains(said), "{said:?} not in {body}");
+    }
+    assert!(!body.contains("EUR"), "{body}");
+    assert_accessible(&page, "the payment page of a standing booking").await;
+    screenshot(&page, "pay-07-standing-page-desktop").await;
+
+    press(&page, "pay").await;
+    wait_until(&page, LOADS_WITHIN, "back with the booking's tickets", |p| async move {
+        script(&p, "const o = document.getElementById('order'); return !!o && !o.hidden && o.dataset.status === 'paid' && o.querySelector('.tickets').dataset.tickets === '2'").await == json!(true)
+    })
+    .await;
+    let shown = text(&page, "order").await;
+    assert!(shown.contains("Booking confirmed"), "{shown}");
+    assert!(shown.contains("2 places, Standing floor"), "{shown}");
+    let codes = script(
+        &page,
+        "return [...document.querySelectorAll('#order .ticket-code')].map((c) => c.dataset.code.length)",
+    )
+    .await;
+    assert_eq!(codes, json!([10, 10]));
+    wait_until(&page, LOADS_WITHIN, "the QR codes load", |p| async move {
+        script(&p, "return [...document.querySelectorAll('#order .ticket img')].every((i) => i.complete && i.naturalWidth > 0)").await == json!(true)
+    })
+    .await;
+    let listed = script(
+        &page,
+        "return [...document.querySelectorAll('#mine-list li')].map((l) => l.dataset.status)",
+    )
+    .await;
+    assert_eq!(listed, json!(["paid"]));
+    let (_, read) = app
+        .send(
+            reqwest::Method::GET,
+            &format!("/v1/bookings/{booking}/tickets"),
+            &As::Admin,
+            None,
+        )
+        .await;
+    assert_eq!(read["tickets"].as_array().map(Vec::len), Some(2), "{read}");
+    assert_eq!(booking_status(&app, &booking).await, "confirmed");
+    assert_accessible(&page, "a standing booking paid, with its tickets").await;
+    screenshot(&page, "pay-08-standing-tickets-desktop").await;
+    page.close().await.unwrap();
+
+    // On a phone: Abandon comes back with the booking awaiting payment, in view.
+    let phone_page = phone(&driver).await;
+    open(&phone_page, &app, &event).await;
+    book_standing(&phone_page, 1).await;
+    screenshot(&phone_page, "pay-09-standing-page-phone").await;
+    let pending = script(&phone_page, "return location.pathname.split('/').pop()").await;
+    let pending = pending.as_str().unwrap().to_owned();
+    press(&phone_page, "abandon").await;
+    wait_until(&phone_page, LOADS_WITHIN, "back with the booking", |p| async move {
+        script(&p, "const o = document.getElementById('order'); return !!o && !o.hidden && o.dataset.status === 'pending_payment'").await == json!(true)
+    })
+    .await;
+    let in_view = script(
+        &phone_page,
+        "const r = document.getElementById('order').getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight",
+    )
+    .await;
+    assert_eq!(in_view, json!(true), "the booking is in view on a phone");
+    screenshot(&phone_page, "pay-10-standing-awaiting-phone").await;
+
+    // Coming back to the event later, the buyer (this phone's: the desktop's is another)
+    // finds it with "Pay now".
+    open(&phone_page, &app, &event).await;
+    wait_until(
+        &phone_page,
+        LOADS_WITHIN,
+        "their orders listed",
+        |p| async move {
+            script(
+                &p,
+                "return document.querySelectorAll('#mine-list li').length",
+            )
+            .await
+                == json!(1)
+        },
+    )
+    .await;
+    let first = script(
+        &phone_page,
+        "const l = document.querySelector('#mine-list li'); return [l.dataset.orderId, l.dataset.status, l.querySelector('.pay-now').getAttribute('href')]",
+    )
+    .await;
+    assert_eq!(
+        first,
+        json!([pending, "pending_payment", format!("/pay/{pending}")])
+    );
+    assert_eq!(booking_status(&app, &pending).await, "pending_payment");
+    script(
+        &phone_page,
+        "document.getElementById('mine').scrollIntoView(); return 0",
+    )
+    .await;
+    assert_accessible(&phone_page, "the buyer's orders on a phone").await;
+    screenshot(&phone_page, "pay-11-your-orders-phone").await;
+    phone_page.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_standing_buyer_pays_and_gets_their_tickets_postgres() {
+    a_standing_buyer_pays_and_gets_their_tickets(Store::Postgres).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_standing_buyer_pays_and_gets_their_tickets_redis() {
+    a_standing_buyer_pays_and_gets_their_tickets(Store::Redis).await;
 }
 
 #[tokio::test]

@@ -369,7 +369,13 @@ fn qr_codes_in(pdf: &[u8]) -> Vec<String> {
 #[tokio::test]
 async fn the_pdfs_qr_codes_read_back_with_an_ordinary_reader_and_let_their_holders_in() {
     let app = spawn_app().await;
-    let event = app.create_event().await;
+    // An event in Berlin's time: 19:30 UTC on 1 March 2030 is 20:30 CET there.
+    let venue = app.create_venue().await;
+    let mut spec = crate::helpers::gala(&venue);
+    spec["time_zone"] = json!("Europe/Berlin");
+    let (status, created) = app.post_events(&spec).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let event = created["id"].as_str().unwrap().to_owned();
     let order = buy(
         &app,
         &event,
@@ -412,6 +418,11 @@ async fn the_pdfs_qr_codes_read_back_with_an_ordinary_reader_and_let_their_holde
         assert!(text.contains(&price), "{price} not in {text}");
     }
     assert!(text.contains(&format!("Order {id}")), "{text}");
+    assert!(
+        text.contains("Fri 1 Mar 2030, 20:30 CET"),
+        "local time: {text}"
+    );
+    assert!(!text.contains("alice"), "no buyer's id on paper: {text}");
 
     // A booking's places: a page each.
     let (status, booking) = app

@@ -35,7 +35,7 @@ export async function dashboard(id) {
   const areaName = new Map(event.ga_areas.map((g) => [g.code, g.name]));
   const edits = may("write_catalog"), reads = may("read_orders");
   screen(event.name, `<div class="head"><h1>${esc(event.name)}</h1>
-      <p class="meta">${esc(when(event.starts_at))} · <a href="/?event=${esc(event.id)}">the buyers' page</a></p></div>
+      <p class="meta">${esc(when(event.starts_at, event.time_zone))} · <a href="/?event=${esc(event.id)}">the buyers' page</a></p></div>
     <section class="counters" aria-label="The sale now">
       <div class="counter"><strong data-count="sold">–</strong><span>sold</span></div>
       <div class="counter"><strong data-count="held">–</strong><span>held</span></div>

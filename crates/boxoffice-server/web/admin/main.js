@@ -120,7 +120,7 @@ async function home() {
       <span class="meta">${v.seat_count.toLocaleString("en")} seats</span></li>`).join("");
   const eventItems = events.events.map((ev) => `<li data-event-id="${esc(ev.id)}">
       <a href="/admin/events/${esc(ev.id)}" data-nav>${esc(ev.name)}</a>
-      <span class="meta">${esc(when(ev.starts_at))}${scans ? ` · <a href="/scan?event=${esc(ev.id)}" data-scan>Scan tickets</a>` : ""}</span></li>`).join("");
+      <span class="meta">${esc(when(ev.starts_at, ev.time_zone))}${scans ? ` · <a href="/scan?event=${esc(ev.id)}" data-scan>Scan tickets</a>` : ""}</span></li>`).join("");
   screen("Venues and events", `<h1>Venues and events</h1><div class="split">
     <section class="card" aria-labelledby="venues-title">
       <div class="head"><h2 id="venues-title">Venues</h2>${writes ? `<span><a href="/admin/venues/design" data-nav>Draw a venue</a> · <a href="/admin/venues/new" data-nav>Import a venue</a></span>` : ""}</div>

@@ -7,8 +7,8 @@ import { $, api, errorBox, confirmDialog, download, money, when, may } from "./s
 
 const STATUS_NAMES = { paid: "paid", pending_payment: "awaiting payment", expired: "expired unpaid", cancelled: "cancelled" };
 
-const orderItem = (o) => `<li data-order-id="${esc(o.order_id)}"><div>
-    <strong>${esc(o.user_id)}</strong> · ${esc(when(o.created_at))} · <span class="status-${esc(o.status)}">${esc(STATUS_NAMES[o.status] || o.status)}</span>${o.status === "pending_payment" && o.pay_by ? ` · pay by ${esc(when(o.pay_by))}` : ""}
+const orderItem = (o, zone) => `<li data-order-id="${esc(o.order_id)}"><div>
+    <strong>${esc(o.user_id)}</strong> · ${esc(when(o.created_at, zone))} · <span class="status-${esc(o.status)}">${esc(STATUS_NAMES[o.status] || o.status)}</span>${o.status === "pending_payment" && o.pay_by ? ` · pay by ${esc(when(o.pay_by, zone))}` : ""}
     <div class="seats">${esc(o.seats.map((s) => s.label).join("; "))}</div><code>${esc(o.order_id)}</code></div>
     <div>${esc(money(o.total_cents, o.currency))}
     ${o.status === "paid" && may("change_orders") ? `<button type="button" data-action="move" aria-label="Move seats of the order of ${esc(o.user_id)}">Move seats</button>` : ""}
@@ -52,7 +52,7 @@ export function orderList(event, path, map) {
       $("more").hidden = !cursor;
       if (reset) shown.clear();
       for (const o of page.orders) shown.set(o.order_id, o);
-      const html = page.orders.map(orderItem).join("");
+      const html = page.orders.map((o) => orderItem(o, event.time_zone)).join("");
       // A first page read again as it was is left as it is: the buttons under the
       // organizer's pointer, and the message above them, stay.
       if (reset && html === rendered) return;

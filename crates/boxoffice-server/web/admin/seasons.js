@@ -24,7 +24,7 @@ export async function seasonNew() {
   const venueName = new Map(venues.venues.map((v) => [v.id, v.name]));
   const eventBoxes = (name, prefix) => events.events.map((ev, i) => `<label class="check">
       <input type="checkbox" name="${name}" value="${esc(ev.id)}" data-venue="${esc(ev.venue_id)}" id="${prefix}-${i}">
-      ${esc(ev.name)} <span class="meta">${esc(when(ev.starts_at))} · ${esc(venueName.get(ev.venue_id) || "")}</span></label>`).join("");
+      ${esc(ev.name)} <span class="meta">${esc(when(ev.starts_at, ev.time_zone))} · ${esc(venueName.get(ev.venue_id) || "")}</span></label>`).join("");
   screen("New season", `<h1>New season</h1><div class="card"><form id="season-form" class="form" novalidate>
     <label>Name <input name="name" required maxlength="200" autocomplete="off"></label>
     <fieldset id="season-events"><legend>Events (of one venue)</legend>

@@ -5,7 +5,7 @@
 // problems shown as the organizer reads them, the confirmation dialog and downloads.
 
 import { Problem, request } from "../core/api.js";
-import { esc, money as formatMoney, dateTime } from "../core/format.js";
+import { esc, money as formatMoney, eventTime } from "../core/format.js";
 
 const TOKEN_KEY = "boxoffice.console.token";
 const ORGANIZATION_KEY = "boxoffice.console.organization";
@@ -13,7 +13,8 @@ const ORGANIZATION_KEY = "boxoffice.console.organization";
 export const $ = (id) => document.getElementById(id);
 
 export const money = (cents, currency) => formatMoney(cents, currency, "en");
-export const when = (iso) => dateTime(iso, "en-GB");
+// A time as every screen writes it: in `zone` (an event's), or else the browser's own.
+export const when = (iso, zone) => eventTime(iso, zone);
 
 export function token() {
   return sessionStorage.getItem(TOKEN_KEY);

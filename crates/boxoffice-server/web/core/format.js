@@ -1,4 +1,4 @@
-// Money, dates and escaping, as every surface writes them. One formatter per currency and
+// Money, times and escaping, as every surface writes them. One formatter per currency and
 // locale: making one is far dearer than using it, and a map labels every seat with its
 // price.
 
@@ -26,14 +26,48 @@ export function money(cents, currency, locale) {
   return moneyFormats.get(key)(cents / 100);
 }
 
-// A date and time, day and minute.
-export function dateTime(iso, locale) {
-  return new Date(iso).toLocaleString(locale || undefined, { dateStyle: "medium", timeStyle: "short" });
+// Times as every page writes them, in the event's time zone (an IANA name; the browser's
+// own when none is given) with the zone's abbreviation: "Wed 6 Jan 2027, 20:30 CET", the
+// same words the PDF prints (boxoffice_core::local_time). A zone CLDR names only by offset
+// in British English ("GMT-5") takes its American name ("EST") where it has one.
+const timeFormats = new Map();
+
+function partsIn(zone, withDate) {
+  const key = (zone || "") + (withDate ? "\u0000d" : "");
+  if (!timeFormats.has(key)) {
+    const options = { timeZone: zone || undefined, hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZoneName: "short" };
+    if (withDate) Object.assign(options, { weekday: "short", day: "numeric", month: "short", year: "numeric" });
+    let british, american;
+    try {
+      british = new Intl.DateTimeFormat("en-GB", options);
+      american = new Intl.DateTimeFormat("en-US", { timeZone: options.timeZone, timeZoneName: "short" });
+    } catch (_) {
+      british = new Intl.DateTimeFormat("en-GB", { ...options, timeZone: "UTC" });
+      american = new Intl.DateTimeFormat("en-US", { timeZone: "UTC", timeZoneName: "short" });
+    }
+    timeFormats.set(key, (date) => {
+      const parts = {};
+      for (const p of british.formatToParts(date)) parts[p.type] = p.value;
+      if (/^GMT[+-]/.test(parts.timeZoneName)) {
+        const named = american.formatToParts(date).find((p) => p.type === "timeZoneName");
+        if (named && !/^GMT[+-]/.test(named.value)) parts.timeZoneName = named.value;
+      }
+      return parts;
+    });
+  }
+  return timeFormats.get(key);
 }
 
-// A time of day, to the minute.
-export function clockTime(iso, locale) {
-  return new Date(iso).toLocaleTimeString(locale || undefined, { timeStyle: "short" });
+// A date and time, day and minute: "Wed 6 Jan 2027, 20:30 CET".
+export function eventTime(iso, zone) {
+  const p = partsIn(zone, true)(new Date(iso));
+  return `${p.weekday} ${p.day} ${p.month} ${p.year}, ${p.hour}:${p.minute} ${p.timeZoneName}`;
+}
+
+// A time of day, to the minute: "20:45 CET".
+export function eventClock(iso, zone) {
+  const p = partsIn(zone, false)(new Date(iso));
+  return `${p.hour}:${p.minute} ${p.timeZoneName}`;
 }
 
 // Seconds left as m:ss.

@@ -254,6 +254,7 @@ export function compile(d) {
   }
   const venue = { name: d.name.trim(), sections: [...sections.values()], shapes };
   if (d.focal) venue.focal_point = { ...d.focal };
+  if (d.timeZone) venue.time_zone = d.timeZone;
   return venue;
 }
 
@@ -282,7 +283,7 @@ function shapeOf(item) {
 
 // A venue as the API answers it (`GET /v1/venues/{id}`, or an import's dry run) as a
 // drawing: each row an item of its own, about its seats' middle; shapes, texts and the
-// focal point as they are.
+// focal point as they are; its time zone kept for the venue saved back.
 export function fromVenue(venue) {
   let d = empty(venue.name || "");
   const items = [];
@@ -299,6 +300,7 @@ export function fromVenue(venue) {
   for (const shape of venue.shapes || []) items.push(shapeItem(shape));
   d = { ...d, items: items.map((item, i) => ({ ...item, id: `i${i + 1}` })), next: items.length + 1 };
   if (venue.focal_point) d.focal = { ...venue.focal_point };
+  if (venue.time_zone) d.timeZone = venue.time_zone;
   return d;
 }
 

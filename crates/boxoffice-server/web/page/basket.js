@@ -3,8 +3,8 @@
 // box, also for an order paid elsewhere.
 
 import { Problem } from "../core/api.js";
-import { money } from "../core/format.js";
-import { $, state, buyer, api, say, fail, onChange, typeOf } from "./shared.js";
+import { money, eventClock } from "../core/format.js";
+import { $, state, buyer, api, say, fail, onChange, typeOf, reveal, ordered } from "./shared.js";
 import { setStatus, markMine, expireHolds, rove } from "./map.js";
 import { backInLine, passEnded, turnOver } from "./line.js";
 import { renderTickets } from "./tickets.js";
@@ -73,6 +73,8 @@ export function wirePanel() {
       return;
     }
     showOrder(order);
+    reveal($("order"));
+    ordered();
     passEnded();
     state.hold = null;
     state.selected.clear();
@@ -111,48 +113,62 @@ async function once(id, call) {
 }
 
 // The order box (on the map's panel, or `box` on the order's own page): what was bought,
-// or what became of an order paid elsewhere; once paid, its tickets.
-export function showOrder(order, box = $("order")) {
+// an order of seats or a booking of standing places, or what became of one paid
+// elsewhere; once paid, its tickets. Times in the event's zone (`zone`, or the event
+// shown).
+export function showOrder(order, box = $("order"), zone = state.event && state.event.time_zone) {
+  const booking = !!order.booking_id;
+  const id = booking ? order.booking_id : order.order_id;
   box.hidden = false;
   box.textContent = "";
   const title = document.createElement("strong");
   const heading = {
-    paid: "Order confirmed",
+    paid: booking ? "Booking confirmed" : "Order confirmed",
     pending_payment: "Awaiting payment",
     expired: "Payment window closed",
-    cancelled: "Order cancelled",
+    cancelled: booking ? "Booking cancelled" : "Order cancelled",
   };
   title.textContent = heading[order.status] || order.status;
   const lines = document.createElement("ul");
-  for (const s of order.seats) {
+  for (const text of booking ? [placesIn(order)] : order.seats.map((s) => s.label)) {
     const li = document.createElement("li");
-    li.textContent = s.label;
+    li.textContent = text;
     lines.append(li);
   }
   const total = document.createElement("p");
   const amount = money(order.total_cents, order.currency);
-  total.textContent = {
-    paid: "Paid " + amount,
-    pending_payment: amount + " to pay by " + new Date(order.pay_by).toLocaleTimeString(),
-    expired: "Not paid in time: the seats went back on sale",
-    cancelled: "Cancelled",
-  }[order.status] + " · order " + order.order_id;
+  const said = {
+    paid: () => "Paid " + amount,
+    pending_payment: () => amount + " to pay by " + eventClock(order.pay_by, zone),
+    expired: () => `Not paid in time: the ${booking ? "places" : "seats"} went back on sale`,
+    cancelled: () => "Cancelled",
+  }[order.status];
+  total.textContent = (said ? said() : order.status) + (booking ? " · booking " : " · order ") + id;
   box.append(title, lines, total);
   if (order.status === "pending_payment") {
     const pay = document.createElement("a");
-    pay.href = "/pay/" + encodeURIComponent(order.order_id);
+    pay.href = "/pay/" + encodeURIComponent(id);
+    pay.className = "pay-now";
     pay.textContent = "Pay now";
     box.append(pay);
   }
   const tickets = document.createElement("div");
   tickets.className = "tickets";
   box.append(tickets);
-  renderTickets(order, tickets).catch(fail);
-  box.dataset.orderId = order.order_id;
+  renderTickets(order, tickets, zone).catch(fail);
+  box.dataset.orderId = id;
+  box.dataset.kind = booking ? "booking" : "order";
   box.dataset.status = order.status;
-  if (!state.event) return;
+  if (!state.event || booking) return;
   state.paying = order.status === "pending_payment" ? order.seats.map((s) => s.id) : null;
   markMine();
+}
+
+// "2 places, Standing floor": a booking's line.
+export function placesIn(booking) {
+  const area = state.event && state.event.ga_areas.find((a) => a.code === booking.area);
+  const n = booking.quantity;
+  return `${n === 1 ? "1 place" : n + " places"}, ${area ? area.name : booking.area}`;
 }
 
 async function holdSelection() {

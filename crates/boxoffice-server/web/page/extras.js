@@ -3,9 +3,9 @@
 // its countdown and Buy).
 
 import { Problem } from "../core/api.js";
-import { money } from "../core/format.js";
-import { $, state, api, fail } from "./shared.js";
-import { took, renderBasket } from "./basket.js";
+import { money, eventClock } from "../core/format.js";
+import { $, state, api, fail, reveal, ordered } from "./shared.js";
+import { took, renderBasket, showOrder } from "./basket.js";
 import { backInLine, turnOver } from "./line.js";
 
 const WAITLIST_KEY = "boxoffice.waitlist."; // + event id: the buyer's entry id
@@ -63,7 +63,7 @@ async function showEntry(entry) {
     return true;
   }
   if (status === "offered") {
-    const until = new Date(entry.offer.expires_at).toLocaleTimeString([], { timeStyle: "short" });
+    const until = eventClock(entry.offer.expires_at, state.event.time_zone);
     text.textContent = `Seats came back for you: ${entry.offer.seats.map((s) => s.label).join("; ")}. Buy them by ${until}.`;
     try {
       const hold = await api("GET", `/v1/events/${encodeURIComponent(state.event.id)}/holds/${entry.offer.hold_token}`);
@@ -111,7 +111,17 @@ export function renderGa(canBook) {
       button.disabled = true;
       try {
         const b = await api("POST", `/v1/events/${state.event.id}/bookings`, { area: a.code, quantity: Number(input.value) });
+        // With a payment window the places are the buyer's until pay_by, while they pay
+        // (on --demo, the test payment page); without one the booking is paid, its
+        // tickets shown.
+        if (b.status === "pending_payment") {
+          location.assign("/pay/" + encodeURIComponent(b.booking_id));
+          return;
+        }
         result.textContent = "Booked " + b.quantity + " · " + money(b.total_cents, b.currency);
+        showOrder(b);
+        reveal($("order"));
+        ordered();
       } catch (e) {
         if (turnOver(e)) await backInLine("Your turn had ended; it is your turn again. Book now.");
         else result.textContent = e instanceof Problem ? e.message : "Something went wrong.";

@@ -3,7 +3,7 @@
 // for the page's holds and shown counting down.
 
 import { Problem } from "../core/api.js";
-import { aboutMinutes, countdown } from "../core/format.js";
+import { aboutMinutes, countdown, eventClock } from "../core/format.js";
 import { $, state, api, say } from "./shared.js";
 
 const PASS_KEY = "boxoffice.pass.";   // + event id: {ticket, pass, expires_at}
@@ -58,8 +58,7 @@ export async function waitForTurn() {
     const position = standing.position;
     screen.dataset.position = position ?? "";
     if (position === null || position === undefined) {
-      const opens = new Date(e.queue.opens_at);
-      $("waiting-position").textContent = "The sale opens at " + opens.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+      $("waiting-position").textContent = "The sale opens at " + eventClock(e.queue.opens_at, e.time_zone);
       $("waiting-estimate").textContent = "Everyone here before then gets a random place in line when it opens: there is no need to hurry.";
     } else {
       first ??= position;

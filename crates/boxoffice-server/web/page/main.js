@@ -1,19 +1,22 @@
 // The Boxoffice seat-map page: the event list, or one event's map (its layout and statuses
 // followed live), a basket held all or nothing, checkout and the tickets, standing areas
-// and the waiting list; or, at `?order=<id>`, one order's tickets. An event with a waiting room shows the line first. Reading is open to all; holding
+// and the waiting list, and the buyer's own orders there; or, at `?order=<id>` (or
+// `?booking=<id>`), one order's tickets. An event with a waiting room shows the line
+// first. Reading is open to all; holding
 // needs a buyer: a platform's token handed to the page, or an anonymous session where the
 // server hands those out.
 
 import { Problem } from "../core/api.js";
-import { dateTime } from "../core/format.js";
+import { eventTime } from "../core/format.js";
 import { follow } from "../core/stream.js";
 import { PALETTE } from "../core/hall.js";
-import { $, state, buyer, signIn, read, api, say, fail, changed, timed } from "./shared.js";
+import { $, state, buyer, signIn, read, api, say, fail, changed, timed, reveal } from "./shared.js";
 import { applySnapshot, setStatus, wireMap, expireHolds, renderLegend } from "./map.js";
 import { wirePanel, showOrder } from "./basket.js";
 import { waitForTurn, renderPass } from "./line.js";
 import { wireWaitlist, renderGa, gaLeft } from "./extras.js";
 import { showOrderPage } from "./tickets.js";
+import { wireMine } from "./mine.js";
 
 async function showEvents() {
   $("events").hidden = false;
@@ -26,7 +29,7 @@ async function showEvents() {
     a.href = "/?event=" + encodeURIComponent(e.id);
     a.innerHTML = "<strong></strong><br><span class=\"when\"></span>";
     a.querySelector("strong").textContent = e.name;
-    a.querySelector(".when").textContent = dateTime(e.starts_at);
+    a.querySelector(".when").textContent = eventTime(e.starts_at, e.time_zone);
     li.append(a);
     list.append(li);
   }
@@ -40,7 +43,7 @@ async function showEvent(id) {
   // The line is for buyers who may hold: a reader goes straight to the map.
   if (buyer.token && e.queue && e.queue.enabled) await waitForTurn();
   $("event-name").textContent = e.name;
-  $("event-meta").textContent = dateTime(e.starts_at) + " · up to " + e.max_seats_per_user + " seats per buyer";
+  $("event-meta").textContent = eventTime(e.starts_at, e.time_zone) + " · up to " + e.max_seats_per_user + " seats per buyer";
   e.ticket_types.forEach((t, i) => state.typeIndex.set(t.code, i % PALETTE.length));
   $("event").hidden = false;
   renderLegend();
@@ -55,11 +58,16 @@ async function showEvent(id) {
   changed();
   renderPass();
   connect();
-  // Back from paying elsewhere: what became of the order.
-  const paying = new URLSearchParams(location.search).get("order");
+  // The buyer's own orders here; and back from paying elsewhere, what became of the order
+  // (or the booking), in view.
+  const orders = await wireMine();
+  const query = new URLSearchParams(location.search);
+  const paying = query.get("order") || query.get("booking");
   if (paying && buyer.token) {
     try {
-      showOrder(await api("GET", "/v1/orders/" + encodeURIComponent(paying)));
+      const mine = orders.find((o) => (o.order_id || o.booking_id) === paying);
+      showOrder(mine && mine.booking_id ? mine : await api("GET", "/v1/orders/" + encodeURIComponent(paying)));
+      reveal($("order"));
     } catch (err) { fail(err); }
   }
 }
@@ -97,11 +105,11 @@ function connect() {
 async function start() {
   timed("start");
   const query = new URLSearchParams(location.search);
-  const id = query.get("event"), order = query.get("order");
+  const id = query.get("event"), order = query.get("order"), booking = query.get("booking");
   try {
     await signIn();
     if (id) await showEvent(id);
-    else if (order && buyer.token) await showOrderPage(order, showOrder);
+    else if ((order || booking) && buyer.token) await showOrderPage(order || booking, showOrder, booking ? "booking" : "order");
     else await showEvents();
   } catch (e) {
     const fatal = $("fatal");

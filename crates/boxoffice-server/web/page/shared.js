@@ -128,6 +128,18 @@ const redraws = [];
 export const onChange = (redraw) => redraws.push(redraw);
 export const changed = () => { for (const redraw of redraws) redraw(); };
 
+// Told when the buyer's orders changed (a purchase, a booking): "Your orders" reads them.
+const orderWatchers = [];
+export const onOrdered = (watch) => orderWatchers.push(watch);
+export const ordered = () => { for (const watch of orderWatchers) watch(); };
+
+// Brings `box` into view and moves focus to it: on a phone the panel is below the map.
+export function reveal(box) {
+  box.tabIndex = -1;
+  box.scrollIntoView({ block: "start" });
+  box.focus({ preventScroll: true });
+}
+
 export function typeOf(code) {
   return state.event.ticket_types.find((t) => t.code === code);
 }

@@ -4,8 +4,8 @@
 // buyer's token and shown from blob URLs. Also the page of `/?order=<id>`: the order and
 // its tickets, to show at the door.
 
-import { request } from "../core/api.js";
-import { dateTime } from "../core/format.js";
+import { Problem, request } from "../core/api.js";
+import { eventTime } from "../core/format.js";
 import { $, buyer, api, read, say } from "./shared.js";
 
 const STATUS = { valid: "Valid", redeemed: "Used", revoked: "Cancelled" };
@@ -13,18 +13,19 @@ const STATUS = { valid: "Valid", redeemed: "Used", revoked: "Cancelled" };
 // Each object URL made for this order's QR codes, let go when the order is drawn again.
 let urls = [];
 
-// Draws `order`'s tickets into `box` (an element of the page): nothing for an order that
-// is not paid, whose seats are no tickets yet.
-export async function renderTickets(order, box) {
+// Draws the tickets of `order` (an order of seats, or a booking of standing places) into
+// `box` (an element of the page): nothing for one that is not paid, which has no tickets
+// yet. A seat's ticket may be offered for resale; a standing place's may not.
+export async function renderTickets(order, box, zone) {
   for (const url of urls) URL.revokeObjectURL(url);
   urls = [];
   box.replaceChildren();
   box.hidden = order.status !== "paid";
   if (box.hidden) return;
-  const path = `/v1/orders/${encodeURIComponent(order.order_id)}`;
+  const path = pathOf(order);
   const [{ tickets }, { listed }] = await Promise.all([
     api("GET", path + "/tickets"),
-    order.event_id ? api("GET", path + "/resale") : { listed: [] },
+    order.event_id && order.order_id ? api("GET", path + "/resale") : { listed: [] },
   ]);
   const events = new Map();
   for (const t of tickets) if (!events.has(t.event_id)) events.set(t.event_id, null);
@@ -41,7 +42,7 @@ export async function renderTickets(order, box) {
   pdf.type = "button";
   pdf.id = "tickets-pdf";
   pdf.textContent = "Download the tickets (PDF)";
-  pdf.onclick = () => download(order.order_id, pdf);
+  pdf.onclick = () => download(path, order.order_id || order.booking_id, pdf);
   const list = document.createElement("ul");
   list.className = "ticket-list";
   box.append(heading, hint, pdf, list);
@@ -61,9 +62,10 @@ export async function renderTickets(order, box) {
     seat.textContent = t.label;
     const what = document.createElement("span");
     const type = event && event.ticket_types.find((k) => k.code === t.ticket_type);
-    what.textContent = (type ? type.name : t.ticket_type) + " · " + (STATUS[t.status] || t.status);
+    const kind = t.area ? "Standing" : type ? type.name : t.ticket_type;
+    what.textContent = kind + " · " + (STATUS[t.status] || t.status);
     const when = document.createElement("span");
-    when.textContent = event ? event.name + ", " + dateTime(event.starts_at) : "";
+    when.textContent = event ? event.name + ", " + eventTime(event.starts_at, event.time_zone || zone) : "";
     text.append(seat, what, when);
     // Under the QR code, the code a steward types when the camera cannot read it.
     const figure = document.createElement("figure");
@@ -76,7 +78,7 @@ export async function renderTickets(order, box) {
     figure.append(img, caption);
     li.append(figure, text);
     const started = !event || Date.parse(event.starts_at) <= Date.now();
-    if (order.event_id && t.seat_id && t.status === "valid" && !started) {
+    if (order.order_id && order.event_id && t.seat_id && t.status === "valid" && !started) {
       li.append(resale(order, t, listed.includes(t.seat_id), box));
     }
     list.append(li);
@@ -150,15 +152,20 @@ function resale(order, t, listed, box) {
   return part;
 }
 
-// The PDF of the order's tickets, saved as a file.
-async function download(orderId, button) {
+// Where an order's or a booking's tickets are.
+const pathOf = (order) => order.booking_id
+  ? `/v1/bookings/${encodeURIComponent(order.booking_id)}`
+  : `/v1/orders/${encodeURIComponent(order.order_id)}`;
+
+// The PDF of the tickets at `path`, saved as a file.
+async function download(path, id, button) {
   button.disabled = true;
   try {
-    const pdf = await request("GET", `/v1/orders/${encodeURIComponent(orderId)}/tickets.pdf`, { token: buyer.token, blob: true });
+    const pdf = await request("GET", `${path}/tickets.pdf`, { token: buyer.token, blob: true });
     const url = URL.createObjectURL(pdf);
     const a = document.createElement("a");
     a.href = url;
-    a.download = `tickets-${orderId}.pdf`;
+    a.download = `tickets-${id}.pdf`;
     document.body.append(a);
     a.click();
     a.remove();
@@ -168,19 +175,40 @@ async function download(orderId, button) {
   }
 }
 
-// `/?order=<id>`: the signed-in buyer's order and its tickets, without the map.
-export async function showOrderPage(id, showOrder) {
-  const order = await api("GET", "/v1/orders/" + encodeURIComponent(id));
+// The buyer's own orders and bookings (`GET /v1/me/orders`), of one event or of all, each
+// shaped as its own route answers it: an order as `GET /v1/orders/{id}`, a booking as
+// `POST …/bookings`.
+export async function myOrders(eventId) {
+  const query = eventId ? "?event=" + encodeURIComponent(eventId) : "";
+  const { orders } = await api("GET", "/v1/me/orders" + query);
+  return orders.map((o) => o.kind === "booking"
+    ? { booking_id: o.id, event_id: o.event_id, area: o.area, quantity: o.quantity, status: o.status,
+      pay_by: o.pay_by, total_cents: o.total_cents, currency: o.currency, tickets: o.tickets }
+    : { order_id: o.id, event_id: o.event_id, seats: o.seats, status: o.status, pay_by: o.pay_by,
+      total_cents: o.total_cents, currency: o.currency, tickets: o.tickets });
+}
+
+// The buyer's booking `id`, from their own orders (404 if it is not theirs).
+export async function myBooking(id, eventId) {
+  const found = (await myOrders(eventId)).find((o) => o.booking_id === id);
+  if (!found) throw new Problem(404, { detail: "No such booking of yours." });
+  return found;
+}
+
+// `/?order=<id>` (or `/?booking=<id>`): the signed-in buyer's order and its tickets,
+// without the map.
+export async function showOrderPage(id, showOrder, kind = "order") {
+  const order = kind === "booking" ? await myBooking(id) : await api("GET", "/v1/orders/" + encodeURIComponent(id));
   const page = $("order-page");
   page.hidden = false;
   const event = order.event_id ? await read("/v1/events/" + encodeURIComponent(order.event_id)).catch(() => null) : null;
   $("order-page-name").textContent = event ? event.name : "Your order";
-  $("order-page-meta").textContent = event ? dateTime(event.starts_at) : "";
+  $("order-page-meta").textContent = event ? eventTime(event.starts_at, event.time_zone) : "";
   if (event) {
     const back = $("order-page-map");
     back.href = "/?event=" + encodeURIComponent(event.id);
     back.hidden = false;
   }
   document.title = ($("order-page-name").textContent) + " · your tickets · Boxoffice";
-  showOrder(order, $("order-page-box"));
+  showOrder(order, $("order-page-box"), event && event.time_zone);
 }

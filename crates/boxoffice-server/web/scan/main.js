@@ -7,7 +7,7 @@
 // answers again, saying how many wait.
 
 import { Problem, request } from "../core/api.js";
-import { dateTime } from "../core/format.js";
+import { eventTime } from "../core/format.js";
 import { Door, importKeys, judge, parseSecret, typedCode, upload } from "./entry.js";
 import { watch } from "./camera.js";
 
@@ -86,7 +86,7 @@ async function chooseEvent() {
     const a = document.createElement("a");
     a.href = "/scan?event=" + encodeURIComponent(e.id);
     a.append(Object.assign(document.createElement("strong"), { textContent: e.name }), document.createElement("br"),
-      Object.assign(document.createElement("span"), { textContent: dateTime(e.starts_at) }));
+      Object.assign(document.createElement("span"), { textContent: eventTime(e.starts_at, e.time_zone) }));
     li.append(a);
     list.append(li);
   }
@@ -109,7 +109,7 @@ async function openEvent(id) {
   await refresh();
   document.title = event.name + " · Scanner · Boxoffice";
   $("event-name").textContent = event.name;
-  $("event-meta").textContent = dateTime(event.starts_at) + (event.entry && event.entry.reentry ? " · re-entry allowed" : "");
+  $("event-meta").textContent = eventTime(event.starts_at, event.time_zone) + (event.entry && event.entry.reentry ? " · re-entry allowed" : "");
   $("gate").value = localStorage.getItem(GATE_KEY) || "";
   $("gate").onchange = () => localStorage.setItem(GATE_KEY, $("gate").value.trim());
   $("scanner").hidden = false;

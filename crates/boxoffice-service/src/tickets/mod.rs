@@ -364,13 +364,13 @@ pub async fn pdf(state: &Services, tickets: &[TicketView]) -> Result<Vec<u8>, Er
             print::Page {
                 event: &event.name,
                 starts_at: event.starts_at,
+                time_zone: &event.time_zone,
                 venue: &event.venue,
                 label: &t.label,
                 ticket_type: event
                     .type_names
                     .get(&t.ticket_type)
                     .map_or(t.ticket_type.as_str(), String::as_str),
-                holder: &t.holder,
                 ticket_id: t.id,
                 order: t.order_id.or(t.booking_id),
                 price: print::price(t.price_cents, &t.currency),

@@ -1,7 +1,8 @@
 //! What a buyer shows at the door: a ticket's secret as a QR code (error correction M, as
 //! ordinary readers expect: a compact secret in alphanumeric mode, a JSON one in byte
 //! mode), alone as SVG or on a PDF page per ticket with the event, time, venue, seat,
-//! ticket type, holder, the code to type and the order. Text is set in the PDF's standard
+//! ticket type and price, the code to type and the order (not the buyer's id: a platform's
+//! internal name for its buyer means nothing on paper). Text is set in the PDF's standard
 //! Helvetica, so the file embeds no font.
 
 use chrono::{DateTime, Utc};
@@ -47,14 +48,14 @@ pub struct Page<'a> {
     pub event: &'a str,
     /// When it starts.
     pub starts_at: DateTime<Utc>,
+    /// The event's time zone, in which the page says when it starts.
+    pub time_zone: &'a str,
     /// The venue's name.
     pub venue: &'a str,
     /// "Stalls, Row C, Seat 12", or "Standing floor, place 2 of 3".
     pub label: &'a str,
     /// The ticket type's name.
     pub ticket_type: &'a str,
-    /// The buyer.
-    pub holder: &'a str,
     /// The ticket's id.
     pub ticket_id: uuid::Uuid,
     /// The order or booking it is of.
@@ -145,7 +146,7 @@ fn page_content(page: &Page<'_>) -> Vec<u8> {
         &mut c,
         b"F1",
         14.0,
-        &page.starts_at.format("%A %-d %B %Y, %H:%M UTC").to_string(),
+        &boxoffice_core::local_time::date_time(page.starts_at, page.time_zone),
         y,
     );
     y -= 20.0;
@@ -160,8 +161,6 @@ fn page_content(page: &Page<'_>) -> Vec<u8> {
         &format!("{} · {}", page.ticket_type, page.price),
         y,
     );
-    y -= 20.0;
-    line(&mut c, b"F1", 12.0, &format!("Holder: {}", page.holder), y);
     y -= 24.0 + QR_SIDE;
 
     let code = qr(page.secret);
@@ -271,10 +270,10 @@ mod tests {
         let page = |label| Page {
             event: "Gala",
             starts_at: Utc::now(),
+            time_zone: "Europe/Berlin",
             venue: "Hall",
             label,
             ticket_type: "Standard",
-            holder: "alice",
             ticket_id: uuid::Uuid::new_v4(),
             order: Some(uuid::Uuid::new_v4()),
             price: price(4500, "EUR"),

@@ -543,6 +543,8 @@ pub struct Printed {
     pub name: String,
     /// When it starts.
     pub starts_at: DateTime<Utc>,
+    /// Its time zone (its own, or else its venue's).
+    pub time_zone: String,
     /// The venue's name.
     pub venue: String,
     /// The name of each ticket type and GA area, by code.
@@ -555,14 +557,15 @@ pub struct Printed {
 
 /// What a printed ticket says of `event`; `None` if there is no such event.
 pub async fn printed(pool: &PgPool, event: EventId) -> Result<Option<Printed>, StoreError> {
-    let head: Option<(String, DateTime<Utc>, String)> = sqlx::query_as(
-        "select e.name, e.starts_at, v.name from event e join venue v using (venue_id)
+    let head: Option<(String, DateTime<Utc>, String, String)> = sqlx::query_as(
+        "select e.name, e.starts_at, v.name, coalesce(e.time_zone, v.time_zone)
+           from event e join venue v using (venue_id)
           where e.event_id = $1",
     )
     .bind(event.0)
     .fetch_optional(pool)
     .await?;
-    let Some((name, starts_at, venue)) = head else {
+    let Some((name, starts_at, venue, time_zone)) = head else {
         return Ok(None);
     };
     let rows = sqlx::query_as::<_, (bool, String, String)>(
@@ -586,6 +589,7 @@ pub async fn printed(pool: &PgPool, event: EventId) -> Result<Option<Printed>, S
     Ok(Some(Printed {
         name,
         starts_at,
+        time_zone,
         venue,
         type_names: rows
             .into_iter()

@@ -20,8 +20,9 @@ pub async fn insert_venue(
     let mut tx = pool.begin().await?;
     crate::pg::db::allow_bulk_write(&mut tx).await?;
     sqlx::query(
-        "insert into venue (venue_id, name, seat_count, shapes, organization_id, focal_x, focal_y)
-         values ($1, $2, $3, $4, $5, $6, $7)",
+        "insert into venue (venue_id, name, seat_count, shapes, organization_id, focal_x, focal_y,
+                            time_zone)
+         values ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(id.0)
     .bind(&layout.name)
@@ -30,6 +31,7 @@ pub async fn insert_venue(
     .bind(organization.0)
     .bind(layout.focal_point.map(|p| p.x))
     .bind(layout.focal_point.map(|p| p.y))
+    .bind(&layout.time_zone)
     .execute(&mut *tx)
     .await?;
     write_seats(&mut tx, id, layout).await?;
@@ -101,7 +103,8 @@ pub async fn replace_venue(
         .await?;
     }
     sqlx::query(
-        "update venue set name = $2, seat_count = $3, shapes = $4, focal_x = $5, focal_y = $6
+        "update venue set name = $2, seat_count = $3, shapes = $4, focal_x = $5, focal_y = $6,
+                          time_zone = $7
           where venue_id = $1",
     )
     .bind(id.0)
@@ -110,6 +113,7 @@ pub async fn replace_venue(
     .bind(Json(&layout.shapes))
     .bind(layout.focal_point.map(|p| p.x))
     .bind(layout.focal_point.map(|p| p.y))
+    .bind(&layout.time_zone)
     .execute(&mut *tx)
     .await?;
     write_seats(&mut tx, id, layout).await?;
@@ -300,17 +304,26 @@ pub async fn read_venue(
     pool: &PgPool,
     id: VenueId,
 ) -> Result<Option<(VenueLayout, VenueVersion)>, StoreError> {
-    type Head = (String, Json<Vec<Shape>>, Option<f64>, Option<f64>, String);
+    type Head = (
+        String,
+        Json<Vec<Shape>>,
+        Option<f64>,
+        Option<f64>,
+        String,
+        String,
+    );
     let mut tx = pool.begin().await?;
     sqlx::query("set transaction isolation level repeatable read, read only")
         .execute(&mut *tx)
         .await?;
-    let Some((name, Json(shapes), focal_x, focal_y, version)) = sqlx::query_as::<_, Head>(
-        "select name, shapes, focal_x, focal_y, xmin::text from venue where venue_id = $1",
-    )
-    .bind(id.0)
-    .fetch_optional(&mut *tx)
-    .await?
+    let Some((name, Json(shapes), focal_x, focal_y, time_zone, version)) =
+        sqlx::query_as::<_, Head>(
+            "select name, shapes, focal_x, focal_y, time_zone, xmin::text
+               from venue where venue_id = $1",
+        )
+        .bind(id.0)
+        .fetch_optional(&mut *tx)
+        .await?
     else {
         return Ok(None);
     };
@@ -354,6 +367,7 @@ pub async fn read_venue(
             .collect(),
         shapes,
         focal_point: focal_x.zip(focal_y).map(|(x, y)| Point { x, y }),
+        time_zone,
     };
     assemble(&mut layout, rows, seats)
         .map_err(|what| StoreError::Other(format!("venue {id}: {what}").into()))?;

@@ -40,6 +40,8 @@ pub struct EventSummary {
     /// The organization it belongs to.
     #[sqlx(try_from = "uuid::Uuid")]
     pub organization_id: OrganizationId,
+    /// Its time zone: its own, or else its venue's.
+    pub time_zone: String,
 }
 
 /// An event with its settings, ticket types and general-admission areas.
@@ -172,8 +174,8 @@ pub async fn insert_event(
         "insert into event (event_id, venue_id, name, starts_at, hold_ttl_seconds,
                             max_hold_seconds, max_seats_per_user, section_order,
                             payment_window_seconds, waitlist_offer_seconds, organization_id,
-                            entry_reentry, buyer_moves_until)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                            entry_reentry, buyer_moves_until, time_zone)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
     )
     .bind(id.0)
     .bind(event.venue_id.0)
@@ -188,6 +190,7 @@ pub async fn insert_event(
     .bind(organization.0)
     .bind(event.entry.reentry)
     .bind(event.changes.buyer_moves_until)
+    .bind(&event.time_zone)
     .execute(&mut *tx)
     .await?;
 
@@ -249,6 +252,7 @@ pub async fn insert_event(
                 "max_seats_per_user": event.max_seats_per_user,
                 "payment_window_seconds": event.payment_window_seconds,
                 "waitlist_offer_seconds": event.waitlist_offer_seconds,
+                "time_zone": event.time_zone,
                 "ticket_types": event.ticket_types,
                 "ga_areas": event.ga_areas.iter().map(|a| &a.code).collect::<Vec<_>>(),
                 "seats_allocated": event.allocations.len(),
@@ -284,9 +288,11 @@ pub async fn list_events(
     organization: Option<OrganizationId>,
 ) -> Result<Vec<EventSummary>, StoreError> {
     Ok(sqlx::query_as(
-        "select event_id, name, venue_id, starts_at, organization_id from event
-          where $1::uuid is null or organization_id = $1
-          order by starts_at, event_id",
+        "select e.event_id, e.name, e.venue_id, e.starts_at, e.organization_id,
+                coalesce(e.time_zone, v.time_zone) as time_zone
+           from event e join venue v using (venue_id)
+          where $1::uuid is null or e.organization_id = $1
+          order by e.starts_at, e.event_id",
     )
     .bind(organization.map(|o| o.0))
     .fetch_all(pool)
@@ -309,6 +315,7 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         uuid::Uuid,
         bool,
         Option<DateTime<Utc>>,
+        String,
     );
     let Some((
         event_id,
@@ -324,11 +331,13 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
         organization_id,
         reentry,
         buyer_moves_until,
+        time_zone,
     )) = sqlx::query_as::<_, Row>(
-        "select event_id, name, venue_id, starts_at, hold_ttl_seconds, max_hold_seconds,
-                max_seats_per_user, section_order, payment_window_seconds, waitlist_offer_seconds,
-                organization_id, entry_reentry, buyer_moves_until
-           from event where event_id = $1",
+        "select e.event_id, e.name, e.venue_id, e.starts_at, e.hold_ttl_seconds,
+                e.max_hold_seconds, e.max_seats_per_user, e.section_order,
+                e.payment_window_seconds, e.waitlist_offer_seconds, e.organization_id,
+                e.entry_reentry, e.buyer_moves_until, coalesce(e.time_zone, v.time_zone)
+           from event e join venue v using (venue_id) where e.event_id = $1",
     )
     .bind(id.0)
     .fetch_optional(pool)
@@ -381,6 +390,7 @@ pub async fn get_event(pool: &PgPool, id: EventId) -> Result<Option<EventRecord>
             venue_id: VenueId(venue_id),
             starts_at,
             organization_id: OrganizationId(organization_id),
+            time_zone,
         },
         hold_ttl_seconds: ttl as u32,
         max_hold_seconds: max_hold as u32,
