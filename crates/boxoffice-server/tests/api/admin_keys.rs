@@ -87,7 +87,7 @@ async fn an_admin_makes_and_revokes_keys_sets_the_webhook_and_reads_the_audit_lo
     choose(&page, &acme_id).await;
     assert_eq!(
         script(&page, "return document.getElementById('who').textContent").await,
-        "BOXOFFICE_ADMIN_TOKEN · platform · Acme Concerts"
+        "Server administrator · platform · Acme Concerts"
     );
 
     // A new key: shown once, with a copy button, and it works at once.

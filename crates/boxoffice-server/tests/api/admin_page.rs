@@ -617,3 +617,142 @@ async fn an_organizer_gives_seats_to_a_channel_and_releases_them_to_the_waiting_
     screenshot(&page, "console-13-channels-phone").await;
     page.close().await.unwrap();
 }
+
+/// A venue drawn with a standing area and a seat category: the new-event form offers the
+/// area to sell with its places and price, the category as a ticket type of its own and
+/// the venue's time zone; the event it makes sells the area from the buyer's page (paid at
+/// once, its tickets shown) and prices the category's seats as chosen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_new_event_form_sells_a_drawn_area_and_a_category() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let app = spawn_app().await;
+    let (status, venue) = app
+        .post_venues(&json!({"name": "Club", "time_zone": "Europe/Berlin", "sections": [
+            {"id": "stalls", "name": "Stalls", "origin": {"x": 0, "y": 0}, "seat_spacing": 1.0, "row_spacing": 1.2,
+             "rows": [{"label": "A", "seats": 4, "category": "Front"}, {"label": "B", "seats": 4}]}],
+            "shapes": [{"kind": "stage", "rect": {"x": 0, "y": -4, "w": 4, "h": 2}},
+                       {"kind": "area", "text": "Dance floor", "rect": {"x": 7, "y": 0, "w": 5, "h": 4}}]}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{venue}");
+    let venue = venue["id"].as_str().unwrap().to_owned();
+    let driver = driver().await;
+    let page = browser(&driver).await;
+    sign_in(&page, &app).await;
+    page.goto(&format!("{}/admin/events/new?venue={venue}", app.base))
+        .await
+        .unwrap();
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return !!document.querySelector('[data-ga-area=\"Dance floor\"]') && !!document.querySelector('[data-category=\"Front\"]')",
+        json!(true),
+    )
+    .await;
+    assert_eq!(
+        script(
+            &page,
+            "return document.querySelector('#event-form [name=time_zone]').placeholder"
+        )
+        .await,
+        json!("Europe/Berlin")
+    );
+    type_into(&page, "#event-form input[name=name]", "Club night").await;
+    let area = |name: &str| format!("[data-ga-area=\"Dance floor\"] input[name={name}]");
+    type_into(&page, &area("area_capacity"), "120").await;
+    type_into(&page, &area("area_price"), "18").await;
+    press(&page, "#add-type").await;
+    let second = |name: &str| format!("#types .row:nth-of-type(2) input[name={name}]");
+    type_into(&page, &second("type_code"), "front").await;
+    type_into(&page, &second("type_name"), "Front").await;
+    type_into(&page, &second("type_price"), "60").await;
+    script(
+        &page,
+        "const s = document.querySelector('[data-category=\"Front\"] select'); s.value = 'front'; return s.value",
+    )
+    .await;
+    assert_accessible(&page, "the new event's form with an area and a category").await;
+    screenshot(&page, "console-new-event-areas-desktop").await;
+    press(&page, "#event-form button[type=submit]").await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "return location.pathname.startsWith('/admin/events/') && document.querySelector('h1').textContent",
+        json!("Club night"),
+    )
+    .await;
+    let event = script(&page, "return location.pathname.split('/').pop()").await;
+    let event = event.as_str().unwrap().to_owned();
+    let (_, created) = app.get(&format!("/v1/events/{event}")).await;
+    assert_eq!(created["time_zone"], "Europe/Berlin");
+    assert_eq!(
+        created["ga_areas"],
+        json!([{"code": "dance_floor", "name": "Dance floor", "capacity": 120, "price_cents": 1800,
+                "currency": "EUR", "max_per_booking": 10, "max_per_user": 10, "left": 120}])
+    );
+    // 19:30 in Berlin is 18:30 or 17:30 UTC, as the day falls in winter or summer time.
+    let starts: chrono::DateTime<chrono::Utc> =
+        created["starts_at"].as_str().unwrap().parse().unwrap();
+    assert!(
+        [(18, 30), (17, 30)].contains(&(
+            chrono::Timelike::hour(&starts),
+            chrono::Timelike::minute(&starts)
+        )),
+        "{starts}"
+    );
+    let (_, seats) = app.get(&format!("/v1/events/{event}/seats")).await;
+    let type_of = |id: &str| {
+        seats["seats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .map(|s| s["ticket_type"].clone())
+    };
+    assert_eq!(type_of("stalls-A-1"), Some(json!("front")));
+    assert_eq!(type_of("stalls-B-1"), Some(json!("standard")));
+
+    // The buyer's page sells the area: paid at once, its tickets shown.
+    crate::helpers::open(&page, &app, &event).await;
+    let shown = script(
+        &page,
+        "const a = document.querySelector('.ga-area'); return [a.querySelector('h3').textContent, a.querySelector('[data-ga-left]').textContent]",
+    )
+    .await;
+    assert_eq!(shown, json!(["Dance floor", "120"]));
+    script(
+        &page,
+        "const f = document.querySelector('.ga-area form'); f.querySelector('input').value = 2; f.requestSubmit(); return 0",
+    )
+    .await;
+    wait_for(
+        &page,
+        LOADS_WITHIN,
+        "const o = document.getElementById('order'); return !o.hidden && o.querySelector('.tickets').dataset.tickets === '2'",
+        json!(true),
+    )
+    .await;
+    let left: i32 = sqlx::query_scalar("select seats_left from ga_area where code = 'dance_floor'")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(left, 118);
+    screenshot(&page, "buyer-drawn-area-booked-desktop").await;
+    page.close().await.unwrap();
+
+    let phone_page = phone(&driver).await;
+    sign_in(&phone_page, &app).await;
+    phone_page
+        .goto(&format!("{}/admin/events/new?venue={venue}", app.base))
+        .await
+        .unwrap();
+    wait_for(
+        &phone_page,
+        LOADS_WITHIN,
+        "return !!document.querySelector('[data-ga-area=\"Dance floor\"]')",
+        json!(true),
+    )
+    .await;
+    assert_accessible(&phone_page, "the new event's form on a phone").await;
+    screenshot(&phone_page, "console-new-event-areas-phone").await;
+    phone_page.close().await.unwrap();
+}

@@ -432,5 +432,5 @@ async fn an_event_reads_in_its_venues_time_zone_or_its_own() {
 /// with the strings of boxoffice_core::local_time's tests.
 #[test]
 fn the_pages_time_formatter_writes_what_the_pdf_prints() {
-    crate::helpers::node_tests("format.test.mjs", 4);
+    crate::helpers::node_tests("format.test.mjs", 5);
 }

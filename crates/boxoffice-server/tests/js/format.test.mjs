@@ -27,3 +27,11 @@ test("a zone the browser does not know reads as UTC rather than failing", () => 
 test("money is written with its currency's sign", () => {
   assert.equal(money(27000, "EUR", "en-GB"), "€270.00");
 });
+
+test("the console reads a start typed as local time in the event's zone", async () => {
+  const { inZone } = await import("../../web/admin/event-new.js");
+  assert.equal(inZone("2030-03-01T20:30", "Europe/Berlin"), "2030-03-01T19:30:00.000Z");
+  assert.equal(inZone("2030-07-01T20:30", "Europe/Berlin"), "2030-07-01T18:30:00.000Z");
+  assert.equal(inZone("2030-03-01T20:30", "UTC"), "2030-03-01T20:30:00.000Z");
+  assert.equal(inZone("2030-11-03T01:30", "America/New_York"), "2030-11-03T05:30:00.000Z");
+});

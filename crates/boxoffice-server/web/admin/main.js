@@ -56,7 +56,7 @@ async function route() {
     $("nav-audit").hidden = !chosen || !may("read_audit");
     $("change-organization").hidden = !chosen || me.role !== "platform";
     if (!chosen) {
-      $("who").textContent = `${me.name} · ${me.role}`;
+      $("who").textContent = `${signedInAs(me)} · ${me.role}`;
       return await chooseOrganization();
     }
     const shown = await organizationName(organization()).catch((e) => {
@@ -65,7 +65,7 @@ async function route() {
       return null;
     });
     if (shown === null) return await chooseOrganization();
-    $("who").textContent = `${me.name} · ${me.role} · ${shown}`;
+    $("who").textContent = `${signedInAs(me)} · ${me.role} · ${shown}`;
     const needed = NEEDS.find(([pattern]) => pattern.test(path));
     if (needed && !may(needed[1])) {
       screen("Not for this key", `<h1>Not for this key</h1><p>A key with the role <strong>${esc(me.role)}</strong> may not do this.</p><p><a href="/admin" data-nav>Back to the console</a></p>`);
@@ -134,3 +134,9 @@ async function home() {
 }
 
 route();
+
+// Who signed in, as the header names them: a key by its name; the server's own token (no
+// key id) as what it is, not the setting that holds it.
+function signedInAs(me) {
+  return me.key_id ? me.name : "Server administrator";
+}
