@@ -1024,6 +1024,10 @@ pub struct KeyBody {
     /// When it stops working; in the future. Never, when absent.
     #[serde(default)]
     pub expires_at: Option<DateTime<Utc>>,
+    /// A `checkin` key only: the events it may check in at (its calls on any other event
+    /// answer 404). Every event of the organization, when absent.
+    #[serde(default)]
+    pub events: Option<Vec<EventId>>,
 }
 
 /// Answer to `POST /v1/organizations/{id}/keys`: the key itself is in this answer and
@@ -1044,6 +1048,35 @@ pub struct KeyCreated {
     pub created_at: DateTime<Utc>,
     /// When it stops working, if ever.
     pub expires_at: Option<DateTime<Utc>>,
+    /// The events it is limited to, if it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<EventId>>,
+}
+
+/// Body of `POST /v1/events/{id}/scanner-pairings`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScannerPairingBody {
+    /// The origin the phone opens the scanner at (the console's own,
+    /// `https://box.example`).
+    pub origin: String,
+}
+
+/// Answer to `POST /v1/events/{id}/scanner-pairings`: a `checkin` key for this event
+/// alone, expiring a day after it starts, and the link that signs a phone's scanner in with
+/// it. The key is in this answer and nowhere else, ever.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ScannerPairing {
+    /// The key's id (revoke it as any key).
+    pub key_id: KeyId,
+    /// The key: `bxk_` and 43 URL-safe base64 characters.
+    pub key: String,
+    /// When it stops working: a day after the event starts.
+    pub expires_at: Option<DateTime<Utc>>,
+    /// `<origin>/scan?event=<id>#key=<key>`.
+    pub url: String,
+    /// The link as a QR code, an SVG image.
+    pub qr_svg: String,
 }
 
 /// A key as listed: never the key itself.
@@ -1065,6 +1098,9 @@ pub struct KeyView {
     pub last_used_at: Option<DateTime<Utc>>,
     /// When it was revoked, if it was.
     pub revoked_at: Option<DateTime<Utc>>,
+    /// The events it is limited to, if it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<Vec<EventId>>,
 }
 
 /// Answer to `GET /v1/organizations/{id}/keys`.

@@ -89,6 +89,11 @@ pub const ROUTES: &[(Method, &str, Right)] = &[
     ),
     (Method::GET, "/v1/tickets/{id}/qr.svg", Right::ReadOrders),
     (Method::GET, "/v1/events/{id}/entry/keys", Right::CheckIn),
+    (
+        Method::POST,
+        "/v1/events/{id}/scanner-pairings",
+        Right::ManageKeys,
+    ),
     (Method::GET, "/v1/events/{id}/entry/revoked", Right::CheckIn),
     (Method::POST, "/v1/events/{id}/checkins", Right::CheckIn),
     (

@@ -47,6 +47,8 @@ pub struct Staff {
     pub organization_id: OrganizationId,
     /// The request's id (`X-Request-Id`), for the audit log.
     pub request_id: Option<String>,
+    /// The events the key is limited to (a scanner paired to a door), if it is.
+    pub events: Option<Vec<EventId>>,
 }
 
 impl Staff {
@@ -58,6 +60,7 @@ impl Staff {
             role: Role::Platform,
             organization_id: OrganizationId::DEFAULT,
             request_id: None,
+            events: None,
         }
     }
 
@@ -148,10 +151,30 @@ impl Staff {
                 parts.method
             ))
         })?;
-        if self.role.may(right) {
-            Ok(self)
-        } else {
-            Err(ApiError::RoleForbidden(right.roles()))
+        if !self.role.may(right) {
+            return Err(ApiError::RoleForbidden(right.roles()));
+        }
+        self.within_events(path, parts.uri.path())?;
+        Ok(self)
+    }
+
+    /// For a key limited to events: a route on another event (`/v1/events/{id}…`) answers
+    /// the 404 of an event that does not exist.
+    fn within_events(&self, route: &str, path: &str) -> Result<(), ApiError> {
+        let Some(events) = &self.events else {
+            return Ok(());
+        };
+        if !route.starts_with("/v1/events/{id}") {
+            return Ok(());
+        }
+        let named = path
+            .split('/')
+            .nth(3)
+            .and_then(boxoffice_core::ids::parse_canonical_uuid)
+            .map(EventId);
+        match named {
+            Some(event) if events.contains(&event) => Ok(()),
+            _ => Err(ApiError::event_not_found()),
         }
     }
 }
@@ -193,6 +216,7 @@ impl Caller {
                 role: holder.role,
                 organization_id: holder.organization_id,
                 request_id: None,
+                events: holder.events,
             }));
         }
         state

@@ -37,6 +37,8 @@ pub struct KeyHolder {
     pub role: Role,
     /// When it stops working, if ever.
     pub expires_at: Option<DateTime<Utc>>,
+    /// The events it is limited to; every event of its organization when `None`.
+    pub events: Option<Vec<boxoffice_core::ids::EventId>>,
 }
 
 /// Whether `text` is shaped as a key: `bxk_` and 43 URL-safe base64 characters.
@@ -166,6 +168,7 @@ impl KeyRing {
                         organization_id: k.organization_id,
                         role: k.role,
                         expires_at: k.expires_at,
+                        events: k.events,
                     },
                 )
             })

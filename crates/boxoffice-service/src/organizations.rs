@@ -112,6 +112,7 @@ pub async fn create_key(
     name: &str,
     role: &str,
     expires_at: Option<DateTime<Utc>>,
+    events: Option<Vec<EventId>>,
     actor: &Actor,
 ) -> Result<NewKey, Error> {
     let mut errors = ValidationErrors::default();
@@ -128,7 +129,30 @@ pub async fn create_key(
     if let Some(at) = expires_at {
         errors.check(at > now, "expires_at", "must be in the future");
     }
+    if let Some(events) = &events {
+        errors.check(
+            role.as_ref().is_ok_and(|r| *r == Role::Checkin),
+            "events",
+            "only a checkin key is limited to events",
+        );
+        errors.check(
+            (1..=100).contains(&events.len()),
+            "events",
+            "name 1 to 100 events",
+        );
+    }
     errors.into_result(())?;
+    if let Some(events) = &events {
+        let mut distinct = events.clone();
+        distinct.sort_by_key(|e| e.0);
+        distinct.dedup();
+        if store::events_of(&services.pool, organization, &distinct).await? != distinct.len() {
+            return Err(Error::invalid(
+                "events",
+                "each must be an event of the key's organization",
+            ));
+        }
+    }
     let (key, prefix) = keyring::mint();
     let stored = StoredKey {
         key_id: KeyId::new(),
@@ -141,9 +165,62 @@ pub async fn create_key(
         expires_at,
         revoked_at: None,
         last_used_at: None,
+        events,
     };
     store::insert_key(&services.pool, &stored, actor).await?;
     Ok(NewKey { key, stored })
+}
+
+/// A phone paired to one event's door: a check-in key for that event alone, and the link
+/// (and its QR code) that opens the scanner signed in with it.
+#[derive(Debug)]
+pub struct Pairing {
+    /// The key made.
+    pub made: NewKey,
+    /// `<origin>/scan?event=<id>#key=<key>`: the key in the fragment, never sent to a
+    /// server or kept in its logs.
+    pub url: String,
+    /// The link as a QR code (SVG), for the phone's camera.
+    pub qr_svg: String,
+}
+
+/// Pairs a scanner with `event`'s door: a `checkin` key limited to the event, expiring a
+/// day after it starts, named for it; and the link to the scanner page at `origin` (the
+/// console's own, `https://box.example`) that signs a phone in with it.
+pub async fn pair_scanner(
+    services: &Services,
+    event: EventId,
+    origin: &str,
+    actor: &Actor,
+) -> Result<Pairing, Error> {
+    let origin = url::Url::parse(origin)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+        .ok_or_else(|| Error::invalid("origin", "must be an http or https origin"))?;
+    let record = boxoffice_store::pg::events::get_event(&services.pool, event)
+        .await?
+        .ok_or(Error::EventNotFound)?;
+    let name: String = format!("Scanner for {}", record.summary.name)
+        .chars()
+        .take(100)
+        .collect();
+    let made = create_key(
+        services,
+        record.summary.organization_id,
+        &name,
+        Role::Checkin.as_str(),
+        Some(record.summary.starts_at + chrono::Duration::days(1)),
+        Some(vec![event]),
+        actor,
+    )
+    .await?;
+    let url = format!(
+        "{}/scan?event={event}#key={}",
+        origin.origin().ascii_serialization(),
+        made.key
+    );
+    let qr_svg = crate::tickets::print::qr_svg(&url);
+    Ok(Pairing { made, url, qr_svg })
 }
 
 /// An organization's keys, revoked ones too, oldest first.

@@ -7,10 +7,12 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use boxoffice_api::{
     KeyBody, KeyCreated, KeyList, KeyView, MeView, OrganizationBody, OrganizationList,
-    OrganizationView, SigningKeyBody, SigningKeyCreated, SigningKeyList, SigningKeyView,
+    OrganizationView, ScannerPairing, ScannerPairingBody, SigningKeyBody, SigningKeyCreated,
+    SigningKeyList, SigningKeyView,
 };
 use boxoffice_core::access::{Right, Role};
 use boxoffice_core::ids::KeyId;
+use boxoffice_service::organizations::Owned;
 use boxoffice_service::organizations::{self, Organization};
 use boxoffice_store::pg::organizations::StoredKey;
 
@@ -38,6 +40,7 @@ fn key_view(key: StoredKey) -> KeyView {
         expires_at: key.expires_at,
         last_used_at: key.last_used_at,
         revoked_at: key.revoked_at,
+        events: key.events,
     }
 }
 
@@ -161,7 +164,7 @@ pub async fn get_organization(
         (status = 401, description = "Missing, malformed, unknown, revoked or expired key", body = Problem),
         (status = 403, description = "A role that may not manage keys, or an admin key asking for a platform key (`required_roles`)", body = Problem),
         (status = 404, description = "No such organization, or another one's", body = Problem),
-        (status = 422, description = "A name, role or `expires_at` (in the past) that is not valid", body = Problem),
+        (status = 422, description = "A name, role or `expires_at` (in the past) that is not valid, or `events` on a role other than `checkin` or naming another organization's", body = Problem),
     ))]
 pub async fn create_key(
     staff: Staff,
@@ -179,6 +182,7 @@ pub async fn create_key(
         &body.name,
         &body.role,
         body.expires_at,
+        body.events,
         &staff.actor(),
     )
     .await?;
@@ -195,6 +199,7 @@ pub async fn create_key(
             prefix: key.prefix,
             created_at: key.created_at,
             expires_at: key.expires_at,
+            events: key.events,
         }),
     ))
 }
@@ -340,4 +345,39 @@ pub async fn retire_signing_key(
         .await?;
     state.keys.refresh(&state.pool).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Pairs a scanner with the event's door: makes a `checkin` key for this event alone
+/// (expiring a day after it starts) and answers the link, and its QR code, that opens the
+/// scanner on a phone signed in with it. The key is in this answer and nowhere else.
+#[utoipa::path(post, path = "/v1/events/{id}/scanner-pairings", tag = "organizations", request_body = ScannerPairingBody,
+    security(("admin" = [])),
+    params(("id" = String, Path, description = "Event id")),
+    responses(
+        (status = 201, description = "Paired; `key` shown this once", body = ScannerPairing),
+        (status = 401, description = "Missing, malformed, unknown, revoked or expired key", body = Problem),
+        (status = 403, description = "A role that may not manage keys (`required_roles`)", body = Problem),
+        (status = 404, description = "No such event, or another organization's", body = Problem),
+        (status = 422, description = "An origin that is not http(s), or an event that started more than a day ago", body = Problem),
+    ))]
+pub async fn pair_scanner(
+    staff: Staff,
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(body): Json<ScannerPairingBody>,
+) -> Result<impl IntoResponse, ApiError> {
+    let event = super::event_id(&id)?;
+    staff.sees_thing(&state, Owned::Event(event.0)).await?;
+    let pairing = organizations::pair_scanner(&state, event, &body.origin, &staff.actor()).await?;
+    state.keys.refresh(&state.pool).await?;
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(ScannerPairing {
+            key_id: pairing.made.stored.key_id,
+            key: pairing.made.key,
+            expires_at: pairing.made.stored.expires_at,
+            url: pairing.url,
+            qr_svg: pairing.qr_svg,
+        }),
+    ))
 }

@@ -277,6 +277,7 @@ async fn the_client_makes_organizations_and_keys_and_calls_with_them() {
                 name: "Clerk".into(),
                 role: "sales".into(),
                 expires_at: None,
+                events: None,
             },
         )
         .await

@@ -538,6 +538,9 @@ async fn another_organizations_things_answer_404_on_every_staff_route_as_missing
                 Some(json!({"reference": "r", "amount_cents": 4500}))
             }
             ("POST", "/v1/organizations/{id}/keys") => Some(json!({"name": "x", "role": "sales"})),
+            ("POST", "/v1/events/{id}/scanner-pairings") => {
+                Some(json!({"origin": "https://box.example"}))
+            }
             ("POST", "/v1/organizations/{id}/signing-keys") => Some(json!({"algorithm": "HS256"})),
             ("POST", "/v1/orders/{id}/moves") => {
                 Some(json!({"moves": [{"from": "stalls-A-1", "to": "stalls-B-1"}]}))

@@ -674,3 +674,198 @@ async fn the_scanner_reads_the_camera_says_each_refusal_and_checks_alone_while_o
 fn the_scanners_offline_judgement_passes_nodes_test_runner() {
     crate::helpers::node_tests("entry.test.mjs", 10);
 }
+
+/// A key for one event: a `checkin` key made with `events` checks in there and answers 404
+/// on any other event; `events` is refused on other roles and on another organization's
+/// events. Pairing makes such a key (expiring a day after the event) with its link.
+#[tokio::test]
+async fn a_key_for_one_event_checks_in_there_alone() {
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let elsewhere = app.create_event().await;
+    let keys = "/v1/organizations/default/keys";
+    let body = json!({"name": "Door 1", "role": "checkin", "events": [event]});
+    let (status, made) = app.send(Method::POST, keys, &As::Admin, Some(&body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    assert_eq!(made["events"], json!([event]));
+    let door_key = As::Token(made["key"].as_str().unwrap().to_owned());
+    let here = secret_of(&app, &buy(&app, &event, "alice", &["stalls-A-1"]).await).await;
+    let there = secret_of(&app, &buy(&app, &elsewhere, "bob", &["stalls-A-1"]).await).await;
+    let checkin = |event: &str, secret: &str| {
+        let body = json!({"secret": secret, "nonce": uuid::Uuid::new_v4().to_string()});
+        let path = format!("/v1/events/{event}/checkins");
+        let app = &app;
+        let door_key = &door_key;
+        async move { app.send(Method::POST, &path, door_key, Some(&body)).await }
+    };
+    let (status, admitted) = checkin(&event, &here).await;
+    assert_eq!(
+        (status, &admitted["result"]),
+        (StatusCode::CREATED, &json!("ok")),
+        "{admitted}"
+    );
+    let (status, refused) = checkin(&elsewhere, &there).await;
+    assert_eq!(
+        (status, &refused["code"]),
+        (StatusCode::NOT_FOUND, &json!("event_not_found")),
+        "{refused}"
+    );
+    for path in [
+        format!("/v1/events/{elsewhere}/entry/keys"),
+        format!("/v1/events/{elsewhere}/entry/revoked"),
+    ] {
+        let (status, _) = app.send(Method::GET, &path, &door_key, None).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}");
+    }
+    let (status, _) = app
+        .send(
+            Method::GET,
+            &format!("/v1/events/{event}/entry/keys"),
+            &door_key,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    // Only a check-in key is limited to events, and only to its organization's.
+    let sales = json!({"name": "Till", "role": "sales", "events": [event]});
+    let (status, problem) = app.send(Method::POST, keys, &As::Admin, Some(&sales)).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+    let unknown = json!({"name": "Door 2", "role": "checkin", "events": [uuid::Uuid::new_v4()]});
+    let (status, problem) = app
+        .send(Method::POST, keys, &As::Admin, Some(&unknown))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+
+    // Pairing: such a key, until a day after the event, and the link that signs a phone in.
+    let pair = format!("/v1/events/{event}/scanner-pairings");
+    let origin = json!({"origin": "https://box.example"});
+    let (status, pairing) = app
+        .send(Method::POST, &pair, &As::Admin, Some(&origin))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{pairing}");
+    let key = pairing["key"].as_str().unwrap();
+    assert_eq!(
+        pairing["url"],
+        format!("https://box.example/scan?event={event}#key={key}")
+    );
+    assert_eq!(pairing["expires_at"], "2030-03-02T19:30:00Z");
+    assert!(pairing["qr_svg"].as_str().unwrap().starts_with("<?xml"));
+    let (_, listed) = app.send(Method::GET, keys, &As::Admin, None).await;
+    let paired = listed["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["id"] == pairing["key_id"])
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (&paired["role"], &paired["events"], &paired["name"]),
+        (
+            &json!("checkin"),
+            &json!([event]),
+            &json!("Scanner for Spring Gala")
+        )
+    );
+    let (status, _) = app
+        .send(
+            Method::POST,
+            &pair,
+            &As::Admin,
+            Some(&json!({"origin": "javascript:alert(1)"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let (status, _) = app
+        .send(Method::POST, &pair, &door_key, Some(&origin))
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "a check-in key pairs nothing"
+    );
+}
+
+/// The console's "Pair a scanner" shows a QR code an ordinary reader decodes into the
+/// scanner's link; the phone that opens it is signed in for that event without typing a
+/// key (which leaves the address at once), and admits a ticket by its typed code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_scanner_paired_from_the_console_admits_a_typed_code() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let order = buy(&app, &event, "alice", &["stalls-A-3"]).await;
+    let code = tickets(&app, order["order_id"].as_str().unwrap(), &As::Admin).await[0]["code"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let driver = driver().await;
+    let console = browser(&driver).await;
+    crate::helpers::sign_in(&console, &app).await;
+    console
+        .goto(&format!("{}/admin/events/{event}", app.base))
+        .await
+        .unwrap();
+    wait_for(
+        &console,
+        LOADS_WITHIN,
+        "return !!document.getElementById('pair-scanner')",
+        json!(true),
+    )
+    .await;
+    press(&console, "#pair-scanner").await;
+    wait_for(
+        &console,
+        LOADS_WITHIN,
+        "const i = document.querySelector('#pairing img'); return !!i && i.complete && i.naturalWidth > 0",
+        json!(true),
+    )
+    .await;
+    let url = script(
+        &console,
+        "return document.querySelector('[data-pairing-url]').textContent",
+    )
+    .await;
+    let url = url.as_str().unwrap().to_owned();
+    assert!(
+        url.starts_with(&format!("{}/scan?event={event}#key=bxk_", app.base)),
+        "{url}"
+    );
+    script(
+        &console,
+        "document.getElementById('pairing').scrollIntoView(); return 0",
+    )
+    .await;
+    assert_accessible(&console, "the console with a scanner paired").await;
+    let shot = console.screenshot().await.unwrap();
+    screenshot(&console, "console-pair-scanner-desktop").await;
+    // An ordinary QR reader reads the link off the screen.
+    let file = std::env::temp_dir().join(format!("pairing-{}.png", uuid::Uuid::new_v4()));
+    std::fs::write(&file, &shot).unwrap();
+    let read = std::process::Command::new("zbarimg")
+        .args(["--raw", "-q"])
+        .arg(&file)
+        .output()
+        .expect("zbarimg (Debian's zbar-tools) reads QR codes: .ci/run installs it");
+    std::fs::remove_file(&file).ok();
+    assert_eq!(String::from_utf8_lossy(&read.stdout).trim(), url);
+    console.close().await.unwrap();
+
+    // The phone opens the link: signed in for the event, the key gone from the address.
+    let phone_page = phone(&driver).await;
+    phone_page.goto(&url).await.unwrap();
+    wait_for(
+        &phone_page,
+        LOADS_WITHIN,
+        "return !document.getElementById('scanner').hidden && location.hash",
+        json!(""),
+    )
+    .await;
+    let printed = format!("{}-{}-{}", &code[..4], &code[4..8], &code[8..]);
+    let said = typed(&phone_page, &printed, 1).await;
+    assert_eq!(said["result"], "ok", "{said}");
+    assert_accessible(&phone_page, "a paired scanner's answer").await;
+    screenshot(&phone_page, "scan-paired-typed-code-phone").await;
+    assert_eq!(door(&app, &event).await["entered"], 1);
+    phone_page.close().await.unwrap();
+}

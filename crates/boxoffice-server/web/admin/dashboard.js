@@ -47,7 +47,9 @@ export async function dashboard(id) {
       <div class="counter" id="waitlist-counter" hidden><strong id="waitlist-waiting">–</strong><span>on the waiting list, <span id="waitlist-offered">–</span> offered seats</span></div>
     </section>
     <section class="card door" aria-labelledby="door-title">
-      <div class="head"><h2 id="door-title">At the door</h2>${may("check_in") ? `<a href="/scan?event=${esc(event.id)}">Open the scanner</a>` : ""}</div>
+      <div class="head"><h2 id="door-title">At the door</h2><div class="door-actions">${may("check_in") ? `<a href="/scan?event=${esc(event.id)}">Open the scanner</a>` : ""}
+        ${may("manage_keys") ? `<button type="button" id="pair-scanner">Pair a scanner</button>` : ""}</div></div>
+      <div id="pairing" class="pairing" hidden aria-live="polite"></div>
       <div class="counters" aria-live="polite">
         <div class="counter"><strong data-door="entered">–</strong><span>let in, of <span data-door="tickets">–</span> tickets</span></div>
         <div class="counter"><strong data-door="inside">–</strong><span>inside now</span></div>
@@ -139,9 +141,33 @@ export async function dashboard(id) {
     failed: (e) => { $("map-result").innerHTML = errorBox(e); },
   });
   const minuteTicker = setInterval(soon, 60000);
+  if ($("pair-scanner")) $("pair-scanner").onclick = () => pairScanner(event);
   const door = () => doorCounts(path).catch(() => {});
   const doorTicker = setInterval(door, DOOR_EVERY_MS);
   door();
   onLeave(() => { stream.close(); clearTimeout(reportTimer); clearInterval(minuteTicker); clearInterval(doorTicker); });
   if (reads) showReport(event, path, names);
+}
+
+// "Pair a scanner": a check-in key for this event alone (until a day after it starts),
+// shown as a QR code a phone's camera opens straight into the scanner, signed in, and as
+// the link itself. The key is shown here once and kept nowhere.
+async function pairScanner(event) {
+  const box = $("pairing");
+  const button = $("pair-scanner");
+  button.disabled = true;
+  try {
+    const pairing = await api("POST", `/v1/events/${encodeURIComponent(event.id)}/scanner-pairings`, { json: { origin: location.origin } });
+    box.hidden = false;
+    box.innerHTML = `<img alt="QR code that opens the scanner for ${esc(event.name)} on a phone, signed in" width="220" height="220"
+        src="data:image/svg+xml;base64,${btoa(pairing.qr_svg)}">
+      <div><p><strong>Scan this with the phone's camera</strong>: it opens the scanner for this event, signed in. The key works for this event alone, until ${esc(when(pairing.expires_at, event.time_zone))}; revoke it under Keys.</p>
+      <p class="hint">Or open this link on the phone (shown once):</p>
+      <p><code class="pairing-url" data-pairing-url>${esc(pairing.url)}</code></p></div>`;
+  } catch (err) {
+    box.hidden = false;
+    box.innerHTML = errorBox(err);
+  } finally {
+    button.disabled = false;
+  }
 }

@@ -1,5 +1,6 @@
 // The scanner page, `/scan?event=<id>`: signed in with a check-in key (kept for the browser
-// session, shared with the console), it reads tickets' QR codes with the camera (the
+// session, shared with the console; a phone paired from the console brings its own in the
+// address's fragment), it reads tickets' QR codes with the camera (the
 // browser's BarcodeDetector where it has one for QR codes, else the vendored jsQR) or takes
 // a typed or pasted code, asks the server, and shows the answer full screen. When the
 // server cannot be reached it answers alone (entry.js: the signature, the revocation list,
@@ -373,6 +374,14 @@ async function startCamera() {
 
 async function start() {
   scan.eventId = new URLSearchParams(location.search).get("event");
+  // A phone paired from the console opens `/scan?event=<id>#key=<key>`: the key (in the
+  // fragment, which no server sees) signs it in and leaves the address bar and the
+  // history at once.
+  const paired = new URLSearchParams(location.hash.slice(1)).get("key");
+  if (paired) {
+    sessionStorage.setItem(TOKEN_KEY, paired);
+    history.replaceState(null, "", location.pathname + location.search);
+  }
   if (!token()) return signIn();
   try {
     if (scan.eventId) await openEvent(scan.eventId);

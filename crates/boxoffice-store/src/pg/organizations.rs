@@ -3,7 +3,7 @@
 //! (a trigger moves it with every change to the keys).
 
 use boxoffice_core::access::Role;
-use boxoffice_core::ids::{KeyId, OrganizationId};
+use boxoffice_core::ids::{EventId, KeyId, OrganizationId};
 use chrono::{DateTime, Utc};
 use sqlx::AssertSqlSafe;
 use sqlx::PgPool;
@@ -125,6 +125,9 @@ pub struct StoredKey {
     pub revoked_at: Option<DateTime<Utc>>,
     /// The minute it was last used in, if ever.
     pub last_used_at: Option<DateTime<Utc>>,
+    /// The events it is limited to (a check-in key paired to a door); every event of its
+    /// organization when `None`.
+    pub events: Option<Vec<EventId>>,
 }
 
 type KeyRow = (
@@ -138,14 +141,26 @@ type KeyRow = (
     Option<DateTime<Utc>>,
     Option<DateTime<Utc>>,
     Option<DateTime<Utc>>,
+    Option<Vec<uuid::Uuid>>,
 );
 
 const KEY_COLUMNS: &str = "key_id, organization_id, name, role, prefix, hash, created_at, \
-                           expires_at, revoked_at, last_used_at";
+                           expires_at, revoked_at, last_used_at, events";
 
 fn stored_key(row: KeyRow) -> Result<StoredKey, StoreError> {
-    let (key_id, organization_id, name, role, prefix, hash, created_at, expires, revoked, used) =
-        row;
+    let (
+        key_id,
+        organization_id,
+        name,
+        role,
+        prefix,
+        hash,
+        created_at,
+        expires,
+        revoked,
+        used,
+        events,
+    ) = row;
     Ok(StoredKey {
         key_id: KeyId(key_id),
         organization_id: OrganizationId(organization_id),
@@ -161,6 +176,7 @@ fn stored_key(row: KeyRow) -> Result<StoredKey, StoreError> {
         expires_at: expires,
         revoked_at: revoked,
         last_used_at: used,
+        events: events.map(|ids| ids.into_iter().map(EventId).collect()),
     })
 }
 
@@ -168,8 +184,9 @@ fn stored_key(row: KeyRow) -> Result<StoredKey, StoreError> {
 pub async fn insert_key(pool: &PgPool, key: &StoredKey, actor: &Actor) -> Result<(), StoreError> {
     let mut tx = pool.begin().await?;
     sqlx::query(
-        "insert into api_key (key_id, organization_id, name, role, prefix, hash, created_at, expires_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "insert into api_key (key_id, organization_id, name, role, prefix, hash, created_at,
+                              expires_at, events)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(key.key_id.0)
     .bind(key.organization_id.0)
@@ -179,6 +196,11 @@ pub async fn insert_key(pool: &PgPool, key: &StoredKey, actor: &Actor) -> Result
     .bind(&key.hash[..])
     .bind(key.created_at)
     .bind(key.expires_at)
+    .bind(
+        key.events
+            .as_ref()
+            .map(|ids| ids.iter().map(|e| e.0).collect::<Vec<_>>()),
+    )
     .execute(&mut *tx)
     .await?;
     let change = Change {
@@ -190,6 +212,7 @@ pub async fn insert_key(pool: &PgPool, key: &StoredKey, actor: &Actor) -> Result
             "role": key.role,
             "prefix": key.prefix,
             "expires_at": key.expires_at,
+            "events": key.events,
         }),
     };
     audit::write(&mut tx, actor, &change).await?;
@@ -467,4 +490,21 @@ pub async fn retire_signing_key(
     audit::write(&mut tx, actor, &change).await?;
     tx.commit().await?;
     Ok(true)
+}
+
+/// How many of `events` are events of `organization`.
+pub async fn events_of(
+    pool: &PgPool,
+    organization: OrganizationId,
+    events: &[EventId],
+) -> Result<usize, StoreError> {
+    let ids: Vec<uuid::Uuid> = events.iter().map(|e| e.0).collect();
+    let found: i64 = sqlx::query_scalar(
+        "select count(*) from event where organization_id = $1 and event_id = any($2)",
+    )
+    .bind(organization.0)
+    .bind(&ids)
+    .fetch_one(pool)
+    .await?;
+    Ok(found as usize)
 }
