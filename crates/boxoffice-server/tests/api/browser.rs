@@ -438,9 +438,28 @@ async fn the_quantity_picker_holds_the_best_seats_together() {
     assert!(text(&alice, "basket")
         .await
         .contains("Stalls, Row B, Seat 1"));
+    // No second ask while holding, but the choice stays in sight and says why.
+    assert!(visible(&alice, "best").await && visible(&alice, "best-busy").await);
+    assert_eq!(
+        script(
+            &alice,
+            "return document.getElementById('best-hold').disabled"
+        )
+        .await,
+        json!(true)
+    );
+    // A seat clicked while holding says what to do rather than nothing.
+    script(
+        &alice,
+        "document.querySelector('[data-seat-id=\"stalls-C-1\"]').dispatchEvent(new MouseEvent('click', {bubbles: true})); return 0",
+    )
+    .await;
     assert!(
-        !visible(&alice, "best").await,
-        "no second ask while holding"
+        text(&alice, "message")
+            .await
+            .contains("release them to choose others"),
+        "{}",
+        text(&alice, "message").await
     );
     screenshot(&alice, "11-best-available").await;
 

@@ -90,7 +90,8 @@ async fn production_default(store: Store) {
         if name == "phone" {
             // A finger's taps, as the map hears them: the first may zoom in on seats too
             // small for a finger, the second picks.
-            script(
+            // A tap that zoomed says so on the map, where the finger is.
+            let zoomed = script(
                 &page,
                 "const tap = () => {
                    const seat = document.querySelector('[data-seat-id=\"stalls-B-2\"]'), r = seat.getBoundingClientRect();
@@ -100,9 +101,13 @@ async fn production_default(store: Store) {
                    seat.dispatchEvent(new MouseEvent('click', at));
                  };
                  tap();
-                 if (!document.getElementById('message').textContent) tap();",
+                 const zoomed = !document.getElementById('message').textContent;
+                 const hinted = !document.getElementById('map-hint').hidden;
+                 if (zoomed) tap();
+                 return [zoomed, hinted];",
             )
             .await;
+            assert_eq!(zoomed[0], zoomed[1], "a zoom is hinted, and only a zoom");
         } else {
             click_seat(&page, "stalls-B-2").await;
         }

@@ -24,7 +24,7 @@ use crate::helpers::{
 
 #[test]
 fn the_designers_drawing_and_its_edits_pass_nodes_test_runner() {
-    crate::helpers::node_tests("design.test.mjs", 10);
+    crate::helpers::node_tests("design.test.mjs", 11);
 }
 
 fn key(k: Key) -> String {
@@ -314,6 +314,12 @@ async fn an_organizer_draws_a_hall_with_mouse_and_keyboard_and_saves_exactly_it(
     keys(&page, &format!("{}z", key(Key::Control))).await;
     assert_eq!(items(&page, "text").await, 0);
     script(&page, "document.getElementById('undo').focus(); return 0").await;
+    keys(&page, &format!("{}{}z", key(Key::Control), key(Key::Shift))).await;
+    assert_eq!(items(&page, "text").await, 1);
+    // With the focus nowhere (the button pressed gone, say), the keys still undo and redo.
+    script(&page, "document.activeElement.blur(); return 0").await;
+    keys(&page, &format!("{}z", key(Key::Control))).await;
+    assert_eq!(items(&page, "text").await, 0);
     keys(&page, &format!("{}{}z", key(Key::Control), key(Key::Shift))).await;
     assert_eq!(items(&page, "text").await, 1);
 

@@ -869,3 +869,92 @@ async fn a_scanner_paired_from_the_console_admits_a_typed_code() {
     assert_eq!(door(&app, &event).await["entered"], 1);
     phone_page.close().await.unwrap();
 }
+
+/// A new ticket's QR code (a compact secret: at most 45×45 modules) still reads with an
+/// ordinary reader when shown 100 px wide, blurred and washed out on a grey background: at
+/// one device pixel per CSS pixel (about two pixels a module) and on a phone's screen
+/// (three, blurred more). zbar reads neither once it is also turned a degree or two, so the
+/// code stays square here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_tickets_qr_code_reads_from_a_photo_like_screenshot_at_100_px() {
+    let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
+    let app = spawn_app().await;
+    let event = app.create_event().await;
+    let order = buy(&app, &event, "alice", &["stalls-A-1"]).await;
+    let ticket = tickets(&app, order["order_id"].as_str().unwrap(), &As::Admin).await[0].clone();
+    let secret = ticket["secret"].as_str().unwrap().to_owned();
+    let qr = qrcode::QrCode::with_error_correction_level(&secret, qrcode::EcLevel::M).unwrap();
+    assert!(qr.width() <= 45, "{} modules", qr.width());
+    let svg = app
+        .request(
+            Method::GET,
+            &format!("/v1/tickets/{}/qr.svg", ticket["id"].as_str().unwrap()),
+            &app.buyer("alice"),
+        )
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let driver = driver().await;
+    for (name, look) in [
+        (
+            "desktop",
+            "filter:blur(0.35px) contrast(0.8) brightness(1.04)",
+        ),
+        (
+            "phone",
+            "filter:blur(0.6px) contrast(0.75) brightness(1.05)",
+        ),
+    ] {
+        let page = if name == "phone" {
+            phone(&driver).await
+        } else {
+            browser(&driver).await
+        };
+        page.goto("data:text/html,<!doctype html><title>photo</title><body style='margin:0;background:%23cfc9bb'></body>")
+            .await
+            .unwrap();
+        script(
+            &page,
+            &format!(
+                "const img = new Image(100, 100);
+                 img.style = 'position:absolute;left:60px;top:50px;{look}';
+                 img.src = 'data:image/svg+xml;base64,{}';
+                 document.body.append(img);
+                 return 0",
+                base64_svg(&svg)
+            ),
+        )
+        .await;
+        wait_for(
+            &page,
+            LOADS_WITHIN,
+            "const i = document.querySelector('img'); return i.complete && i.naturalWidth > 0 && i.offsetWidth",
+            json!(100),
+        )
+        .await;
+        let png = page.screenshot().await.unwrap();
+        let kept = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/screenshots");
+        std::fs::create_dir_all(&kept).unwrap();
+        let file = kept.join(format!("ticket-qr-100px-photo-{name}.png"));
+        std::fs::write(&file, &png).unwrap();
+        let read = std::process::Command::new("zbarimg")
+            .args(["--raw", "-q"])
+            .arg(&file)
+            .output()
+            .expect("zbarimg (Debian's zbar-tools) reads QR codes: .ci/run installs it");
+        assert_eq!(
+            String::from_utf8_lossy(&read.stdout).trim(),
+            secret,
+            "{name}"
+        );
+        page.close().await.unwrap();
+    }
+}
+
+fn base64_svg(svg: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(svg)
+}

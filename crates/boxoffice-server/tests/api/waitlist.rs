@@ -600,9 +600,26 @@ async fn a_buyer_waits_on_the_page_and_buys_the_seat_offered() {
     let app = spawn_app_on(Store::Postgres).await;
     let event = app.create_event().await;
     let order = bought(&app, &event, &app.buyer("xena"), &["stalls-B-1"]).await;
-
+    // The line is offered on a house with fewer seats free than a buyer may take.
     let driver = driver().await;
     let page = browser(&driver).await;
+    open(&page, &app, &event).await;
+    assert_eq!(
+        script(&page, "return document.getElementById('waitlist').hidden").await,
+        json!(true),
+        "no line on a house with seats to spare"
+    );
+    for (i, seats) in [
+        &["stalls-A-1", "stalls-A-2", "stalls-A-3", "stalls-A-4"][..],
+        &["stalls-B-2", "stalls-B-3", "stalls-B-4", "box-L-1"],
+        &["stalls-C-1", "stalls-C-2", "stalls-C-3", "stalls-C-4"],
+        &["box-L-2"],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        bought(&app, &event, &app.buyer(&format!("filler-{i}")), seats).await;
+    }
     open(&page, &app, &event).await;
     let text = "return document.getElementById('waitlist-text').textContent";
     wait_for(

@@ -115,6 +115,20 @@ test("problems keep up with the drawing: no name, overlapping seats, a repeated 
   assert.deepEqual(problems(emptied).map((p) => p.message), ["Section Box has no seats."]);
 });
 
+test("a standing area drawn over seats is a problem until it is moved off them", () => {
+  let d = rename(empty(""), "Club");
+  const rows = addBlock(d, form({ rows: "2", seatsPerRow: "3" }), { x: 0, y: 10 });
+  d = rows.drawing;
+  const area = addShape(d, { shape: "area", form: "rect", w: 4, h: 4, text: "Floor" }, { x: 0, y: 10 });
+  d = area.drawing;
+  const found = problems(d).filter((p) => p.kind === "area-over-seats");
+  assert.equal(found.length, 1);
+  assert.deepEqual(found[0].items, [area.id, rows.id]);
+  assert.match(found[0].message, /The standing area Floor covers \d+ seats, Stalls, Row [AB], Seat \d among them/);
+  d = move(d, area.id, 20, 0);
+  assert.deepEqual(problems(d), []);
+});
+
 test("the venue document is exactly what was drawn", () => {
   let d = empty("Riverside");
   d = addBlock(d, form({ rows: "2", seatsPerRow: "3" }), { x: 0, y: 10 }).drawing;

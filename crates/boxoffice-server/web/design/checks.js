@@ -1,9 +1,10 @@
 // What stops a drawing from being saved, worked out again after every change: a venue
 // with no name or no seats, seats that overlap, a row label twice in a section, a section
-// without seats, more seats than a venue holds. Each problem names the items it is about,
+// without seats, more seats than a venue holds, a standing area drawn over seats (its
+// places and those seats would be the same floor, sold twice). Each problem names the items it is about,
 // so the designer can select them.
 
-import { LIMITS, rowsOf, sectionOf } from "./model.js";
+import { LIMITS, outlineOf, rowsOf, sectionOf } from "./model.js";
 
 // Two seats closer than this share of the venue's unit (the usual distance between
 // neighbours in a row) overlap: their circles, drawn 0.8 units across, touch.
@@ -48,7 +49,36 @@ export function problems(d) {
   gaps.sort((a, b) => a - b);
   const unit = gaps.length ? gaps[gaps.length >> 1] || 1 : 1;
   out.push(...overlaps(seats, unit * TOO_CLOSE));
+  out.push(...areasOverSeats(d, seats));
   return out;
+}
+
+// Standing areas that cover seats: one problem per area, naming a seat it covers.
+function areasOverSeats(d, seats) {
+  const out = [];
+  for (const area of d.items) {
+    if (area.kind !== "shape" || area.shape !== "area") continue;
+    const outline = outlineOf(area);
+    const covered = seats.filter((s) => inside(s, outline));
+    if (!covered.length) continue;
+    const name = area.text ? `The standing area ${area.text}` : "A standing area";
+    out.push({
+      kind: "area-over-seats",
+      message: `${name} covers ${covered.length === 1 ? "a seat" : covered.length + " seats"}, ${covered[0].name} among them: move it off the seats.`,
+      items: [area.id, ...new Set(covered.map((s) => s.item))],
+    });
+  }
+  return out;
+}
+
+// Whether point `p` is inside the polygon `outline` (even-odd rule).
+function inside(p, outline) {
+  let within = false;
+  for (let i = 0, j = outline.length - 1; i < outline.length; j = i++) {
+    const a = outline[i], b = outline[j];
+    if ((a.y > p.y) !== (b.y > p.y) && p.x < ((b.x - a.x) * (p.y - a.y)) / (b.y - a.y) + a.x) within = !within;
+  }
+  return within;
 }
 
 // Seats that overlap, one problem per pair of items (or per item, for its own seats),

@@ -5,7 +5,7 @@
 // keys and forms into its edits and keeps the screen in step.
 
 import { esc } from "../core/format.js";
-import { $, api, errorBox, screen, go, organization, ofOrganization } from "../admin/shared.js";
+import { $, api, errorBox, screen, go, organization, ofOrganization, onLeave } from "../admin/shared.js";
 import * as M from "./model.js";
 import { problems } from "./checks.js";
 import * as H from "./history.js";
@@ -140,12 +140,17 @@ export async function designer(id) {
   }
   if (readOnly) return show();
 
-  document.querySelector(".designer").addEventListener("keydown", (e) => {
+  // Ctrl+Z and Ctrl+Shift+Z (or Ctrl+Y) anywhere on the screen, whatever has the focus (a
+  // button just pressed, or nothing once the form it was in is gone), except a field,
+  // whose own undo is the browser's.
+  const keys = (e) => {
     if (!(e.ctrlKey || e.metaKey) || e.key.toLowerCase() !== "z" && e.key.toLowerCase() !== "y") return;
-    if (e.target.matches("input, select, textarea")) return;
+    if (e.target instanceof Element && e.target.matches("input, select, textarea")) return;
     e.preventDefault();
     travel(e.shiftKey || e.key.toLowerCase() === "y" ? H.redo : H.undo);
-  });
+  };
+  document.addEventListener("keydown", keys);
+  onLeave(() => document.removeEventListener("keydown", keys));
   $("undo").onclick = () => travel(H.undo);
   $("redo").onclick = () => travel(H.redo);
   $("venue-name").addEventListener("change", (e) => change(M.rename(history.present, e.target.value)));

@@ -37,7 +37,10 @@ export function renderBasket() {
   $("total").textContent = ids.length ? "Total " + money(total, currency || "EUR") : "";
   const held = !!state.hold;
   // Without a buyer the page is for reading: nothing to hold with.
-  $("best").hidden = held || !buyer.token;
+  // While seats are held the choice stays in sight, waiting for the hold to end.
+  $("best").hidden = !buyer.token;
+  $("best-hold").disabled = held;
+  $("best-busy").hidden = !held;
   $("hold").hidden = held || !buyer.token;
   $("hold").disabled = !state.selected.size || state.pending.size > 0;
   for (const b of ["extend", "buy", "release"]) $(b).hidden = !held;

@@ -4,7 +4,7 @@
 
 import { Problem } from "../core/api.js";
 import { money, eventClock } from "../core/format.js";
-import { $, state, api, fail, reveal, ordered } from "./shared.js";
+import { $, state, api, fail, reveal, ordered, onChange } from "./shared.js";
 import { took, renderBasket, showOrder } from "./basket.js";
 import { backInLine, turnOver } from "./line.js";
 
@@ -14,7 +14,13 @@ const WAITLIST_POLL_MS = 3000;
 export function wireWaitlist() {
   const id = state.event.id;
   const path = `/v1/events/${encodeURIComponent(id)}/waitlist`;
-  $("waitlist").hidden = false;
+  // The line is offered once fewer seats are free than a buyer may take (and to a buyer
+  // already in it): on a house with seats to spare it is no answer to anything.
+  const offerLine = () => {
+    $("waitlist").hidden = !inLine && !nearlyGone();
+  };
+  onChange(offerLine);
+  offerLine();
   $("waitlist-quantity").innerHTML = Array.from({ length: state.event.max_seats_per_user },
     (_, i) => `<option>${i + 1}</option>`).join("");
   $("waitlist-form").onsubmit = async (e) => {
@@ -49,10 +55,25 @@ export function wireWaitlist() {
   poll();
 }
 
+// Whether the buyer is in line or offered seats now.
+let inLine = false;
+
+// Whether fewer seats are free than one buyer may take.
+function nearlyGone() {
+  if (!state.seats.size) return false; // not known yet
+  let free = 0;
+  for (const e of state.seats.values()) {
+    if (e.status === "available" && ++free >= state.event.max_seats_per_user) return false;
+  }
+  return true;
+}
+
 // Shows where the buyer's entry stands; answers whether it is still in line.
 async function showEntry(entry) {
   const status = entry ? entry.status : null;
   const waiting = status === "waiting";
+  inLine = waiting || status === "offered";
+  if (inLine) $("waitlist").hidden = false;
   $("waitlist-form").hidden = waiting || status === "offered";
   $("waitlist-leave").hidden = !waiting;
   const text = $("waitlist-text");

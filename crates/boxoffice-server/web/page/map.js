@@ -115,7 +115,11 @@ export function expireHolds() {
 
 function toggle(id) {
   const entry = state.seats.get(id);
-  if (!entry || state.hold) return;
+  if (!entry) return;
+  if (state.hold) {
+    say("Your seats are held: buy them, or release them to choose others.", "warn");
+    return;
+  }
   if (!buyer.token) {
     say("Holding seats needs a signed-in buyer.", "warn");
     return;
@@ -145,8 +149,19 @@ export function wireMap() {
   state.viewport = new Viewport(svg);
   state.viewport.wire();
   state.keys = new SeatKeys(svg, { choose: (id) => toggle(id) });
+  // On a phone the first tap on the whole hall zooms to where it fell: say so, once.
+  let hinted = false;
   svg.addEventListener("click", (e) => {
-    if (!state.viewport.tap(e)) return;
+    if (!state.viewport.tap(e)) {
+      if (!state.viewport.dragged && !hinted) {
+        hinted = true;
+        const hint = $("map-hint");
+        hint.textContent = "Zoomed in: now tap a seat to choose it.";
+        hint.hidden = false;
+        setTimeout(() => { hint.hidden = true; }, 4000);
+      }
+      return;
+    }
     const el = e.target.closest(".seat");
     if (!el) return;
     rove(el.dataset.seatId, true);
