@@ -375,13 +375,10 @@ async function startCamera() {
 async function start() {
   scan.eventId = new URLSearchParams(location.search).get("event");
   // A phone paired from the console opens `/scan?event=<id>#key=<key>`: the key (in the
-  // fragment, which no server sees) signs it in and leaves the address bar and the
-  // history at once.
+  // fragment, which no server sees) signs it in and leaves the address and history at once.
   const paired = new URLSearchParams(location.hash.slice(1)).get("key");
-  if (paired) {
-    sessionStorage.setItem(TOKEN_KEY, paired);
-    history.replaceState(null, "", location.pathname + location.search);
-  }
+  if (paired) sessionStorage.setItem(TOKEN_KEY, paired);
+  if (paired) history.replaceState(null, "", location.pathname + location.search);
   if (!token()) return signIn();
   try {
     if (scan.eventId) await openEvent(scan.eventId);
