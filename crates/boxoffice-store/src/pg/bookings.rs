@@ -1,5 +1,9 @@
 //! General-admission bookings (docs/design/general-admission.md): places sold by quantity
 //! from one row per area.
+//!
+//! A long file, on purpose: everything that changes an area's places (a booking with its
+//! idempotent answer, a payment, a cancellation, the expiry of an unpaid booking) lives
+//! here, so the one lock order on an area (its row, then the booking's) is kept in one place.
 
 use boxoffice_core::hold::OrderStatus;
 use boxoffice_core::ids::{EventId, UserId};
