@@ -302,8 +302,10 @@ async fn relay(database_url: &str, urls: &[String], secret: Option<&str>) -> any
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Before anything starts: a SIGTERM from here on ends the server cleanly.
     let shutdown = shutdown_signal();
-    let (settings, generated) = args.settings()?;
-    if generated.jwt_secret {
+    let (mut settings, generated) = args.settings()?;
+    if args.demo {
+        demo::keep_secrets(&mut settings, &generated).await?;
+    } else if generated.jwt_secret {
         tracing::warn!("BOXOFFICE_JWT_SECRET is not set: user tokens are signed with a random secret and die with this process");
     }
     let needs_redis = settings.stores.hold_store == boxoffice_server::config::HoldStoreKind::Redis

@@ -168,6 +168,10 @@ async fn serve_demo_creates_the_demo_once_prints_where_it_is_and_stops_on_sigter
         .await
         .unwrap();
     assert_eq!(session.status(), 201, "the demo mints anonymous sessions");
+    let buyer = session.json::<Value>().await.unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let seats = get_json(&client, &seats_url).await;
     let seats = seats["seats"].as_array().unwrap();
     assert_eq!(seats.len(), 310);
@@ -223,12 +227,32 @@ async fn serve_demo_creates_the_demo_once_prints_where_it_is_and_stops_on_sigter
     assert_eq!(created.status(), 201);
     child.stop();
 
-    // A second start finds the demo and makes no second one.
+    // A second start finds the demo and makes no second one, and keeps its secrets: the
+    // buyer's session and the admin token from before are good still.
     let (child, _out, lines) = serve_demo(&db);
     assert!(after(&lines, "demo event ").contains("(already there)"));
     let base = after(&lines, "Boxoffice listening on ");
     let events: Value = get_json(&client, &format!("{base}/v1/events")).await;
     assert_eq!(events["events"].as_array().unwrap().len(), 1);
+    assert_eq!(after(&lines, "admin token: "), admin);
+    let mine = client
+        .get(format!(
+            "{base}/v1/me/orders?event=5eed0000-0000-4000-8000-000000000002"
+        ))
+        .bearer_auth(&buyer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(mine.status(), 200, "a buyer's token outlives the restart");
+    let forged = client
+        .get(format!(
+            "{base}/v1/me/orders?event=5eed0000-0000-4000-8000-000000000002"
+        ))
+        .bearer_auth(format!("{buyer}x"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forged.status(), 401, "and a token is still checked");
     child.stop();
 }
 

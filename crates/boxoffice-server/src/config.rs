@@ -89,7 +89,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub operations: OperationArgs,
     /// Create (once) a demo venue and event, and print where to find them; also turns on
-    /// anonymous sessions and the test payment page.
+    /// anonymous sessions and the test payment page, and keeps the secrets it makes up in
+    /// its database so its tokens outlive a restart.
     #[arg(long, help_heading = "Server")]
     pub demo: bool,
 }
@@ -101,10 +102,12 @@ pub struct ServerArgs {
     /// Address to listen on (port 0 picks a free port; the chosen address is printed).
     #[arg(long, env = "BOXOFFICE_BIND", default_value = defaults::BIND)]
     pub bind: SocketAddr,
-    /// Bearer token for admin calls; random and printed at start when unset.
+    /// Bearer token for admin calls; random and printed at start when unset (with `--demo`,
+    /// the one its first start made).
     #[arg(long, env = "BOXOFFICE_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
-    /// HS256 secret for buyers' tokens; random per process (with a warning) when unset.
+    /// HS256 secret for buyers' tokens; random per process (with a warning) when unset (with
+    /// `--demo`, the one its first start made, kept in the database).
     #[arg(long, env = "BOXOFFICE_JWT_SECRET", hide_env_values = true)]
     pub jwt_secret: Option<String>,
     /// Whether `POST /v1/sessions` mints anonymous buyers' tokens; unset, only with

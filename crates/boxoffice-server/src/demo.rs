@@ -4,11 +4,13 @@ use boxoffice_core::event::EventSpec;
 use boxoffice_core::ids::{EventId, VenueId};
 use boxoffice_core::venue::pretix::{Object, Plan};
 use boxoffice_core::venue::VenueLayout;
-use boxoffice_service::{events, venues};
+use boxoffice_service::{events, venues, Secret};
+use boxoffice_store::pg::db;
 use chrono::{Duration, Timelike, Utc};
 use serde_json::json;
 use uuid::Uuid;
 
+use crate::config::{GeneratedSecrets, Settings};
 use crate::state::AppState;
 
 /// The demo venue's fixed id, so every start finds the same one.
@@ -69,4 +71,31 @@ pub async fn ensure_demo(state: &AppState) -> anyhow::Result<(EventId, bool)> {
         .await
         .map_err(|e| anyhow::anyhow!("demo event: {e}"))?;
     Ok((DEMO_EVENT_ID, venue || event))
+}
+
+/// Swaps the secrets this start made up (none was configured) for the ones the demo's
+/// first start kept in its database, so buyers' tokens (a `/?order=` link) and the printed
+/// admin token stay good across restarts. Creates and migrates the database to do it.
+pub async fn keep_secrets(settings: &mut Settings, made: &GeneratedSecrets) -> anyhow::Result<()> {
+    if !made.jwt_secret && !made.admin_token {
+        return Ok(());
+    }
+    let config = &settings.stores.database;
+    db::ensure_database(&config.url).await?;
+    let pool = db::connect_lazy(&db::DbConfig {
+        pool_size: 1,
+        ..config.clone()
+    })?;
+    db::migrate(&pool).await?;
+    let server = &mut settings.server;
+    if made.jwt_secret {
+        server.jwt_secret =
+            Secret::new(db::demo_secret(&pool, "jwt_secret", server.jwt_secret.expose()).await?);
+    }
+    if made.admin_token {
+        server.admin_token =
+            Secret::new(db::demo_secret(&pool, "admin_token", server.admin_token.expose()).await?);
+    }
+    pool.close().await;
+    Ok(())
 }

@@ -226,6 +226,25 @@ pub fn connect_lazy(config: &DbConfig) -> Result<PgPool, StoreError> {
         .connect_lazy_with(config.connect_options()?))
 }
 
+/// The demo's kept secret called `name` (`jwt_secret` or `admin_token`): `made` if this is
+/// the first start to ask, else what the first one kept. Servers starting at once keep one.
+pub async fn demo_secret(pool: &PgPool, name: &str, made: &str) -> Result<String, StoreError> {
+    sqlx::query(
+        "insert into demo_secret (name, secret) values ($1, $2) on conflict (name) do nothing",
+    )
+    .bind(name)
+    .bind(made)
+    .execute(pool)
+    .await?;
+    // A statement of its own: it sees the row of a start that won the insert meanwhile.
+    Ok(
+        sqlx::query_scalar("select secret from demo_secret where name = $1")
+            .bind(name)
+            .fetch_one(pool)
+            .await?,
+    )
+}
+
 /// Applies every migration not yet applied, then the claim's functions in force
 /// ([`CLAIM_RULES`]).
 pub async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
