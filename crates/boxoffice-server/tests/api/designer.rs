@@ -183,6 +183,17 @@ async fn an_organizer_draws_a_hall_with_mouse_and_keyboard_and_saves_exactly_it(
         json!(["name", "no-seats"]),
         "an empty drawing says what it lacks"
     );
+    // A blank canvas says where to start, shows its grid and what a square measures, and
+    // lists nothing drawn.
+    assert_eq!(
+        script(
+            &page,
+            "const hint = document.getElementById('empty-hint'); return [hint.hidden, hint.textContent.includes('Add rows'), document.querySelectorAll('#drawing .grid rect').length, document.getElementById('grid-legend').textContent.startsWith('Grid: a square is 1 unit'), document.querySelectorAll('#drawn [data-nothing-drawn]').length]"
+        )
+        .await,
+        json!([false, true, 2, true, 1])
+    );
+    screenshot(&page, "designer-blank").await;
 
     // Bad forms are refused field by field and draw nothing.
     for (field, value) in [
@@ -275,6 +286,24 @@ async fn an_organizer_draws_a_hall_with_mouse_and_keyboard_and_saves_exactly_it(
     assert_eq!(items(&page, "rows").await, 3);
     assert_eq!(items(&page, "shape").await, 2);
     assert_eq!(problems(&page).await, json!([]));
+    // The list of what is drawn names every item; choosing one there selects it.
+    assert_eq!(
+        script(
+            &page,
+            "return [document.getElementById('empty-hint').hidden, [...document.querySelectorAll('#drawn [data-pick]')].map((b) => b.textContent)]"
+        )
+        .await,
+        json!([true, ["Stalls, rows A to C, 18 seats", "Circle, rows A to B, 16 seats", "Box, row 1, 2 seats", "Area Floor", "Stage STAGE"]])
+    );
+    press(&page, "#drawn li:nth-child(2) [data-pick]").await;
+    assert_eq!(
+        script(
+            &page,
+            "return [document.querySelector('#drawing .selected').getAttribute('aria-label'), document.activeElement.getAttribute('aria-label'), document.querySelector('#drawn [aria-current=true]').textContent]"
+        )
+        .await,
+        json!(["Circle, rows A to B, 16 seats", "Circle, rows A to B, 16 seats", "Circle, rows A to B, 16 seats"])
+    );
 
     // The area goes right with the mouse, past the seats.
     let area = find(&page, &format!("{} .outline", item("Area Floor"))).await;

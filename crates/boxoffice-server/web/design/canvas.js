@@ -24,6 +24,24 @@ function unitOf(items) {
   return (gaps.length && gaps[gaps.length >> 1]) || 1;
 }
 
+// The grid's square, in venue units: the snap step (1) where seats are a unit or so apart,
+// else the roundest step not wider than the seats' spacing (plans imported in pixels).
+export function gridStep(unit) {
+  return [100, 50, 20, 10, 5, 2, 1].find((step) => step <= unit) || 1;
+}
+
+// The grid under a drawing whose items lie in `box`, reaching well past it, a heavier
+// line every fifth square.
+function gridSvg(box, step) {
+  const major = step * 5;
+  const margin = 40 * major;
+  const x = Math.floor((box.x - margin) / major) * major, y = Math.floor((box.y - margin) / major) * major;
+  const w = Math.ceil((box.w + 2 * margin) / major) * major, h = Math.ceil((box.h + 2 * margin) / major) * major;
+  return `<defs><pattern id="grid-minor" width="${step}" height="${step}" patternUnits="userSpaceOnUse"><path d="M${step} 0H0V${step}"/></pattern>
+    <pattern id="grid-major" width="${major}" height="${major}" patternUnits="userSpaceOnUse"><path d="M${major} 0H0V${major}"/></pattern></defs>
+    <g class="grid" aria-hidden="true"><rect class="grid-minor" x="${x}" y="${y}" width="${w}" height="${h}"/><rect class="grid-major" x="${x}" y="${y}" width="${w}" height="${h}"/></g>`;
+}
+
 // What an item is called, for its accessible name and the selection panel.
 export function describe(item) {
   if (item.kind === "rows" || item.kind === "seats") {
@@ -149,17 +167,20 @@ export class Canvas {
       parts.push(`<g class="focal" data-focal aria-hidden="true"><path d="M${num(f.x - s)} ${num(f.y)}H${num(f.x + s)}M${num(f.x)} ${num(f.y - s)}V${num(f.y + s)}"/><circle cx="${num(f.x)}" cy="${num(f.y)}" r="${num(s * 0.5)}"/></g>`);
       all.push({ x: f.x - s, y: f.y - s, w: 2 * s, h: 2 * s });
     }
+    const extent = all.length ? all.reduce((a, c) => {
+      const x = Math.min(a.x, c.x), y = Math.min(a.y, c.y);
+      return { x, y, w: Math.max(a.x + a.w, c.x + c.w) - x, h: Math.max(a.y + a.h, c.y + c.h) - y };
+    }) : null;
+    this.step = gridStep(unit);
+    const grid = this.readOnly ? "" : gridSvg(extent || { x: 0, y: 0, w: 0, h: 0 }, this.step);
     // Row labels apart from their items, so an item's accessible name is all it says.
-    this.svg.innerHTML = parts.join("") + `<g class="labels" aria-hidden="true">${labels.join("")}</g>`;
+    this.svg.innerHTML = grid + parts.join("") + `<g class="labels" aria-hidden="true">${labels.join("")}</g>`;
     if (focused) {
       const again = this.svg.querySelector(`[data-item="${CSS.escape(focused)}"]`);
       if (again) again.focus({ preventScroll: true });
     }
     if (!this.fitted || refit) {
-      const b = all.length ? all.reduce((a, c) => {
-        const x = Math.min(a.x, c.x), y = Math.min(a.y, c.y);
-        return { x, y, w: Math.max(a.x + a.w, c.x + c.w) - x, h: Math.max(a.y + a.h, c.y + c.h) - y };
-      }) : { x: -10, y: -10, w: 20, h: 20 };
+      const b = extent || { x: -10, y: -10, w: 20, h: 20 };
       const pad = 3 * unit;
       this.viewport.reset({ x: b.x - pad, y: b.y - pad, w: Math.max(b.w + 2 * pad, 10 * unit), h: Math.max(b.h + 2 * pad, 6 * unit) });
       this.fitted = true;

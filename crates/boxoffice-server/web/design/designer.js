@@ -67,11 +67,16 @@ export async function designer(id) {
       </div>
       <p class="hint" id="focal-hint" ${readOnly ? "hidden" : ""}>The focal point (a cross) is where the seats look: best available prefers, among equal seats, those nearest it. It goes to the stage's centre, or to the middle of the view.</p>
       <div class="designer-body">
-        <svg id="drawing" role="application" aria-label="The drawing: Tab to an item, arrow keys move it" xmlns="http://www.w3.org/2000/svg"></svg>
+        <div class="drawing-box">
+          <svg id="drawing" role="application" aria-label="The drawing: Tab to an item, arrow keys move it" xmlns="http://www.w3.org/2000/svg"></svg>
+          <p class="empty-hint" id="empty-hint" hidden>Nothing is drawn yet. Start with <strong>Add rows</strong> (a block of seats) or <strong>Add area</strong> (a standing area), then a stage with <strong>Add shape</strong>.</p>
+          <p class="hint legend" id="grid-legend" ${readOnly ? "hidden" : ""}></p>
+        </div>
         <aside class="designer-side" ${readOnly ? "hidden" : ""}>
           <section class="card" id="tool" hidden></section>
           <section class="card" id="selection" aria-live="polite"><p class="hint">Click an item, or Tab to it, to change it.</p></section>
           <section class="card" aria-labelledby="problems-title"><h2 id="problems-title">Problems</h2><ul id="problems" class="list"></ul></section>
+          <section class="card" aria-labelledby="drawn-title"><h2 id="drawn-title">Drawn</h2><ul id="drawn" class="list"></ul></section>
         </aside>
       </div>
       <div id="design-result" aria-live="polite"></div>
@@ -96,7 +101,13 @@ export async function designer(id) {
     const d = drawing();
     if (selected && !d.items.some((i) => i.id === selected)) selected = null;
     canvas.draw(d, selected, { refit });
+    $("empty-hint").hidden = readOnly || d.items.length > 0;
     if (readOnly) return;
+    const step = canvas.step;
+    $("grid-legend").textContent = `Grid: a square is ${step} ${step === 1 ? "unit" : "units"}, a heavy line every ${5 * step}. One unit is the usual distance between two seats of a row${step === 1 ? "; items snap to it" : ""}. Widths, heights and spacings are in units.`;
+    $("drawn").innerHTML = d.items.length
+      ? d.items.map((i) => `<li><button type="button" class="item-link" data-pick="${esc(i.id)}" aria-current="${i.id === selected}">${esc(describe(i))}</button></li>`).join("")
+      : `<li class="hint" data-nothing-drawn>Nothing yet.</li>`;
     $("undo").disabled = !H.canUndo(history);
     $("redo").disabled = !H.canRedo(history);
     const found = problems({ ...d, name: $("venue-name").value });
@@ -209,6 +220,13 @@ export async function designer(id) {
   $("selection").addEventListener("click", (e) => {
     if (!e.target.matches("[data-action=remove-item]")) return;
     change(M.remove(history.present, e.target.closest("form").dataset.itemForm));
+  });
+  $("drawn").addEventListener("click", (e) => {
+    const pick = e.target.closest("[data-pick]");
+    if (!pick) return;
+    selected = pick.dataset.pick;
+    show();
+    $("drawing").querySelector(`[data-item="${CSS.escape(selected)}"]`).focus();
   });
   $("problems").addEventListener("click", (e) => {
     const li = e.target.closest("[data-items]");
