@@ -85,6 +85,25 @@ export interface Order {
   payment_reference?: string;
 }
 
+/** The API's answer to a booking of standing places. */
+export interface Booking {
+  booking_id: string;
+  event_id: string;
+  /** The standing area's code. */
+  area: string;
+  quantity: number;
+  total_cents: number;
+  currency: string;
+  /**
+   * `paid` at once in an event without a payment window (its tickets issued); with one,
+   * `pending_payment` until the platform's server records the payment
+   * (`POST /v1/bookings/{id}/payment`) before `pay_by`.
+   */
+  status: "pending_payment" | "paid" | "expired" | "cancelled";
+  /** In an event with a payment window: when the places go back unpaid (RFC 3339). */
+  pay_by?: string;
+}
+
 /** The events the element dispatches (they bubble and cross its shadow root). */
 export interface BoxofficeSeatMapEventMap {
   ready: CustomEvent<{ event: string; seats: number }>;
@@ -93,6 +112,9 @@ export interface BoxofficeSeatMapEventMap {
   holdfailed: CustomEvent<Problem>;
   expired: CustomEvent<Problem | { hold_token: string }>;
   order: CustomEvent<Order>;
+  booking: CustomEvent<Booking>;
+  /** `sold_out` (with `left`), `limit_exceeded`, `area_not_found`, `event_started`… */
+  bookingfailed: CustomEvent<Problem>;
 }
 
 /**
@@ -126,6 +148,11 @@ export declare class BoxofficeSeatMap extends HTMLElement {
   release(): Promise<void>;
   /** Turns the hold into an order: `order`, or `holdfailed` / `expired` and `null`. */
   checkout(): Promise<Order | null>;
+  /**
+   * Books `quantity` places in the standing area `area` (its code), as the area's own form
+   * under the map does: `booking`, or `bookingfailed` and `null`.
+   */
+  book(area: string, quantity: number): Promise<Booking | null>;
   addEventListener<K extends keyof BoxofficeSeatMapEventMap>(
     type: K,
     listener: (this: BoxofficeSeatMap, event: BoxofficeSeatMapEventMap[K]) => unknown,

@@ -86,6 +86,7 @@ const EMBED_MODULES: &[(&str, &str)] = &[
     web!("core/hall.js"),
     web!("core/viewport.js"),
     web!("embed/strings.js"),
+    web!("embed/standing.js"),
     web!("embed/element.js"),
 ];
 

@@ -222,6 +222,8 @@ async fn embed_js_is_cached_by_etag_and_its_declarations_name_what_it_does() {
         "hold-on-select",
         "holdBest",
         "token",
+        "book(",
+        "bookingfailed",
     ] {
         assert!(script.contains(name), "embed.js lacks {name}");
         assert!(types.contains(name), "embed.d.ts lacks {name}");

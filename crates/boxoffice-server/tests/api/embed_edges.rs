@@ -7,11 +7,11 @@
 
 use serde_json::json;
 
-use crate::helpers::embed::{call, count_of, listener, platform, seat_status, shop_with};
+use crate::helpers::embed::{call, count_of, platform, seat_status, shop_and_server, shop_with};
 use crate::helpers::limit::{fixed_limit, of_path, shed, the_one_place_taken};
 use crate::helpers::{
-    assert_accessible, browser, driver, screenshot, script, spawn_app_with, wait_for, LIVE_WITHIN,
-    LOADS_WITHIN, ONE_AT_A_TIME,
+    assert_accessible, browser, driver, screenshot, script, wait_for, LIVE_WITHIN, LOADS_WITHIN,
+    ONE_AT_A_TIME,
 };
 
 const READY: &str = "return window.seen.some((e) => e.type === 'ready')";
@@ -56,12 +56,7 @@ async fn the_served_embed_js_parses_as_a_script_and_as_a_module() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn embed_js_defines_the_element_and_nothing_else_as_a_module_or_a_classic_script() {
     let _turn = ONE_AT_A_TIME.acquire().await.unwrap();
-    let (shop_listener, shop) = listener().await;
-    let origin = shop.clone();
-    let app = spawn_app_with(move |s| {
-        s.server.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap();
-    })
-    .await;
+    let (shop_listener, shop, app) = shop_and_server(|_| {}).await;
     let event = app.create_event().await;
     let token = app.user_token("shopper");
     let base = &app.base;

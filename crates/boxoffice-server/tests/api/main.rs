@@ -28,6 +28,7 @@ mod designer;
 mod door_races;
 mod embed;
 mod embed_edges;
+mod embed_standing;
 mod events;
 mod ga_payments;
 mod hangups;

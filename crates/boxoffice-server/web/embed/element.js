@@ -2,21 +2,22 @@
 // own checkout, on its own origin (which BOXOFFICE_ALLOWED_ORIGINS must name). The
 // platform's page drives it through attributes (server, event, token, max-seats, locale,
 // ticket-types, hold-on-select), methods (select, hold, release, clearSelection, checkout,
-// holdBest; the selection property) and listens to its events (ready, selectionchange,
-// hold, holdfailed, expired, order), whose detail is the API's own answer or problem. A
-// failure is an event, never an exception in the host's page; a busy server's turn is
-// waited out, saying so. The user token stays in the element's memory; the hold's token is
-// kept in sessionStorage per event, so a reload brings a live hold back as the selection.
-// With hold-on-select, each click holds its seat at once and each unclick frees it, all in
-// one hold that grows and shrinks. Drawing, zoom, pan, pinch, arrow keys and the stream are
-// the core modules', as on the page at /.
+// holdBest, book; the selection property) and listens to its events (ready,
+// selectionchange, hold, holdfailed, expired, order, booking, bookingfailed), whose detail
+// is the API's answer or problem. A failure is an event, never an exception in the host's
+// page; a busy server's turn is waited out, saying so. The user token stays in memory; the
+// hold's token is kept in sessionStorage per event, so a reload brings a live hold back.
+// With hold-on-select, each click holds its seat at once and each unclick frees it, in one
+// hold. Drawing, zoom, pan, arrow keys, the stream and times (in the event's zone) are the
+// core modules', as on the page at /; standing areas are standing.js's.
 
 import { Problem, request, patiently } from "../core/api.js";
-import { esc } from "../core/format.js";
+import { esc, eventClock } from "../core/format.js";
 import { follow, free } from "../core/stream.js";
 import { draw } from "../core/hall.js";
 import { Viewport, SeatKeys } from "../core/viewport.js";
 import { STRINGS, STYLE } from "./strings.js";
+import { standing, showLeft, showBooked } from "./standing.js";
 
 class BoxofficeSeatMap extends HTMLElement {
   static observedAttributes = ["server", "event", "token", "locale", "ticket-types", "max-seats"];
@@ -28,7 +29,7 @@ class BoxofficeSeatMap extends HTMLElement {
     this._seats = new Map(); // id -> {seat, status, el}
     this._hold = null; // {hold_token, seats, expires_at, answer}
     this._busy = Promise.resolve(); // hold-on-select's calls, one after another
-    this._types = []; // the event's ticket types, for the picker
+    this._types = []; // the event's ticket types, for the picker; `_zone` its time zone
   }
 
   connectedCallback() { this._start(); }
@@ -128,6 +129,16 @@ class BoxofficeSeatMap extends HTMLElement {
     return answer.body;
   }
 
+  /// Books `quantity` places in the standing area `area`: `booking` with the API's answer
+  /// (`paid`, or `pending_payment` with `pay_by`), or `bookingfailed` with the problem.
+  async book(area, quantity) {
+    const answer = await this._call("POST", `/bookings`, { area, quantity: Number(quantity) });
+    showBooked(this.shadowRoot, area, this._text, answer, this.getAttribute("locale") || undefined);
+    if (!answer.ok) return this._fail("bookingfailed", answer.body);
+    this._emit("booking", answer.body);
+    return answer.body;
+  }
+
   // ---- inside ----
 
   _emit(type, detail) { this.dispatchEvent(new CustomEvent(type, { detail, bubbles: true, composed: true })); }
@@ -208,7 +219,8 @@ class BoxofficeSeatMap extends HTMLElement {
         <label>${esc(text.seats)} <select name="quantity"></select></label>
         <label>${esc(text.type)} <select name="type"><option value="">${esc(text.any)}</option></select></label>
         <button type="submit" name="go">${esc(text.bestHold)}</button>
-      </fieldset></form>`;
+      </fieldset></form>
+      <div class="standing-box"></div>`;
     this._svg = this.shadowRoot.querySelector("svg");
     this._viewport = new Viewport(this._svg);
     this._viewport.wire();
@@ -227,8 +239,7 @@ class BoxofficeSeatMap extends HTMLElement {
     });
     // A platform's token reads as its buyer: a sales channel's buyer sees the channel's
     // seats on sale. (An anonymous session's reads are everyone's.)
-    const reader = this.getAttribute("token");
-    this._token = reader;
+    const reader = (this._token = this.getAttribute("token"));
     if (!this._token) {
       const session = await request("POST", `${this._base()}/v1/sessions`).catch(() => null);
       if (!session || !session.token) return this._fail("holdfailed", { code: "unreachable", detail: "no session" });
@@ -236,7 +247,10 @@ class BoxofficeSeatMap extends HTMLElement {
     }
     const event = await this._call("GET", "");
     this._types = event.ok ? event.body.ticket_types || [] : [];
+    this._zone = event.ok ? event.body.time_zone || null : null;
     this._picker();
+    standing(this.shadowRoot.querySelector(".standing-box"), event.ok ? event.body.ga_areas || [] : [],
+      this._text, this.getAttribute("locale") || undefined, (area, quantity) => this.book(area, quantity));
     this._source = follow(this._path(), {
       token: reader,
       snapshot: async ({ seats, shapes }) => {
@@ -257,6 +271,7 @@ class BoxofficeSeatMap extends HTMLElement {
         }
         this._render();
       },
+      ga: (g) => showLeft(this.shadowRoot, g, this._text),
     });
   }
 
@@ -376,7 +391,7 @@ class BoxofficeSeatMap extends HTMLElement {
       go.title = this._hold ? text.bestBusy : "";
     }
     status.textContent = this._hold
-      ? text.held(this._hold.seats.length, new Date(this._hold.expires_at).toLocaleTimeString(this.getAttribute("locale") || undefined, { timeStyle: "short" }))
+      ? text.held(this._hold.seats.length, eventClock(this._hold.expires_at, this._zone))
       : this._selected.size ? text.chosen(this._selected.size) : text.none;
   }
 }

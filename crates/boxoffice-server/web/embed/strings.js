@@ -12,6 +12,9 @@ export const STRINGS = {
     best: "Or let us choose", seats: "Seats", type: "Type", any: "Any", bestHold: "Best available",
     bestBusy: "Release your seats to let us choose",
     busy: (s) => `Busy: many buyers at once. Trying again in ${s} s…`,
+    standing: "Standing", places: "Places", book: "Book",
+    each: (price) => `${price} each`, left: (n) => `${n} left`,
+    booked: (n, total) => `Booked ${n} · ${total}`,
     status: { available: "available", held: "held", sold: "sold", resale: "resale", not_for_sale: "not for sale" },
   },
   de: {
@@ -24,6 +27,9 @@ export const STRINGS = {
     best: "Oder wir wählen für Sie", seats: "Plätze", type: "Kategorie", any: "Alle", bestHold: "Beste Plätze",
     bestBusy: "Geben Sie Ihre Plätze frei, um wählen zu lassen",
     busy: (s) => `Viel Andrang. Neuer Versuch in ${s} s…`,
+    standing: "Stehplätze", places: "Plätze", book: "Buchen",
+    each: (price) => `je ${price}`, left: (n) => `noch ${n}`,
+    booked: (n, total) => `${n} gebucht · ${total}`,
     status: { available: "frei", held: "reserviert", sold: "verkauft", resale: "Weiterverkauf", not_for_sale: "nicht im Verkauf" },
   },
 };
@@ -55,4 +61,12 @@ export const STYLE = `
   .shape-stage rect, .shape-stage circle, .shape-stage polygon { fill: #e3e6ea; stroke: #8a949e; stroke-width: .08; }
   .shape-area rect, .shape-area circle, .shape-area polygon { fill: #f3f5f7; stroke: #b8c0c8; stroke-width: .06; stroke-dasharray: .3 .2; }
   .status { margin: .3rem 0 0; font-size: .9rem; }
+  .standing h3 { font-size: 1rem; margin: .8rem 0 .3rem; }
+  .standing .area { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: 0 0 .5rem; }
+  .standing .area-head { flex: 1 1 100%; margin: 0; display: flex; flex-wrap: wrap; justify-content: space-between; gap: .3rem; }
+  .standing .area-name { font-weight: 600; }
+  .standing label { display: flex; flex-direction: column; font-size: .85rem; gap: .15rem; }
+  .standing input { font: inherit; width: 4.5rem; min-height: 2.25rem; padding: 0 .4rem; border: 1px solid #6c757d; border-radius: .3rem; }
+  .standing .area-result { flex: 1 1 100%; margin: 0; font-size: .9rem; }
+  .standing .area-result:empty { display: none; }
   .busy { margin: .3rem 0 0; font-size: .9rem; padding: .3rem .5rem; border-radius: .3rem; background: #eef4fc; border: 1px solid #8fb3e3; }`;

@@ -37,10 +37,25 @@ pub(crate) fn host_page(base: &str, event: &str, token: &str, attributes: &str) 
 </main><script>
 window.seen = [];
 const map = document.querySelector('boxoffice-seat-map');
-for (const type of ['ready', 'selectionchange', 'hold', 'holdfailed', 'expired', 'order'])
+for (const type of ['ready', 'selectionchange', 'hold', 'holdfailed', 'expired', 'order', 'booking', 'bookingfailed'])
   map.addEventListener(type, (e) => window.seen.push({{type, detail: e.detail}}));
 </script></body></html>"#
     )
+}
+
+/// A shop's listener and origin, and a server that lets that origin call it, its settings
+/// changed by `configure` first.
+pub(crate) async fn shop_and_server(
+    configure: impl FnOnce(&mut boxoffice_server::Settings),
+) -> (tokio::net::TcpListener, String, TestApp) {
+    let (shop_listener, shop) = listener().await;
+    let origin = shop.clone();
+    let app = spawn_app_with(move |s| {
+        s.server.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap();
+        configure(s);
+    })
+    .await;
+    (shop_listener, shop, app)
 }
 
 /// A server that lets the shop's origin call it, an event, and the shop's page with the
@@ -50,13 +65,7 @@ pub(crate) async fn shop_with(
     attributes: &str,
     configure: impl FnOnce(&mut boxoffice_server::Settings),
 ) -> (TestApp, String, String) {
-    let (shop_listener, shop) = listener().await;
-    let origin = shop.clone();
-    let app = spawn_app_with(move |s| {
-        s.server.allowed_origins = boxoffice_server::config::parse_origins(&[origin]).unwrap();
-        configure(s);
-    })
-    .await;
+    let (shop_listener, shop, app) = shop_and_server(configure).await;
     let event = app.create_event().await;
     let token = app.user_token("shopper");
     platform(
