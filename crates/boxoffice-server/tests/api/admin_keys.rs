@@ -222,6 +222,11 @@ async fn an_admin_makes_and_revokes_keys_sets_the_webhook_and_reads_the_audit_lo
     let log = script(&page, "return document.getElementById('audit').textContent").await;
     let log = log.as_str().unwrap();
     assert!(!log.contains(&secret) && !log.contains(webhook_secret.as_str().unwrap()));
+    assert!(
+        log.contains("by Server administrator · platform")
+            && !log.contains("BOXOFFICE_ADMIN_TOKEN"),
+        "the server's token is its administrator: {log}"
+    );
     assert_accessible(&page, "the audit log").await;
     screenshot(&page, "keys-04-audit").await;
     type_into(&page, "#audit-filter input[name=action]", "key.revoked").await;

@@ -37,7 +37,8 @@ function changes(entry) {
 }
 
 function entryItem(e) {
-  const by = `${e.actor.key_name} · ${e.actor.role}`;
+  // The server's own token (no key id) is the server administrator, as the header says.
+  const by = `${e.actor.key_id ? e.actor.key_name : "Server administrator"} · ${e.actor.role}`;
   return `<li data-audit-id="${esc(e.id)}" data-audit-action="${esc(e.action)}"><div class="entry">
       <div><strong>${esc(e.action)}</strong> · ${esc(e.target.type)} <code>${esc(e.target.id)}</code></div>
       <div class="meta">${esc(when(e.at))} · by ${esc(by)}${e.request_id ? ` · request <code>${esc(e.request_id)}</code>` : ""}</div>
