@@ -53,6 +53,7 @@ const GLOBAL: &[&str] = &[
     "signing_key",
     "organization_webhook",
     "entry_key",
+    "demo_secret",
     "_sqlx_migrations",
 ];
 
