@@ -1,11 +1,12 @@
-//! The wire types of the Boxoffice HTTP API (`API.md`): request bodies and answers (a long
-//! file: one, so every type the contract names is found in one place),
+//! The wire types of the Boxoffice HTTP API (docs/api.md, and `/openapi.json`): request
+//! bodies and answers (a long file: one, so every type the contract names is found in one
+//! place),
 //! defined once and used by the server (which serializes them and documents them in its
 //! OpenAPI document) and by `boxoffice-client` (which deserializes them).
 //!
 //! # Layout
 //!
-//! One section per resource, in API.md's order: venues, events, availability (with the
+//! One section per resource, in docs/api.md's order: venues, events, availability (with the
 //! live stream's events), holds,
 //! orders, general admission, sessions, operations, organizations and keys, seasons,
 //! tickets and entry, and [`Problem`], the body of every
@@ -1666,7 +1667,7 @@ pub struct Problem {
     pub title: String,
     /// HTTP status.
     pub status: u16,
-    /// Stable machine-readable name (API.md lists them).
+    /// Stable machine-readable name (docs/api.md lists them).
     pub code: String,
     /// What happened in this case.
     pub detail: String,

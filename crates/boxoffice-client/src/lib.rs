@@ -1,5 +1,5 @@
-//! A typed async client of the Boxoffice HTTP API (`API.md`). (A long file: one method
-//! per route, each a few lines, read as one list.)
+//! A typed async client of the Boxoffice HTTP API (docs/api.md, and `/openapi.json`). (A
+//! long file: one method per route, each a few lines, read as one list.)
 //!
 //! Every call answers the API's own wire types ([`boxoffice_api`]); every error answer
 //! becomes [`Error::Problem`] with the server's problem document, so a caller matches on

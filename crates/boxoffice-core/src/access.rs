@@ -223,4 +223,42 @@ mod tests {
         assert!("root".parse::<Role>().is_err());
         assert!("Admin".parse::<Role>().is_err());
     }
+
+    #[test]
+    fn docs_access_shows_the_table_row_for_row() {
+        let page = include_str!("../../../docs/access.md");
+        let header = "| right | `platform` | `admin` | `sales` | `checkin` | `reports` |";
+        let rows: Vec<Vec<&str>> = page
+            .lines()
+            .skip_while(|line| *line != header)
+            .skip(2)
+            .take_while(|line| line.starts_with('|'))
+            .map(|line| line.trim_matches('|').split('|').map(str::trim).collect())
+            .collect();
+        assert_eq!(
+            rows.len(),
+            RIGHTS.len(),
+            "docs/access.md's rights table: {rows:?}"
+        );
+        for (row, (right, roles)) in rows.iter().zip(RIGHTS) {
+            assert!(
+                row[0].starts_with(&format!("`{}`", right.as_str())),
+                "docs/access.md names {} where RIGHTS has {}",
+                row[0],
+                right.as_str()
+            );
+            let marked: Vec<Role> = Role::ALL
+                .into_iter()
+                .zip(&row[1..])
+                .filter(|(_, cell)| **cell == "✓")
+                .map(|(role, _)| role)
+                .collect();
+            assert_eq!(
+                &marked,
+                roles,
+                "docs/access.md's row for {}",
+                right.as_str()
+            );
+        }
+    }
 }

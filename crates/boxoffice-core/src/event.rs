@@ -105,7 +105,7 @@ pub struct EventSpec {
 }
 
 /// Settings objects taken from a JSON object only, for `deserialize_with`: serde's derive
-/// also takes a struct from an array (`[]` as every field's default), which API.md's
+/// also takes a struct from an array (`[]` as every field's default), which docs/api.md's
 /// schema does not allow.
 pub mod objects {
     use serde::de::{DeserializeOwned, Error};

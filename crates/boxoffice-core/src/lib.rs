@@ -10,6 +10,8 @@
 //! - [`event`]: the event specification, ticket types, general-admission areas and the
 //!   allocation rules that decide which seats are on sale at which ticket type.
 //! - [`local_time`]: time zones by IANA name, and how an event's times are written in one.
+//! - [`season`]: seasons (events of one venue sold together, the same seat for each), their
+//!   ticket types, allocations and partial seasons.
 //! - [`hold`]: holds, orders and what hold stores answer; the rules a basket must meet.
 //! - [`best_available`]: choosing the best free seats together, without stranding one.
 //! - [`availability`]: composing each seat's status from the event layout, the sold seats

@@ -148,8 +148,11 @@ impl Application {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let (stop, stopped) = tokio::sync::watch::channel(false);
+        let passes = Services::clone(&self.state);
         let relay = tokio::spawn(
-            crate::relay::Relay::new(self.state.pool.clone(), self.relay).run(stopped.clone()),
+            crate::relay::Relay::new(self.state.pool.clone(), self.relay)
+                .counting(move || passes.metrics.increment("boxoffice_relay_passes_total"))
+                .run(stopped.clone()),
         );
         let sweeps = tokio::spawn(sweeps(
             Services::clone(&self.state),

@@ -1,5 +1,5 @@
 //! The API's errors, rendered as `application/problem+json` (RFC 9457) with the stable
-//! `code` values of API.md.
+//! `code` values of docs/api.md.
 //!
 //! A long file, on purpose: one enum with every answer the API gives besides success, its
 //! status, code and title beside it, the mapping from the service's and the store's errors,
@@ -274,7 +274,7 @@ impl ApiError {
         }
     }
 
-    /// The stable `code` of API.md.
+    /// The stable `code` of docs/api.md.
     pub fn code(&self) -> &'static str {
         match self {
             ApiError::Unauthorized(_) => "unauthorized",

@@ -1,4 +1,4 @@
-//! The Boxoffice HTTP server: the API of API.md over the service layer
+//! The Boxoffice HTTP server: the API of docs/api.md over the service layer
 //! ([`boxoffice_service`]), which knows no HTTP.
 //!
 //! # Layout
@@ -20,7 +20,7 @@
 //! - [`access`]: which right each staff route needs, in one table.
 //! - [`client`]: the client's address, behind trusted proxies as `X-Forwarded-For` says.
 //! - [`anonymous`]: who an anonymous session is: one of a few buyers per client address.
-//! - [`error`]: [`error::ApiError`], rendered as problem+json with API.md's stable codes,
+//! - [`error`]: [`error::ApiError`], rendered as problem+json with docs/api.md's stable codes,
 //!   and the mapping of every service error to it.
 //! - [`extract`]: a JSON extractor whose rejections are problem documents.
 //! - [`unread`]: a body an answer left unread (a 413, a 401) is read out before the

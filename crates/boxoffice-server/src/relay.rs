@@ -27,7 +27,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use boxoffice_core::ids::OrganizationId;
-use boxoffice_store::pg::outbox::{self, OutboxRow};
+use boxoffice_store::journal::outbox::{self, OutboxRow};
 use boxoffice_store::pg::webhooks;
 use boxoffice_store::StoreError;
 use chrono::{DateTime, Utc};
@@ -186,6 +186,8 @@ pub struct Relay {
     client: reqwest::Client,
     /// What earlier passes could not write (the database went away), oldest first.
     unsettled: Mutex<Vec<Settle>>,
+    /// Told after every pass, done or failed (a server counts them in its metrics).
+    on_pass: Option<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl Relay {
@@ -200,6 +202,15 @@ impl Relay {
             config,
             client,
             unsettled: Mutex::default(),
+            on_pass: None,
+        }
+    }
+
+    /// The same relay, calling `told` after each pass it runs, done or failed.
+    pub fn counting(self, told: impl Fn() + Send + Sync + 'static) -> Self {
+        Self {
+            on_pass: Some(Box::new(told)),
+            ..self
         }
     }
 
@@ -384,6 +395,9 @@ impl Relay {
                     true
                 }
             };
+            if let Some(told) = &self.on_pass {
+                told();
+            }
             if idle {
                 tokio::select! {
                     _ = stop.changed() => {}

@@ -15,7 +15,7 @@ use boxoffice_store::pg::admin::{self, LineCursor, OrderCursor, OrderFilter, Sal
 use bytes::Bytes;
 use futures::Stream;
 
-use crate::holds::{event_layout, priced};
+use crate::layouts::{event_layout, priced};
 use crate::orders::LabelledOrder;
 use crate::{availability, Error, Services};
 
@@ -197,7 +197,7 @@ pub async fn report(state: &Services, event: EventId) -> Result<EventReport, Err
             retry_after: std::time::Duration::from_secs(1),
         });
     }
-    let policy = crate::holds::event_policy(state, event).await?;
+    let policy = crate::layouts::event_policy(state, event).await?;
     let seats = availability.map.map.seats();
     let mut by_section: Vec<SectionReport> = Vec::new();
     let mut counts = [0u32; 4];

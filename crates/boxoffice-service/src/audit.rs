@@ -1,9 +1,9 @@
 //! Reading the audit log: an organization's entries newest first, filtered, a page at a
 //! time. Entries are written by the store functions that make each change, in their
-//! transactions (`boxoffice_store::pg::audit::write`); nothing changes or deletes one.
+//! transactions (`boxoffice_store::journal::audit::write`); nothing changes or deletes one.
 
 use boxoffice_core::ids::OrganizationId;
-pub use boxoffice_store::pg::audit::{Actor, By, Entry, Filters};
+pub use boxoffice_store::journal::audit::{Actor, By, Entry, Filters};
 
 use crate::{Error, Services};
 
@@ -22,7 +22,7 @@ pub async fn list(
         return Err(Error::invalid("limit", "must be 1–500"));
     }
     let entries =
-        boxoffice_store::pg::audit::list(&services.pool, organization, filters, limit).await?;
+        boxoffice_store::journal::audit::list(&services.pool, organization, filters, limit).await?;
     let next = (entries.len() == limit as usize)
         .then(|| entries.last().map(|e| e.seq.to_string()))
         .flatten();

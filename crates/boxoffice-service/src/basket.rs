@@ -3,14 +3,13 @@
 //! nothing, by every rule of a new hold (the per-user limit counts the whole hold), and
 //! seats taken out one by one, the last one ending the hold.
 
-use boxoffice_core::hold::{validate_basket, AcquireOutcome, GrowOutcome, ShrinkOutcome};
+use boxoffice_core::hold::{AcquireOutcome, GrowOutcome, ShrinkOutcome};
 use boxoffice_core::ids::{EventId, UserId};
 use uuid::Uuid;
 
-use crate::holds::{
-    buyer_layout, count_hold, event_layout, hold_request, labelled, quotes, requote, settle,
-    taken_in, LabelledHold, MAX_LAYOUT_RELOADS,
-};
+use crate::asking::{self, For, Reply};
+use crate::holds::{count_hold, labelled, settle, LabelledHold};
+use crate::layouts::{buyer_layout, event_layout, taken_in};
 use crate::overload::{limited, Path};
 use crate::{Error, Services};
 
@@ -30,35 +29,38 @@ pub async fn add_seats(
     let admitted = crate::queue::admit(state, event, user, pass).await?;
     count_hold(state, event, user).await?;
     let token = token.ok_or(Error::HoldNotLive)?;
-    let mut map = buyer_layout(state, event, channel).await?;
-    let mut basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
+    let who = For::Buyer(admitted);
+    let map = buyer_layout(state, event, channel).await?;
+    let basket = who.basket(&map, seats)?;
     let taken = state.live.taken();
     let asked = taken.epoch(event);
-    let mut reloads = 0;
-    let outcome = limited(&state.overload, Path::Hold, async {
-        loop {
-            let quotes = quotes(&map, &basket);
-            let request = hold_request(state, (event, user, admitted), &map, &basket, &quotes);
-            let outcome = state.holds.grow(token, &request).await?;
-            match outcome {
-                GrowOutcome::Acquire(AcquireOutcome::LayoutChanged(version))
-                    if reloads < MAX_LAYOUT_RELOADS =>
-                {
-                    reloads += 1;
-                    (map, basket) = requote(state, event, &map, version, seats).await?;
+    let quoted = limited(
+        &state.overload,
+        Path::Hold,
+        asking::quoted(
+            state,
+            (event, who),
+            seats,
+            (map, basket),
+            |map, basket| async move {
+                match asking::grow(state, (event, user, who), token, &map, &basket).await? {
+                    GrowOutcome::Acquire(AcquireOutcome::LayoutChanged(version)) => {
+                        Ok(Reply::LayoutChanged(version))
+                    }
+                    GrowOutcome::Acquire(outcome) => Ok(Reply::Done(outcome)),
+                    GrowOutcome::NotLive => Err(Error::HoldNotLive),
+                    GrowOutcome::Forbidden => {
+                        Err(Error::Forbidden("this hold belongs to another user"))
+                    }
                 }
-                GrowOutcome::Acquire(outcome) => break Ok(outcome),
-                GrowOutcome::NotLive => return Err(Error::HoldNotLive),
-                GrowOutcome::Forbidden => {
-                    return Err(Error::Forbidden("this hold belongs to another user"))
-                }
-            }
-        }
-    })
+            },
+        ),
+    )
     .await?;
+    let (map, outcome) = (quoted.map, quoted.answer.ok_or_else(asking::kept_changing)?);
     match &outcome {
         AcquireOutcome::Unavailable(seats) => taken.confirmed(event, &taken_in(&map, seats), asked),
-        AcquireOutcome::Held(_) => taken.confirmed(event, &basket, asked),
+        AcquireOutcome::Held(_) => taken.confirmed(event, &quoted.basket, asked),
         _ => {}
     }
     settle(state, event, &map, outcome).await

@@ -28,6 +28,7 @@ use boxoffice_core::ids::{EventId, UserId};
 use boxoffice_core::validation::ValidationErrors;
 use lru::LruCache;
 
+use crate::asking::For;
 use crate::holds::{self, LabelledHold};
 use crate::overload::{limited, Path};
 use crate::seat_map::RenderedSeatMap;
@@ -195,7 +196,7 @@ pub async fn hold_best_available(
         accessible,
     } = ask;
     holds::count_hold(state, event, user).await?;
-    let policy = holds::event_policy(state, event).await?;
+    let policy = crate::layouts::event_policy(state, event).await?;
     let mut errors = ValidationErrors::default();
     errors.check_seats_by_number(
         "best_available.",
@@ -217,7 +218,14 @@ pub async fn hold_best_available(
         for _ in 0..MAX_CHOICES {
             let choice = choose(state, event, channel, &turn, &request).await?;
             let map = &choice.map;
-            match holds::acquire(state, event, user, admitted, map, &choice.basket).await? {
+            match crate::asking::acquire(
+                state,
+                (event, user, For::Buyer(admitted)),
+                map,
+                &choice.basket,
+            )
+            .await?
+            {
                 outcome @ AcquireOutcome::Held(_) => {
                     let hold = holds::settle(state, event, map, outcome).await?;
                     let adjacent = choice.adjacent;
@@ -227,7 +235,7 @@ pub async fn hold_best_available(
                 // instance knows is out of date. Read it again and choose again.
                 AcquireOutcome::Unavailable(ids) => {
                     choice.stale();
-                    taken = holds::seat_refs(map, ids);
+                    taken = crate::layouts::seat_refs(map, ids);
                 }
                 AcquireOutcome::LayoutChanged(_) => choice.stale(),
                 outcome => {

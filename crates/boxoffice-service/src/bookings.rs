@@ -4,7 +4,7 @@ use crate::live::Change;
 use boxoffice_api::GaChanged;
 use boxoffice_core::hold::OrderStatus;
 use boxoffice_core::ids::{EventId, UserId};
-use boxoffice_store::pg::audit::{Actor, By};
+use boxoffice_store::journal::audit::{Actor, By};
 use boxoffice_store::pg::bookings::{
     self, Booking, BookingCancel, BookingOutcome, BookingPayment, BookingRequest,
 };

@@ -7,13 +7,13 @@ use boxoffice_api::{ChangedOrder, SeasonOrderView, SeatMove, SwapSide, Swapped};
 use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::hold::{AcquireOutcome, ClaimedSeat, Order};
 use boxoffice_core::ids::EventId;
-use boxoffice_store::hold_store::HoldRequest;
-use boxoffice_store::pg::audit::By;
+use boxoffice_store::journal::audit::By;
 use boxoffice_store::sales::{self, changes::Refused};
 use chrono::Utc;
 use uuid::Uuid;
 
-use crate::holds::{buyer_layout, quotes, requote, seat_refs};
+use crate::asking::{self, For, Reply};
+use crate::layouts::{buyer_layout, quotes, seat_refs};
 use crate::live::Change;
 use crate::orders::{labelled, put_back};
 use crate::seat_map::RenderedSeatMap;
@@ -21,8 +21,6 @@ use crate::{Error, Services};
 
 /// Most moves in one request.
 pub const MAX_MOVES: usize = 100;
-/// Times a hold is quoted again when the allocations change under it.
-const REQUOTES: usize = 3;
 
 /// Moves seats of the paid order `id`, all or none: by staff, or by its buyer while the
 /// event's `buyer_moves_until` has not passed. Each `to` must be free to the order's
@@ -226,62 +224,49 @@ async fn hold_for(
 ) -> Result<(std::sync::Arc<RenderedSeatMap>, Uuid), Error> {
     let event = order.event_id;
     let channel = sales::changes::order_channel(&state.pool, order).await?;
-    let mut map = buyer_layout(state, event, channel.as_deref()).await?;
-    let mut basket: Vec<String> = seats.to_vec();
-    basket.sort_unstable();
+    let who = For::OrderChange;
+    let map = buyer_layout(state, event, channel.as_deref()).await?;
+    let basket = who.basket(&map, seats)?;
     // A listed seat is free to any buyer's hold, never to an order's change.
     let basket_ids: Vec<&str> = basket.iter().map(String::as_str).collect();
     let listed = sales::resale::listed_among(&state.pool, event, &basket_ids).await?;
     if !listed.is_empty() {
         return Err(Error::SeatsUnavailable(seat_refs(&map, listed)));
     }
-    for _ in 0..=REQUOTES {
-        let quoted = quotes(&map, &basket);
-        let off_sale: Vec<String> = basket
-            .iter()
-            .zip(&quoted)
-            .filter(|(_, q)| q.is_none())
-            .map(|(s, _)| s.clone())
-            .collect();
-        if !off_sale.is_empty() {
-            return Err(Error::SeatsUnavailable(seat_refs(&map, off_sale)));
-        }
-        let request = HoldRequest {
-            event,
-            user: &order.user_id,
-            seats: &basket,
-            quotes: &quoted,
-            layout_version: map.version,
-            ttl_seconds: map.policy.hold_ttl_seconds,
-            // The order's seats are not a buyer's holds: no limit counts them.
-            max_seats_per_user: u32::MAX,
-            holds_per_minute: 0,
-            pass: None,
-            channel: map.channel.as_deref(),
-        };
-        match state.holds.acquire(&request).await? {
-            AcquireOutcome::Held(hold) => return Ok((map, hold.token)),
-            AcquireOutcome::Unavailable(ids) => {
-                return Err(Error::SeatsUnavailable(seat_refs(&map, ids)))
+    let quoted = asking::quoted(
+        state,
+        (event, who),
+        seats,
+        (map, basket),
+        |map, basket| async move {
+            let off_sale: Vec<String> = basket
+                .iter()
+                .zip(quotes(&map, &basket))
+                .filter(|(_, q)| q.is_none())
+                .map(|(s, _)| s.clone())
+                .collect();
+            if !off_sale.is_empty() {
+                return Err(Error::SeatsUnavailable(seat_refs(&map, off_sale)));
             }
-            AcquireOutcome::EventStarted => return Err(Error::EventStarted),
-            AcquireOutcome::LayoutChanged(version) => {
-                (map, basket) = requote(state, event, &map, version, seats).await?;
-            }
-            AcquireOutcome::LimitExceeded
-            | AcquireOutcome::RateLimited(_)
-            | AcquireOutcome::PassEnded => {
-                return Err(Error::Unavailable {
+            match asking::acquire(state, (event, &order.user_id, who), &map, &basket).await? {
+                AcquireOutcome::Held(hold) => Ok(Reply::Done(hold.token)),
+                AcquireOutcome::Unavailable(ids) => {
+                    Err(Error::SeatsUnavailable(seat_refs(&map, ids)))
+                }
+                AcquireOutcome::EventStarted => Err(Error::EventStarted),
+                AcquireOutcome::LayoutChanged(version) => Ok(Reply::LayoutChanged(version)),
+                AcquireOutcome::LimitExceeded
+                | AcquireOutcome::RateLimited(_)
+                | AcquireOutcome::PassEnded => Err(Error::Unavailable {
                     reason: "the hold store refused a hold without limits".into(),
                     retry_after: std::time::Duration::from_secs(1),
-                })
+                }),
             }
-        }
-    }
-    Err(Error::Unavailable {
-        reason: "the event's allocations keep changing".into(),
-        retry_after: std::time::Duration::from_secs(1),
-    })
+        },
+    )
+    .await?;
+    let token = quoted.answer.ok_or_else(asking::kept_changing)?;
+    Ok((quoted.map, token))
 }
 
 /// The change's outcome; the hold `token` made for it is released unless the change took

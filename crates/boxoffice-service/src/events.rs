@@ -14,7 +14,7 @@ use boxoffice_core::event::{
 use boxoffice_core::ids::{EventId, OrganizationId};
 use boxoffice_core::validation::ValidationErrors;
 use boxoffice_core::venue::VenueLayout;
-use boxoffice_store::pg::audit::Actor;
+use boxoffice_store::journal::audit::Actor;
 use boxoffice_store::pg::events::{self, AllocationChange, AllocationOutcome, EventRecord};
 use boxoffice_store::pg::venues;
 use boxoffice_store::StoreError;

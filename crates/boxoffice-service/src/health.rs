@@ -16,7 +16,7 @@ pub async fn ping(state: &Services) -> Result<(), Error> {
 
 /// The outbox rows not yet delivered, and the age in seconds of the oldest.
 pub async fn outbox_backlog(state: &Services) -> Result<(i64, f64), Error> {
-    Ok(boxoffice_store::pg::outbox::backlog(&state.pool).await?)
+    Ok(boxoffice_store::journal::outbox::backlog(&state.pool).await?)
 }
 
 /// Up to `limit` events whose waiting room is on, latest opened first.

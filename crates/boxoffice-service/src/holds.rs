@@ -17,36 +17,30 @@
 //! 4. The store's part passes the server's adaptive limit ([`crate::overload::limited`]):
 //!    past it, 503 with a turn, and nothing answered without a store ever counts against
 //!    it.
-//! 5. The hold store decides, all or nothing, and is the only one that can grant:
+//! 5. The hold store decides, all or nothing, and is the only one that can grant; it is
+//!    asked the one way every flow asks it (`crate::asking`: the request built for the
+//!    admitted buyer, the seats quoted again from a newer map when the allocations
+//!    changed):
 //!    - postgres: `boxoffice_store::pg::holds` (its `claim` module: the claim is sent with
 //!      the others waiting, and every rule of a claim is written once, in
 //!      `boxoffice_claim`, the store crate's `sql/claim.sql`);
 //!    - redis: `scripts/hold_acquire.lua`, one script that checks every seat, the
 //!      event's start and the buyer's limit, then sets every seat.
 //! 6. The store's answer teaches this instance's view (seats held or refused are known
-//!    taken for a while); a changed layout makes the seats be quoted again; a hold made is
-//!    published to every page of the event.
+//!    taken for a while); a hold made is published to every page of the event.
 
-use std::sync::Arc;
-
-use boxoffice_core::hold::{
-    validate_basket, AcquireOutcome, ClaimedSeat, ExtendOutcome, Hold, PricedSeat, ReleaseOutcome,
-};
+use boxoffice_core::hold::{AcquireOutcome, ExtendOutcome, Hold, PricedSeat, ReleaseOutcome};
 use boxoffice_core::ids::{EventId, UserId};
-use boxoffice_store::hold_store::HoldRequest;
-use boxoffice_store::pg::events::HoldPolicy;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::asking::{kept_changing, For, Reply};
+use crate::layouts::{buyer_layout, event_layout, event_policy, priced, seat_refs, taken_in};
 use crate::live::{Answer, Ask, Change};
 use crate::overload::{limited, Path};
-use crate::queue::Admitted;
 use crate::seat_map::RenderedSeatMap;
+use crate::Error;
 use crate::Services;
-use crate::{Error, SeatRef};
-
-/// How often a hold (or a growing) quotes its seats again from a newer seat map before giving up.
-pub(crate) const MAX_LAYOUT_RELOADS: usize = 3;
 
 /// A live hold with its seats' labels and its total.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,64 +55,6 @@ pub struct LabelledHold {
     pub currency: String,
 }
 
-/// The event's seat map and hold settings, cached.
-pub(crate) async fn event_layout(
-    state: &Services,
-    event: EventId,
-) -> Result<Arc<RenderedSeatMap>, Error> {
-    state
-        .seat_maps
-        .get_any(&state.pool, event)
-        .await?
-        .ok_or(Error::EventNotFound)
-}
-
-/// The event's seat map as a buyer in `channel` sees it (a channel the event does not have
-/// is no channel), cached.
-pub(crate) async fn buyer_layout(
-    state: &Services,
-    event: EventId,
-    channel: Option<&str>,
-) -> Result<Arc<RenderedSeatMap>, Error> {
-    let Some(channel) = crate::availability::channel_of(state, event, channel).await? else {
-        return event_layout(state, event).await;
-    };
-    state
-        .seat_maps
-        .get_any_in(&state.pool, event, Some(channel))
-        .await?
-        .ok_or(Error::EventNotFound)
-}
-
-/// The event's hold settings, without rendering its seat map when none is cached.
-pub(super) async fn event_policy(state: &Services, event: EventId) -> Result<HoldPolicy, Error> {
-    state
-        .seat_maps
-        .policy(&state.pool, event)
-        .await?
-        .ok_or(Error::EventNotFound)
-}
-
-/// Seats with the labels of the event's seat map.
-pub(crate) fn priced(map: &RenderedSeatMap, seats: &[ClaimedSeat]) -> Vec<PricedSeat> {
-    seats
-        .iter()
-        .map(|s| PricedSeat {
-            label: label(map, &s.seat_id),
-            id: s.seat_id.clone(),
-            ticket_type: s.ticket_type.clone(),
-            price_cents: s.price_cents,
-        })
-        .collect()
-}
-
-pub(crate) fn label(map: &RenderedSeatMap, seat: &str) -> String {
-    map.map
-        .get(seat)
-        .map(|m| m.label.clone())
-        .unwrap_or_default()
-}
-
 pub(crate) fn labelled(map: &RenderedSeatMap, hold: Hold) -> LabelledHold {
     LabelledHold {
         seats: priced(map, &hold.seats),
@@ -126,22 +62,6 @@ pub(crate) fn labelled(map: &RenderedSeatMap, hold: Hold) -> LabelledHold {
         currency: map.policy.currency.clone().unwrap_or_default(),
         hold,
     }
-}
-
-/// What the seat map quotes for each seat of the basket: its ticket type and price, or
-/// `None` if it is not on sale.
-pub(crate) fn quotes(map: &RenderedSeatMap, basket: &[String]) -> Vec<Option<ClaimedSeat>> {
-    basket
-        .iter()
-        .map(|id| {
-            let seat = map.map.get(id)?;
-            Some(ClaimedSeat {
-                seat_id: id.clone(),
-                ticket_type: seat.ticket_type.clone()?,
-                price_cents: seat.price_cents?,
-            })
-        })
-        .collect()
 }
 
 /// Holds every seat of `seats` for `user` under one new token, or none.
@@ -164,8 +84,9 @@ pub async fn create_hold(
 ) -> Result<LabelledHold, Error> {
     let admitted = crate::queue::admit(state, event, user, pass).await?;
     count_hold(state, event, user).await?;
-    let mut map = buyer_layout(state, event, channel).await?;
-    let mut basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
+    let who = For::Buyer(admitted);
+    let map = buyer_layout(state, event, channel).await?;
+    let basket = who.basket(&map, seats)?;
     let taken = state.live.taken();
     // Asked with others for the same seats: wait for the first of them to be answered
     // (once), which may settle this one too. (Nothing to wait for if this instance never
@@ -188,62 +109,38 @@ pub async fn create_hold(
     } else {
         None
     };
-    let mut reloads = 0;
     let asked = taken.epoch(event);
-    let confirmed = |seats: &[String]| match &asking {
+    let confirmed = &|seats: &[String]| match &asking {
         Some(asking) => asking.confirmed(seats, asked),
         None => taken.confirmed(event, seats, asked),
     };
-    let outcome = limited(&state.overload, Path::Hold, async {
-        loop {
-            let outcome = acquire(state, event, user, admitted, &map, &basket).await?;
-            match &outcome {
-                AcquireOutcome::Unavailable(seats) => confirmed(&taken_in(&map, seats)),
-                AcquireOutcome::Held(hold) => confirmed(&hold_seats(hold)),
-                _ => {}
-            }
-            match outcome {
-                // The allocations changed since this server cached the map: quote again.
-                AcquireOutcome::LayoutChanged(version) if reloads < MAX_LAYOUT_RELOADS => {
-                    reloads += 1;
-                    (map, basket) = requote(state, event, &map, version, seats).await?;
+    let quoted = limited(
+        &state.overload,
+        Path::Hold,
+        crate::asking::quoted(
+            state,
+            (event, who),
+            seats,
+            (map, basket),
+            |map, basket| async move {
+                let outcome =
+                    crate::asking::acquire(state, (event, user, who), &map, &basket).await?;
+                match &outcome {
+                    AcquireOutcome::Unavailable(seats) => confirmed(&taken_in(&map, seats)),
+                    AcquireOutcome::Held(hold) => confirmed(&hold_seats(hold)),
+                    _ => {}
                 }
-                outcome => break Ok(outcome),
-            }
-        }
-    })
+                Ok(match outcome {
+                    // The allocations changed since this server cached the map: quote again.
+                    AcquireOutcome::LayoutChanged(version) => Reply::LayoutChanged(version),
+                    outcome => Reply::Done(outcome),
+                })
+            },
+        ),
+    )
     .await?;
-    settle(state, event, &map, outcome).await
-}
-
-/// Of the seats a hold was refused, those this instance may take as taken by someone:
-/// not those allocated to a channel the buyer is not in, which are free to that
-/// channel's buyers.
-pub(crate) fn taken_in(map: &RenderedSeatMap, refused: &[String]) -> Vec<String> {
-    refused
-        .iter()
-        .filter(|seat| !map.is_elsewhere(seat))
-        .cloned()
-        .collect()
-}
-
-/// The seat map of the allocations' `version` in the view of `map`'s channel, and `seats`
-/// checked against it: to quote a basket again once the store says the allocations
-/// changed.
-pub(crate) async fn requote(
-    state: &Services,
-    event: EventId,
-    map: &RenderedSeatMap,
-    version: i64,
-    seats: &[String],
-) -> Result<(Arc<RenderedSeatMap>, Vec<String>), Error> {
-    let map = state
-        .seat_maps
-        .get_in(&state.pool, event, map.channel.as_deref(), version)
-        .await?
-        .ok_or(Error::EventNotFound)?;
-    let basket = validate_basket(seats, &map.map, map.policy.max_seats_per_user)?;
-    Ok((map, basket))
+    let outcome = quoted.answer.ok_or_else(kept_changing)?;
+    settle(state, event, &quoted.map, outcome).await
 }
 
 fn hold_seats(hold: &Hold) -> Vec<String> {
@@ -315,57 +212,6 @@ pub(super) async fn count_hold(
     .map_err(Error::RateLimited)
 }
 
-/// Asks the hold store for `basket`, priced as `map` quotes it.
-pub(super) async fn acquire(
-    state: &Services,
-    event: EventId,
-    user: &UserId,
-    admitted: Admitted,
-    map: &RenderedSeatMap,
-    basket: &[String],
-) -> Result<AcquireOutcome, Error> {
-    let began = std::time::Instant::now();
-    let quotes = quotes(map, basket);
-    let request = hold_request(state, (event, user, admitted), map, basket, &quotes);
-    let outcome = state.holds.acquire(&request).await;
-    let label = match &outcome {
-        Ok(AcquireOutcome::Held(_)) => "granted",
-        Ok(AcquireOutcome::LayoutChanged(_)) => "retried",
-        Ok(_) => "refused",
-        Err(_) => "error",
-    };
-    state.metrics.store_call(
-        "boxoffice_hold_duration_seconds",
-        state.holds.kind(),
-        label,
-        began.elapsed(),
-    );
-    Ok(outcome?)
-}
-
-/// What the hold store is asked, for `basket` of `buyer` (the event, the user and their
-/// admission), quoted by `map`: for a new hold or a growing one.
-pub(crate) fn hold_request<'a>(
-    state: &Services,
-    (event, user, admitted): (EventId, &'a UserId, Admitted),
-    map: &'a RenderedSeatMap,
-    basket: &'a [String],
-    quotes: &'a [Option<ClaimedSeat>],
-) -> HoldRequest<'a> {
-    HoldRequest {
-        event,
-        user,
-        seats: basket,
-        quotes,
-        layout_version: map.version,
-        ttl_seconds: map.policy.hold_ttl_seconds,
-        max_seats_per_user: map.policy.max_seats_per_user,
-        holds_per_minute: state.rate_limits.holds.per_minute(),
-        pass: admitted.pass(),
-        channel: map.channel.as_deref(),
-    }
-}
-
 /// The answer to an acquisition that is not retried: a new hold is published to the live
 /// streams; anything else is the error it means.
 pub(super) async fn settle(
@@ -391,21 +237,8 @@ pub(super) async fn settle(
             state.rate_limits.holds.refused();
             Err(Error::RateLimited(wait))
         }
-        AcquireOutcome::LayoutChanged(_) => Err(Error::Unavailable {
-            reason: "the event's allocations keep changing".into(),
-            retry_after: std::time::Duration::from_secs(1),
-        }),
+        AcquireOutcome::LayoutChanged(_) => Err(kept_changing()),
     }
-}
-
-pub(super) fn seat_refs(map: &RenderedSeatMap, ids: Vec<String>) -> Vec<SeatRef> {
-    ids.into_iter()
-        .map(|id| SeatRef {
-            event_id: None,
-            label: label(map, &id),
-            id,
-        })
-        .collect()
 }
 
 /// The live hold `token`, if it is `user`'s.

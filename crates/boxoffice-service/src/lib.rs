@@ -11,11 +11,17 @@
 //! - The flows, one module each:
 //!   - [`availability`]: seat status composed from the seat map, Postgres and the hold
 //!     store.
-//!   - [`holds`]: holding a basket (quoting it again when the allocations changed),
-//!     reading, extending and releasing holds.
+//!   - [`holds`]: holding a basket, reading, extending and releasing holds;
+//!     [`basket`]: a hold grown and shrunk a seat at a time.
 //!   - [`best_available`]: the server chooses the best seats free now and holds them.
+//!   - `asking`: the one way every flow asks the hold store for seats (a buyer admitted,
+//!     or an order's change), quoting them again when the allocations changed.
 //!   - [`orders`]: checkout, reading and cancelling orders.
+//!   - [`changes`]: moves and swaps of sold seats, a season night taken back;
+//!     [`resale`]: sold seats offered again and bought off the map.
+//!   - [`tickets`]: tickets, their secrets, QR codes and PDFs, and check-in at the door.
 //!   - [`bookings`]: general-admission bookings, the sale-day gate in front of Postgres.
+//!   - [`seasons`]: seasons set up, their seats, holds and orders across their events.
 //!   - [`queue`]: the waiting room: joining, polling, admission and its pass.
 //!   - [`waitlist`]: the waiting list: joining, leaving, offers of seats that come back.
 //!   - [`events`]: events as an organizer sets them up: created, read with their seat
@@ -23,15 +29,18 @@
 //!   - [`venues`]: venues stored with their seats, read back, listed.
 //!   - [`organizations`]: organizations, and the keys their staff call with;
 //!     [`webhooks`]: where each organization's events are delivered.
+//!   - [`admin`]: what the console reads: orders a page at a time, sales as CSV, reports.
 //!   - [`audit`]: reading the audit log (each change writes its entry in its own
 //!     transaction, in the store).
 //!   - [`housekeeping`]: unpaid orders recorded expired, old rows swept (the server's
 //!     workers call it on their intervals).
 //!   - [`health`]: whether the stores answer and the outbox keeps up, for readiness and
 //!     metrics.
+//! - [`layouts`]: what every flow reads of an event's seat map (the cached map, a
+//!   channel's view, hold settings, quotes, seats' labels).
 //! - [`live`]: live updates: changes published onto a Postgres `NOTIFY` bus by the flows,
 //!   fanned out to each instance's stream subscribers, one channel per event; and the
-//!   seats this instance knows taken.
+//!   seats this instance knows taken. `freed`: what seats a hold lets go of read now.
 //! - [`seat_map`]: per-server cache of rendered seat maps, invalidated by allocation
 //!   version.
 //! - [`admission`] and [`pass`]: the waiting room's pass and the queue settings holds and
@@ -43,10 +52,12 @@
 //! - [`keyring`]: every live key in memory, reloaded when the keys change anywhere.
 //! - [`replica`]: a streaming replica that reads deciding nothing may go to.
 //! - [`metrics`]: one server's Prometheus recorder.
-//! - [`error`]: [`Error`], why a service could not do what it was asked.
+//! - [`error`]: [`Error`], why a service could not do what it was asked; `secret`:
+//!   [`Secret`], a value kept out of logs.
 
 pub mod admin;
 pub mod admission;
+mod asking;
 pub mod audit;
 pub mod availability;
 pub mod basket;
@@ -60,6 +71,7 @@ pub mod health;
 pub mod holds;
 pub mod housekeeping;
 pub mod keyring;
+pub mod layouts;
 pub mod limits;
 pub mod live;
 pub mod metrics;

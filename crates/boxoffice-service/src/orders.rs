@@ -4,11 +4,11 @@ use boxoffice_core::hold::{
     CancelOutcome, CheckoutOutcome, Offer, Order, OrderStatus, PayOutcome, PricedSeat,
 };
 use boxoffice_core::ids::{EventId, UserId};
-use boxoffice_store::pg::audit::{Actor, By};
+use boxoffice_store::journal::audit::{Actor, By};
 use boxoffice_store::sales;
 use uuid::Uuid;
 
-use crate::holds::{event_layout, priced};
+use crate::layouts::{event_layout, priced};
 use crate::live::Change;
 use crate::overload::{limited, Path};
 use crate::Error;
@@ -53,7 +53,7 @@ pub async fn checkout(
     token: Uuid,
     user: &UserId,
 ) -> Result<Checkout, Error> {
-    let policy = crate::holds::event_policy(state, event).await?;
+    let policy = crate::layouts::event_policy(state, event).await?;
     let window = policy.payment_window_seconds;
     let outcome = limited(&state.overload, Path::Checkout, async {
         let began = std::time::Instant::now();

@@ -11,7 +11,7 @@ use boxoffice_store::pg::organizations::{
 pub use boxoffice_store::pg::organizations::{Organization, Owned};
 use chrono::{DateTime, Utc};
 
-pub use boxoffice_store::pg::audit::Actor;
+pub use boxoffice_store::journal::audit::Actor;
 
 use crate::keyring;
 use crate::{Error, Services};

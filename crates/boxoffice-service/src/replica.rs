@@ -11,7 +11,7 @@
 //! received. While the replica answers and lags less than the bound, reads go to it;
 //! otherwise (down, lagging, or not yet checked) to the primary.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,6 +26,7 @@ pub struct Replica {
     pool: PgPool,
     max_lag: Duration,
     usable: AtomicBool,
+    checks: AtomicU64,
 }
 
 impl Replica {
@@ -36,7 +37,13 @@ impl Replica {
             pool,
             max_lag,
             usable: AtomicBool::new(false),
+            checks: AtomicU64::new(0),
         }
+    }
+
+    /// How many checks have been made (`boxoffice_replica_checks_total`).
+    pub fn checks(&self) -> u64 {
+        self.checks.load(Ordering::Relaxed)
     }
 
     /// The replica's pool, if reads may go to it now.
@@ -67,6 +74,7 @@ impl Replica {
             Err(_) => false,
         };
         let was = self.usable.swap(usable, Ordering::Relaxed);
+        self.checks.fetch_add(1, Ordering::Relaxed);
         if was != usable {
             if usable {
                 tracing::info!("reads go to the replica again");

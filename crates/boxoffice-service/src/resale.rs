@@ -3,7 +3,7 @@
 //! ([`sales::resale`]). Best available never picks them.
 
 use boxoffice_core::availability::SeatStatus;
-use boxoffice_store::pg::audit::By;
+use boxoffice_store::journal::audit::By;
 use boxoffice_store::sales;
 use chrono::Utc;
 use uuid::Uuid;
@@ -38,7 +38,7 @@ pub async fn list(
     let order = sales::orders::load_order(&state.pool, id)
         .await?
         .ok_or(Error::OrderNotFound)?;
-    let policy = crate::holds::event_policy(state, order.event_id).await?;
+    let policy = crate::layouts::event_policy(state, order.event_id).await?;
     if policy.starts_at <= Utc::now() {
         return Err(Error::EventStarted);
     }
@@ -69,7 +69,7 @@ pub async fn withdraw(
     let order = sales::orders::load_order(&state.pool, id)
         .await?
         .ok_or(Error::OrderNotFound)?;
-    let map = crate::holds::event_layout(state, order.event_id).await?;
+    let map = crate::layouts::event_layout(state, order.event_id).await?;
     let event = sales::resale::withdraw(&state.pool, &*state.holds, id, seat, by)
         .await?
         .map_err(|refused| refusal(refused, Some(&map)))?;

@@ -3,7 +3,7 @@
 use boxoffice_core::ids::{OrganizationId, VenueId};
 use boxoffice_core::venue::VenueLayout;
 use boxoffice_store::error::Constraint;
-use boxoffice_store::pg::audit::Actor;
+use boxoffice_store::journal::audit::Actor;
 use boxoffice_store::pg::venues;
 use boxoffice_store::StoreError;
 

@@ -15,7 +15,7 @@ use chrono::Utc;
 use std::time::Duration;
 use uuid::Uuid;
 
-use crate::holds::{event_layout, event_policy};
+use crate::layouts::{event_layout, event_policy};
 use crate::live::Change;
 use crate::seat_map::RenderedSeatMap;
 use crate::{Error, Services};

@@ -23,6 +23,10 @@
 //!   Postgres whichever store holds; each flow calls its hold store's part
 //!   ([`sales::SaleSeats`]) at the same steps. Neither backend imports the other: both
 //!   import this.
+//! - [`journal`]: what a change leaves behind in its transaction, whichever store holds:
+//!   [`journal::audit`], the append-only log of changes made with a key (typed
+//!   [`journal::Action`]s), and [`journal::outbox`], the rows each organization's webhook
+//!   is sent (typed [`journal::Topic`]s), written with the change and leased by relays.
 //! - [`pg`]: Postgres, a module per job:
 //!   - [`pg::db`]: connecting (pool size, timeouts), creating the database if it is
 //!     missing, running the migrations.
@@ -38,9 +42,9 @@
 //!   - [`pg::bookings`]: general-admission bookings by quantity under the area row's
 //!     lock, with idempotent answers.
 //!   - [`pg::organizations`]: organizations, their keys and buyer-token signing keys,
-//!     and who owns a thing; [`pg::webhooks`]: each organization's webhook;
-//!     [`pg::audit`]: the append-only log of changes made with a key.
-//!   - [`pg::outbox`]: leasing and marking outbox rows for delivery.
+//!     and who owns a thing; [`pg::webhooks`]: each organization's webhook.
+//!   - [`pg::tickets`]: tickets, check-ins at the door, entry keys and the revocation list.
+//!   - [`pg::admin`]: what the console reads (orders a page at a time, sales, reports).
 //!   - [`pg::sweep`]: deleting old idempotency answers, delivered outbox rows and events
 //!     that waited too long for a webhook.
 //! - [`redis`]: Redis, a module per job:
@@ -69,6 +73,7 @@
 
 pub mod error;
 pub mod hold_store;
+pub mod journal;
 mod lanes;
 pub mod pg;
 pub mod redis;

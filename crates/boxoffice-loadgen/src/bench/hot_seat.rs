@@ -5,7 +5,7 @@
 //! open. A buyer refused for now (`503` with a turn, the server's adaptive limit) asks again
 //! at its turn, as the page does: what is checked is each buyer's final answer, and the
 //! turns kept are reported. With `--first-answers` no turn is kept and the first answer is
-//! checked: API.md promises one `201` and N−1 `409` on one seat, since a crowd on one seat
+//! checked: docs/api.md promises one `201` and N−1 `409` on one seat, since a crowd on one seat
 //! never reaches the limit. `--rounds R` repeats the crowd on R events, each of its own.
 
 use std::sync::atomic::{AtomicU64, Ordering};

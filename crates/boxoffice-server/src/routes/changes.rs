@@ -9,7 +9,7 @@ use boxoffice_api::{
 use boxoffice_core::ids::{parse_canonical_uuid, EventId};
 use boxoffice_service::organizations::Owned;
 use boxoffice_service::{changes, resale};
-use boxoffice_store::pg::audit::By;
+use boxoffice_store::journal::audit::By;
 
 use crate::auth::{Caller, Staff};
 use crate::error::{ApiError, Problem};

@@ -63,7 +63,9 @@ pub async fn readyz(State(state): State<AppState>) -> Result<axum::Json<Health>,
 /// bookings; `checkout`), the limit (`boxoffice_overload_limit`), the requests in flight
 /// under it (`boxoffice_overload_in_flight`), those waiting for a place
 /// (`boxoffice_overload_waiting`) and those it refused (`boxoffice_overload_shed_total`);
-/// the rounds of the expiry worker done (`boxoffice_expiry_rounds_total`). Also: the hold store's calls, by `store` and
+/// the rounds of the expiry worker done (`boxoffice_expiry_rounds_total`), the outbox
+/// relay's passes (`boxoffice_relay_passes_total`) and the replica's checks
+/// (`boxoffice_replica_checks_total`). Also: the hold store's calls, by `store` and
 /// `outcome` (`boxoffice_hold_duration_seconds`: granted, refused, retried, error;
 /// `boxoffice_checkout_duration_seconds`: sold, pending, repeated, refused, error); the
 /// Postgres pool (`boxoffice_db_pool_connections` by `state`, in_use or idle, and
@@ -80,7 +82,7 @@ pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
     let replica_in_use = state
         .replica
         .as_deref()
-        .map(|r| if r.pool().is_some() { 1.0 } else { 0.0 });
+        .map(|r| (if r.pool().is_some() { 1.0 } else { 0.0 }, r.checks()));
     let probe = |ok: bool| if ok { 1.0 } else { 0.0 };
     let (ready, redis_up, backlog, queued) = tokio::join!(
         tokio::time::timeout(SCRAPE_PROBE_TIMEOUT, health::ping(&state)),
@@ -131,8 +133,9 @@ pub async fn get_metrics(State(state): State<AppState>) -> impl IntoResponse {
             metrics::counter!("boxoffice_overload_shed_total", "path" => path.name())
                 .absolute(state.overload.shed_total(path));
         }
-        if let Some(in_use) = replica_in_use {
+        if let Some((in_use, checks)) = replica_in_use {
             metrics::gauge!("boxoffice_replica_in_use").set(in_use);
+            metrics::counter!("boxoffice_replica_checks_total").absolute(checks);
         }
         for (event, counts) in &queues {
             let event = event.to_string();

@@ -7,9 +7,11 @@ import { $, api, errorBox, screen, when, organization } from "./shared.js";
 // The actions the log records, for the filter's suggestions.
 const ACTIONS = [
   "organization.created", "key.created", "key.revoked", "signing_key.created", "signing_key.retired",
-  "webhook.created", "webhook.updated", "webhook.deleted", "venue.created", "event.created",
-  "event.updated", "event.allocations_put", "event.allocations_withdrawn", "event.channel_released",
-  "season.created", "order.cancelled", "order.paid", "order.night_released", "booking.paid", "booking.cancelled",
+  "entry_key.created", "webhook.created", "webhook.updated", "webhook.deleted", "venue.created",
+  "venue.updated", "event.created", "event.updated", "event.allocations_put", "event.allocations_withdrawn",
+  "event.channel_released", "season.created", "order.paid", "order.cancelled", "order.changed",
+  "order.listed", "order.unlisted", "order.night_released", "order.night_reclaimed", "booking.paid",
+  "booking.cancelled",
 ];
 
 // One value as the organizer reads it.

@@ -252,9 +252,10 @@ pub async fn status(state: &Services, event: EventId) -> Result<Arc<Status>, Err
 }
 
 /// A buyer let through one event's waiting room: what every call that makes or grows a
-/// hold, or books places, needs to build its store request, and only [`admit`] gives. So
-/// no flow can reach a hold store without its buyer admitted: skipping the check does not
-/// compile.
+/// buyer's hold (built in one place, `crate::asking`, for an admitted buyer or an
+/// explicit order change), or books places, needs, and only [`admit`] gives. So no
+/// buyer's flow can reach a hold store without its buyer admitted: skipping the check does
+/// not compile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Admitted {
     event: EventId,

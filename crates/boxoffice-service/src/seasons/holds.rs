@@ -90,7 +90,7 @@ pub async fn hold_seats(
     // Each event's admission and rules, read for all the events at once.
     let reads = event_ids.iter().map(|&event| async move {
         let admission = admitted(state, event, user, passes).await;
-        let policy = crate::holds::event_policy(state, event).await;
+        let policy = crate::layouts::event_policy(state, event).await;
         (event, admission, policy)
     });
     for (event, admission, policy) in futures::future::join_all(reads).await {
@@ -175,7 +175,7 @@ pub async fn hold_seats(
                 taken = refused
                     .into_iter()
                     .map(|(event, id)| SeatRef {
-                        label: crate::holds::label(&map, &id),
+                        label: crate::layouts::label(&map, &id),
                         id,
                         event_id: Some(event),
                     })
@@ -330,7 +330,7 @@ async fn hold_view(
         .filter(|s| Some(s.event) == first)
         .map(|s| PricedSeat {
             id: s.seat_id.clone(),
-            label: crate::holds::label(&map, &s.seat_id),
+            label: crate::layouts::label(&map, &s.seat_id),
             ticket_type: s.ticket_type.clone(),
             price_cents: s.price_cents,
         })
@@ -437,7 +437,7 @@ pub async fn extend_hold(
     }
     let (mut ttl, mut most) = (u32::MAX, u32::MAX);
     for &event in &present {
-        let policy = crate::holds::event_policy(state, event).await?;
+        let policy = crate::layouts::event_policy(state, event).await?;
         ttl = ttl.min(policy.hold_ttl_seconds);
         most = most.min(policy.max_hold_seconds);
     }

@@ -34,7 +34,7 @@ pub async fn create(
     state: &Services,
     organization: OrganizationId,
     spec: SeasonSpec,
-    actor: &boxoffice_store::pg::audit::Actor,
+    actor: &boxoffice_store::journal::audit::Actor,
 ) -> Result<SeasonId, Error> {
     let events = seasons::season_events(&state.pool, organization, &spec.event_ids).await?;
     let venue_id = spec

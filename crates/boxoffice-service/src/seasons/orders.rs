@@ -8,7 +8,7 @@ use boxoffice_core::availability::SeatStatus;
 use boxoffice_core::hold::{ClaimedSeat, PricedSeat};
 use boxoffice_core::ids::{EventId, SeasonId, UserId};
 use boxoffice_core::season::{Season, SeasonOrder};
-use boxoffice_store::pg::audit::By;
+use boxoffice_store::journal::audit::By;
 use boxoffice_store::sales::{self, seasons::SeasonPurchase};
 use uuid::Uuid;
 
@@ -188,7 +188,7 @@ async fn order_view(
             .iter()
             .map(|s| SeatRef {
                 id: s.seat_id.clone(),
-                label: crate::holds::label(&map, &s.seat_id),
+                label: crate::layouts::label(&map, &s.seat_id),
                 event_id: None,
             })
             .collect()
@@ -212,7 +212,7 @@ async fn order_view(
             .iter()
             .map(|s| PricedSeat {
                 id: s.seat_id.clone(),
-                label: crate::holds::label(&map, &s.seat_id),
+                label: crate::layouts::label(&map, &s.seat_id),
                 ticket_type: s.ticket_type.clone(),
                 price_cents: s.price_cents,
             })

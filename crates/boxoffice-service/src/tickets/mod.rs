@@ -17,7 +17,7 @@ use boxoffice_api::{
 };
 use boxoffice_core::ids::{EventId, KeyId, OrganizationId, UserId};
 use boxoffice_core::validation::ValidationErrors;
-use boxoffice_store::pg::audit::Actor;
+use boxoffice_store::journal::audit::Actor;
 use boxoffice_store::pg::tickets::{self as store, Admits, Door, ScanOutcome, StoredTicket};
 use boxoffice_store::sales;
 use chrono::{DateTime, Utc};
@@ -138,7 +138,7 @@ struct EventLists {
 impl EventLists {
     async fn of(state: &Services, event: EventId) -> Result<Self, Error> {
         Ok(Self {
-            map: crate::holds::event_layout(state, event).await?,
+            map: crate::layouts::event_layout(state, event).await?,
             printed: store::printed(&state.pool, event)
                 .await?
                 .ok_or(Error::EventNotFound)?,
@@ -214,7 +214,7 @@ fn secret_of(
 fn label_of(map: &crate::seat_map::RenderedSeatMap, ticket: &StoredTicket) -> String {
     match &ticket.admits {
         Admits::Seat { seat_id, .. } => {
-            let label = crate::holds::label(map, seat_id);
+            let label = crate::layouts::label(map, seat_id);
             if label.is_empty() {
                 seat_id.clone()
             } else {
@@ -387,7 +387,7 @@ pub const MAX_NONCE: usize = 64;
 /// Longest gate name.
 pub const MAX_GATE: usize = 64;
 
-/// Records a scan at the event's door (see API.md, "Check-in"): the secret's signature is
+/// Records a scan at the event's door (see docs/api.md, "Tickets and entry"): the secret's signature is
 /// checked with the organization's entry keys, then the store lets the ticket in once.
 pub async fn check_in(
     state: &Services,
@@ -492,7 +492,7 @@ pub async fn check_in(
         checkin_id,
         ticket: CheckedTicket {
             id: ticket.ticket_id,
-            label: label_of(&*crate::holds::event_layout(state, event).await?, &ticket),
+            label: label_of(&*crate::layouts::event_layout(state, event).await?, &ticket),
             ticket_type: ticket.ticket_type,
             holder: ticket.holder,
         },

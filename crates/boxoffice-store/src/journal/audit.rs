@@ -23,16 +23,165 @@ pub struct Actor {
     pub request_id: Option<String>,
 }
 
-/// What a change is: its action, its target, the fields it changed. Which organization's
-/// log it goes to is the target's organization, read in the change's transaction.
+/// What a change made with a key did, `<type>.<verb>`: the words of the log, each with the
+/// type of its target (docs/access.md's table, which a test keeps in step with this).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// `organization.created`: an organization made.
+    OrganizationCreated,
+    /// `key.created`: a key made.
+    KeyCreated,
+    /// `key.revoked`: a key revoked.
+    KeyRevoked,
+    /// `signing_key.created`: a buyer-token signing key added.
+    SigningKeyCreated,
+    /// `signing_key.retired`: a signing key retired.
+    SigningKeyRetired,
+    /// `entry_key.created`: an entry key (the door's) made.
+    EntryKeyCreated,
+    /// `webhook.created`: the webhook set.
+    WebhookCreated,
+    /// `webhook.updated`: the webhook replaced.
+    WebhookUpdated,
+    /// `webhook.deleted`: the webhook removed.
+    WebhookDeleted,
+    /// `venue.created`: a venue made.
+    VenueCreated,
+    /// `venue.updated`: a venue replaced.
+    VenueUpdated,
+    /// `event.created`: an event made.
+    EventCreated,
+    /// `event.updated`: an event's settings changed.
+    EventUpdated,
+    /// `event.allocations_put`: seats put on sale.
+    EventAllocationsPut,
+    /// `event.allocations_withdrawn`: seats withdrawn from sale.
+    EventAllocationsWithdrawn,
+    /// `event.channel_released`: a channel's seats released to everyone.
+    EventChannelReleased,
+    /// `season.created`: a season made.
+    SeasonCreated,
+    /// `order.paid`: an order's payment recorded.
+    OrderPaid,
+    /// `order.cancelled`: an order cancelled (an event's or a season's).
+    OrderCancelled,
+    /// `order.changed`: an order's seats moved or swapped.
+    OrderChanged,
+    /// `order.listed`: an order's seat offered for resale.
+    OrderListed,
+    /// `order.unlisted`: a seat taken back from resale.
+    OrderUnlisted,
+    /// `order.night_released`: a season order's night released.
+    OrderNightReleased,
+    /// `order.night_reclaimed`: a released night taken back.
+    OrderNightReclaimed,
+    /// `booking.paid`: a booking's payment recorded.
+    BookingPaid,
+    /// `booking.cancelled`: a booking cancelled.
+    BookingCancelled,
+}
+
+impl Action {
+    /// Every action, in docs/access.md's order.
+    pub const ALL: [Action; 26] = [
+        Action::OrganizationCreated,
+        Action::KeyCreated,
+        Action::KeyRevoked,
+        Action::SigningKeyCreated,
+        Action::SigningKeyRetired,
+        Action::EntryKeyCreated,
+        Action::WebhookCreated,
+        Action::WebhookUpdated,
+        Action::WebhookDeleted,
+        Action::VenueCreated,
+        Action::VenueUpdated,
+        Action::EventCreated,
+        Action::EventUpdated,
+        Action::EventAllocationsPut,
+        Action::EventAllocationsWithdrawn,
+        Action::EventChannelReleased,
+        Action::SeasonCreated,
+        Action::OrderPaid,
+        Action::OrderCancelled,
+        Action::OrderChanged,
+        Action::OrderListed,
+        Action::OrderUnlisted,
+        Action::OrderNightReleased,
+        Action::OrderNightReclaimed,
+        Action::BookingPaid,
+        Action::BookingCancelled,
+    ];
+
+    /// The action as the log writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::OrganizationCreated => "organization.created",
+            Action::KeyCreated => "key.created",
+            Action::KeyRevoked => "key.revoked",
+            Action::SigningKeyCreated => "signing_key.created",
+            Action::SigningKeyRetired => "signing_key.retired",
+            Action::EntryKeyCreated => "entry_key.created",
+            Action::WebhookCreated => "webhook.created",
+            Action::WebhookUpdated => "webhook.updated",
+            Action::WebhookDeleted => "webhook.deleted",
+            Action::VenueCreated => "venue.created",
+            Action::VenueUpdated => "venue.updated",
+            Action::EventCreated => "event.created",
+            Action::EventUpdated => "event.updated",
+            Action::EventAllocationsPut => "event.allocations_put",
+            Action::EventAllocationsWithdrawn => "event.allocations_withdrawn",
+            Action::EventChannelReleased => "event.channel_released",
+            Action::SeasonCreated => "season.created",
+            Action::OrderPaid => "order.paid",
+            Action::OrderCancelled => "order.cancelled",
+            Action::OrderChanged => "order.changed",
+            Action::OrderListed => "order.listed",
+            Action::OrderUnlisted => "order.unlisted",
+            Action::OrderNightReleased => "order.night_released",
+            Action::OrderNightReclaimed => "order.night_reclaimed",
+            Action::BookingPaid => "booking.paid",
+            Action::BookingCancelled => "booking.cancelled",
+        }
+    }
+
+    /// What it changes: `organization` (itself, its signing keys and entry keys), `key`,
+    /// `webhook` (by its organization's id), `venue`, `event`, `season`, `order` or
+    /// `booking`; the entry goes to that target's organization's log.
+    pub fn target_type(self) -> &'static str {
+        match self {
+            Action::OrganizationCreated
+            | Action::SigningKeyCreated
+            | Action::SigningKeyRetired
+            | Action::EntryKeyCreated => "organization",
+            Action::KeyCreated | Action::KeyRevoked => "key",
+            Action::WebhookCreated | Action::WebhookUpdated | Action::WebhookDeleted => "webhook",
+            Action::VenueCreated | Action::VenueUpdated => "venue",
+            Action::EventCreated
+            | Action::EventUpdated
+            | Action::EventAllocationsPut
+            | Action::EventAllocationsWithdrawn
+            | Action::EventChannelReleased => "event",
+            Action::SeasonCreated => "season",
+            Action::OrderPaid
+            | Action::OrderCancelled
+            | Action::OrderChanged
+            | Action::OrderListed
+            | Action::OrderUnlisted
+            | Action::OrderNightReleased
+            | Action::OrderNightReclaimed => "order",
+            Action::BookingPaid | Action::BookingCancelled => "booking",
+        }
+    }
+}
+
+/// What a change is: its action (and so its target's type), its target, the fields it
+/// changed. Which organization's log it goes to is the target's organization, read in the
+/// change's transaction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Change {
-    /// `<type>.<verb>`: `event.created`, `key.revoked`, …
-    pub action: &'static str,
-    /// What was changed: `organization`, `key`, `webhook` (by its organization's id),
-    /// `venue`, `event`, `season`, `order`, `booking`.
-    pub target_type: &'static str,
-    /// Its id.
+    /// What was done.
+    pub action: Action,
+    /// The target's id (an organization's for its webhook, signing and entry keys).
     pub target_id: String,
     /// For an update each changed field as `[before, after]`; for a creation the fields
     /// set. Never a secret.
@@ -76,8 +225,8 @@ pub async fn write(
     .bind(actor.key_id.map(|k| k.0))
     .bind(&actor.key_name)
     .bind(actor.role.as_str())
-    .bind(change.action)
-    .bind(change.target_type)
+    .bind(change.action.as_str())
+    .bind(change.action.target_type())
     .bind(&change.target_id)
     .bind(&change.changes)
     .bind(&actor.request_id)

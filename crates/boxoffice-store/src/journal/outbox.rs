@@ -34,13 +34,95 @@ pub struct OutboxRow {
     pub leased_until: DateTime<Utc>,
 }
 
+/// What an outbox row tells: the topics of the webhook's deliveries (docs/api.md's list,
+/// which a test keeps in step with this).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Topic {
+    /// `order.created`: an order made, paid (in an event without a payment window).
+    OrderCreated,
+    /// `order.pending`: an order made under a payment window, waiting for its payment.
+    OrderPending,
+    /// `order.paid`: a pending order's payment recorded.
+    OrderPaid,
+    /// `order.expired`: a pending order not paid by its deadline.
+    OrderExpired,
+    /// `order.cancelled`: an order cancelled.
+    OrderCancelled,
+    /// `order.changed`: an order's seats moved or swapped.
+    OrderChanged,
+    /// `order.resold`: an order's listed seat bought by another buyer.
+    OrderResold,
+    /// `booking.created`: a general-admission booking made.
+    BookingCreated,
+    /// `booking.paid`: a pending booking's payment recorded.
+    BookingPaid,
+    /// `booking.expired`: a pending booking not paid by its deadline.
+    BookingExpired,
+    /// `booking.cancelled`: a booking cancelled.
+    BookingCancelled,
+    /// `season_order.created`: a season order made (under its first event).
+    SeasonOrderCreated,
+    /// `season_order.cancelled`: a season order cancelled.
+    SeasonOrderCancelled,
+    /// `season_order.released`: a season order's night released (under that event).
+    SeasonOrderReleased,
+    /// `season_order.reclaimed`: a released night taken back (under that event).
+    SeasonOrderReclaimed,
+    /// `waitlist.offered`: a seat offered to the first in the waiting list.
+    WaitlistOffered,
+}
+
+impl Topic {
+    /// Every topic.
+    pub const ALL: [Topic; 16] = [
+        Topic::OrderCreated,
+        Topic::OrderPending,
+        Topic::OrderPaid,
+        Topic::OrderExpired,
+        Topic::OrderCancelled,
+        Topic::OrderChanged,
+        Topic::OrderResold,
+        Topic::BookingCreated,
+        Topic::BookingPaid,
+        Topic::BookingExpired,
+        Topic::BookingCancelled,
+        Topic::SeasonOrderCreated,
+        Topic::SeasonOrderCancelled,
+        Topic::SeasonOrderReleased,
+        Topic::SeasonOrderReclaimed,
+        Topic::WaitlistOffered,
+    ];
+
+    /// The topic as a delivery names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Topic::OrderCreated => "order.created",
+            Topic::OrderPending => "order.pending",
+            Topic::OrderPaid => "order.paid",
+            Topic::OrderExpired => "order.expired",
+            Topic::OrderCancelled => "order.cancelled",
+            Topic::OrderChanged => "order.changed",
+            Topic::OrderResold => "order.resold",
+            Topic::BookingCreated => "booking.created",
+            Topic::BookingPaid => "booking.paid",
+            Topic::BookingExpired => "booking.expired",
+            Topic::BookingCancelled => "booking.cancelled",
+            Topic::SeasonOrderCreated => "season_order.created",
+            Topic::SeasonOrderCancelled => "season_order.cancelled",
+            Topic::SeasonOrderReleased => "season_order.released",
+            Topic::SeasonOrderReclaimed => "season_order.reclaimed",
+            Topic::WaitlistOffered => "waitlist.offered",
+        }
+    }
+}
+
 /// A change to write to the outbox: under its event, its topic and its payload.
 #[derive(Clone, Debug)]
-pub struct Change<'a> {
+pub struct Change {
     /// The event the change belongs to (a season's: its first event, or the one released).
     pub event_id: Uuid,
-    /// What happened (see [`OutboxRow::topic`]).
-    pub topic: &'a str,
+    /// What happened.
+    pub topic: Topic,
     /// The change, as committed.
     pub payload: Value,
 }
@@ -51,13 +133,13 @@ pub struct Change<'a> {
 /// connection from what one of its items met.)
 pub async fn write<'e>(
     executor: impl PgExecutor<'e>,
-    changes: &[Change<'_>],
+    changes: &[Change],
 ) -> Result<(), sqlx::Error> {
     if changes.is_empty() {
         return Ok(());
     }
     let events: Vec<Uuid> = changes.iter().map(|c| c.event_id).collect();
-    let topics: Vec<&str> = changes.iter().map(|c| c.topic).collect();
+    let topics: Vec<&str> = changes.iter().map(|c| c.topic.as_str()).collect();
     let payloads: Vec<String> = changes.iter().map(|c| c.payload.to_string()).collect();
     sqlx::query(
         "insert into outbox (event_id, topic, payload)

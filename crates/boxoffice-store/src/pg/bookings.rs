@@ -14,7 +14,8 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::error::Constraint;
-use crate::pg::audit::{self, Actor, By, Change};
+use crate::journal::audit::{self, Action, Actor, By, Change};
+use crate::journal::outbox::{self, Topic};
 use crate::sales::orders::stored_status;
 use crate::StoreError;
 
@@ -361,7 +362,7 @@ async fn take_places(
         paid_at: None,
         payment_reference: None,
     };
-    write_outbox(tx, "booking.created", &booking).await?;
+    write_outbox(tx, Topic::BookingCreated, &booking).await?;
     Ok((BookingOutcome::Booked(booking), returned))
 }
 
@@ -389,7 +390,7 @@ async fn lapse_in_area(
     for row in rows {
         let booking = booking_of(row);
         returned += booking.quantity;
-        write_outbox(tx, "booking.expired", &booking).await?;
+        write_outbox(tx, Topic::BookingExpired, &booking).await?;
     }
     sqlx::query(
         "update ga_area set seats_left = seats_left + $3 where event_id = $1 and code = $2",
@@ -463,7 +464,7 @@ async fn lock_booking(
 
 async fn write_outbox(
     tx: &mut PgConnection,
-    topic: &str,
+    topic: Topic,
     booking: &Booking,
 ) -> Result<(), StoreError> {
     let payload = json!({
@@ -479,12 +480,12 @@ async fn write_outbox(
         "paid_at": booking.paid_at,
         "payment_reference": booking.payment_reference,
     });
-    let change = crate::pg::outbox::Change {
+    let change = outbox::Change {
         event_id: booking.event_id.0,
         topic,
         payload,
     };
-    Ok(crate::pg::outbox::write(&mut *tx, &[change]).await?)
+    Ok(outbox::write(&mut *tx, &[change]).await?)
 }
 
 /// Places left in an area, by Postgres; `None` if the event has no such area.
@@ -555,14 +556,13 @@ pub async fn cancel_booking(
     .execute(&mut *tx)
     .await?;
     let change = Change {
-        action: "booking.cancelled",
-        target_type: "booking",
+        action: Action::BookingCancelled,
         target_id: booking_id.to_string(),
         changes: serde_json::json!({ "status": [booking.status, OrderStatus::Cancelled] }),
     };
     by.record(&mut tx, &change).await?;
     booking.status = OrderStatus::Cancelled;
-    write_outbox(&mut tx, "booking.cancelled", &booking).await?;
+    write_outbox(&mut tx, Topic::BookingCancelled, &booking).await?;
     tx.commit().await?;
     Ok((BookingCancel::Cancelled(booking), returned))
 }
@@ -618,8 +618,7 @@ pub async fn pay_booking(
             .fetch_one(&mut *tx)
             .await?;
             let change = Change {
-                action: "booking.paid",
-                target_type: "booking",
+                action: Action::BookingPaid,
                 target_id: booking_id.to_string(),
                 changes: serde_json::json!({
                     "status": [booking.status, OrderStatus::Paid],
@@ -632,7 +631,7 @@ pub async fn pay_booking(
             booking.status = OrderStatus::Paid;
             booking.paid_at = Some(paid_at);
             booking.payment_reference = Some(reference.to_owned());
-            write_outbox(&mut tx, "booking.paid", &booking).await?;
+            write_outbox(&mut tx, Topic::BookingPaid, &booking).await?;
             BookingPayment::Paid(booking)
         }
     };

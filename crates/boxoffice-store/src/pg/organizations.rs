@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use sqlx::AssertSqlSafe;
 use sqlx::PgPool;
 
-use crate::pg::audit::{self, Actor, Change};
+use crate::journal::audit::{self, Action, Actor, Change};
 use crate::StoreError;
 use serde_json::json;
 
@@ -59,8 +59,7 @@ pub async fn create_organization(
     .map_err(StoreError::from)?;
     let created = created.ok_or(CreateOrganizationError::SlugTaken)?;
     let change = Change {
-        action: "organization.created",
-        target_type: "organization",
+        action: Action::OrganizationCreated,
         target_id: id.to_string(),
         changes: json!({ "name": name, "slug": slug }),
     };
@@ -204,8 +203,7 @@ pub async fn insert_key(pool: &PgPool, key: &StoredKey, actor: &Actor) -> Result
     .execute(&mut *tx)
     .await?;
     let change = Change {
-        action: "key.created",
-        target_type: "key",
+        action: Action::KeyCreated,
         target_id: key.key_id.to_string(),
         changes: json!({
             "name": key.name,
@@ -273,8 +271,7 @@ pub async fn revoke_key(
     .fetch_one(&mut *tx)
     .await?;
     let change = Change {
-        action: "key.revoked",
-        target_type: "key",
+        action: Action::KeyRevoked,
         target_id: key.to_string(),
         changes: json!({ "revoked_at": [null, revoked_at] }),
     };
@@ -418,8 +415,7 @@ pub async fn insert_signing_key(
     .execute(&mut *tx)
     .await?;
     let change = Change {
-        action: "signing_key.created",
-        target_type: "organization",
+        action: Action::SigningKeyCreated,
         target_id: key.organization_id.to_string(),
         changes: json!({ "kid": key.kid, "algorithm": key.algorithm }),
     };
@@ -482,8 +478,7 @@ pub async fn retire_signing_key(
     .fetch_one(&mut *tx)
     .await?;
     let change = Change {
-        action: "signing_key.retired",
-        target_type: "organization",
+        action: Action::SigningKeyRetired,
         target_id: organization.to_string(),
         changes: json!({ "kid": kid, "retired_at": [null, retired_at] }),
     };

@@ -10,7 +10,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::error::Constraint;
-use crate::pg::audit::{self, Actor, Change};
+use crate::journal::audit::{self, Action, Actor, Change};
 use crate::pg::events::{insert_ticket_types, TicketTypesOf};
 use crate::StoreError;
 
@@ -126,8 +126,7 @@ pub async fn insert_season(
     }
     if let Some(actor) = actor {
         let change = Change {
-            action: "season.created",
-            target_type: "season",
+            action: Action::SeasonCreated,
             target_id: id.to_string(),
             changes: serde_json::json!({
                 "name": season.name,

@@ -14,7 +14,7 @@ use sqlx::AssertSqlSafe;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
-use crate::pg::audit::{self, Actor, Change};
+use crate::journal::audit::{self, Action, Actor, Change};
 use crate::StoreError;
 
 /// Where a ticket stands.
@@ -325,8 +325,7 @@ pub async fn rotate_entry_key(
     .fetch_one(&mut *tx)
     .await?;
     let change = Change {
-        action: "entry_key.created",
-        target_type: "organization",
+        action: Action::EntryKeyCreated,
         target_id: key.organization_id.to_string(),
         changes: json!({ "kid": key.kid, "retired": retired }),
     };

@@ -6,7 +6,7 @@ use sqlx::types::Json;
 use sqlx::AssertSqlSafe;
 use sqlx::PgPool;
 
-use crate::pg::audit::{self, Actor, Change};
+use crate::journal::audit::{self, Action, Actor, Change};
 use crate::StoreError;
 
 /// Stores a validated venue with every section, row and seat, in one transaction.
@@ -37,8 +37,7 @@ pub async fn insert_venue(
     write_seats(&mut tx, id, layout).await?;
     if let Some(actor) = actor {
         let change = Change {
-            action: "venue.created",
-            target_type: "venue",
+            action: Action::VenueCreated,
             target_id: id.to_string(),
             changes: serde_json::json!({
                 "name": layout.name,
@@ -118,8 +117,7 @@ pub async fn replace_venue(
     .await?;
     write_seats(&mut tx, id, layout).await?;
     let change = Change {
-        action: "venue.updated",
-        target_type: "venue",
+        action: Action::VenueUpdated,
         target_id: id.to_string(),
         changes: serde_json::json!({
             "name": [name, layout.name],

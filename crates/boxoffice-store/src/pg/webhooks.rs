@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 use sqlx::PgPool;
 
-use crate::pg::audit::{self, Actor, Change};
+use crate::journal::audit::{self, Action, Actor, Change};
 use crate::StoreError;
 
 /// An organization's webhook as stored.
@@ -67,8 +67,7 @@ pub async fn set(
     .await?;
     let change = match before {
         None => Change {
-            action: "webhook.created",
-            target_type: "webhook",
+            action: Action::WebhookCreated,
             target_id: organization.to_string(),
             changes: json!({ "url": url }),
         },
@@ -81,8 +80,7 @@ pub async fn set(
                 changes.insert("secret".into(), json!(["(hidden)", "(replaced)"]));
             }
             Change {
-                action: "webhook.updated",
-                target_type: "webhook",
+                action: Action::WebhookUpdated,
                 target_id: organization.to_string(),
                 changes: changes.into(),
             }
@@ -136,8 +134,7 @@ pub async fn remove(
         return Ok(false);
     };
     let change = Change {
-        action: "webhook.deleted",
-        target_type: "webhook",
+        action: Action::WebhookDeleted,
         target_id: organization.to_string(),
         changes: json!({ "url": [url, null] }),
     };

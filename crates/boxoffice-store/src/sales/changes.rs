@@ -17,8 +17,8 @@ use super::orders::{self, payload};
 use super::seats;
 use super::{Changed, SaleSeats, Taken};
 use crate::error::{retry_contention, Constraint};
-use crate::pg::audit::{By, Change};
-use crate::pg::outbox;
+use crate::journal::audit::{Action, By, Change};
+use crate::journal::outbox::{self, Topic};
 use crate::StoreError;
 
 /// One seat of an order moved to another.
@@ -327,8 +327,7 @@ pub async fn reclaim(
             .await?
             .ok_or(StoreError::Other("the night's order went".into()))?;
         let change = Change {
-            action: "order.night_reclaimed",
-            target_type: "order",
+            action: Action::OrderNightReclaimed,
             target_id: season_order_id.to_string(),
             changes: json!({ "released": [event, null] }),
         };
@@ -339,7 +338,7 @@ pub async fn reclaim(
             &mut *tx,
             &[outbox::Change {
                 event_id: event.0,
-                topic: "season_order.reclaimed",
+                topic: Topic::SeasonOrderReclaimed,
                 payload: body,
             }],
         )
@@ -448,8 +447,7 @@ async fn record(
     let before_total: i64 = before.iter().map(|s| s.price_cents).sum();
     let ids = |seats: &[ClaimedSeat]| seats.iter().map(|s| s.seat_id.clone()).collect::<Vec<_>>();
     let change = Change {
-        action: "order.changed",
-        target_type: "order",
+        action: Action::OrderChanged,
         target_id: after.order_id.to_string(),
         changes: json!({ "seats": [ids(before), ids(&after.seats)] }),
     };
@@ -466,7 +464,7 @@ async fn record(
         &mut *tx,
         &[outbox::Change {
             event_id: after.event_id.0,
-            topic: "order.changed",
+            topic: Topic::OrderChanged,
             payload: body,
         }],
     )

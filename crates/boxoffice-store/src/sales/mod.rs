@@ -29,7 +29,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::error::{retry_contention, Constraint};
-use crate::pg::audit::{self, Actor, By, Change};
+use crate::journal::audit::{self, Action, Actor, By, Change};
 use crate::StoreError;
 
 pub mod changes;
@@ -491,8 +491,7 @@ pub async fn pay(
         let paid = async {
             let paid = orders::pay_in_tx(&mut tx, order.clone(), reference).await?;
             let change = Change {
-                action: "order.paid",
-                target_type: "order",
+                action: Action::OrderPaid,
                 target_id: order_id.to_string(),
                 changes: serde_json::json!({
                     "status": [order.status, paid.status],

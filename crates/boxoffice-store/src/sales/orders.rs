@@ -13,8 +13,8 @@ use uuid::Uuid;
 use super::seats;
 use super::seats::seats_join_new_orders;
 use crate::error::stored_user_id;
-use crate::pg::audit::{By, Change};
-use crate::pg::outbox;
+use crate::journal::audit::{Action, By, Change};
+use crate::journal::outbox::{self, Topic};
 use crate::StoreError;
 
 /// An order's row as the read paths select it ([`ORDER_COLUMNS`]).
@@ -406,15 +406,15 @@ pub(crate) async fn write_orders(
         .execute(&mut *tx)
         .await?;
     }
-    let mut changes: Vec<outbox::Change<'_>> = orders
+    let mut changes: Vec<outbox::Change> = orders
         .iter()
         .zip(placements)
         .filter(|(_, p)| p.season.is_none())
         .map(|(o, _)| outbox::Change {
             event_id: o.event_id.0,
             topic: match o.status {
-                OrderStatus::PendingPayment => "order.pending",
-                _ => "order.created",
+                OrderStatus::PendingPayment => Topic::OrderPending,
+                _ => Topic::OrderCreated,
             },
             payload: payload(o),
         })
@@ -500,7 +500,7 @@ pub async fn pay_in_tx(
         payment.paid_at = Some(paid_at);
         payment.reference = Some(reference.to_owned());
     }
-    write_outbox(&mut *tx, order.event_id, "order.paid", &order).await?;
+    write_outbox(&mut *tx, order.event_id, Topic::OrderPaid, &order).await?;
     Ok(order)
 }
 
@@ -532,7 +532,7 @@ pub async fn expire_in_tx(tx: &mut PgConnection, mut order: Order) -> Result<Ord
     .execute(&mut *tx)
     .await?;
     order.status = OrderStatus::Expired;
-    write_outbox(&mut *tx, order.event_id, "order.expired", &order).await?;
+    write_outbox(&mut *tx, order.event_id, Topic::OrderExpired, &order).await?;
     Ok(order)
 }
 
@@ -582,15 +582,14 @@ pub async fn cancel_in_tx(
         return Ok(CancelStep::AlreadyCancelled(order));
     }
     let change = Change {
-        action: "order.cancelled",
-        target_type: "order",
+        action: Action::OrderCancelled,
         target_id: order_id.to_string(),
         changes: serde_json::json!({ "status": [order.status, OrderStatus::Cancelled] }),
     };
     by.record(&mut *tx, &change).await?;
     seats::cancel(&mut *tx, &[(order.event_id, order_id)], false).await?;
     order.status = OrderStatus::Cancelled;
-    write_outbox(&mut *tx, order.event_id, "order.cancelled", &order).await?;
+    write_outbox(&mut *tx, order.event_id, Topic::OrderCancelled, &order).await?;
     Ok(CancelStep::Cancelled(order))
 }
 
@@ -651,7 +650,7 @@ pub async fn expire_pending(pool: &sqlx::PgPool) -> Result<u64, StoreError> {
             )?;
             changes.push(outbox::Change {
                 event_id: order.event_id.0,
-                topic: "order.expired",
+                topic: Topic::OrderExpired,
                 payload: payload(&order),
             });
         }
@@ -686,7 +685,7 @@ pub(super) fn payload(order: &Order) -> serde_json::Value {
 async fn write_outbox<'e>(
     executor: impl PgExecutor<'e>,
     event: EventId,
-    topic: &str,
+    topic: Topic,
     order: &Order,
 ) -> Result<(), StoreError> {
     let change = outbox::Change {

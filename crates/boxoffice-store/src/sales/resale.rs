@@ -12,7 +12,7 @@ use uuid::Uuid;
 use super::changes::{lock_paid, Refused};
 use super::SaleSeats;
 use crate::error::retry_contention;
-use crate::pg::audit::{By, Change};
+use crate::journal::audit::{Action, By, Change};
 use crate::StoreError;
 
 /// Lists `seats` of the paid order `order_id` (`by` acts: its buyer, or staff) for resale;
@@ -68,8 +68,7 @@ pub async fn list(
         .await?;
         if !listed.is_empty() {
             let change = Change {
-                action: "order.listed",
-                target_type: "order",
+                action: Action::OrderListed,
                 target_id: order_id.to_string(),
                 changes: serde_json::json!({ "listed": [null, listed] }),
             };
@@ -131,8 +130,7 @@ pub async fn withdraw(
     .execute(&mut *tx)
     .await?;
     let change = Change {
-        action: "order.unlisted",
-        target_type: "order",
+        action: Action::OrderUnlisted,
         target_id: order_id.to_string(),
         changes: serde_json::json!({ "listed": [[seat], null] }),
     };

@@ -23,8 +23,8 @@ use uuid::Uuid;
 use super::orders::{write_orders, Placement, SeasonPart, Written};
 use super::{orders, seats, Passing, SaleSeats};
 use crate::error::{retry_contention, stored_user_id, Constraint};
-use crate::pg::audit::{By, Change};
-use crate::pg::outbox;
+use crate::journal::audit::{Action, By, Change};
+use crate::journal::outbox::{self, Topic};
 use crate::season_holds::{SeasonHolds, SeasonSeatHeld, SeasonTaken};
 use crate::StoreError;
 
@@ -267,7 +267,7 @@ async fn insert(
         created_at,
         nights: out_nights,
     };
-    write_outbox(tx, "season_order.created", &order, None).await?;
+    write_outbox(tx, Topic::SeasonOrderCreated, &order, None).await?;
     Ok(order)
 }
 
@@ -482,16 +482,15 @@ async fn give_back(
         }
     }
     let topic = match night {
-        Some(_) => "season_order.released",
-        None => "season_order.cancelled",
+        Some(_) => Topic::SeasonOrderReleased,
+        None => Topic::SeasonOrderCancelled,
     };
     let change = Change {
         action: if night.is_some() {
-            "order.night_released"
+            Action::OrderNightReleased
         } else {
-            "order.cancelled"
+            Action::OrderCancelled
         },
-        target_type: "order",
         target_id: order.order_id.to_string(),
         changes: match night {
             Some(event) => serde_json::json!({ "released": [null, event] }),
@@ -533,7 +532,7 @@ async fn give_back(
 /// release).
 async fn write_outbox(
     tx: &mut PgConnection,
-    topic: &str,
+    topic: Topic,
     order: &SeasonOrder,
     night: Option<EventId>,
 ) -> Result<(), StoreError> {

@@ -55,7 +55,7 @@ use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::SaleSeats;
-use crate::pg::outbox;
+use crate::journal::outbox::{self, Topic};
 use crate::StoreError;
 
 /// The seats of a batch of new orders join them: a `sold` query of the order writer's one
@@ -374,10 +374,10 @@ pub(crate) async fn take_listed(
 
 /// The outbox rows `order.resold`: the seller's order, the seat with what they paid for
 /// it, and the order that bought it.
-pub(crate) fn resold_changes(resold: Vec<Resold>) -> impl Iterator<Item = outbox::Change<'static>> {
+pub(crate) fn resold_changes(resold: Vec<Resold>) -> impl Iterator<Item = outbox::Change> {
     resold.into_iter().map(|r| outbox::Change {
         event_id: r.event_id,
-        topic: "order.resold",
+        topic: Topic::OrderResold,
         payload: json!({
             "order_id": r.order_id,
             "event_id": r.event_id,

@@ -13,7 +13,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use crate::error::stored_user_id;
-use crate::pg::outbox;
+use crate::journal::outbox::{self, Topic};
 use crate::StoreError;
 
 /// How long an offer's hold outlives the offer's deadline: the time the server's sweep has
@@ -282,11 +282,11 @@ pub async fn offer_in_tx(
         .into_iter()
         .filter_map(|id| by_entry.remove(&id))
         .collect();
-    let changes: Vec<outbox::Change<'_>> = offers
+    let changes: Vec<outbox::Change> = offers
         .iter()
         .map(|offer| outbox::Change {
             event_id: event.0,
-            topic: "waitlist.offered",
+            topic: Topic::WaitlistOffered,
             payload: offered_payload(offer),
         })
         .collect();

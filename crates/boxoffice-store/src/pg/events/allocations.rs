@@ -10,7 +10,7 @@ use boxoffice_core::ids::EventId;
 use sqlx::{PgConnection, PgPool};
 
 use crate::hold_store::{AllocationFence, HoldStore};
-use crate::pg::audit::{self, Actor, Change};
+use crate::journal::audit::{self, Action, Actor, Change};
 use crate::StoreError;
 
 /// Puts `allocations` on sale in the caller's transaction; answers how many rows changed.
@@ -143,21 +143,20 @@ pub async fn change_allocations(
 fn audit_change(id: EventId, change: &AllocationChange) -> Change {
     let (action, asked) = match change {
         AllocationChange::Put(list) => (
-            "event.allocations_put",
+            Action::EventAllocationsPut,
             serde_json::json!({ "seats": list.len() }),
         ),
         AllocationChange::Withdraw(list) => (
-            "event.allocations_withdrawn",
+            Action::EventAllocationsWithdrawn,
             serde_json::json!({ "seats": list.len() }),
         ),
         AllocationChange::Release(channel) => (
-            "event.channel_released",
+            Action::EventChannelReleased,
             serde_json::json!({ "channel": channel }),
         ),
     };
     Change {
         action,
-        target_type: "event",
         target_id: id.to_string(),
         changes: asked,
     }

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use sqlx::AssertSqlSafe;
 use sqlx::PgPool;
 
-use crate::pg::audit::{self, Actor, Change};
+use crate::journal::audit::{self, Action, Actor, Change};
 use crate::pg::venues::VenueVersion;
 use crate::StoreError;
 
@@ -240,8 +240,7 @@ pub async fn insert_event(
     }
     if let Some(actor) = actor {
         let change = Change {
-            action: "event.created",
-            target_type: "event",
+            action: Action::EventCreated,
             target_id: id.to_string(),
             changes: serde_json::json!({
                 "name": event.name,

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use sqlx::AssertSqlSafe;
 use sqlx::{PgConnection, PgPool};
 
-use crate::pg::audit::{self, Actor, Change};
+use crate::journal::audit::{self, Action, Actor, Change};
 use crate::StoreError;
 
 /// Writes the event's waiting room in the caller's transaction.
@@ -66,8 +66,7 @@ pub async fn set_queue(
     }
     if let (Some(actor), true) = (actor, before.as_ref() != queue) {
         let change = Change {
-            action: "event.updated",
-            target_type: "event",
+            action: Action::EventUpdated,
             target_id: id.to_string(),
             changes: serde_json::json!({ "queue": [before, queue] }),
         };
@@ -153,8 +152,7 @@ where
         .await?;
         if let Some(actor) = actor {
             let change = Change {
-                action: "event.updated",
-                target_type: "event",
+                action: Action::EventUpdated,
                 target_id: id.to_string(),
                 changes: serde_json::json!({
                     setting.name: [(setting.settings)(before), (setting.settings)(value)]
