@@ -8,11 +8,11 @@ use fantoccini::Client;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::staff::{key, organization};
 use crate::helpers::{
     assert_accessible, browser, buy, driver, find, phone, press, screenshot, script, spawn_app,
     type_into, wait_for, As, TestApp, LOADS_WITHIN, ONE_AT_A_TIME,
 };
-use crate::organizations::{key, organization};
 
 /// Signs in at `/admin` with `key` and waits for the heading `lands_on`.
 async fn sign_in_with(page: &Client, app: &TestApp, key: &str, lands_on: &str) {

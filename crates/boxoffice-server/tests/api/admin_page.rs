@@ -8,10 +8,10 @@
 use std::time::Duration;
 
 use fantoccini::key::Key;
-use fantoccini::Client;
 use reqwest::StatusCode;
-use serde_json::{json, Value};
+use serde_json::json;
 
+use crate::helpers::pages::pick_seats;
 use crate::helpers::{
     assert_accessible, browser, buy, driver, find, phone, press, screenshot, script, sign_in,
     spawn_app, type_into, wait_for, wait_until, As, LIVE_WITHIN, LOADS_WITHIN, ONE_AT_A_TIME,
@@ -211,28 +211,6 @@ async fn an_organizer_signs_in_imports_a_venue_and_creates_an_event() {
     .await;
     page.close().await.unwrap();
     let _ = std::fs::remove_file(plan);
-}
-
-/// Dispatches a pointer press and release at the centre of each seat, the first as a
-/// click and the rest with shift held.
-const PICK: &str = "
-    const svg = document.getElementById('map');
-    arguments[0].forEach((id, i) => {
-      const seat = svg.querySelector(`[data-seat-id=\"${id}\"]`), r = seat.getBoundingClientRect();
-      const at = {bubbles: true, pointerId: 1, shiftKey: i > 0, clientX: r.left + r.width / 2, clientY: r.top + r.height / 2};
-      seat.dispatchEvent(new PointerEvent('pointerdown', at));
-      svg.dispatchEvent(new PointerEvent('pointerup', at));
-    });
-    return document.getElementById('picked').textContent;";
-
-/// Picks `seats` on the organizer's map once every one of them is drawn (the map may be
-/// drawn after the counters the test waited for): the selection's description.
-pub(crate) async fn pick_seats(page: &Client, seats: &[&str]) -> Value {
-    let drawn = format!(
-        "return {seats:?}.every(id => document.querySelector(`#map [data-seat-id=\"${{id}}\"]`))"
-    );
-    wait_for(page, LOADS_WITHIN, &drawn, json!(true)).await;
-    page.execute(PICK, vec![json!(seats)]).await.unwrap()
 }
 
 /// Drags a box from the top-left of the first seat to the bottom-right of the second.

@@ -4,29 +4,17 @@
 //! buyer holds and buys as themselves. With the adaptive limit full, a hold is told to come
 //! back: the page says it is busy, waits its turn without a second click, and the hold lands.
 
-use fantoccini::Client;
 use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::helpers::limit::{fixed_limit, of_path, shed, the_one_place_taken};
+use crate::helpers::pages::open_at;
 use crate::helpers::stores::Store;
 use crate::helpers::{
     assert_accessible, browser, click, click_seat, driver, phone, screenshot, script,
     spawn_app_with, visible, wait_for, wait_status, As, TestApp, LIVE_WITHIN, LOADS_WITHIN,
     ONE_AT_A_TIME,
 };
-
-/// Opens `url` and waits until its map is drawn and live.
-pub(crate) async fn open_at(page: &Client, url: &str) {
-    page.goto(url).await.unwrap();
-    wait_for(
-        page,
-        LOADS_WITHIN,
-        "return document.getElementById('live').dataset.state === 'live' && document.querySelectorAll('#map .seat').length > 0",
-        json!(true),
-    )
-    .await;
-}
 
 /// What the panel shows: the sign-in notice, Hold, the busy line, and the message.
 const PANEL: &str = "const shown = (id) => !document.getElementById(id).hidden;

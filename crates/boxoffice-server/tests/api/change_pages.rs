@@ -8,8 +8,8 @@ use fantoccini::Client;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::admin_page::pick_seats;
-use crate::buyer_page::open_at;
+use crate::helpers::pages::open_at;
+use crate::helpers::pages::pick_seats;
 use crate::helpers::{
     assert_accessible, browser, buy, click, click_seat, driver, phone, press, screenshot, script,
     sign_in, spawn_app_with, wait_for, wait_status, As, LIVE_WITHIN, LOADS_WITHIN, ONE_AT_A_TIME,

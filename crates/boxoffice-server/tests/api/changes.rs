@@ -7,12 +7,13 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::door::tickets_of;
+use crate::helpers::door::{holders, scan};
+use crate::helpers::season_orders::{hold, order, release};
 use crate::helpers::seasons::season;
+use crate::helpers::staff::key;
 use crate::helpers::stores::Store;
 use crate::helpers::{buy, race, spawn_app_on, spawn_race_app_on, tally, As, TestApp};
-use crate::organizations::key;
-use crate::season_orders::{hold, order, release};
-use crate::tickets::tickets_of;
 
 pub(crate) async fn move_seats(
     app: &TestApp,
@@ -42,19 +43,6 @@ fn seat_ids(order: &Value) -> Vec<&str> {
         .collect()
 }
 
-/// The orders holding `seat` sold (not released) in `event`.
-pub(crate) async fn holders(app: &TestApp, event: &str, seat: &str) -> Vec<String> {
-    sqlx::query_scalar(
-        "select order_id::text from order_seat
-          where event_id = $1::uuid and seat_id = $2 and not released",
-    )
-    .bind(event)
-    .bind(seat)
-    .fetch_all(&app.db)
-    .await
-    .unwrap()
-}
-
 async fn outbox(app: &TestApp, topic: &str) -> Vec<Value> {
     sqlx::query_scalar("select payload from outbox where topic = $1 order by outbox_id")
         .bind(topic)
@@ -66,23 +54,6 @@ async fn outbox(app: &TestApp, topic: &str) -> Vec<Value> {
 async fn live_holds(app: &TestApp, event: &str) -> usize {
     let event = boxoffice_core::ids::EventId(event.parse().unwrap());
     app.holds.held_seats(event).await.unwrap().len()
-}
-
-/// Checks a ticket in at the door; its status and problem code.
-pub(crate) async fn scan(
-    app: &TestApp,
-    event: &str,
-    secret: &Value,
-) -> (StatusCode, Option<String>) {
-    let (status, body) = app
-        .send(
-            Method::POST,
-            &format!("/v1/events/{event}/checkins"),
-            &As::Admin,
-            Some(&json!({"secret": secret, "nonce": uuid::Uuid::new_v4().to_string()})),
-        )
-        .await;
-    (status, body["code"].as_str().map(str::to_owned))
 }
 
 async fn a_move_takes_free_seats_all_or_none_and_reissues_their_tickets(store: Store) {

@@ -8,10 +8,10 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::changes::holders;
+use crate::helpers::door::holders;
+use crate::helpers::door::tickets_of;
 use crate::helpers::stores::{conformance, Store};
 use crate::helpers::{big_event, buy, read, spawn_race_app_on, As, TestApp};
-use crate::tickets::tickets_of;
 
 /// Rounds of each race: before the seat's lock order, 4 to 25 of 40 went wrong.
 const ROUNDS: usize = 40;

@@ -13,10 +13,10 @@ use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
-use crate::changes::holders;
+use crate::helpers::door::holders;
+use crate::helpers::door::tickets_of;
 use crate::helpers::stores::{conformance, Store};
 use crate::helpers::{big_event, buy, spawn_app_with, As, TestApp};
-use crate::tickets::tickets_of;
 
 /// Requests cut short in a volley.
 const HANGUPS: usize = 600;

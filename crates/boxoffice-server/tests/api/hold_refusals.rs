@@ -1,4 +1,4 @@
-//! What a hold request is refused for: bad input of API.md's Holds section, an event that
+//! What a hold request is refused for: bad input of docs/api.md's holds, an event that
 //! has started, another user's hold, and the per-user limit judged before the seats the
 //! store judges (a seat known taken is refused first: see
 //! `a_seat_refused_lately_is_held_as_soon_as_it_comes_free`).

@@ -10,38 +10,9 @@ use boxoffice_core::access::{Right, Role};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::staff::{key, organization};
 use crate::helpers::stores::Store;
-use crate::helpers::{another_instance, spawn_app, As, TestApp};
-
-pub(crate) async fn organization(app: &TestApp, name: &str) -> Value {
-    let (status, body) = app
-        .send(
-            Method::POST,
-            "/v1/organizations",
-            &As::Admin,
-            Some(&json!({ "name": name })),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    body
-}
-
-/// A key of `organization` with `role`, made with the platform token: (the key, its id).
-pub(crate) async fn key(app: &TestApp, organization: &str, role: &str) -> (As, String) {
-    let (status, body) = app
-        .send(
-            Method::POST,
-            &format!("/v1/organizations/{organization}/keys"),
-            &As::Admin,
-            Some(&json!({ "name": format!("{role} key"), "role": role })),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    (
-        As::Token(body["key"].as_str().unwrap().to_owned()),
-        body["id"].as_str().unwrap().to_owned(),
-    )
-}
+use crate::helpers::{another_instance, spawn_app, As};
 
 #[tokio::test]
 async fn a_platform_key_creates_organizations_with_unique_slugs() {
@@ -668,7 +639,7 @@ async fn another_organizations_things_answer_404_on_every_staff_route_as_missing
 async fn a_key_reads_who_it_is_and_lists_narrow_to_one_organization() {
     let app = spawn_app().await;
     let default_event = app.create_event().await;
-    let acme_event = crate::signing_keys::organization_with_event(&app, "acme").await;
+    let acme_event = crate::helpers::staff::organization_with_event(&app, "acme").await;
     let acme = app.typed().get_organization("acme").await.unwrap();
 
     let me = app.typed().me().await.unwrap();

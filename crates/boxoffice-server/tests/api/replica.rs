@@ -105,8 +105,12 @@ async fn without_the_replica_reads_fall_back_to_the_primary() {
         s.stores.replica = Some((replica, Duration::from_secs(1)));
     })
     .await;
-    // Checked at least once by now, and found down.
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    // Checked at least once, and found down.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while app.counter("boxoffice_replica_checks_total").await < 1.0 {
+        assert!(Instant::now() < deadline, "the replica was never checked");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let metrics = app.metrics().await;
     assert!(
         metrics.lines().any(|l| l == "boxoffice_replica_in_use 0"),

@@ -6,10 +6,10 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::changes::{holders, scan};
+use crate::helpers::door::tickets_of;
+use crate::helpers::door::{holders, scan};
 use crate::helpers::stores::Store;
 use crate::helpers::{buy, race, spawn_app_on, spawn_race_app_on, tally, As, TestApp};
-use crate::tickets::tickets_of;
 
 async fn list(app: &TestApp, order: &str, who: &As, seats: &[&str]) -> (StatusCode, Value) {
     app.send(

@@ -4,54 +4,12 @@
 //! frees the rest. (A long file: every way a season order ends, on every store.)
 
 use reqwest::{Method, StatusCode};
-use serde_json::{json, Value};
+use serde_json::json;
 
+use crate::helpers::season_orders::{hold, order, release};
 use crate::helpers::seasons::season;
 use crate::helpers::stores::Store;
 use crate::helpers::{race, spawn_app_on, spawn_race_app_on, tally, As, TestApp};
-
-pub(crate) async fn hold(app: &TestApp, season: &str, who: &str, body: Value) -> String {
-    let (status, held) = app
-        .send(
-            Method::POST,
-            &format!("/v1/seasons/{season}/holds"),
-            &app.buyer(who),
-            Some(&body),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{held}");
-    held["hold_token"].as_str().unwrap().to_owned()
-}
-
-pub(crate) async fn order(
-    app: &TestApp,
-    season: &str,
-    who: &As,
-    token: &str,
-) -> (StatusCode, Value) {
-    app.send(
-        Method::POST,
-        &format!("/v1/seasons/{season}/orders"),
-        who,
-        Some(&json!({ "hold_token": token })),
-    )
-    .await
-}
-
-pub(crate) async fn release(
-    app: &TestApp,
-    order: &str,
-    event: &str,
-    who: &As,
-) -> (StatusCode, Value) {
-    app.send(
-        Method::POST,
-        &format!("/v1/orders/{order}/events/{event}/release"),
-        who,
-        None,
-    )
-    .await
-}
 
 /// The outbox's topics, oldest first.
 async fn topics(app: &TestApp) -> Vec<String> {

@@ -12,31 +12,8 @@ use jsonwebtoken::{Algorithm, EncodingKey};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::helpers::{gala, hall, spawn_app, As, TestApp};
-
-/// An organization `slug` with an event of its own (made with the platform token); the
-/// event's id.
-pub(crate) async fn organization_with_event(app: &TestApp, slug: &str) -> String {
-    let (status, _) = app
-        .send(
-            Method::POST,
-            "/v1/organizations",
-            &As::Admin,
-            Some(&json!({"name": slug, "slug": slug})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
-    let id = app.typed().get_organization(slug).await.unwrap().id;
-    let mut venue = hall();
-    venue["organization_id"] = json!(id);
-    let (status, venue) = app.post_venues(&venue).await;
-    assert_eq!(status, StatusCode::CREATED, "{venue}");
-    let mut event = gala(venue["id"].as_str().unwrap());
-    event["organization_id"] = json!(id);
-    let (status, event) = app.post_events(&event).await;
-    assert_eq!(status, StatusCode::CREATED, "{event}");
-    event["id"].as_str().unwrap().to_owned()
-}
+use crate::helpers::staff::organization_with_event;
+use crate::helpers::{spawn_app, As};
 
 fn soon() -> chrono::DateTime<chrono::Utc> {
     chrono::Utc::now() + chrono::Duration::minutes(10)

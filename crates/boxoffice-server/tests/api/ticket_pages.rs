@@ -16,15 +16,15 @@ use fantoccini::Client;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
-use crate::buyer_page::open_at;
+use crate::helpers::door::{summary, tickets_of};
+use crate::helpers::pages::open_at;
 use crate::helpers::proxy::ChaosProxy;
+use crate::helpers::staff::key;
 use crate::helpers::{
     assert_accessible, browser, buy, click, click_seat, driver, find, phone, phone_with, press,
     screenshot, script, spawn_app, spawn_app_with, type_into, wait_for, wait_status, As, TestApp,
     LIVE_WITHIN, LOADS_WITHIN, ONE_AT_A_TIME,
 };
-use crate::organizations::key;
-use crate::tickets::{summary, tickets_of};
 
 const JSQR: &str = include_str!("../../../../vendor/jsqr/jsQR.js");
 

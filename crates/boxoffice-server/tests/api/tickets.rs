@@ -14,17 +14,12 @@ use ed25519_dalek::{Signer, Verifier};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::door::{summary, tickets_of};
 use crate::helpers::seasons::season;
+use crate::helpers::staff::key;
+use crate::helpers::staff::organization_with_event;
 use crate::helpers::stores::Store;
 use crate::helpers::{buy, race, spawn_app, spawn_race_app_on, tally, As, TestApp};
-use crate::organizations::key;
-use crate::signing_keys::organization_with_event;
-
-pub(crate) async fn tickets_of(app: &TestApp, path: &str, who: &As) -> Vec<Value> {
-    let (status, body) = app.send(Method::GET, path, who, None).await;
-    assert_eq!(status, StatusCode::OK, "{path}: {body}");
-    body["tickets"].as_array().unwrap().clone()
-}
 
 async fn order_tickets(app: &TestApp, order: &Value, who: &As) -> Vec<Value> {
     let id = order["order_id"].as_str().unwrap();
@@ -43,19 +38,6 @@ async fn check_in(app: &TestApp, event: &str, who: &As, body: Value) -> (StatusC
 
 fn scan(secret: &Value, nonce: &str) -> Value {
     json!({"secret": secret, "nonce": nonce, "gate": "North"})
-}
-
-pub(crate) async fn summary(app: &TestApp, event: &str, who: &As) -> Value {
-    let (status, body) = app
-        .send(
-            Method::GET,
-            &format!("/v1/events/{event}/checkins/summary"),
-            who,
-            None,
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body
 }
 
 /// A compact secret's fields and signature as docs/api.md lays them out ("Compact

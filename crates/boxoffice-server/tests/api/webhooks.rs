@@ -13,10 +13,10 @@ use jsonwebtoken::{Algorithm, EncodingKey};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use crate::helpers::staff::key;
+use crate::helpers::staff::organization_with_event;
+use crate::helpers::webhooks::{make_changes, two_relay_passes, Receiver};
 use crate::helpers::{spawn_app, spawn_app_with, As, TestApp};
-use crate::organizations::key;
-use crate::relay::{make_changes, Receiver};
-use crate::signing_keys::organization_with_event;
 
 /// A buyer of the organization `slug`: a token signed with a new HS256 signing key of it.
 async fn buyer_of(app: &TestApp, slug: &str, user: &str) -> As {
@@ -120,7 +120,7 @@ async fn events_wait_for_the_organizations_webhook_then_arrive_in_commit_order_s
     let (admin, _) = key(&app, &acme_id.to_string(), "admin").await;
 
     // The server's relay runs (every 500 ms); with no webhook anywhere nothing goes out.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    two_relay_passes(&app).await;
     let waiting = rows_of(&app, &acme_event).await;
     assert_eq!(waiting.len(), 3);
     assert!(waiting.iter().all(|(_, delivered)| !delivered));
@@ -222,7 +222,7 @@ async fn events_wait_for_the_organizations_webhook_then_arrive_in_commit_order_s
     let deleted = audit(&app, &admin, "acme", "webhook.deleted").await;
     assert_eq!(deleted[0]["changes"], json!({"url": [receiver.url, null]}));
     buy(&app, &acme_event, &alice, "stalls-B-2").await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    two_relay_passes(&app).await;
     assert_eq!(receiver.ids().len(), 4);
     assert!(
         !rows_of(&app, &acme_event).await.last().unwrap().1,

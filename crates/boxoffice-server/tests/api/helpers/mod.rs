@@ -23,14 +23,19 @@ use crate::helpers::stores::Store;
 
 mod browser;
 mod direct;
+pub(crate) mod door;
 pub(crate) mod embed;
 pub(crate) mod limit;
+pub(crate) mod pages;
 pub mod proxy;
 mod queue;
 mod race;
 mod redis;
+pub(crate) mod season_orders;
 pub(crate) mod seasons;
+pub(crate) mod staff;
 pub mod stores;
+pub(crate) mod webhooks;
 pub(crate) use browser::*;
 pub use direct::{
     commit_order_directly, held, hold_directly, rewind_hold, seat_set, sell_directly,
