@@ -1,7 +1,9 @@
 //! Which right each staff route needs: one table, by method and route, read by the
 //! [`crate::auth::Staff`] extractor (which right a role has is
 //! `boxoffice_core::access::RIGHTS`). A test walks the router so that no route taking a
-//! staff key is missing here.
+//! staff key is missing here. What a route's `{id}` names, and so whose organization it
+//! is, the same extractor decides from the route's prefix ([`crate::auth::TARGETS`]),
+//! before the handler runs.
 
 use axum::http::Method;
 use boxoffice_core::access::Right;
@@ -205,5 +207,28 @@ mod tests {
             );
         }
         assert_eq!(staff_routes.len(), ROUTES.len());
+    }
+
+    /// Organization scope is decided with the right, before any handler runs: every staff
+    /// route with an `{id}` names something of [`crate::auth::TARGETS`] (checked against
+    /// the key's organization in the extractor), or an organization or a ticket, whose
+    /// handlers find it first and check its organization.
+    #[test]
+    fn every_staff_route_with_an_id_has_its_organization_checked() {
+        let found_first = ["/v1/organizations/{id}", "/v1/tickets/{id}"];
+        for (method, path, _) in ROUTES {
+            if !path.contains("{id}") {
+                continue;
+            }
+            let scoped = crate::auth::TARGETS
+                .iter()
+                .map(|(prefix, _)| *prefix)
+                .chain(found_first)
+                .any(|prefix| path.starts_with(prefix));
+            assert!(
+                scoped,
+                "{method} {path}: say what its {{id}} names in auth::TARGETS"
+            );
+        }
     }
 }

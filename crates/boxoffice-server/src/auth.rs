@@ -87,25 +87,16 @@ impl Staff {
 
     /// For a key of an organization: whether `thing` is its organization's, else the 404
     /// of a `thing` that does not exist. A platform key sees everything (a missing thing is
-    /// then the handler's 404).
+    /// then the handler's 404). The route's own `{id}` is checked before the handler runs
+    /// ([`TARGETS`]); this is for what a body names besides.
     pub async fn sees_thing(&self, state: &AppState, thing: Owned) -> Result<(), ApiError> {
         let Some(own) = self.scope() else {
             return Ok(());
         };
-        if boxoffice_service::organizations::owns(state, own, thing).await? {
+        if owner_of(state, thing).await? == Some(own) {
             return Ok(());
         }
-        let not_found = |code: &'static str, what: &str| ApiError::NotFound {
-            code,
-            detail: format!("no such {what}"),
-        };
-        Err(match thing {
-            Owned::Venue(_) => crate::routes::venue_not_found(),
-            Owned::Event(_) => ApiError::event_not_found(),
-            Owned::Season(_) => not_found("not_found", "season"),
-            Owned::Order(_) => not_found("order_not_found", "order"),
-            Owned::Booking(_) => not_found("not_found", "booking"),
-        })
+        Err(not_found(thing))
     }
 
     /// The organization something this caller creates belongs to: a key of an
@@ -230,14 +221,76 @@ impl Caller {
 /// What a route's `{id}` names, from the id.
 type OwnedBy = fn(uuid::Uuid) -> Owned;
 
-/// The prefixes of the routes whose first parameter names what a buyer acts on, and what
-/// that is.
-const BUYER_TARGETS: [(&str, OwnedBy); 4] = [
+/// What the `{id}` of every route under these prefixes names: something an organization
+/// owns. Decided here once, as the route's right is checked, for every route: staff of
+/// another organization see none of it (the 404 of a thing that does not exist), a buyer
+/// of another organization acts on none of it (401). (`/v1/organizations/{id}` names an
+/// organization by id or slug, and `/v1/tickets/{id}` a ticket: their handlers find it and
+/// check its organization; a test keeps every staff route with an `{id}` in one of the
+/// three.)
+pub(crate) const TARGETS: [(&str, OwnedBy); 5] = [
+    ("/v1/venues/{id}", Owned::Venue),
     ("/v1/events/{id}", Owned::Event),
     ("/v1/seasons/{id}", Owned::Season),
     ("/v1/orders/{id}", Owned::Order),
     ("/v1/bookings/{id}", Owned::Booking),
 ];
+
+/// What the matched route's `{id}` names, when it is under [`TARGETS`] and the id is one
+/// (anything else is no such thing, the handler's own 404).
+async fn target(parts: &mut Parts, state: &AppState) -> Option<Owned> {
+    let path = parts
+        .extensions
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_default();
+    let (_, thing) = TARGETS
+        .iter()
+        .find(|(prefix, _)| path.starts_with(prefix))?;
+    let params = RawPathParams::from_request_parts(parts, state).await.ok()?;
+    let id = params
+        .iter()
+        .find(|(name, _)| *name == "id")
+        .and_then(|(_, value)| boxoffice_core::ids::parse_canonical_uuid(value))?;
+    Some(thing(id))
+}
+
+/// The organization that owns `thing` (an event's from the cache of event owners), or
+/// none when there is no such thing.
+async fn owner_of(state: &AppState, thing: Owned) -> Result<Option<OrganizationId>, ApiError> {
+    Ok(match thing {
+        Owned::Event(event) => state.event_owners.owner(state, EventId(event)).await?,
+        other => boxoffice_service::organizations::owner(state, other).await?,
+    })
+}
+
+/// The 404 of a `thing` that does not exist.
+fn not_found(thing: Owned) -> ApiError {
+    let missing = |code: &'static str, what: &str| ApiError::NotFound {
+        code,
+        detail: format!("no such {what}"),
+    };
+    match thing {
+        Owned::Venue(_) => crate::routes::venue_not_found(),
+        Owned::Event(_) => ApiError::event_not_found(),
+        Owned::Season(_) => missing("not_found", "season"),
+        Owned::Order(_) => missing("order_not_found", "order"),
+        Owned::Booking(_) => missing("not_found", "booking"),
+    }
+}
+
+impl Staff {
+    /// For a key of an organization: the route's `{id}` ([`TARGETS`]) is its
+    /// organization's, else the 404 of a thing that does not exist.
+    async fn sees_target(self, parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        if self.scope().is_some() {
+            if let Some(thing) = target(parts, state).await {
+                self.sees_thing(state, thing).await?;
+            }
+        }
+        Ok(self)
+    }
+}
 
 /// Whether a buyer of `organization` may act on what the route names: an event, a season,
 /// an order or a booking of another organization answers 401 (their token is not valid
@@ -247,32 +300,10 @@ async fn buyer_may_act(
     state: &AppState,
     organization: OrganizationId,
 ) -> Result<(), ApiError> {
-    let path = parts
-        .extensions
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_owned())
-        .unwrap_or_default();
-    let Some((_, thing)) = BUYER_TARGETS
-        .iter()
-        .find(|(prefix, _)| path.starts_with(prefix))
-    else {
+    let Some(thing) = target(parts, state).await else {
         return Ok(());
     };
-    let Ok(params) = RawPathParams::from_request_parts(parts, state).await else {
-        return Ok(());
-    };
-    let Some(id) = params
-        .iter()
-        .find(|(name, _)| *name == "id")
-        .and_then(|(_, value)| boxoffice_core::ids::parse_canonical_uuid(value))
-    else {
-        return Ok(());
-    };
-    let owner = match thing(id) {
-        Owned::Event(event) => state.event_owners.owner(state, EventId(event)).await?,
-        other => boxoffice_service::organizations::owner(state, other).await?,
-    };
-    match owner {
+    match owner_of(state, thing).await? {
         Some(owner) if owner != organization => Err(ApiError::Unauthorized(
             "this buyer's token is of another organization",
         )),
@@ -307,15 +338,6 @@ impl Caller {
             Caller::User(user, _) => Acting::Buyer(user.clone()),
         }
     }
-
-    /// For a key of an organization: whether the order is its organization's, else the
-    /// 404 of an order that does not exist (a buyer's own orders are checked by owner).
-    pub async fn sees_order(&self, state: &AppState, order: uuid::Uuid) -> Result<(), ApiError> {
-        match self {
-            Caller::Staff(staff) => staff.sees_thing(state, Owned::Order(order)).await,
-            Caller::User(..) => Ok(()),
-        }
-    }
 }
 
 impl FromRequestParts<AppState> for Caller {
@@ -326,7 +348,9 @@ impl FromRequestParts<AppState> for Caller {
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
         match Caller::authenticate(parts, state)? {
-            Caller::Staff(staff) => staff.allowed(parts).map(Caller::Staff),
+            Caller::Staff(staff) => Ok(Caller::Staff(
+                staff.allowed(parts)?.sees_target(parts, state).await?,
+            )),
             Caller::User(user, organization) => {
                 buyer_may_act(parts, state, organization).await?;
                 Ok(Caller::User(user, organization))
@@ -343,7 +367,7 @@ impl FromRequestParts<AppState> for Staff {
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
         match Caller::authenticate(parts, state)? {
-            Caller::Staff(staff) => staff.allowed(parts),
+            Caller::Staff(staff) => staff.allowed(parts)?.sees_target(parts, state).await,
             Caller::User(..) => Err(ApiError::Forbidden("this call needs a staff key")),
         }
     }

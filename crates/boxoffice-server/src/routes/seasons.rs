@@ -19,7 +19,6 @@ use crate::auth::{Buyer, Staff};
 use crate::error::{ApiError, Problem};
 use crate::extract::{Json, PassHeader};
 use crate::state::AppState;
-use boxoffice_service::organizations::Owned;
 
 /// The season a path names; a malformed id is as unknown as a missing one (404).
 fn season_id(text: &str) -> Result<SeasonId, ApiError> {
@@ -296,13 +295,12 @@ pub struct SeasonOrdersQuery {
         (status = 422, description = "`limit` or `q` invalid", body = Problem),
     ))]
 pub async fn list_season_orders(
-    staff: Staff,
+    _staff: Staff,
     State(state): State<AppState>,
     Path(id): Path<String>,
     query: Result<Query<SeasonOrdersQuery>, QueryRejection>,
 ) -> Result<axum::Json<SeasonOrderList>, ApiError> {
     let id = season_id(&id)?;
-    staff.sees_thing(&state, Owned::Season(id.0)).await?;
     let Query(query) =
         query.map_err(|e| ApiError::invalid("limit", &format!("cannot read the query: {e}")))?;
     let limit = query.limit.unwrap_or(50);
@@ -328,11 +326,10 @@ pub async fn list_season_orders(
         (status = 404, description = "No such season", body = Problem),
     ))]
 pub async fn get_season_sales(
-    staff: Staff,
+    _staff: Staff,
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<axum::Json<SeasonSales>, ApiError> {
     let id = season_id(&id)?;
-    staff.sees_thing(&state, Owned::Season(id.0)).await?;
     Ok(axum::Json(seasons::sales_of(&state, id).await?))
 }
