@@ -461,44 +461,9 @@ async fn a_season_night_released_is_taken_back_while_its_seat_is_free(store: Sto
     assert_eq!(status, StatusCode::CONFLICT);
 }
 
-mod postgres {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_move_takes_free_seats_all_or_none_and_reissues_their_tickets() {
-        super::a_move_takes_free_seats_all_or_none_and_reissues_their_tickets(Store::Postgres).await
-    }
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn many_moves_to_one_free_seat_at_once_one_wins() {
-        super::many_moves_to_one_free_seat_at_once_one_wins(Store::Postgres).await
-    }
-    #[tokio::test]
-    async fn a_swap_exchanges_two_orders_seats_in_one_transaction() {
-        super::a_swap_exchanges_two_orders_seats_in_one_transaction(Store::Postgres).await
-    }
-    #[tokio::test]
-    async fn a_season_night_released_is_taken_back_while_its_seat_is_free() {
-        super::a_season_night_released_is_taken_back_while_its_seat_is_free(Store::Postgres).await
-    }
-}
-
-mod redis {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_move_takes_free_seats_all_or_none_and_reissues_their_tickets() {
-        super::a_move_takes_free_seats_all_or_none_and_reissues_their_tickets(Store::Redis).await
-    }
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn many_moves_to_one_free_seat_at_once_one_wins() {
-        super::many_moves_to_one_free_seat_at_once_one_wins(Store::Redis).await
-    }
-    #[tokio::test]
-    async fn a_swap_exchanges_two_orders_seats_in_one_transaction() {
-        super::a_swap_exchanges_two_orders_seats_in_one_transaction(Store::Redis).await
-    }
-    #[tokio::test]
-    async fn a_season_night_released_is_taken_back_while_its_seat_is_free() {
-        super::a_season_night_released_is_taken_back_while_its_seat_is_free(Store::Redis).await
-    }
-}
+crate::helpers::stores::conformance!(
+    a_move_takes_free_seats_all_or_none_and_reissues_their_tickets,
+    many_moves_to_one_free_seat_at_once_one_wins,
+    a_swap_exchanges_two_orders_seats_in_one_transaction,
+    a_season_night_released_is_taken_back_while_its_seat_is_free,
+);

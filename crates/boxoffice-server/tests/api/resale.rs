@@ -325,31 +325,12 @@ async fn a_resale_sold_while_its_seller_moves_it(store: Store) {
     assert!(live.is_empty(), "{live:?}");
 }
 
-mod postgres {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_listed_seat_is_bought_by_another_buyer_and_leaves_the_sellers_order() {
-        super::a_listed_seat_is_bought_by_another_buyer_and_leaves_the_sellers_order(
-            Store::Postgres,
-        )
-        .await
-    }
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn a_withdrawal_and_holds_at_once_one_wins() {
-        super::a_withdrawal_and_holds_at_once_one_wins(Store::Postgres).await
-    }
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn a_resale_sold_while_its_seller_moves_it() {
-        super::a_resale_sold_while_its_seller_moves_it(Store::Postgres).await
-    }
-}
-
 /// The redis store loads an event's state from Postgres when it lapses; a load that began
 /// while a withdrawal had marked its seat sold in Redis but not committed must not find
 /// the seat listed and free. Each round: the event's state dropped, then a withdrawal and
 /// ten holds at once; exactly one wins, and the seat is where the winner says.
-async fn a_withdrawal_while_the_event_reloads_and_holds_at_once_one_wins() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_redis_a_withdrawal_while_the_event_reloads_and_holds_at_once_one_wins() {
     let app = spawn_race_app_on(Store::Redis).await;
     let mut conn = boxoffice_store::redis::link::RedisLink::new(&app.redis)
         .unwrap()
@@ -398,25 +379,8 @@ async fn a_withdrawal_while_the_event_reloads_and_holds_at_once_one_wins() {
     eprintln!("withdrawals that won: {withdrawn} of 20");
 }
 
-mod redis {
-    use super::*;
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn a_withdrawal_while_the_event_reloads_and_holds_at_once_one_wins() {
-        super::a_withdrawal_while_the_event_reloads_and_holds_at_once_one_wins().await
-    }
-
-    #[tokio::test]
-    async fn a_listed_seat_is_bought_by_another_buyer_and_leaves_the_sellers_order() {
-        super::a_listed_seat_is_bought_by_another_buyer_and_leaves_the_sellers_order(Store::Redis)
-            .await
-    }
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn a_withdrawal_and_holds_at_once_one_wins() {
-        super::a_withdrawal_and_holds_at_once_one_wins(Store::Redis).await
-    }
-    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-    async fn a_resale_sold_while_its_seller_moves_it() {
-        super::a_resale_sold_while_its_seller_moves_it(Store::Redis).await
-    }
-}
+crate::helpers::stores::conformance!(
+    a_listed_seat_is_bought_by_another_buyer_and_leaves_the_sellers_order,
+    a_withdrawal_and_holds_at_once_one_wins,
+    a_resale_sold_while_its_seller_moves_it,
+);

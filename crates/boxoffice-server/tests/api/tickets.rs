@@ -532,15 +532,7 @@ async fn fifty_scanners_on_one_ticket_let_it_in_once(store: Store) {
     assert_eq!(summary(&app, &event, &checkin).await["entered"], 1);
 }
 
-#[tokio::test]
-async fn fifty_scanners_on_one_ticket_let_it_in_once_on_postgres() {
-    fifty_scanners_on_one_ticket_let_it_in_once(Store::Postgres).await;
-}
-
-#[tokio::test]
-async fn fifty_scanners_on_one_ticket_let_it_in_once_on_redis() {
-    fifty_scanners_on_one_ticket_let_it_in_once(Store::Redis).await;
-}
+crate::helpers::stores::conformance!(fifty_scanners_on_one_ticket_let_it_in_once);
 
 #[tokio::test]
 async fn forged_truncated_foreign_and_malformed_scans_are_refused_and_change_nothing() {
