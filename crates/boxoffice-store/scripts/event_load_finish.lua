@@ -22,8 +22,7 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
 end
 redis.call('SUNIONSTORE', KEYS[4], KEYS[2], KEYS[3])
 redis.call('DEL', KEYS[2], KEYS[1])
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = now_ms()
 redis.call('HSET', KEYS[5], 'v', ARGV[2], 's', ARGV[3],
   'r', now + tonumber(ARGV[4]) - tonumber(ARGV[5]))
 redis.call('PEXPIRE', KEYS[5], ARGV[4])

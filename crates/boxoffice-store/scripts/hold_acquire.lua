@@ -68,20 +68,13 @@
 -- keys (held, user) expire with their latest hold, and the rate key once the user is back
 -- to a full minute's worth, so nothing outlives a sale.
 
--- outlive(key, at), claim_refusal(...) and marked_by_other(...) come from prelude.lua,
--- prepended when the script is loaded.
-local sync = redis.call('HMGET', KEYS[1], 'v', 's', 'r')
-if not sync[1] then
-  if redis.call('EXISTS', KEYS[2]) == 1 then
-    return {'busy'}
-  end
-  return {'load'}
+-- event_state(...), now_ms(), outlive(key, at), claim_refusal(...) and
+-- marked_by_other(...) come from prelude.lua, prepended when the script is loaded.
+local sync, refused = event_state(KEYS[1], KEYS[2], ARGV[5], 'r')
+if refused then
+  return refused
 end
-if sync[1] ~= ARGV[5] then
-  return {'stale', tonumber(sync[1])}
-end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = now_ms()
 if now >= tonumber(sync[2]) then
   return {'started'}
 end

@@ -35,8 +35,7 @@ end
 if hold[1] ~= ARGV[2] then
   return {-1}
 end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = now_ms()
 local expires = tonumber(hold[2])
 if expires <= now then
   return {0}

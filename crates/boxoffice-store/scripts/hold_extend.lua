@@ -30,8 +30,7 @@ end
 if hold[5] ~= ARGV[5] then
   return -2
 end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = now_ms()
 local expires = math.max(tonumber(hold[3]),
   math.min(now + tonumber(ARGV[3]), tonumber(hold[2]) + tonumber(ARGV[4])))
 for i = 4, #KEYS do

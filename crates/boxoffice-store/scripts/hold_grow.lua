@@ -26,16 +26,11 @@
 -- hold_acquire.lua but 'held', or {'gone'} (not live: expired, released, unknown, or
 -- being checked out) or {'other'} (another user's hold). Nothing is written unless the
 -- answer is 'held', but for the rate key and the user's lapsed entries, as there.
--- claim_refusal(...) and marked_by_other(...) come from prelude.lua.
-local sync = redis.call('HMGET', KEYS[1], 'v', 's')
-if not sync[1] then
-  if redis.call('EXISTS', KEYS[2]) == 1 then
-    return {'busy'}
-  end
-  return {'load'}
-end
-if sync[1] ~= ARGV[4] then
-  return {'stale', tonumber(sync[1])}
+-- event_state(...), now_ms(), claim_refusal(...) and marked_by_other(...) come from
+-- prelude.lua.
+local sync, refused = event_state(KEYS[1], KEYS[2], ARGV[4])
+if refused then
+  return refused
 end
 local hold = redis.call('HMGET', KEYS[6], 'u', 'c', 'x', 's', 'co')
 if not hold[1] then
@@ -44,8 +39,7 @@ end
 if hold[1] ~= ARGV[2] then
   return {'other'}
 end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = now_ms()
 local expires = tonumber(hold[3])
 if hold[5] or expires <= now then
   return {'gone'}

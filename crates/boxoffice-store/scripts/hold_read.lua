@@ -6,7 +6,6 @@
 -- Returns {user, created ms, expires ms, seats JSON, checking out (1 or nil), now ms,
 -- pass ticket or nil, for a season claim's hold the number of events it holds seats in or
 -- nil}; the first four are nil when there is no such hold.
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = now_ms()
 local hold = redis.call('HMGET', KEYS[1], 'u', 'c', 'x', 's', 'co', 'p', 'n')
 return {hold[1], hold[2], hold[3], hold[4], hold[5], now, hold[6], hold[7]}

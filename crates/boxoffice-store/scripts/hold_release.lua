@@ -41,8 +41,7 @@ end
 local pass = redis.call('HMGET', KEYS[1], 'p', 'pe')
 redis.call('DEL', KEYS[1])
 if ARGV[3] == '1' and pass[1] then
-  local clock = redis.call('TIME')
-  local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  local now = now_ms()
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
   if redis.call('ZCARD', KEYS[3]) == 0 and tonumber(pass[2]) > now then
     redis.call('SET', KEYS[4], 1, 'PXAT', pass[2])

@@ -20,8 +20,7 @@ local expires = tonumber(redis.call('HGET', KEYS[1], 'x'))
 if not expires or redis.call('HEXISTS', KEYS[1], 'co') == 0 then
   return 0
 end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = now_ms()
 local keep = ARGV[2] ~= '1' and expires > now
 for i = 5, #KEYS do
   local seat = ARGV[i - 2]

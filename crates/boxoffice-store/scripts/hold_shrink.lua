@@ -23,8 +23,7 @@ end
 if hold[1] ~= ARGV[2] then
   return {'other'}
 end
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = now_ms()
 if hold[5] or tonumber(hold[3]) <= now then
   return {'gone'}
 end

@@ -42,8 +42,7 @@
 -- outlive(key, at) comes from prelude.lua, prepended when the script is loaded.
 local FIRST = 8
 local token, mode, pay_by = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = now_ms()
 local function seat_of(i)
   return ARGV[i - 3]
 end

@@ -1,6 +1,30 @@
--- Prepended to the scripts that call these helpers (hold_acquire, hold_grow, hold_checkout,
--- hold_extend, hold_offer, order_pending, rate_limit) when they are loaded, so each rule
--- lives in one place.
+-- Prepended to every script of the redis hold store and to rate_limit.lua when they are
+-- loaded (`with_prelude`), so each rule lives in one place.
+
+-- Redis' clock in milliseconds: every rule of time is judged by the clock that expires the
+-- keys.
+local function now_ms()
+  local clock = redis.call('TIME')
+  return tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+end
+
+-- The event's state as loaded from Postgres (`sync_key`'s layout version 'v', its start
+-- 's', then the fields `...` asked), for a claim quoted at layout `version`; or nil and the
+-- refusal: 'load' while it is not loaded ('busy' while `loading_key` says a load is under
+-- way), 'stale' with the version loaded when the quote is of another.
+local function event_state(sync_key, loading_key, version, ...)
+  local sync = redis.call('HMGET', sync_key, 'v', 's', ...)
+  if not sync[1] then
+    if redis.call('EXISTS', loading_key) == 1 then
+      return nil, {'busy'}
+    end
+    return nil, {'load'}
+  end
+  if sync[1] ~= version then
+    return nil, {'stale', tonumber(sync[1])}
+  end
+  return sync
+end
 
 -- Keeps an index key alive exactly as long as its latest entry (the key may have no
 -- expiry yet, which PEXPIREAT ... GT would treat as infinite).

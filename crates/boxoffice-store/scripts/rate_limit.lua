@@ -11,6 +11,5 @@
 -- next request would be (nothing counted). The key expires once the client is back to a
 -- full burst, so idle clients cost nothing.
 -- take_rate comes from prelude.lua, prepended when the script is loaded.
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = now_ms()
 return take_rate(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), now)

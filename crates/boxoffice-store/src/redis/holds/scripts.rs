@@ -32,30 +32,31 @@ impl Scripts {
         Self {
             acquire: with_prelude(include_str!("../../../scripts/hold_acquire.lua")),
             grow: with_prelude(include_str!("../../../scripts/hold_grow.lua")),
-            shrink: Script::new(include_str!("../../../scripts/hold_shrink.lua")),
-            read: Script::new(include_str!("../../../scripts/hold_read.lua")),
-            release: Script::new(include_str!("../../../scripts/hold_release.lua")),
+            shrink: with_prelude(include_str!("../../../scripts/hold_shrink.lua")),
+            read: with_prelude(include_str!("../../../scripts/hold_read.lua")),
+            release: with_prelude(include_str!("../../../scripts/hold_release.lua")),
             extend: with_prelude(include_str!("../../../scripts/hold_extend.lua")),
             checkout: with_prelude(include_str!("../../../scripts/hold_checkout.lua")),
-            sold: Script::new(include_str!("../../../scripts/hold_sold.lua")),
-            restore: Script::new(include_str!("../../../scripts/hold_restore.lua")),
-            held: Script::new(include_str!("../../../scripts/event_held.lua")),
-            load_begin: Script::new(include_str!("../../../scripts/event_load_begin.lua")),
-            load_finish: Script::new(include_str!("../../../scripts/event_load_finish.lua")),
-            fence: Script::new(include_str!("../../../scripts/event_fence.lua")),
-            compare_and_delete: Script::new(include_str!(
+            sold: with_prelude(include_str!("../../../scripts/hold_sold.lua")),
+            restore: with_prelude(include_str!("../../../scripts/hold_restore.lua")),
+            held: with_prelude(include_str!("../../../scripts/event_held.lua")),
+            load_begin: with_prelude(include_str!("../../../scripts/event_load_begin.lua")),
+            load_finish: with_prelude(include_str!("../../../scripts/event_load_finish.lua")),
+            fence: with_prelude(include_str!("../../../scripts/event_fence.lua")),
+            compare_and_delete: with_prelude(include_str!(
                 "../../../scripts/compare_and_delete.lua"
             )),
-            unsell: Script::new(include_str!("../../../scripts/event_unsell.lua")),
+            unsell: with_prelude(include_str!("../../../scripts/event_unsell.lua")),
             pending: with_prelude(include_str!("../../../scripts/order_pending.lua")),
             offer: with_prelude(include_str!("../../../scripts/hold_offer.lua")),
-            withdraw: Script::new(include_str!("../../../scripts/resale_withdraw.lua")),
-            reclaim: Script::new(include_str!("../../../scripts/resale_reclaim.lua")),
+            withdraw: with_prelude(include_str!("../../../scripts/resale_withdraw.lua")),
+            reclaim: with_prelude(include_str!("../../../scripts/resale_reclaim.lua")),
         }
     }
 }
 
-/// The helpers several scripts share (`scripts/prelude.lua`).
+/// The helpers the scripts share (`scripts/prelude.lua`: Redis' clock, the event's
+/// state, the rules of a claim), in front of every one.
 const PRELUDE: &str = include_str!("../../../scripts/prelude.lua");
 
 /// A script that calls the prelude's helpers, with the prelude in front.
