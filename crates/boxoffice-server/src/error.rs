@@ -231,125 +231,92 @@ impl ApiError {
         ApiError::Validation(errors)
     }
 
+    /// What the error answers: its HTTP status, its stable `code` (docs/api.md) and its
+    /// problem's title, one row a variant.
+    fn kind(&self) -> (StatusCode, &'static str, &'static str) {
+        use StatusCode as S;
+        match self {
+            ApiError::Unauthorized(_) => (S::UNAUTHORIZED, "unauthorized", "Unauthorized"),
+            ApiError::Forbidden(_) | ApiError::RoleForbidden(_) => {
+                (S::FORBIDDEN, "forbidden", "Forbidden")
+            }
+            ApiError::QueueRequired(_) | ApiError::PassesRequired(_) | ApiError::PassesEnded(_) => {
+                (S::FORBIDDEN, "queue_required", "Waiting room")
+            }
+            ApiError::TicketInvalid => (S::FORBIDDEN, "ticket_invalid", "Waiting room"),
+            ApiError::NotATicket => (S::FORBIDDEN, "ticket_invalid", "Not a ticket"),
+            ApiError::WrongEvent(_) => (S::BAD_REQUEST, "wrong_event", "Another event"),
+            ApiError::TicketRevoked => (S::GONE, "ticket_revoked", "Ticket revoked"),
+            ApiError::NotFound { code, .. } => (S::NOT_FOUND, code, "Not found"),
+            ApiError::MethodNotAllowed => (
+                S::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "Method not allowed",
+            ),
+            ApiError::MalformedJson(_) => (S::BAD_REQUEST, "malformed_json", "Malformed JSON"),
+            ApiError::PayloadTooLarge => (
+                S::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                "Payload too large",
+            ),
+            ApiError::HeaderTooLarge => (
+                S::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "header_too_large",
+                "Request head too large",
+            ),
+            ApiError::UnsupportedMediaType(_) => (
+                S::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "Unsupported media type",
+            ),
+            ApiError::Validation(_) => (
+                S::UNPROCESSABLE_ENTITY,
+                "validation_failed",
+                "Validation failed",
+            ),
+            ApiError::EventStarted => (S::BAD_REQUEST, "event_started", "Event started"),
+            ApiError::SeatUnavailable(_) => (S::CONFLICT, "seat_unavailable", "Seat unavailable"),
+            ApiError::HoldLimitExceeded(_) => {
+                (S::CONFLICT, "hold_limit_exceeded", "Hold limit exceeded")
+            }
+            ApiError::LimitExceeded(..) => (S::CONFLICT, "limit_exceeded", "Limit exceeded"),
+            ApiError::HoldNotLive => (S::CONFLICT, "hold_not_live", "Hold not live"),
+            ApiError::AlreadyPaid => (S::CONFLICT, "already_paid", "Already paid"),
+            ApiError::AlreadyReleased => (S::CONFLICT, "already_released", "Already released"),
+            ApiError::PaymentWindowClosed(_) => (
+                S::CONFLICT,
+                "payment_window_closed",
+                "Payment window closed",
+            ),
+            ApiError::NotChangeable(_) => {
+                (S::CONFLICT, "order_not_changeable", "Order not changeable")
+            }
+            ApiError::SlugTaken => (S::CONFLICT, "slug_taken", "Slug taken"),
+            ApiError::VenueInUse => (S::CONFLICT, "venue_in_use", "Venue in use"),
+            ApiError::AlreadyRedeemed { .. } => (S::CONFLICT, "already_redeemed", "Already in"),
+            ApiError::NotInside => (S::CONFLICT, "not_inside", "Not inside"),
+            ApiError::SoldOut(_) => (S::CONFLICT, "sold_out", "Sold out"),
+            ApiError::RequestTimeout => (S::REQUEST_TIMEOUT, "request_timeout", "Request timeout"),
+            ApiError::RateLimited(_) => (S::TOO_MANY_REQUESTS, "rate_limited", "Too many requests"),
+            ApiError::Unavailable { .. } | ApiError::Overloaded(_) => {
+                (S::SERVICE_UNAVAILABLE, "unavailable", "Service unavailable")
+            }
+            ApiError::Internal(_) => (S::INTERNAL_SERVER_ERROR, "internal", "Internal error"),
+        }
+    }
+
     /// The HTTP status this error answers with.
     pub fn status(&self) -> StatusCode {
-        match self {
-            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden(_)
-            | ApiError::RoleForbidden(_)
-            | ApiError::QueueRequired(_)
-            | ApiError::PassesRequired(_)
-            | ApiError::PassesEnded(_)
-            | ApiError::TicketInvalid
-            | ApiError::NotATicket => StatusCode::FORBIDDEN,
-            ApiError::WrongEvent(_) => StatusCode::BAD_REQUEST,
-            ApiError::TicketRevoked => StatusCode::GONE,
-            ApiError::NotFound { .. } => StatusCode::NOT_FOUND,
-            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
-            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::HeaderTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::EventStarted => StatusCode::BAD_REQUEST,
-            ApiError::SeatUnavailable(_)
-            | ApiError::HoldLimitExceeded(_)
-            | ApiError::LimitExceeded(..)
-            | ApiError::HoldNotLive
-            | ApiError::AlreadyPaid
-            | ApiError::AlreadyReleased
-            | ApiError::PaymentWindowClosed(_)
-            | ApiError::NotChangeable(_)
-            | ApiError::SlugTaken
-            | ApiError::VenueInUse
-            | ApiError::AlreadyRedeemed { .. }
-            | ApiError::NotInside
-            | ApiError::SoldOut(_) => StatusCode::CONFLICT,
-            ApiError::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
-            ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Unavailable { .. } | ApiError::Overloaded(_) => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
-            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        }
+        self.kind().0
     }
 
     /// The stable `code` of docs/api.md.
     pub fn code(&self) -> &'static str {
-        match self {
-            ApiError::Unauthorized(_) => "unauthorized",
-            ApiError::Forbidden(_) | ApiError::RoleForbidden(_) => "forbidden",
-            ApiError::TicketInvalid | ApiError::NotATicket => "ticket_invalid",
-            ApiError::WrongEvent(_) => "wrong_event",
-            ApiError::TicketRevoked => "ticket_revoked",
-            ApiError::AlreadyRedeemed { .. } => "already_redeemed",
-            ApiError::NotInside => "not_inside",
-            ApiError::QueueRequired(_) | ApiError::PassesRequired(_) | ApiError::PassesEnded(_) => {
-                "queue_required"
-            }
-            ApiError::NotFound { code, .. } => code,
-            ApiError::MethodNotAllowed => "method_not_allowed",
-            ApiError::MalformedJson(_) => "malformed_json",
-            ApiError::PayloadTooLarge => "payload_too_large",
-            ApiError::HeaderTooLarge => "header_too_large",
-            ApiError::UnsupportedMediaType(_) => "unsupported_media_type",
-            ApiError::Validation(_) => "validation_failed",
-            ApiError::EventStarted => "event_started",
-            ApiError::SeatUnavailable(_) => "seat_unavailable",
-            ApiError::HoldLimitExceeded(_) => "hold_limit_exceeded",
-            ApiError::LimitExceeded(..) => "limit_exceeded",
-            ApiError::HoldNotLive => "hold_not_live",
-            ApiError::AlreadyPaid => "already_paid",
-            ApiError::AlreadyReleased => "already_released",
-            ApiError::PaymentWindowClosed(_) => "payment_window_closed",
-            ApiError::NotChangeable(_) => "order_not_changeable",
-            ApiError::SlugTaken => "slug_taken",
-            ApiError::VenueInUse => "venue_in_use",
-            ApiError::SoldOut(_) => "sold_out",
-            ApiError::RequestTimeout => "request_timeout",
-            ApiError::RateLimited(_) => "rate_limited",
-            ApiError::Unavailable { .. } | ApiError::Overloaded(_) => "unavailable",
-            ApiError::Internal(_) => "internal",
-        }
+        self.kind().1
     }
 
     fn title(&self) -> &'static str {
-        match self {
-            ApiError::Unauthorized(_) => "Unauthorized",
-            ApiError::Forbidden(_) | ApiError::RoleForbidden(_) => "Forbidden",
-            ApiError::TicketInvalid => "Waiting room",
-            ApiError::NotATicket => "Not a ticket",
-            ApiError::WrongEvent(_) => "Another event",
-            ApiError::TicketRevoked => "Ticket revoked",
-            ApiError::AlreadyRedeemed { .. } => "Already in",
-            ApiError::NotInside => "Not inside",
-            ApiError::QueueRequired(_) | ApiError::PassesRequired(_) | ApiError::PassesEnded(_) => {
-                "Waiting room"
-            }
-            ApiError::NotFound { .. } => "Not found",
-            ApiError::MethodNotAllowed => "Method not allowed",
-            ApiError::MalformedJson(_) => "Malformed JSON",
-            ApiError::PayloadTooLarge => "Payload too large",
-            ApiError::HeaderTooLarge => "Request head too large",
-            ApiError::UnsupportedMediaType(_) => "Unsupported media type",
-            ApiError::Validation(_) => "Validation failed",
-            ApiError::EventStarted => "Event started",
-            ApiError::SeatUnavailable(_) => "Seat unavailable",
-            ApiError::HoldLimitExceeded(_) => "Hold limit exceeded",
-            ApiError::LimitExceeded(..) => "Limit exceeded",
-            ApiError::HoldNotLive => "Hold not live",
-            ApiError::AlreadyPaid => "Already paid",
-            ApiError::AlreadyReleased => "Already released",
-            ApiError::PaymentWindowClosed(_) => "Payment window closed",
-            ApiError::NotChangeable(_) => "Order not changeable",
-            ApiError::SlugTaken => "Slug taken",
-            ApiError::VenueInUse => "Venue in use",
-            ApiError::SoldOut(_) => "Sold out",
-            ApiError::RequestTimeout => "Request timeout",
-            ApiError::RateLimited(_) => "Too many requests",
-            ApiError::Unavailable { .. } | ApiError::Overloaded(_) => "Service unavailable",
-            ApiError::Internal(_) => "Internal error",
-        }
+        self.kind().2
     }
 
     fn problem(self) -> Problem {

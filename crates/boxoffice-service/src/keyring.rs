@@ -96,13 +96,6 @@ pub struct EntryKey {
     pub retired_at: Option<DateTime<Utc>>,
 }
 
-impl EntryKey {
-    /// Whether it was the signing key at `at`.
-    pub fn signed_at(&self, at: DateTime<Utc>) -> bool {
-        self.created_at <= at && self.retired_at.is_none_or(|r| r > at)
-    }
-}
-
 /// Every live key and signing key of the installation; see the module.
 #[derive(Default)]
 pub struct KeyRing {
