@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every figure of BENCHMARKS.md on this machine, side by side in one window:
+# The ceilings and the hold figures of BENCHMARKS.md on this machine, side by side in one
+# window (the other scenarios have scripts of their own, named in BENCHMARKS.md):
 #   1. the bare stores' ceilings: pgbench on the bare hold statements (the upsert alone on a
 #      random seat and on one hot seat, and the transaction with the user's advisory lock
 #      and the count; synchronous commit on and off) and redis-benchmark on the bare basket

@@ -1,6 +1,6 @@
 //! `ga-rush --places P --buyers B`: buyers released together on one general-admission
 //! area, 1–4 places each. Whether the sale-day gate stands in front of Postgres is the
-//! server's setting (`BOXOFFICE_GATE`); run it both ways to compare.
+//! server's setting (`BOXOFFICE_GA_GATE`); run it both ways to compare.
 
 use boxoffice_client::api::BookingBody;
 use rand::Rng;
