@@ -613,6 +613,15 @@ async fn an_imported_plan_opens_in_the_designer_and_one_row_changed_is_saved() {
     press(&page, "[data-item-form] button[type=submit]").await;
     focus(&page, "Stalls, row BB,").await;
     keys(&page, &key(Key::Right).repeat(2)).await;
+    // A plan in pixels: the grid's square is the roundest step within the seats' spacing.
+    assert_eq!(
+        script(
+            &page,
+            "return document.getElementById('grid-legend').textContent.split(',')[0]"
+        )
+        .await,
+        "Grid: a square is 20 units"
+    );
     assert_accessible(&page, "the designer with an imported plan").await;
     screenshot(&page, "designer-imported-desktop").await;
     let id = save(&page, "Riverside Hall").await;

@@ -104,7 +104,9 @@ export async function designer(id) {
     $("empty-hint").hidden = readOnly || d.items.length > 0;
     if (readOnly) return;
     const step = canvas.step;
-    $("grid-legend").textContent = `Grid: a square is ${step} ${step === 1 ? "unit" : "units"}, a heavy line every ${5 * step}. One unit is the usual distance between two seats of a row${step === 1 ? "; items snap to it" : ""}. Widths, heights and spacings are in units.`;
+    $("grid-legend").textContent = step === 1
+      ? "Grid: a square is 1 unit, a heavy line every 5. One unit is the usual distance between two seats of a row; items snap to it. Widths, heights and spacings are in units."
+      : `Grid: a square is ${step} units, about the distance between two seats of a row in this plan's units; a heavy line every ${5 * step}. Widths, heights and spacings are in the same units.`;
     $("drawn").innerHTML = d.items.length
       ? d.items.map((i) => `<li><button type="button" class="item-link" data-pick="${esc(i.id)}" aria-current="${i.id === selected}">${esc(describe(i))}</button></li>`).join("")
       : `<li class="hint" data-nothing-drawn>Nothing yet.</li>`;
