@@ -1,4 +1,6 @@
-//! The outbox relay against a real local HTTP receiver.
+//! The outbox relay against a real local HTTP receiver. (A long file: delivery, order,
+//! retries, leases and a database lost mid-pass are one relay's behaviour, each needing the
+//! receiver and the rows of the others' setups; the receiver itself is `helpers::webhooks`.)
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -5,6 +5,10 @@
 //! Nothing here is on the sale's path: a ticket is derived from the sold row when it is
 //! read, and signed then by its organization's entry key (the one that was signing when
 //! the ticket was issued, so the secret never changes).
+//!
+//! (A long file: the entry keys, a ticket read, the revocation list and the scan all turn
+//! on one rule, which key signed which ticket, and read best beside it; the secret's
+//! encoding and the PDF are modules of their own.)
 
 pub mod print;
 pub mod secret;

@@ -1,6 +1,9 @@
 //! Organizations and the keys their staff call with. A key is kept only as its SHA-256; the
 //! servers hold every live key in memory and reload them when `key_generation` moves
 //! (a trigger moves it with every change to the keys).
+//!
+//! (A long file: organizations, their keys, signing keys and who owns a thing are one
+//! table of ownership each of them reads or writes, with the audit entry of each change.)
 
 use boxoffice_core::access::Role;
 use boxoffice_core::ids::{EventId, KeyId, OrganizationId};
