@@ -40,10 +40,9 @@ pub async fn move_seats(
         if user != &order.user_id {
             return Err(Error::Forbidden("this order belongs to another user"));
         }
-        let until = boxoffice_store::pg::events::get_event(&state.pool, order.event_id)
+        let until = boxoffice_store::pg::events::changes(&state.pool, order.event_id)
             .await?
             .ok_or(Error::EventNotFound)?
-            .changes
             .buyer_moves_until;
         if until.is_none_or(|until| until <= Utc::now()) {
             return Err(Error::Forbidden(

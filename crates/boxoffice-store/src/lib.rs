@@ -9,6 +9,8 @@
 //!   once landed. Each constraint that protects an invariant says so where it is declared.
 //! - `sql/claim.sql` (beside `src/`): the claim, every rule that decides whether a seat can
 //!   be held, as the SQL functions in force, applied after the migrations at every start.
+//! - `claim_word`: the words every claim answers with (`sql/claim.sql`, the hold
+//!   scripts), read in one place by both stores' decoders.
 //! - [`error`]: [`StoreError`], which sorts failures into "not found", "lost a race on a
 //!   named constraint" and "the store is unavailable" so the server can answer 404, 409
 //!   and 503 instead of 500.
@@ -71,6 +73,7 @@
 //! | a pending order's seats stay held until its deadline | its reservation rows | `order_pending.lua` |
 //! | a checkout, payment, cancellation or offer takes the seats | its rows change in the sale's transaction (`pg/holds/sale.rs`) | protected by a script before Postgres commits, marked sold or given back after (`redis/holds/sale.rs`) |
 
+mod claim_word;
 pub mod error;
 pub mod hold_store;
 pub mod journal;

@@ -21,7 +21,7 @@ mod state;
 use allocations::upsert_allocations;
 pub use allocations::{change_allocations, AllocationChange, AllocationOutcome};
 use queue_settings::write_queue;
-pub use queue_settings::{queue, queued_events, set_changes, set_entry, set_queue};
+pub use queue_settings::{changes, queue, queued_events, set_changes, set_entry, set_queue};
 pub use state::{event_state, layout_version, seat_map, shapes, EventState, GaLeft, SeatMapRead};
 
 /// An event as listed.

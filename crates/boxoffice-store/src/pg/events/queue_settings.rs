@@ -106,6 +106,16 @@ pub async fn set_changes(
     set_column(pool, id, setting, changes.buyer_moves_until, actor).await
 }
 
+/// Who may change the event's sold seats; `None` if there is no such event.
+pub async fn changes(pool: &PgPool, id: EventId) -> Result<Option<ChangeSettings>, StoreError> {
+    let row: Option<Option<DateTime<Utc>>> =
+        sqlx::query_scalar("select buyer_moves_until from event where event_id = $1")
+            .bind(id.0)
+            .fetch_optional(pool)
+            .await?;
+    Ok(row.map(|buyer_moves_until| ChangeSettings { buyer_moves_until }))
+}
+
 /// An event setting kept in one column of `event`.
 struct Setting<T, S> {
     /// Its name in the API (and the audit entry).

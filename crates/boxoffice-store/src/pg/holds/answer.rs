@@ -5,6 +5,7 @@ use boxoffice_core::hold::{AcquireOutcome, ClaimedSeat, Hold};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::claim_word::ClaimWord;
 use crate::hold_store::HoldRequest;
 use crate::StoreError;
 
@@ -28,8 +29,8 @@ pub(super) fn outcome(
     let Some(first) = rows.first() else {
         return Err(StoreError::Other("the claim answered nothing".into()));
     };
-    Ok(match first.outcome.as_str() {
-        "held" => {
+    Ok(match ClaimWord::read(&first.outcome, "the claim")? {
+        ClaimWord::Held => {
             let (created_at, expires_at) = (first.created_at, first.expires_at);
             let seats = rows
                 .into_iter()
@@ -53,16 +54,11 @@ pub(super) fn outcome(
                 _ => return Err(StoreError::Other("a held seat came back blank".into())),
             }
         }
-        "started" => AcquireOutcome::EventStarted,
-        "pass_ended" => AcquireOutcome::PassEnded,
-        "limit" => AcquireOutcome::LimitExceeded,
-        "unavailable" => {
+        ClaimWord::Unavailable => {
             AcquireOutcome::Unavailable(rows.into_iter().filter_map(|r| r.seat_id).collect())
         }
-        other => {
-            return Err(StoreError::Other(
-                format!("the claim answered {other:?}").into(),
-            ))
-        }
+        word => word
+            .plain_refusal()
+            .ok_or_else(|| word.unexpected("the claim"))?,
     })
 }

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::PgHoldStore;
+use crate::claim_word::ClaimWord;
 use crate::error::retry_contention;
 use crate::season_holds::{
     SeasonAcquire, SeasonExtend, SeasonHoldRequest, SeasonHolds, SeasonRelease, SeasonSeatHeld,
@@ -344,35 +345,33 @@ fn season_outcome(rows: Vec<SeasonClaimRow>) -> Result<Option<SeasonAcquire>, St
             .filter_map(|r| r.event_id.map(EventId))
             .collect()
     };
-    Ok(Some(match first.outcome.as_str() {
-        "held" => SeasonAcquire::Held(
-            rows.into_iter()
-                .map(|row| {
-                    Some(SeasonSeatHeld {
-                        event: EventId(row.event_id?),
-                        seat_id: row.seat_id?,
-                        ticket_type: row.ticket_type?,
-                        price_cents: row.price_cents?,
-                        created_at: row.created_at?,
-                        expires_at: row.expires_at?,
+    Ok(Some(
+        match ClaimWord::read(&first.outcome, "the season claim")? {
+            ClaimWord::Held => SeasonAcquire::Held(
+                rows.into_iter()
+                    .map(|row| {
+                        Some(SeasonSeatHeld {
+                            event: EventId(row.event_id?),
+                            seat_id: row.seat_id?,
+                            ticket_type: row.ticket_type?,
+                            price_cents: row.price_cents?,
+                            created_at: row.created_at?,
+                            expires_at: row.expires_at?,
+                        })
                     })
-                })
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| StoreError::Other("a held seat came back blank".into()))?,
-        ),
-        "started" => SeasonAcquire::Started(events(rows)),
-        "limit" => SeasonAcquire::LimitExceeded(events(rows)),
-        "pass_ended" => SeasonAcquire::PassEnded(events(rows)),
-        "unavailable" => SeasonAcquire::Unavailable(
-            rows.into_iter()
-                .filter_map(|r| Some((EventId(r.event_id?), r.seat_id?)))
-                .collect(),
-        ),
-        "retry" => return Ok(None),
-        other => {
-            return Err(StoreError::Other(
-                format!("the season claim answered {other:?}").into(),
-            ))
-        }
-    }))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| StoreError::Other("a held seat came back blank".into()))?,
+            ),
+            ClaimWord::Started => SeasonAcquire::Started(events(rows)),
+            ClaimWord::Limit => SeasonAcquire::LimitExceeded(events(rows)),
+            ClaimWord::PassEnded => SeasonAcquire::PassEnded(events(rows)),
+            ClaimWord::Unavailable => SeasonAcquire::Unavailable(
+                rows.into_iter()
+                    .filter_map(|r| Some((EventId(r.event_id?), r.seat_id?)))
+                    .collect(),
+            ),
+            ClaimWord::Retry => return Ok(None),
+            word => return Err(word.unexpected("the season claim")),
+        },
+    ))
 }

@@ -14,6 +14,7 @@ use super::claim::{claim_call, rate_interval, refusal};
 use super::codec::{decode, decode_seats, millis, nth, rest};
 use super::event_state::Load;
 use super::{keys, RedisHoldStore, WAIT_FOR_EVENT};
+use crate::claim_word::ClaimWord;
 use crate::hold_store::HoldRequest;
 use crate::redis::link::redis_error;
 use crate::StoreError;
@@ -48,17 +49,17 @@ impl RedisHoldStore {
             // Unlike a new hold's, a growing that went unanswered is not undone: its seats
             // would be the buyer's own, released or bought with the hold.
             let reply: Vec<Value> = call.invoke_async(&mut conn).await.map_err(redis_error)?;
-            let what: String = nth(&reply, 0)?;
-            let wait = match what.as_str() {
-                "held" => {
+            let word = ClaimWord::read(&nth::<String>(&reply, 0)?, "hold_grow.lua")?;
+            let wait = match word {
+                ClaimWord::Held => {
                     let hold = hold_from(r.event, r.user, token, rest(&reply, 1))?;
                     return Ok(GrowOutcome::Acquire(AcquireOutcome::Held(hold)));
                 }
-                "gone" => return Ok(GrowOutcome::NotLive),
-                "other" => return Ok(GrowOutcome::Forbidden),
-                "load" => matches!(self.load(r.event, false).await?, Load::Busy),
-                "busy" => true,
-                _ => return refusal(&what, &reply).map(GrowOutcome::Acquire),
+                ClaimWord::Gone => return Ok(GrowOutcome::NotLive),
+                ClaimWord::Other => return Ok(GrowOutcome::Forbidden),
+                ClaimWord::Load => matches!(self.load(r.event, false).await?, Load::Busy),
+                ClaimWord::Busy => true,
+                _ => return refusal(word, &reply).map(GrowOutcome::Acquire),
             };
             if wait {
                 if tokio::time::Instant::now() >= deadline {

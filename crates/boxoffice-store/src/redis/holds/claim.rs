@@ -14,6 +14,7 @@ use uuid::Uuid;
 use super::codec::{decode, encode_seats, millis, nth, rest};
 use super::event_state::Load;
 use super::{keys, RedisHoldStore, WAIT_FOR_EVENT};
+use crate::claim_word::ClaimWord;
 use crate::hold_store::HoldRequest;
 use crate::redis::link::redis_error;
 use crate::StoreError;
@@ -99,9 +100,9 @@ impl RedisHoldStore {
                     return Err(e);
                 }
             };
-            let what: String = nth(&reply, 0)?;
-            let wait = match what.as_str() {
-                "held" => {
+            let word = ClaimWord::read(&nth::<String>(&reply, 0)?, "a hold script")?;
+            let wait = match word {
+                ClaimWord::Held => {
                     let (created, expires): (i64, i64) = (nth(&reply, 1)?, nth(&reply, 2)?);
                     let refresh: i64 = nth(&reply, 3)?;
                     if refresh == 1 {
@@ -120,10 +121,10 @@ impl RedisHoldStore {
                         expires_at: millis(expires)?,
                     }));
                 }
-                "prepared" => return Ok(Claimed::Prepared),
-                "load" => matches!(self.load(r.event, false).await?, Load::Busy),
-                "busy" => true,
-                _ => return refusal(&what, &reply).map(Claimed::Refused),
+                ClaimWord::Prepared => return Ok(Claimed::Prepared),
+                ClaimWord::Load => matches!(self.load(r.event, false).await?, Load::Busy),
+                ClaimWord::Busy => true,
+                _ => return refusal(word, &reply).map(Claimed::Refused),
             };
             if wait {
                 if tokio::time::Instant::now() >= deadline {
@@ -169,28 +170,23 @@ pub(super) fn rate_interval(holds_per_minute: u32) -> f64 {
     }
 }
 
-/// What `hold_acquire.lua` and `hold_grow.lua` answer alike when they refuse: `what` is
+/// What `hold_acquire.lua` and `hold_grow.lua` answer alike when they refuse: `word` is
 /// the reply's first value.
-pub(super) fn refusal(what: &str, reply: &[Value]) -> Result<AcquireOutcome, StoreError> {
-    Ok(match what {
-        "unavailable" => AcquireOutcome::Unavailable(
+pub(super) fn refusal(word: ClaimWord, reply: &[Value]) -> Result<AcquireOutcome, StoreError> {
+    Ok(match word {
+        ClaimWord::Unavailable => AcquireOutcome::Unavailable(
             rest(reply, 1)
                 .iter()
                 .map(decode)
                 .collect::<Result<Vec<String>, _>>()?,
         ),
-        "limit" => AcquireOutcome::LimitExceeded,
-        "pass_ended" => AcquireOutcome::PassEnded,
-        "rate" => {
+        ClaimWord::Rate => {
             let wait: u64 = nth(reply, 1)?;
             AcquireOutcome::RateLimited(Duration::from_millis(wait))
         }
-        "started" => AcquireOutcome::EventStarted,
-        "stale" => AcquireOutcome::LayoutChanged(nth(reply, 1)?),
-        other => {
-            return Err(StoreError::Other(
-                format!("a hold script answered {other:?}").into(),
-            ))
-        }
+        ClaimWord::Stale => AcquireOutcome::LayoutChanged(nth(reply, 1)?),
+        word => word
+            .plain_refusal()
+            .ok_or_else(|| word.unexpected("a hold script"))?,
     })
 }
