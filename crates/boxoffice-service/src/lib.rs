@@ -143,6 +143,8 @@ pub struct Parts {
     pub keys: keyring::KeyRing,
     /// Which organization each event read so far belongs to.
     pub event_owners: organizations::EventOwners,
+    /// The threads tickets' PDFs are drawn on.
+    pub printer: tickets::printer::Printer,
 }
 
 impl Services {
@@ -254,6 +256,7 @@ impl ServicesBuilder {
             replica: self.replica,
             keys: keyring::KeyRing::new(),
             event_owners: organizations::EventOwners::default(),
+            printer: tickets::printer::Printer::new(tickets::printer::Printer::threads()),
         }))
     }
 }

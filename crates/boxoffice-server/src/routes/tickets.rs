@@ -51,7 +51,7 @@ async fn booking_tickets(
 async fn pdf_answer(
     state: &AppState,
     name: &str,
-    tickets: &[TicketView],
+    tickets: Vec<TicketView>,
 ) -> Result<Response, ApiError> {
     let pdf = tickets::pdf(state, tickets).await?;
     Ok((
@@ -98,6 +98,7 @@ pub async fn order_ticket_list(
         (status = 401, description = "Missing or invalid token", body = Problem),
         (status = 403, description = "Another user's order", body = Problem),
         (status = 404, description = "No such order", body = Problem),
+        (status = 429, description = "The holder has 2 PDFs drawing already", body = Problem),
     ))]
 pub async fn order_ticket_pdf(
     caller: Caller,
@@ -105,7 +106,7 @@ pub async fn order_ticket_pdf(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let (id, tickets) = order_tickets(&caller, &state, &id).await?;
-    pdf_answer(&state, &format!("tickets-{id}"), &tickets).await
+    pdf_answer(&state, &format!("tickets-{id}"), tickets).await
 }
 
 /// A GA booking's tickets: a place each.
@@ -136,6 +137,7 @@ pub async fn booking_ticket_list(
         (status = 401, description = "Missing or invalid token", body = Problem),
         (status = 403, description = "Another user's booking", body = Problem),
         (status = 404, description = "No such booking", body = Problem),
+        (status = 429, description = "The holder has 2 PDFs drawing already", body = Problem),
     ))]
 pub async fn booking_ticket_pdf(
     caller: Caller,
@@ -143,7 +145,7 @@ pub async fn booking_ticket_pdf(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let (id, tickets) = booking_tickets(&caller, &state, &id).await?;
-    pdf_answer(&state, &format!("tickets-{id}"), &tickets).await
+    pdf_answer(&state, &format!("tickets-{id}"), tickets).await
 }
 
 /// A ticket's QR code alone, as SVG.

@@ -62,6 +62,7 @@ mod seasons;
 mod sessions;
 mod signing_keys;
 mod ticket_pages;
+mod ticket_pdfs;
 mod tickets;
 mod venue_changes;
 mod venues;

@@ -1,6 +1,6 @@
 //! Tickets and entry: every sold seat and GA place is a ticket whose secret checks itself
-//! ([`secret`]), shown to the buyer as a QR code and a PDF ([`print`]), and let in once at
-//! the door ([`check_in`]).
+//! ([`secret`]), shown to the buyer as a QR code and a PDF ([`print`], drawn apart from the
+//! request workers by the [`printer`]), and let in once at the door ([`check_in`]).
 //!
 //! Nothing here is on the sale's path: a ticket is derived from the sold row when it is
 //! read, and signed then by its organization's entry key (the one that was signing when
@@ -11,6 +11,7 @@
 //! encoding and the PDF are modules of their own.)
 
 pub mod print;
+pub mod printer;
 pub mod secret;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -344,10 +345,11 @@ pub async fn ticket(
     Ok((view(&ticket, &keys, &lists)?, ticket.organization_id))
 }
 
-/// The tickets as a PDF, a page each.
-pub async fn pdf(state: &Services, tickets: &[TicketView]) -> Result<Vec<u8>, Error> {
+/// The tickets as a PDF, a page each, drawn on the printer's threads (at most
+/// [`printer::AT_ONCE_PER_HOLDER`] at once for the tickets' holder, else `RateLimited`).
+pub async fn pdf(state: &Services, tickets: Vec<TicketView>) -> Result<Vec<u8>, Error> {
     let mut printed = std::collections::HashMap::new();
-    for t in tickets {
+    for t in &tickets {
         if let std::collections::hash_map::Entry::Vacant(e) = printed.entry(t.event_id) {
             e.insert(
                 store::printed(&state.pool, t.event_id)
@@ -356,6 +358,21 @@ pub async fn pdf(state: &Services, tickets: &[TicketView]) -> Result<Vec<u8>, Er
             );
         }
     }
+    let holder = tickets
+        .first()
+        .map(|t| t.holder.clone())
+        .unwrap_or_default();
+    state
+        .printer
+        .print(&holder, move || draw(&tickets, &printed))
+        .await
+}
+
+/// The PDF of `tickets`, whose events are in `printed`.
+fn draw(
+    tickets: &[TicketView],
+    printed: &std::collections::HashMap<EventId, store::Printed>,
+) -> Vec<u8> {
     let codes: Vec<String> = tickets
         .iter()
         .map(|t| secret::printed_code(&t.code))
@@ -383,7 +400,7 @@ pub async fn pdf(state: &Services, tickets: &[TicketView]) -> Result<Vec<u8>, Er
             }
         })
         .collect();
-    Ok(print::pdf(&pages))
+    print::pdf(&pages)
 }
 
 /// Longest nonce and gate name.
