@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What a seat costs in CPU, for one or more builds side by side in one window: a flash sale
 # (5,000 buyers on 20,000 seats) and closed-loop holds (64 workers, 10 s, on 100,000
-# seats) against each build in turn, on each hold store, each run on a fresh database,
+# seats), and with SCENARIOS naming it the door (every ticket of 20,000 standing places
+# scanned once by 16 scanners, 200 of them revoked) against each build in turn, on each hold store, each run on a fresh database,
 # the builds alternating so that whoever else uses the cores weighs on each alike.
 #
 #   bench/cost.sh <binary> [<binary> ...]
@@ -21,7 +22,8 @@
 #
 #   store scenario build  units/s p99ms req/u  server postgres redis = total  loadgen
 #
-# where a unit is a seat sold (sale) or a hold granted (holds), p99 is the holds', req/u
+# where a unit is a seat sold (sale), a hold granted (holds) or a ticket let in (door), p99
+# is the holds' (the check-ins'), req/u
 # the requests sent per unit (refusals and retries included: a sale's cost moves with
 # them) and the CPU columns are ms per unit.
 # Postgres is shared with whatever else runs on it: measure on a quiet machine.
@@ -89,7 +91,8 @@ for store in $stores; do
         case $scenario in
           sale) args=(flash-sale --seats 20000 --buyers 5000) ;;
           holds) args=(holds --seats 100000 --workers 64 --duration 10s) ;;
-          *) echo "no scenario $scenario (sale, holds)" >&2; exit 2 ;;
+          door) args=(door --tickets 20000 --scanners 16 --revoked 200) ;;
+          *) echo "no scenario $scenario (sale, holds, door)" >&2; exit 2 ;;
         esac
         "$loadgen" bench --url "$base" --admin-token "$BENCH_ADMIN" --jwt-secret "$BENCH_SECRET" \
           --json --marks "$out/marks" "${args[@]}" >"$out/run.json" &
@@ -102,6 +105,9 @@ for store in $stores; do
         if [[ $scenario == sale ]]; then
           units=$(jq -r '.figures.seats_sold' "$out/run.json")
           rate=$(jq -r '.figures.seats_sold_per_second' "$out/run.json")
+        elif [[ $scenario == door ]]; then
+          units=$(jq -r '.operations[0].statuses["201"] // 0' "$out/run.json")
+          rate=$(jq -r '.figures.checkins_per_second' "$out/run.json")
         else
           units=$(jq -r '.operations[0].statuses["201"] // 0' "$out/run.json")
           rate=$(jq -r '.figures.holds_granted_per_second' "$out/run.json")

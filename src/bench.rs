@@ -176,6 +176,39 @@ pub enum Scenario {
         #[arg(long, default_value_t = 2000)]
         buyers: usize,
     },
+    /// Every ticket of a standing event scanned once by many scanners at once (some
+    /// revoked first): check-ins a second and their p99; then the revocation list's size
+    /// and read time.
+    Door {
+        /// Tickets in the event.
+        #[arg(long, default_value_t = 20_000)]
+        tickets: u32,
+        /// Scanners scanning at once.
+        #[arg(long, default_value_t = 16)]
+        scanners: usize,
+        /// Tickets revoked before the doors open (whole bookings of 100 cancelled).
+        #[arg(long, default_value_t = 1_000)]
+        revoked: u32,
+    },
+    /// Availability reads and check-ins back to back, alone and then while tickets' PDFs
+    /// are drawn (two a buyer): their p99 both ways, and PDFs a second.
+    Pdfs {
+        /// PDFs drawn at once.
+        #[arg(long, default_value_t = 50)]
+        pdfs: u32,
+        /// Pages (tickets) a PDF.
+        #[arg(long, default_value_t = 20)]
+        pages: u32,
+        /// Readers sending reads and scans.
+        #[arg(long, default_value_t = 4)]
+        readers: usize,
+        /// How long the readers read alone first.
+        #[arg(long, default_value = "5s", value_parser = duration)]
+        baseline: Duration,
+        /// Guests with a ticket to scan (once all are in, the readers only read).
+        #[arg(long, default_value_t = 20_000)]
+        guests: u32,
+    },
     /// Buyers loading the seat map (`GET /seats`, or as the page does with `--page`) back
     /// to back: latency and bytes per load.
     SeatMap {
@@ -350,6 +383,34 @@ pub async fn run_bench(
             bench::flash_sale::run(target, params).await
         }
         Scenario::GaRush { places, buyers } => bench::ga_rush::run(target, places, buyers).await,
+        Scenario::Door {
+            tickets,
+            scanners,
+            revoked,
+        } => {
+            let params = bench::door::DoorParams {
+                tickets,
+                scanners,
+                revoked,
+            };
+            bench::door::door(target, params).await
+        }
+        Scenario::Pdfs {
+            pdfs,
+            pages,
+            readers,
+            baseline,
+            guests,
+        } => {
+            let params = bench::door::PdfParams {
+                pdfs,
+                pages,
+                readers,
+                baseline,
+                guests,
+            };
+            bench::door::pdfs(target, params).await
+        }
         Scenario::Waitlist { orders } => bench::waitlist::run(target, orders).await,
         Scenario::Queue {
             buyers,

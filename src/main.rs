@@ -3,7 +3,7 @@
 //! - `boxoffice serve [--demo]`: run the HTTP server (creating and migrating its database).
 //! - `boxoffice race ga|seat`: race demos against a running server (`ga --unsafe` shows the
 //!   naive booking overselling, on a scratch table).
-//! - `boxoffice bench hot-seat|best|holds|season-holds|flash-sale|ga-rush|browse|seat-map|floor`:
+//! - `boxoffice bench hot-seat|best|holds|season-holds|flash-sale|ga-rush|door|pdfs|browse|seat-map|floor`:
 //!   the load generator against a running server; exits non-zero if an invariant check
 //!   fails. `bench plot` draws saved reports.
 //! - `boxoffice relay`: deliver outbox rows to webhooks, alongside `serve`'s.

@@ -19,13 +19,13 @@
 
 use boxoffice_api::{
     AddSeatsBody, AllocationsChanged, AllocationsRequest, AuditList, AvailabilityView,
-    BestAvailable, BookingBody, BookingView, ChannelReleased, CheckoutBody, EventCreated,
-    EventList, EventPatch, EventView, Extended, Health, HoldBody, HoldView, KeyBody, KeyCreated,
-    KeyList, LayoutView, MeView, OrderView, OrganizationBody, OrganizationList, OrganizationView,
-    PaymentBody, Problem, QueueJoined, QueueLine, QueueStatus, SeasonCreated, SeasonHoldBody,
-    SeasonHoldView, SeatsView, SessionCreated, SigningKeyBody, SigningKeyCreated, SigningKeyList,
-    VenueCreated, VenueList, VenueView, WaitlistEntryView, WaitlistJoin, WebhookBody, WebhookSet,
-    WebhookView,
+    BestAvailable, BookingBody, BookingView, ChannelReleased, CheckinBody, CheckinView,
+    CheckoutBody, EventCreated, EventList, EventPatch, EventView, Extended, Health, HoldBody,
+    HoldView, KeyBody, KeyCreated, KeyList, LayoutView, MeView, OrderView, OrganizationBody,
+    OrganizationList, OrganizationView, PaymentBody, Problem, QueueJoined, QueueLine, QueueStatus,
+    RevokedList, SeasonCreated, SeasonHoldBody, SeasonHoldView, SeatsView, SessionCreated,
+    SigningKeyBody, SigningKeyCreated, SigningKeyList, TicketList, VenueCreated, VenueList,
+    VenueView, WaitlistEntryView, WaitlistJoin, WebhookBody, WebhookSet, WebhookView,
 };
 use boxoffice_core::event::{EventSpec, WithdrawSpec};
 use boxoffice_core::ids::{EventId, KeyId, SeasonId, VenueId};
@@ -159,19 +159,28 @@ impl Client {
         let response = request.send().await?;
         let status = response.status();
         let bytes = response.bytes().await?;
-        if status.is_success() {
-            let body = if bytes.is_empty() {
-                &b"null"[..]
-            } else {
-                &bytes[..]
-            };
-            return serde_json::from_slice(body)
-                .map(|value| (status, value))
-                .map_err(|_| unexpected(status, &bytes));
+        if !status.is_success() {
+            return Err(failure(status, &bytes));
         }
-        match serde_json::from_slice::<Problem>(&bytes) {
-            Ok(problem) => Err(Error::Problem(Box::new(problem))),
-            Err(_) => Err(unexpected(status, &bytes)),
+        let body = if bytes.is_empty() {
+            &b"null"[..]
+        } else {
+            &bytes[..]
+        };
+        serde_json::from_slice(body)
+            .map(|value| (status, value))
+            .map_err(|_| unexpected(status, &bytes))
+    }
+
+    /// The body of an answer that is not JSON (a PDF), or its problem.
+    async fn bytes(&self, request: RequestBuilder) -> Result<Vec<u8>> {
+        let response = request.send().await?;
+        let status = response.status();
+        let bytes = response.bytes().await?;
+        if status.is_success() {
+            Ok(bytes.to_vec())
+        } else {
+            Err(failure(status, &bytes))
         }
     }
 
@@ -679,6 +688,38 @@ impl Client {
             .await
     }
 
+    // Tickets and entry.
+
+    /// `GET /v1/bookings/{id}/tickets` as `who`.
+    pub async fn booking_tickets(&self, booking: Uuid, who: &str) -> Result<TicketList> {
+        self.get(&format!("/v1/bookings/{booking}/tickets"), Some(who))
+            .await
+    }
+
+    /// `GET /v1/bookings/{id}/tickets.pdf` as `who`: the PDF.
+    pub async fn booking_pdf(&self, booking: Uuid, who: &str) -> Result<Vec<u8>> {
+        let path = format!("/v1/bookings/{booking}/tickets.pdf");
+        self.bytes(self.request(Method::GET, &path, Some(who)))
+            .await
+    }
+
+    /// `POST /v1/events/{id}/checkins` (a checkin key or above): one scan at the door.
+    pub async fn check_in(&self, event: EventId, body: &CheckinBody) -> Result<CheckinView> {
+        let path = format!("/v1/events/{event}/checkins");
+        self.send(Method::POST, &path, self.admin_token(), Some(body))
+            .await
+    }
+
+    /// `GET /v1/events/{id}/entry/revoked` (a checkin key or above): the event's revoked
+    /// tickets, for scanners that work offline.
+    pub async fn revoked(&self, event: EventId) -> Result<RevokedList> {
+        self.get(
+            &format!("/v1/events/{event}/entry/revoked"),
+            self.admin_token(),
+        )
+        .await
+    }
+
     // Waiting room.
 
     /// `PATCH /v1/events/{id}` (admin): the event's settings as changed.
@@ -765,6 +806,14 @@ fn with_pass(request: RequestBuilder, pass: Option<&str>) -> RequestBuilder {
     match pass {
         Some(pass) => request.header("boxoffice-pass", pass),
         None => request,
+    }
+}
+
+/// The error of an answer that is not a success: its problem, or what came instead.
+fn failure(status: StatusCode, body: &[u8]) -> Error {
+    match serde_json::from_slice::<Problem>(body) {
+        Ok(problem) => Error::Problem(Box::new(problem)),
+        Err(_) => unexpected(status, body),
     }
 }
 

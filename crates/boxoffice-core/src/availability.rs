@@ -99,7 +99,10 @@ pub struct SeatCounts {
     pub sold: u32,
     /// Seats held back.
     pub not_for_sale: u32,
-    /// Seats sold and offered again by their buyers, free to hold.
+    /// Seats sold and offered again by their buyers, free to hold. (Always sent; a
+    /// client reads its absence, from a server older than resale, as none.)
+    #[serde(default)]
+    #[schema(required = true)]
     pub resale: u32,
 }
 

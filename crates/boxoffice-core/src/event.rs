@@ -97,11 +97,25 @@ pub struct EventSpec {
     #[serde(default, deserialize_with = "objects::nullable")]
     pub queue: Option<QueueSettings>,
     /// How tickets are let in at the door (default: each once).
-    #[serde(default, deserialize_with = "objects::required")]
+    #[serde(
+        default,
+        deserialize_with = "objects::required",
+        skip_serializing_if = "is_default"
+    )]
     pub entry: EntrySettings,
     /// Who may change sold seats, and until when (default: staff alone).
-    #[serde(default, deserialize_with = "objects::required")]
+    #[serde(
+        default,
+        deserialize_with = "objects::required",
+        skip_serializing_if = "is_default"
+    )]
     pub changes: ChangeSettings,
+}
+
+/// Whether `value` is its type's default: a client leaves such settings out of what it
+/// sends, so that a server older than them takes the request too.
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// Settings objects taken from a JSON object only, for `deserialize_with`: serde's derive

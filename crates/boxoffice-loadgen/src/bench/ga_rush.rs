@@ -4,29 +4,12 @@
 
 use boxoffice_client::api::BookingBody;
 use rand::Rng;
-use serde_json::json;
 
 use super::{checks, release_together, status_of, Check, Report, Stats, Target};
 
 /// Runs the scenario and reports it.
 pub async fn run(target: &Target, places: u32, buyers: usize) -> anyhow::Result<Report> {
-    let venue = target
-        .api
-        .create_venue(&serde_json::from_value(
-            json!({"name": "Bench field", "sections": [
-            {"id": "stand", "name": "Stand", "rows": [{"label": "A", "seats": 1}]}]}),
-        )?)
-        .await?;
-    let event = target
-        .api
-        .create_event(&serde_json::from_value(json!({
-            "venue_id": venue.id, "name": "Bench rush", "starts_at": "2099-01-01T20:00:00Z",
-            "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
-            "allocations": [],
-            "ga_areas": [{"code": "field", "name": "Field", "capacity": places,
-                          "price_cents": 1000, "currency": "EUR", "max_per_booking": 4}]}))?)
-        .await?
-        .id;
+    let event = target.standing_event("field", places, 4).await?;
     let calls = (0..buyers)
         .map(|b| {
             let (api, token) = (target.api.clone(), target.buyer(&format!("rusher-{b}")));

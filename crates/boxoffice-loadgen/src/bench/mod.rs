@@ -13,6 +13,8 @@
 //!   resident memory and how long a change takes to reach every subscriber.
 //! - [`seat_map`]: buyers loading the seat map back to back: latency and bytes per load.
 //! - [`queue`]: buyers joining an event's waiting room, then polling it while it admits.
+//! - [`door`]: every ticket of an event scanned by many scanners at once, and the
+//!   revocation list; availability reads and check-ins while tickets' PDFs are drawn.
 //! - [`floor`]: `GET /healthz`, the HTTP floor.
 //! - [`plot`]: throughput and p99 against concurrency from saved reports, to SVG.
 //!
@@ -24,6 +26,7 @@
 pub mod best;
 pub mod browse;
 pub mod checks;
+pub mod door;
 pub mod flash_sale;
 pub mod floor;
 pub mod ga_rush;
@@ -211,6 +214,36 @@ impl Target {
             events.push(event.id);
         }
         Ok(events)
+    }
+}
+
+impl Target {
+    /// Creates a venue of one seat and an event selling only a standing area `area` of
+    /// `capacity` places, at most `max_per_booking` a booking.
+    pub async fn standing_event(
+        &self,
+        area: &str,
+        capacity: u32,
+        max_per_booking: u32,
+    ) -> anyhow::Result<EventId> {
+        let venue = self
+            .api
+            .create_venue(&serde_json::from_value(
+                json!({"name": "Bench field", "sections": [
+                {"id": "stand", "name": "Stand", "rows": [{"label": "A", "seats": 1}]}]}),
+            )?)
+            .await?;
+        Ok(self
+            .api
+            .create_event(&serde_json::from_value(json!({
+                "venue_id": venue.id, "name": "Bench standing", "starts_at": "2099-01-01T20:00:00Z",
+                "ticket_types": [{"code": "standard", "name": "Standard", "price_cents": 1000, "currency": "EUR"}],
+                "allocations": [],
+                "ga_areas": [{"code": area, "name": "Standing", "capacity": capacity,
+                              "price_cents": 1000, "currency": "EUR",
+                              "max_per_booking": max_per_booking}]}))?)
+            .await?
+            .id)
     }
 }
 

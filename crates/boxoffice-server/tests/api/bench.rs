@@ -170,6 +170,32 @@ async fn every_scenario_runs_and_its_checks_pass(store: Store) {
     let booked = report.figures["places_booked"];
     assert!((37.0..=40.0).contains(&booked), "{}", report.text());
 
+    // The door: 250 tickets (one booking of 100 revoked) scanned by 8 scanners at once.
+    let params = bench::door::DoorParams {
+        tickets: 250,
+        scanners: 8,
+        revoked: 100,
+    };
+    let report = bench::door::door(&target, params).await.unwrap();
+    assert_passed(&report);
+    assert_eq!(
+        report.figures["revoked_list_entries"],
+        100.0,
+        "{}",
+        report.text()
+    );
+    assert_eq!(report.operations[0].statuses.get("201"), Some(&150));
+    // Reads and scans beside four PDFs of three pages.
+    let params = bench::door::PdfParams {
+        pdfs: 4,
+        pages: 3,
+        readers: 2,
+        baseline: Duration::from_millis(300),
+        guests: 400,
+    };
+    let report = bench::door::pdfs(&target, params).await.unwrap();
+    assert_passed(&report);
+
     // Ten a second from opening, each advance of the line shown two seconds on: some
     // admitted, far from all fifty.
     let params = bench::queue::Params {

@@ -50,7 +50,9 @@ impl Printer {
         }
     }
 
-    /// The threads `boxoffice serve` draws on: half the cores, at least one.
+    /// The threads `boxoffice serve` draws on: half the cores, at least one. (With one a
+    /// core, a check-in's p99 while 50 PDFs drew was twice as long on two cores:
+    /// `bench/door.sh`, BENCHMARKS.md.)
     pub fn threads() -> usize {
         std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
     }
