@@ -13,21 +13,14 @@ use crate::state::AppState;
 /// the raw path, so ids do not explode the label set).
 pub async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let start = Instant::now();
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    let method = req.method().to_string();
+    let route = req.extensions().get::<MatchedPath>().cloned();
+    let method = req.method().clone();
     let response = next.run(req).await;
-    let labels = [
-        ("method", method),
-        ("route", route),
-        ("status", response.status().as_u16().to_string()),
-    ];
-    state.metrics.record(|| {
-        metrics::counter!("http_requests_total", &labels).increment(1);
-        metrics::histogram!("http_request_duration_seconds", &labels)
-            .record(start.elapsed().as_secs_f64());
-    });
+    state.metrics.request(
+        method.as_str(),
+        route.as_ref().map_or("unmatched", MatchedPath::as_str),
+        response.status().as_u16(),
+        start.elapsed(),
+    );
     response
 }

@@ -4,12 +4,22 @@
 //! A ticketing platform mints user tokens for its own logged-in users with the shared
 //! secret (with `channel` for the buyers of a partner who sells an event's channel
 //! seats); for demos and tests `POST /v1/sessions` mints anonymous ones.
+//!
+//! A buyer sends the same token with every request of a sale, so the buyer tokens checked
+//! lately are remembered ([`Auth::verify_buyer`]): a token seen again is answered without
+//! its signature and claims being checked again, until it expires (by the same clock and
+//! leeway as the check) or, for a token signed with an organization's key, until the
+//! signing keys are reloaded (a key revoked or added).
 
 use boxoffice_core::ids::{OrganizationId, UserId};
 use boxoffice_service::keyring::KeyRing;
 use boxoffice_service::Secret;
+use std::num::NonZeroUsize;
+use std::sync::Mutex;
+
 use chrono::{DateTime, Duration, Utc};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use lru::LruCache;
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 
@@ -34,6 +44,15 @@ fn checked(claims: Claims) -> Option<(UserId, Option<String>)> {
     Some((UserId::parse(&claims.sub)?, channel))
 }
 
+/// The claims of `token` if its signature and times check out with `key`.
+fn claims(token: &str, key: &DecodingKey, validation: &Validation) -> Option<Claims> {
+    Some(
+        jsonwebtoken::decode::<Claims>(token, key, validation)
+            .ok()?
+            .claims,
+    )
+}
+
 /// A buyer's token, verified.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verified {
@@ -45,12 +64,27 @@ pub struct Verified {
     pub organization: OrganizationId,
 }
 
+/// How many buyer tokens checked lately are remembered: a flash sale's buyers, at a few
+/// hundred bytes each.
+const REMEMBERED_TOKENS: NonZeroUsize = NonZeroUsize::new(32_768).expect("not zero");
+
+/// A buyer token checked lately: whom it names, until when, and under which load of the
+/// signing keys (`None`: checked with `BOXOFFICE_JWT_SECRET`, which never changes while the
+/// server runs).
+struct Remembered {
+    verified: Verified,
+    exp: i64,
+    signing_version: Option<u64>,
+}
+
 /// Verifies admin tokens and user tokens, and mints user tokens.
 pub struct Auth {
     admin_token: Secret,
     encoding: EncodingKey,
     decoding: DecodingKey,
     validation: Validation,
+    /// Buyer tokens checked lately, by their text.
+    remembered: Mutex<LruCache<Box<str>, Remembered>>,
 }
 
 impl Auth {
@@ -69,6 +103,7 @@ impl Auth {
             decoding: DecodingKey::from_secret(jwt_secret.expose().as_bytes())
                 .expect("the JWT secret is not empty (settings refuse an empty one)"),
             validation,
+            remembered: Mutex::new(LruCache::new(REMEMBERED_TOKENS)),
         }
     }
 
@@ -89,23 +124,66 @@ impl Auth {
     /// The user a valid, unexpired user token names, and the sales channel it puts them in
     /// (its `channel` claim). A token whose `channel` is not a channel code is not valid.
     pub fn verify(&self, token: &str) -> Option<(UserId, Option<String>)> {
-        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).ok()?;
-        checked(data.claims)
+        let claims = claims(token, &self.decoding, &self.validation)?;
+        checked(claims)
     }
 
     /// The buyer a valid, unexpired token names, their channel, and the organization whose
     /// buyer they are: a token naming a signing key (`kid`) is checked with that key, and
     /// only under its algorithm (`alg` must be the key's), and belongs to its organization;
-    /// one without is checked with `BOXOFFICE_JWT_SECRET` and belongs to `default`.
+    /// one without is checked with `BOXOFFICE_JWT_SECRET` and belongs to `default`. A token
+    /// checked lately is answered as it was then while it is unexpired and the signing
+    /// keys were not reloaded since (see the module).
     pub fn verify_buyer(&self, token: &str, ring: &KeyRing) -> Option<Verified> {
+        let now = i64::try_from(jsonwebtoken::get_current_timestamp()).unwrap_or(i64::MAX);
+        let leeway = i64::try_from(self.validation.leeway).unwrap_or(0);
+        // Read before any key is looked up (`KeyRing::signing_version`).
+        let version = ring.signing_version();
+        {
+            let mut remembered = self.remembered.lock().expect("the remembered tokens' lock");
+            if let Some(seen) = remembered.get(token) {
+                // Expired by the check's own rule: `exp` before now less the leeway.
+                let live = seen.exp >= now.saturating_sub(leeway);
+                if live && seen.signing_version.is_none_or(|v| v == version) {
+                    return Some(seen.verified.clone());
+                }
+                remembered.pop(token);
+            }
+        }
+        let (verified, exp, signing_version) = self.check_buyer(token, ring, version)?;
+        self.remembered
+            .lock()
+            .expect("the remembered tokens' lock")
+            .put(
+                token.into(),
+                Remembered {
+                    verified: verified.clone(),
+                    exp,
+                    signing_version,
+                },
+            );
+        Some(verified)
+    }
+
+    /// [`Auth::verify_buyer`]'s check itself, with the token's `exp` and the version of the
+    /// signing keys it was checked under (none for `BOXOFFICE_JWT_SECRET`).
+    fn check_buyer(
+        &self,
+        token: &str,
+        ring: &KeyRing,
+        version: u64,
+    ) -> Option<(Verified, i64, Option<u64>)> {
         let header = jsonwebtoken::decode_header(token).ok()?;
         let Some(kid) = header.kid else {
-            let (user, channel) = self.verify(token)?;
-            return Some(Verified {
+            let claims = claims(token, &self.decoding, &self.validation)?;
+            let exp = claims.exp;
+            let (user, channel) = checked(claims)?;
+            let verified = Verified {
                 user,
                 channel,
                 organization: OrganizationId::DEFAULT,
-            });
+            };
+            return Some((verified, exp, None));
         };
         let key = ring.signing_key(&kid)?;
         if header.alg != key.algorithm {
@@ -113,13 +191,15 @@ impl Auth {
         }
         let mut validation = self.validation.clone();
         validation.algorithms = vec![key.algorithm];
-        let data = jsonwebtoken::decode::<Claims>(token, &key.decoding, &validation).ok()?;
-        let (user, channel) = checked(data.claims)?;
-        Some(Verified {
+        let claims = claims(token, &key.decoding, &validation)?;
+        let exp = claims.exp;
+        let (user, channel) = checked(claims)?;
+        let verified = Verified {
             user,
             channel,
             organization: key.organization_id,
-        })
+        };
+        Some((verified, exp, Some(version)))
     }
 
     /// A user token for `user` valid until `expires_at`.
@@ -185,6 +265,32 @@ mod tests {
             auth().verify_user(&signed(json!({"sub": "ann", "exp": exp, "nbf": earlier}))),
             UserId::parse("ann")
         );
+    }
+
+    /// A buyer token answered from memory the second time stops there as it would have
+    /// stopped checked: at its `exp` plus the leeway; and a token not valid is never
+    /// remembered.
+    #[test]
+    fn a_remembered_buyer_token_expires_as_a_checked_one_does() {
+        let auth = auth();
+        let ring = KeyRing::new();
+        // Expires the second after next, by the check's rule (`exp` before now less 5 s).
+        let exp = i64::try_from(jsonwebtoken::get_current_timestamp()).unwrap() - 4;
+        let token = signed(json!({"sub": "ann", "exp": exp}));
+        let ann = auth.verify_buyer(&token, &ring).expect("valid now");
+        assert_eq!(ann.user.as_str(), "ann");
+        assert_eq!(auth.verify_buyer(&token, &ring), Some(ann), "remembered");
+        std::thread::sleep(std::time::Duration::from_millis(2_100));
+        assert_eq!(auth.verify_buyer(&token, &ring), None, "expired");
+        assert_eq!(auth.verify_user(&token), None);
+
+        let later = (Utc::now() + Duration::minutes(1)).timestamp();
+        let exp = (Utc::now() + Duration::minutes(5)).timestamp();
+        let early = signed(json!({"sub": "bob", "exp": exp, "nbf": later}));
+        assert_eq!(auth.verify_buyer(&early, &ring), None);
+        assert_eq!(auth.verify_buyer(&early, &ring), None, "not remembered");
+        let forged = format!("{}x", signed(json!({"sub": "cy", "exp": exp})));
+        assert_eq!(auth.verify_buyer(&forged, &ring), None);
     }
 
     #[test]

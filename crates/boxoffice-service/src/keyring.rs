@@ -6,6 +6,7 @@
 //! each key was last used is written back to the minute, in the background.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use base64::Engine;
@@ -104,6 +105,9 @@ pub struct KeyRing {
     /// Each organization's entry keys, oldest first.
     entry: RwLock<Arc<HashMap<OrganizationId, Vec<EntryKey>>>>,
     generation: Mutex<Option<i64>>,
+    /// How many times the signing keys were replaced: moved only after the new map is in
+    /// place (see [`KeyRing::signing_version`]).
+    signing_version: AtomicU64,
     used: Mutex<HashSet<KeyId>>,
 }
 
@@ -135,6 +139,14 @@ impl KeyRing {
     pub fn signing_key(&self, kid: &str) -> Option<SigningKey> {
         let keys = Arc::clone(&self.signing.read().expect("the signing keys' lock"));
         keys.get(kid).cloned()
+    }
+
+    /// Which load of the signing keys is in place: it moves each time they are reloaded.
+    /// Read it before [`KeyRing::signing_key`]: a token checked with a key got after
+    /// reading version `v` was checked against the keys of version `v` or a later one, so
+    /// whatever remembers the check under `v` forgets it once the version moves.
+    pub fn signing_version(&self) -> u64 {
+        self.signing_version.load(Ordering::Acquire)
     }
 
     /// The organization's entry keys, oldest first (none until it is given one).
@@ -202,6 +214,7 @@ impl KeyRing {
         *self.keys.write().expect("the key ring's lock") = Arc::new(keys);
         *self.entry.write().expect("the entry keys' lock") = Arc::new(entry);
         *self.signing.write().expect("the signing keys' lock") = Arc::new(signing);
+        self.signing_version.fetch_add(1, Ordering::AcqRel);
         *self.generation.lock().expect("the generation's lock") = Some(generation);
         Ok(true)
     }
